@@ -1,0 +1,91 @@
+// Hardware vocabulary: where a workload runs. A node is a machine with one
+// kind of accelerator (or none: CPU nodes profile the host itself). Its
+// features come from a vendor spec sheet (always) and from the agent's own
+// measurements (when an agent ran there); the predictor prefers measured
+// rates and falls back to spec rates scaled by learned efficiencies.
+#ifndef PERFCAST_MODELS_HARDWARE_H_
+#define PERFCAST_MODELS_HARDWARE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace perfcast::models {
+
+// One accelerator model as its vendor's spec sheet describes it. Rates are
+// dense (no structured sparsity). For a CPU "device", `architecture` is "cpu"
+// and the rates describe the host processor.
+struct GpuSpec {
+  std::string model;               // catalog key, e.g. "H100-SXM5-80GB"
+  std::string vendor_name;         // e.g. "NVIDIA H100 SXM5 80GB"
+  std::string architecture;        // "volta", "ampere", "ada", "hopper", "cpu", ...
+  std::string compute_capability;  // "9.0"
+  int sm_count = 0;                // streaming multiprocessors (cores for a CPU)
+  double boost_clock_mhz = 0;
+  double memory_gib = 0;
+  int memory_bus_width_bits = 0;
+  double memory_bandwidth_gbs = 0;  // peak, GB/s (10^9 bytes)
+  double fp32_tflops = 0;
+  double tf32_tflops = 0;           // tensor-core TF32, dense
+  double fp16_tflops = 0;           // tensor-core FP16, dense
+  double bf16_tflops = 0;           // tensor-core BF16, dense
+  double fp64_tflops = 0;
+  double l2_cache_mib = 0;
+  std::string interconnect;         // "NVLink 900 GB/s", "PCIe 5.0 x16"
+  double tdp_watts = 0;
+
+  friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
+};
+
+// The host a device sits in, and the software stack the agent used.
+struct HostSpec {
+  std::string hostname;
+  std::string cpu_model;
+  int cpu_cores = 0;
+  std::string driver_version;
+  std::string cuda_version;
+  std::string torch_version;
+
+  friend bool operator==(const HostSpec&, const HostSpec&) = default;
+};
+
+// Rates the agent measured with micro-benchmarks on this node. Missing means
+// not measured (a node registered from a spec sheet alone has none).
+struct MeasuredRates {
+  std::optional<double> memory_bandwidth_gbs;   // device copy bandwidth
+  std::optional<double> fp32_tflops;            // matmul, per precision
+  std::optional<double> tf32_tflops;
+  std::optional<double> fp16_tflops;
+  std::optional<double> bf16_tflops;
+  std::optional<double> fp64_tflops;
+  std::optional<double> launch_latency_us;      // empty kernel launch + sync amortised
+  std::optional<double> h2d_pinned_gbs;         // host->device copy, pinned memory
+  std::optional<double> h2d_pageable_gbs;       // host->device copy, pageable memory
+  std::optional<double> cpu_single_thread_score;  // higher is faster; see profiler/
+  std::optional<double> idle_power_watts;
+
+  friend bool operator==(const MeasuredRates&, const MeasuredRates&) = default;
+};
+
+// How a node entered the registry.
+enum class NodeSource { kCatalog, kSpecFile, kAgent };
+
+// A registered machine. `name` is unique in a store.
+struct Node {
+  int64_t id = 0;  // assigned by the store; 0 before registration
+  std::string name;
+  std::map<std::string, std::string> labels;
+  int gpu_count = 1;  // 0 for a CPU-only node
+  GpuSpec gpu;
+  HostSpec host;
+  MeasuredRates measured;
+  NodeSource source = NodeSource::kCatalog;
+  int64_t registered_at_us = 0;  // microseconds since the Unix epoch
+
+  friend bool operator==(const Node&, const Node&) = default;
+};
+
+}  // namespace perfcast::models
+
+#endif  // PERFCAST_MODELS_HARDWARE_H_

@@ -1,0 +1,125 @@
+#include "models/profile.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "xxhash.h"
+
+namespace perfcast::models {
+namespace {
+
+absl::Status CheckTime(absl::string_view field, double value) {
+  if (!std::isfinite(value) || value < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " must be a finite, non-negative number of milliseconds, got ",
+                     value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckOptional(absl::string_view field, const std::optional<double>& value) {
+  if (!value.has_value()) return absl::OkStatus();
+  if (!std::isfinite(*value) || *value < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " must be finite and non-negative, got ", *value));
+  }
+  return absl::OkStatus();
+}
+
+// Appends a field to the hash input with an unambiguous framing.
+void Put(std::string& out, absl::string_view text) {
+  absl::StrAppend(&out, text.size(), ":", text, ";");
+}
+void Put(std::string& out, double value) {
+  char bytes[sizeof(double)];
+  std::memcpy(bytes, &value, sizeof value);
+  out.append(bytes, sizeof bytes);
+}
+void Put(std::string& out, const std::optional<double>& value) {
+  out.push_back(value.has_value() ? '1' : '0');
+  if (value.has_value()) Put(out, *value);
+}
+
+}  // namespace
+
+absl::Status ValidateProfile(const Profile& profile) {
+  if (profile.node_name.empty()) return absl::InvalidArgumentError("profile has no node");
+  if (profile.workload.family.empty()) {
+    return absl::InvalidArgumentError("profile workload has no family");
+  }
+  if (profile.workload.batch_size <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch size must be positive, got ", profile.workload.batch_size));
+  }
+  for (const auto& [name, value] : profile.workload.params) {
+    if (value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", name, " must be non-negative, got ", value));
+    }
+  }
+  const TimingStats& t = profile.iteration;
+  if (t.count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("iteration count must be at least 1, got ", t.count));
+  }
+  for (auto [field, value] : {std::pair<absl::string_view, double>{"mean_ms", t.mean_ms},
+                              {"median_ms", t.median_ms},
+                              {"p95_ms", t.p95_ms},
+                              {"stddev_ms", t.stddev_ms},
+                              {"min_ms", t.min_ms},
+                              {"max_ms", t.max_ms}}) {
+    if (absl::Status s = CheckTime(field, value); !s.ok()) return s;
+  }
+  if (t.mean_ms <= 0) return absl::InvalidArgumentError("mean_ms must be positive");
+  if (t.max_ms < t.min_ms || t.mean_ms < t.min_ms || t.mean_ms > t.max_ms ||
+      t.median_ms < t.min_ms || t.median_ms > t.max_ms) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "inconsistent timing statistics: min %g, mean %g, median %g, max %g", t.min_ms,
+        t.mean_ms, t.median_ms, t.max_ms));
+  }
+  const PhaseBreakdown& p = profile.phases;
+  for (auto [field, value] :
+       {std::pair<absl::string_view, const std::optional<double>&>{"data_load_ms", p.data_load_ms},
+        {"h2d_ms", p.h2d_ms},
+        {"forward_ms", p.forward_ms},
+        {"backward_ms", p.backward_ms},
+        {"optimizer_ms", p.optimizer_ms},
+        {"repeat_cv", profile.repeat_cv},
+        {"epoch_s", profile.epoch_s},
+        {"throughput_per_s", profile.throughput_per_s},
+        {"peak_memory_bytes", profile.peak_memory_bytes},
+        {"achieved_tflops", profile.achieved_tflops},
+        {"roofline_fraction", profile.roofline_fraction}}) {
+    if (absl::Status s = CheckOptional(field, value); !s.ok()) return s;
+  }
+  if (profile.repeats < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("repeats must be at least 1, got ", profile.repeats));
+  }
+  return absl::OkStatus();
+}
+
+std::string ComputeContentHash(const Profile& profile) {
+  std::string in;
+  in.reserve(256);
+  Put(in, profile.node_name);
+  Put(in, profile.workload.Key());
+  const TimingStats& t = profile.iteration;
+  Put(in, static_cast<double>(t.count));
+  for (double v : {t.mean_ms, t.median_ms, t.p95_ms, t.stddev_ms, t.min_ms, t.max_ms}) Put(in, v);
+  const PhaseBreakdown& p = profile.phases;
+  for (const auto* v : {&p.data_load_ms, &p.h2d_ms, &p.forward_ms, &p.backward_ms,
+                        &p.optimizer_ms}) {
+    Put(in, *v);
+  }
+  Put(in, static_cast<double>(profile.repeats));
+  Put(in, static_cast<double>(profile.measured_at_us));
+  Put(in, profile.agent_version);
+  const XXH128_hash_t h = XXH3_128bits(in.data(), in.size());
+  return absl::StrFormat("%016x%016x", h.high64, h.low64);
+}
+
+}  // namespace perfcast::models

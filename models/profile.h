@@ -1,0 +1,74 @@
+// Profile vocabulary: one timed run of a workload on a node, as an agent
+// measured it or as it was imported from elsewhere.
+#ifndef PERFCAST_MODELS_PROFILE_H_
+#define PERFCAST_MODELS_PROFILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "models/workload.h"
+
+namespace perfcast::models {
+
+// Statistics of per-iteration (model) or per-call (operation) time over the
+// timed iterations of a run, warm-up excluded. Milliseconds.
+struct TimingStats {
+  int64_t count = 0;  // timed iterations
+  double mean_ms = 0;
+  double median_ms = 0;
+  double p95_ms = 0;
+  double stddev_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+
+  friend bool operator==(const TimingStats&, const TimingStats&) = default;
+};
+
+// Mean time per iteration spent in each phase of a training step (or of an
+// inference batch, which has no backward or optimizer phase). Milliseconds;
+// missing where the run did not separate that phase.
+struct PhaseBreakdown {
+  std::optional<double> data_load_ms;  // producing the batch on the host
+  std::optional<double> h2d_ms;        // host -> device copy
+  std::optional<double> forward_ms;
+  std::optional<double> backward_ms;
+  std::optional<double> optimizer_ms;
+
+  friend bool operator==(const PhaseBreakdown&, const PhaseBreakdown&) = default;
+};
+
+struct Profile {
+  int64_t id = 0;          // assigned by the store
+  std::string node_name;   // the node it ran on
+  WorkloadSpec workload;
+  TimingStats iteration;
+  PhaseBreakdown phases;
+  int repeats = 1;                     // independent repeats the stats pool
+  std::optional<double> repeat_cv;     // stddev/mean of per-repeat mean times
+  std::optional<double> epoch_s;       // time for one pass over the data set
+  std::optional<double> throughput_per_s;  // samples (or calls) per second
+  std::optional<double> peak_memory_bytes;
+  std::optional<double> achieved_tflops;   // analytic FLOPs / mean time
+  std::optional<double> roofline_fraction;  // achieved / measured peak rate
+  int64_t measured_at_us = 0;  // microseconds since the Unix epoch
+  std::string agent_version;   // "perfcast-agent 0.1.0", "csv-import", ...
+  std::string content_hash;    // 32 hex digits; see ComputeContentHash()
+
+  friend bool operator==(const Profile&, const Profile&) = default;
+};
+
+// Checks what a stored profile must satisfy: a node, a valid workload key,
+// finite non-negative times, count >= 1, median/p95 consistent with min/max.
+// InvalidArgument names the first offending field.
+absl::Status ValidateProfile(const Profile& profile);
+
+// A 128-bit hash (hex) of everything that identifies the measured run: node,
+// workload key, timing statistics, phases, timestamp and agent version. The
+// same run imported twice hashes the same; it ignores `id` and the hash.
+std::string ComputeContentHash(const Profile& profile);
+
+}  // namespace perfcast::models
+
+#endif  // PERFCAST_MODELS_PROFILE_H_

@@ -1,0 +1,142 @@
+#include "models/workload.h"
+
+#include <charconv>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace perfcast::models {
+namespace {
+
+constexpr std::pair<Precision, absl::string_view> kPrecisionNames[] = {
+    {Precision::kFp32, "fp32"},         {Precision::kTf32, "tf32"},
+    {Precision::kFp16Amp, "fp16-amp"},  {Precision::kBf16Amp, "bf16-amp"},
+    {Precision::kFp64, "fp64"},
+};
+
+bool IsIdentifier(absl::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (!absl::ascii_isalnum(c) && c != '_' && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+absl::StatusOr<int64_t> ParseInt(absl::string_view text, absl::string_view what) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload key: ", what, " '", text, "' is not an integer"));
+  }
+  return value;
+}
+
+}  // namespace
+
+absl::string_view PrecisionName(Precision precision) {
+  for (const auto& [value, name] : kPrecisionNames) {
+    if (value == precision) return name;
+  }
+  return "unknown";
+}
+
+absl::string_view PhaseName(Phase phase) {
+  return phase == Phase::kTrain ? "train" : "inference";
+}
+
+absl::string_view WorkloadKindName(WorkloadKind kind) {
+  return kind == WorkloadKind::kModel ? "model" : "op";
+}
+
+absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "fp16" || lower == "amp-fp16") return Precision::kFp16Amp;
+  if (lower == "bf16" || lower == "amp-bf16") return Precision::kBf16Amp;
+  for (const auto& [value, text] : kPrecisionNames) {
+    if (text == lower) return value;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown precision '", name, "' (expected fp32, tf32, fp16-amp, bf16-amp or fp64)"));
+}
+
+absl::StatusOr<Phase> ParsePhase(absl::string_view name) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "train" || lower == "training") return Phase::kTrain;
+  if (lower == "inference" || lower == "infer") return Phase::kInference;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown phase '", name, "' (expected train or inference)"));
+}
+
+absl::StatusOr<WorkloadKind> ParseWorkloadKind(absl::string_view name) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "model") return WorkloadKind::kModel;
+  if (lower == "op" || lower == "operation") return WorkloadKind::kOperation;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown workload kind '", name, "' (expected model or op)"));
+}
+
+std::string WorkloadSpec::Key() const {
+  std::vector<std::string> parts;
+  parts.reserve(params.size());
+  for (const auto& [name, value] : params) parts.push_back(absl::StrCat(name, "=", value));
+  return absl::StrCat(WorkloadKindName(kind), "/", family, "{", absl::StrJoin(parts, ","),
+                      "}/b", batch_size, "/", PrecisionName(precision), "/", PhaseName(phase),
+                      "/", phase == Phase::kTrain ? optimizer : "-");
+}
+
+absl::StatusOr<WorkloadSpec> ParseWorkloadKey(absl::string_view key) {
+  const size_t open = key.find('{');
+  const size_t close = key.find('}');
+  if (open == absl::string_view::npos || close == absl::string_view::npos || close < open) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed workload key '", key, "'"));
+  }
+  WorkloadSpec spec;
+  std::vector<absl::string_view> head = absl::StrSplit(key.substr(0, open), '/');
+  if (head.size() != 2 || !IsIdentifier(head[1])) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed workload key '", key, "'"));
+  }
+  auto kind = ParseWorkloadKind(head[0]);
+  if (!kind.ok()) return kind.status();
+  spec.kind = *kind;
+  spec.family = std::string(head[1]);
+  absl::string_view body = key.substr(open + 1, close - open - 1);
+  if (!body.empty()) {
+    for (absl::string_view item : absl::StrSplit(body, ',')) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, '=');
+      if (!IsIdentifier(kv.first)) {
+        return absl::InvalidArgumentError(absl::StrCat("malformed parameter '", item, "'"));
+      }
+      auto value = ParseInt(kv.second, kv.first);
+      if (!value.ok()) return value.status();
+      spec.params[std::string(kv.first)] = *value;
+    }
+  }
+  std::vector<absl::string_view> tail = absl::StrSplit(key.substr(close + 1), '/');
+  // tail: "", "b<batch>", precision, phase, optimizer
+  if (tail.size() != 5 || !tail[0].empty() || tail[1].size() < 2 || tail[1][0] != 'b') {
+    return absl::InvalidArgumentError(absl::StrCat("malformed workload key '", key, "'"));
+  }
+  auto batch = ParseInt(tail[1].substr(1), "batch");
+  if (!batch.ok()) return batch.status();
+  spec.batch_size = *batch;
+  auto precision = ParsePrecision(tail[2]);
+  if (!precision.ok()) return precision.status();
+  spec.precision = *precision;
+  auto phase = ParsePhase(tail[3]);
+  if (!phase.ok()) return phase.status();
+  spec.phase = *phase;
+  if (spec.phase == Phase::kTrain) {
+    if (!IsIdentifier(tail[4])) {
+      return absl::InvalidArgumentError(absl::StrCat("malformed optimizer in '", key, "'"));
+    }
+    spec.optimizer = std::string(tail[4]);
+  }
+  return spec;
+}
+
+}  // namespace perfcast::models

@@ -1,0 +1,56 @@
+#include "models/workload.h"
+
+#include "gtest/gtest.h"
+
+namespace perfcast::models {
+namespace {
+
+TEST(WorkloadSpecTest, KeyRoundTrips) {
+  WorkloadSpec spec;
+  spec.family = "lstm";
+  spec.params = {{"layers", 4}, {"hidden", 512}};
+  spec.batch_size = 256;
+  spec.precision = Precision::kBf16Amp;
+  spec.phase = Phase::kTrain;
+  spec.optimizer = "sgd";
+  EXPECT_EQ(spec.Key(), "model/lstm{hidden=512,layers=4}/b256/bf16-amp/train/sgd");
+  auto parsed = ParseWorkloadKey(spec.Key());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, spec);
+}
+
+TEST(WorkloadSpecTest, InferenceKeyIgnoresOptimizer) {
+  WorkloadSpec a;
+  a.kind = WorkloadKind::kOperation;
+  a.family = "gemm";
+  a.params = {{"m", 1024}, {"n", 1024}, {"k", 64}};
+  a.phase = Phase::kInference;
+  WorkloadSpec b = a;
+  b.optimizer = "sgd";
+  EXPECT_EQ(a.Key(), b.Key());
+  auto parsed = ParseWorkloadKey(a.Key());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->Key(), a.Key());
+  EXPECT_EQ(parsed->kind, WorkloadKind::kOperation);
+}
+
+TEST(WorkloadSpecTest, RejectsMalformedKeys) {
+  for (const char* key : {"", "model/lstm", "model/lstm{layers=x}/b1/fp32/train/adam",
+                          "model/lstm{}/b1/fp99/train/adam", "model/lstm{}/bx/fp32/train/adam",
+                          "thing/lstm{}/b1/fp32/train/adam", "model/lstm{}/b1/fp32/walk/adam",
+                          "model/{}/b1/fp32/train/adam"}) {
+    EXPECT_FALSE(ParseWorkloadKey(key).ok()) << key;
+  }
+}
+
+TEST(PrecisionTest, ParsesAliasesAndRejectsUnknown) {
+  EXPECT_EQ(*ParsePrecision("BF16"), Precision::kBf16Amp);
+  EXPECT_EQ(*ParsePrecision("fp16-amp"), Precision::kFp16Amp);
+  EXPECT_EQ(*ParsePrecision("tf32"), Precision::kTf32);
+  EXPECT_EQ(ParsePrecision("int8").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParsePhase("inference"), Phase::kInference);
+  EXPECT_FALSE(ParsePhase("serve").ok());
+}
+
+}  // namespace
+}  // namespace perfcast::models
