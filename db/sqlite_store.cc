@@ -1,0 +1,877 @@
+#include "db/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "db/schema.h"
+#include "db/sqlite_handle.h"
+#include "models/descriptor.h"
+#include "nlohmann/json.hpp"
+
+namespace perfcast::db {
+namespace {
+
+using models::Node;
+using models::Profile;
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+absl::string_view NodeSourceName(models::NodeSource source) {
+  switch (source) {
+    case models::NodeSource::kCatalog: return "catalog";
+    case models::NodeSource::kSpecFile: return "spec";
+    case models::NodeSource::kAgent: return "agent";
+  }
+  return "catalog";
+}
+
+models::NodeSource ParseNodeSource(absl::string_view name) {
+  if (name == "agent") return models::NodeSource::kAgent;
+  if (name == "spec") return models::NodeSource::kSpecFile;
+  return models::NodeSource::kCatalog;
+}
+
+// Label keys end up inside JSON paths of queries; keep them to a safe alphabet.
+bool IsLabelKey(absl::string_view key) {
+  if (key.empty() || key.size() > 63) return false;
+  for (char c : key) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-' && c != '/') return false;
+  }
+  return true;
+}
+
+absl::Status ValidateNode(const Node& node) {
+  if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");
+  if (node.name.size() > 253) return absl::InvalidArgumentError("node name is too long");
+  if (node.gpu.model.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' has no GPU model"));
+  }
+  if (node.gpu_count < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GPU count must be non-negative, got ", node.gpu_count));
+  }
+  for (const auto& [key, value] : node.labels) {
+    if (!IsLabelKey(key)) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
+    }
+  }
+  const models::GpuSpec& g = node.gpu;
+  for (double v : {g.boost_clock_mhz, g.memory_gib, g.memory_bandwidth_gbs, g.fp32_tflops,
+                   g.tf32_tflops, g.fp16_tflops, g.bf16_tflops, g.fp64_tflops, g.l2_cache_mib,
+                   g.tdp_watts}) {
+    if (!(v >= 0) || v > 1e9) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", node.name, "' has a negative or non-finite hardware rate"));
+    }
+  }
+  if (g.sm_count < 0 || g.memory_bus_width_bits < 0 || node.host.cpu_cores < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name, "' has a negative hardware count"));
+  }
+  return absl::OkStatus();
+}
+
+// The node columns in one fixed order, shared by INSERT and SELECT.
+constexpr absl::string_view kNodeColumns =
+    "name, source, labels, gpu_count, gpu_model, gpu_vendor_name, architecture, "
+    "compute_capability, sm_count, boost_clock_mhz, memory_gib, memory_bus_width_bits, "
+    "memory_bandwidth_gbs, fp32_tflops, tf32_tflops, fp16_tflops, bf16_tflops, fp64_tflops, "
+    "l2_cache_mib, interconnect, hostname, cpu_model, cpu_cores, driver_version, cuda_version, "
+    "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
+    "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
+    "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
+    "idle_power_watts";
+constexpr int kNodeColumnCount = 39;
+
+void BindNode(Statement& s, const Node& n) {
+  nlohmann::json labels(n.labels);
+  const models::GpuSpec& g = n.gpu;
+  const models::HostSpec& h = n.host;
+  const models::MeasuredRates& m = n.measured;
+  s.Bind(1, n.name).Bind(2, NodeSourceName(n.source)).Bind(3, labels.dump());
+  s.Bind(4, int64_t{n.gpu_count}).Bind(5, g.model).Bind(6, g.vendor_name);
+  s.Bind(7, g.architecture).Bind(8, g.compute_capability).Bind(9, int64_t{g.sm_count});
+  s.Bind(10, g.boost_clock_mhz).Bind(11, g.memory_gib).Bind(12, int64_t{g.memory_bus_width_bits});
+  s.Bind(13, g.memory_bandwidth_gbs).Bind(14, g.fp32_tflops).Bind(15, g.tf32_tflops);
+  s.Bind(16, g.fp16_tflops).Bind(17, g.bf16_tflops).Bind(18, g.fp64_tflops);
+  s.Bind(19, g.l2_cache_mib).Bind(20, g.interconnect).Bind(21, h.hostname);
+  s.Bind(22, h.cpu_model).Bind(23, int64_t{h.cpu_cores}).Bind(24, h.driver_version);
+  s.Bind(25, h.cuda_version).Bind(26, h.torch_version).Bind(27, m.memory_bandwidth_gbs);
+  s.Bind(28, m.fp32_tflops).Bind(29, m.tf32_tflops).Bind(30, m.fp16_tflops);
+  s.Bind(31, m.bf16_tflops).Bind(32, m.fp64_tflops).Bind(33, m.launch_latency_us);
+  s.Bind(34, m.h2d_pinned_gbs).Bind(35, m.h2d_pageable_gbs).Bind(36, m.cpu_single_thread_score);
+  s.Bind(37, n.registered_at_us).Bind(38, g.tdp_watts).Bind(39, m.idle_power_watts);
+}
+
+// Reads a node whose columns start at `c` in kNodeColumns order, preceded by id.
+Node ReadNode(const Statement& s) {
+  Node n;
+  n.id = s.Int(0);
+  int c = 1;
+  n.name = s.Text(c++);
+  n.source = ParseNodeSource(s.Text(c++));
+  nlohmann::json labels = nlohmann::json::parse(s.Text(c++), nullptr, /*allow_exceptions=*/false);
+  if (labels.is_object()) {
+    for (auto& [key, value] : labels.items()) {
+      if (value.is_string()) n.labels[key] = value.get<std::string>();
+    }
+  }
+  n.gpu_count = static_cast<int>(s.Int(c++));
+  models::GpuSpec& g = n.gpu;
+  g.model = s.Text(c++);
+  g.vendor_name = s.Text(c++);
+  g.architecture = s.Text(c++);
+  g.compute_capability = s.Text(c++);
+  g.sm_count = static_cast<int>(s.Int(c++));
+  g.boost_clock_mhz = s.Double(c++);
+  g.memory_gib = s.Double(c++);
+  g.memory_bus_width_bits = static_cast<int>(s.Int(c++));
+  g.memory_bandwidth_gbs = s.Double(c++);
+  g.fp32_tflops = s.Double(c++);
+  g.tf32_tflops = s.Double(c++);
+  g.fp16_tflops = s.Double(c++);
+  g.bf16_tflops = s.Double(c++);
+  g.fp64_tflops = s.Double(c++);
+  g.l2_cache_mib = s.Double(c++);
+  g.interconnect = s.Text(c++);
+  models::HostSpec& h = n.host;
+  h.hostname = s.Text(c++);
+  h.cpu_model = s.Text(c++);
+  h.cpu_cores = static_cast<int>(s.Int(c++));
+  h.driver_version = s.Text(c++);
+  h.cuda_version = s.Text(c++);
+  h.torch_version = s.Text(c++);
+  models::MeasuredRates& m = n.measured;
+  m.memory_bandwidth_gbs = s.OptionalDouble(c++);
+  m.fp32_tflops = s.OptionalDouble(c++);
+  m.tf32_tflops = s.OptionalDouble(c++);
+  m.fp16_tflops = s.OptionalDouble(c++);
+  m.bf16_tflops = s.OptionalDouble(c++);
+  m.fp64_tflops = s.OptionalDouble(c++);
+  m.launch_latency_us = s.OptionalDouble(c++);
+  m.h2d_pinned_gbs = s.OptionalDouble(c++);
+  m.h2d_pageable_gbs = s.OptionalDouble(c++);
+  m.cpu_single_thread_score = s.OptionalDouble(c++);
+  n.registered_at_us = s.Int(c++);
+  g.tdp_watts = s.Double(c++);
+  m.idle_power_watts = s.OptionalDouble(c++);
+  return n;
+}
+
+constexpr absl::string_view kProfileColumns =
+    "content_hash, node_id, workload_id, measured_at_us, agent_version, iterations, mean_ms, "
+    "median_ms, p95_ms, stddev_ms, min_ms, max_ms, data_load_ms, h2d_ms, forward_ms, "
+    "backward_ms, optimizer_ms, repeats, repeat_cv, epoch_s, throughput_per_s, "
+    "peak_memory_bytes, achieved_tflops, roofline_fraction";
+constexpr int kProfileColumnCount = 24;
+
+std::string Placeholders(int count) {
+  std::string out;
+  for (int i = 1; i <= count; ++i) absl::StrAppend(&out, i > 1 ? ", ?" : "?", i);
+  return out;
+}
+
+// The select list used by scans: profile id, node name, workload key, then
+// kProfileColumns from measured_at_us on.
+constexpr absl::string_view kScanSelect =
+    "SELECT p.id, n.name, w.key, p.content_hash, p.measured_at_us, p.agent_version, "
+    "p.iterations, p.mean_ms, p.median_ms, p.p95_ms, p.stddev_ms, p.min_ms, p.max_ms, "
+    "p.data_load_ms, p.h2d_ms, p.forward_ms, p.backward_ms, p.optimizer_ms, p.repeats, "
+    "p.repeat_cv, p.epoch_s, p.throughput_per_s, p.peak_memory_bytes, p.achieved_tflops, "
+    "p.roofline_fraction FROM profiles p JOIN nodes n ON n.id = p.node_id "
+    "JOIN workloads w ON w.id = p.workload_id";
+
+absl::StatusOr<Profile> ReadProfile(const Statement& s) {
+  Profile p;
+  p.id = s.Int(0);
+  p.node_name = s.Text(1);
+  absl::StatusOr<models::WorkloadSpec> spec = models::ParseWorkloadKey(s.Text(2));
+  if (!spec.ok()) {
+    return absl::DataLossError(absl::StrCat("stored workload key is corrupt: ", spec.status().message()));
+  }
+  p.workload = *std::move(spec);
+  p.content_hash = absl::BytesToHexString(s.Blob(3));
+  p.measured_at_us = s.Int(4);
+  p.agent_version = s.Text(5);
+  p.iteration.count = s.Int(6);
+  p.iteration.mean_ms = s.Double(7);
+  p.iteration.median_ms = s.Double(8);
+  p.iteration.p95_ms = s.Double(9);
+  p.iteration.stddev_ms = s.Double(10);
+  p.iteration.min_ms = s.Double(11);
+  p.iteration.max_ms = s.Double(12);
+  p.phases.data_load_ms = s.OptionalDouble(13);
+  p.phases.h2d_ms = s.OptionalDouble(14);
+  p.phases.forward_ms = s.OptionalDouble(15);
+  p.phases.backward_ms = s.OptionalDouble(16);
+  p.phases.optimizer_ms = s.OptionalDouble(17);
+  p.repeats = static_cast<int>(s.Int(18));
+  p.repeat_cv = s.OptionalDouble(19);
+  p.epoch_s = s.OptionalDouble(20);
+  p.throughput_per_s = s.OptionalDouble(21);
+  p.peak_memory_bytes = s.OptionalDouble(22);
+  p.achieved_tflops = s.OptionalDouble(23);
+  p.roofline_fraction = s.OptionalDouble(24);
+  return p;
+}
+
+bool IsHexHash(absl::string_view hash) {
+  if (hash.size() != 32) return false;
+  for (char c : hash) {
+    if (!absl::ascii_isxdigit(c)) return false;
+  }
+  return true;
+}
+
+class SqliteStore;
+
+// Statements an import reuses for every record, prepared once per store.
+struct ImportStatements {
+  std::unique_ptr<Statement> find_node;
+  std::unique_ptr<Statement> find_workload;
+  std::unique_ptr<Statement> insert_workload;
+  std::unique_ptr<Statement> insert_profile;
+  std::unique_ptr<Statement> insert_node;
+  std::unique_ptr<Statement> refresh_node;
+};
+
+class SqliteStore final : public Store {
+ public:
+  // `writer` is null for a read-only store. `reader_path` is where new reader
+  // connections open; empty means reads share the writer (in-memory stores).
+  SqliteStore(std::unique_ptr<Connection> writer, std::unique_ptr<Connection> reader,
+              std::string reader_path)
+      : writer_(std::move(writer)), shared_reader_(std::move(reader)),
+        reader_path_(std::move(reader_path)) {}
+
+  absl::Status Init() {
+    if (writer_ == nullptr) return absl::OkStatus();
+    auto prepare = [&](std::unique_ptr<Statement>& out, const std::string& sql) -> absl::Status {
+      auto stmt = writer_->Prepare(sql);
+      if (!stmt.ok()) return stmt.status();
+      out = *std::move(stmt);
+      return absl::OkStatus();
+    };
+    ImportStatements& st = import_;
+    for (auto [slot, sql] : std::initializer_list<std::pair<std::unique_ptr<Statement>*, std::string>>{
+             {&st.find_node, "SELECT id, gpu_model FROM nodes WHERE name = ?1"},
+             {&st.find_workload, "SELECT id FROM workloads WHERE key = ?1"},
+             {&st.insert_workload,
+              "INSERT INTO workloads (key, kind, family, batch_size, precision, phase, "
+              "parameters, total_flops, inner_modules) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+             {&st.insert_profile,
+              absl::StrCat("INSERT INTO profiles (", kProfileColumns, ") VALUES (",
+                           Placeholders(kProfileColumnCount),
+                           ") ON CONFLICT (content_hash) DO NOTHING")},
+             {&st.insert_node, absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
+                                            Placeholders(kNodeColumnCount), ")")},
+             {&st.refresh_node,
+              "UPDATE nodes SET hostname = ?2, cpu_model = ?3, cpu_cores = ?4, "
+              "driver_version = ?5, cuda_version = ?6, torch_version = ?7, "
+              "measured_bandwidth_gbs = ?8, measured_fp32_tflops = ?9, "
+              "measured_tf32_tflops = ?10, measured_fp16_tflops = ?11, "
+              "measured_bf16_tflops = ?12, measured_fp64_tflops = ?13, launch_latency_us = ?14, "
+              "h2d_pinned_gbs = ?15, h2d_pageable_gbs = ?16, cpu_single_thread_score = ?17, "
+              "idle_power_watts = ?18 WHERE name = ?1"},
+         }) {
+      if (absl::Status s = prepare(*slot, sql); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Node> RegisterNode(const Node& node) override {
+    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    if (writer_ == nullptr) return ReadOnlyError();
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    Node stored = node;
+    stored.registered_at_us = node.registered_at_us > 0 ? node.registered_at_us : NowMicros();
+    absl::Status status = InTransaction(*writer_, [&]() -> absl::Status {
+      return InsertNodeLocked(stored);
+    });
+    if (absl::IsAlreadyExists(status)) {
+      return absl::AlreadyExistsError(absl::StrCat("a node named '", node.name, "' already exists"));
+    }
+    if (!status.ok()) return status;
+    return stored;
+  }
+
+  absl::StatusOr<Node> GetNode(absl::string_view name) override {
+    return WithReader([&](Connection& c) -> absl::StatusOr<Node> {
+      auto stmt = c.Prepare(absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE name = ?1"));
+      if (!stmt.ok()) return stmt.status();
+      (*stmt)->Bind(1, name);
+      absl::StatusOr<bool> row = (*stmt)->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
+      return ReadNode(**stmt);
+    });
+  }
+
+  absl::StatusOr<NodePage> ListNodes(const NodeFilter& filter) override {
+    if (filter.page_size < 1 || filter.page_size > 1000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("page size must be within 1..1000, got ", filter.page_size));
+    }
+    int64_t after_id = 0;
+    if (!filter.page_token.empty() &&
+        (!absl::SimpleAtoi(filter.page_token, &after_id) || after_id < 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid page token '", filter.page_token, "'"));
+    }
+    for (const auto& [key, value] : filter.labels) {
+      if (!IsLabelKey(key)) {
+        return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
+      }
+    }
+    std::string sql = absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE id > ?1");
+    if (!filter.gpu_model.empty()) absl::StrAppend(&sql, " AND gpu_model = ?2");
+    int param = 3;
+    for (const auto& [key, value] : filter.labels) {
+      absl::StrAppend(&sql, " AND json_extract(labels, '$.\"", key, "\"') = ?", param++);
+    }
+    absl::StrAppend(&sql, " ORDER BY id LIMIT ", filter.page_size + 1);
+    return WithReader([&](Connection& c) -> absl::StatusOr<NodePage> {
+      auto stmt = c.Prepare(sql);
+      if (!stmt.ok()) return stmt.status();
+      Statement& s = **stmt;
+      s.Bind(1, after_id);
+      if (!filter.gpu_model.empty()) s.Bind(2, filter.gpu_model);
+      int p = 3;
+      for (const auto& [key, value] : filter.labels) s.Bind(p++, value);
+      NodePage page;
+      while (true) {
+        absl::StatusOr<bool> row = s.Step();
+        if (!row.ok()) return row.status();
+        if (!*row) break;
+        if (static_cast<int>(page.nodes.size()) == filter.page_size) {
+          page.next_page_token = absl::StrCat(page.nodes.back().id);
+          break;
+        }
+        page.nodes.push_back(ReadNode(s));
+      }
+      return page;
+    });
+  }
+
+  absl::Status DeregisterNode(absl::string_view name, bool purge_profiles) override {
+    if (writer_ == nullptr) return ReadOnlyError();
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    return InTransaction(*writer_, [&]() -> absl::Status {
+      auto find = writer_->Prepare("SELECT id FROM nodes WHERE name = ?1");
+      if (!find.ok()) return find.status();
+      (*find)->Bind(1, name);
+      absl::StatusOr<bool> row = (*find)->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
+      const int64_t id = (*find)->Int(0);
+      auto count = writer_->Prepare("SELECT count(*) FROM profiles WHERE node_id = ?1");
+      if (!count.ok()) return count.status();
+      (*count)->Bind(1, id);
+      if (absl::StatusOr<bool> r = (*count)->Step(); !r.ok()) return r.status();
+      const int64_t profiles = (*count)->Int(0);
+      if (profiles > 0 && !purge_profiles) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "node '", name, "' has ", profiles,
+            " profiles; remove them with it (--purge-profiles) or keep the node"));
+      }
+      for (absl::string_view sql : {"DELETE FROM profiles WHERE node_id = ?1",
+                                    "DELETE FROM nodes WHERE id = ?1"}) {
+        auto del = writer_->Prepare(sql);
+        if (!del.ok()) return del.status();
+        if (absl::Status s = (*del)->Bind(1, id).Run(); !s.ok()) return s;
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginImport() override;
+
+  absl::Status ScanProfiles(const ProfileFilter& filter,
+                            const std::function<bool(const Profile&)>& visit) override {
+    return WithReader([&](Connection& c) -> absl::Status {
+      auto stmt = PrepareFiltered(c, std::string(kScanSelect), filter, " ORDER BY p.id");
+      if (!stmt.ok()) return stmt.status();
+      while (true) {
+        absl::StatusOr<bool> row = (*stmt)->Step();
+        if (!row.ok()) return row.status();
+        if (!*row) return absl::OkStatus();
+        absl::StatusOr<Profile> profile = ReadProfile(**stmt);
+        if (!profile.ok()) return profile.status();
+        if (!visit(*profile)) return absl::OkStatus();
+      }
+    });
+  }
+
+  absl::StatusOr<int64_t> CountProfiles(const ProfileFilter& filter) override {
+    return WithReader([&](Connection& c) -> absl::StatusOr<int64_t> {
+      auto stmt = PrepareFiltered(
+          c,
+          "SELECT count(*) FROM profiles p JOIN nodes n ON n.id = p.node_id "
+          "JOIN workloads w ON w.id = p.workload_id",
+          filter, "");
+      if (!stmt.ok()) return stmt.status();
+      absl::StatusOr<bool> row = (*stmt)->Step();
+      if (!row.ok()) return row.status();
+      return (*stmt)->Int(0);
+    });
+  }
+
+  absl::Status RecordSkipped(const SkippedRun& run) override {
+    if (writer_ == nullptr) return ReadOnlyError();
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    auto stmt = writer_->Prepare(
+        "INSERT INTO skipped_runs (node_name, workload_key, reason, at_us) VALUES (?1, ?2, ?3, ?4)");
+    if (!stmt.ok()) return stmt.status();
+    return (*stmt)
+        ->Bind(1, run.node_name)
+        .Bind(2, run.workload_key)
+        .Bind(3, run.reason)
+        .Bind(4, run.at_us > 0 ? run.at_us : NowMicros())
+        .Run();
+  }
+
+  absl::StatusOr<std::vector<SkippedRun>> ListSkipped() override {
+    return WithReader([&](Connection& c) -> absl::StatusOr<std::vector<SkippedRun>> {
+      auto stmt = c.Prepare(
+          "SELECT node_name, workload_key, reason, at_us FROM skipped_runs ORDER BY id");
+      if (!stmt.ok()) return stmt.status();
+      std::vector<SkippedRun> runs;
+      while (true) {
+        absl::StatusOr<bool> row = (*stmt)->Step();
+        if (!row.ok()) return row.status();
+        if (!*row) return runs;
+        runs.push_back({(*stmt)->Text(0), (*stmt)->Text(1), (*stmt)->Text(2), (*stmt)->Int(3)});
+      }
+    });
+  }
+
+  absl::StatusOr<StoredModel> SaveModel(const StoredModel& model) override {
+    if (model.name.empty()) return absl::InvalidArgumentError("model name is empty");
+    if (writer_ == nullptr) return ReadOnlyError();
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    StoredModel stored = model;
+    stored.created_at_us = model.created_at_us > 0 ? model.created_at_us : NowMicros();
+    absl::Status status = InTransaction(*writer_, [&]() -> absl::Status {
+      auto next = writer_->Prepare(
+          "SELECT coalesce(max(version), 0) + 1 FROM models WHERE name = ?1");
+      if (!next.ok()) return next.status();
+      (*next)->Bind(1, stored.name);
+      if (absl::StatusOr<bool> r = (*next)->Step(); !r.ok()) return r.status();
+      stored.version = (*next)->Int(0);
+      auto insert = writer_->Prepare(
+          "INSERT INTO models (name, version, target, summary, cv_mape, created_at_us, payload) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+      if (!insert.ok()) return insert.status();
+      absl::Status s = (*insert)
+                           ->Bind(1, stored.name)
+                           .Bind(2, stored.version)
+                           .Bind(3, stored.target)
+                           .Bind(4, stored.summary)
+                           .Bind(5, stored.cv_mape)
+                           .Bind(6, stored.created_at_us)
+                           .Bind(7, stored.payload)
+                           .Run();
+      stored.id = writer_->last_insert_rowid();
+      return s;
+    });
+    if (!status.ok()) return status;
+    return stored;
+  }
+
+  absl::StatusOr<StoredModel> GetModel(int64_t id) override {
+    return QueryModel("WHERE id = ?1", [&](Statement& s) { s.Bind(1, id); },
+                      absl::StrCat("no model with id ", id));
+  }
+
+  absl::StatusOr<StoredModel> LatestModel(absl::string_view name) override {
+    return QueryModel("WHERE name = ?1 ORDER BY version DESC LIMIT 1",
+                      [&](Statement& s) { s.Bind(1, name); },
+                      absl::StrCat("no fitted model named '", name, "'; run `perfcast fit` first"));
+  }
+
+  absl::StatusOr<std::vector<StoredModel>> ListModels() override {
+    return WithReader([&](Connection& c) -> absl::StatusOr<std::vector<StoredModel>> {
+      auto stmt = c.Prepare(
+          "SELECT id, name, version, target, summary, cv_mape, created_at_us, '' FROM models "
+          "ORDER BY created_at_us DESC, id DESC");
+      if (!stmt.ok()) return stmt.status();
+      std::vector<StoredModel> models;
+      while (true) {
+        absl::StatusOr<bool> row = (*stmt)->Step();
+        if (!row.ok()) return row.status();
+        if (!*row) return models;
+        models.push_back(ReadModel(**stmt));
+      }
+    });
+  }
+
+  // --- Used by SqliteImport, which holds write_mutex_. ---
+  Connection& writer() { return *writer_; }
+  ImportStatements& import_statements() { return import_; }
+  std::mutex& write_mutex() { return write_mutex_; }
+
+  absl::Status InsertNodeLocked(const Node& node) {
+    Statement& insert = *import_.insert_node;
+    BindNode(insert, node);
+    return insert.Run();
+  }
+
+ private:
+  static absl::Status ReadOnlyError() {
+    return absl::FailedPreconditionError("the store was opened read-only");
+  }
+
+  static StoredModel ReadModel(const Statement& s) {
+    StoredModel m;
+    m.id = s.Int(0);
+    m.name = s.Text(1);
+    m.version = s.Int(2);
+    m.target = s.Text(3);
+    m.summary = s.Text(4);
+    m.cv_mape = s.Double(5);
+    m.created_at_us = s.Int(6);
+    m.payload = s.Text(7);
+    return m;
+  }
+
+  template <typename BindFn>
+  absl::StatusOr<StoredModel> QueryModel(absl::string_view where, BindFn bind,
+                                         const std::string& not_found) {
+    return WithReader([&](Connection& c) -> absl::StatusOr<StoredModel> {
+      auto stmt = c.Prepare(absl::StrCat(
+          "SELECT id, name, version, target, summary, cv_mape, created_at_us, payload "
+          "FROM models ",
+          where));
+      if (!stmt.ok()) return stmt.status();
+      bind(**stmt);
+      absl::StatusOr<bool> row = (*stmt)->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return absl::NotFoundError(not_found);
+      return ReadModel(**stmt);
+    });
+  }
+
+  static absl::StatusOr<std::unique_ptr<Statement>> PrepareFiltered(
+      Connection& c, std::string sql, const ProfileFilter& f, absl::string_view suffix) {
+    absl::StrAppend(&sql, " WHERE p.measured_at_us >= ?1 AND p.measured_at_us <= ?2");
+    if (!f.node_name.empty()) absl::StrAppend(&sql, " AND n.name = ?3");
+    if (!f.gpu_model.empty()) absl::StrAppend(&sql, " AND n.gpu_model = ?4");
+    if (!f.family.empty()) absl::StrAppend(&sql, " AND w.family = ?5");
+    if (f.phase.has_value()) absl::StrAppend(&sql, " AND w.phase = ?6");
+    if (f.kind.has_value()) absl::StrAppend(&sql, " AND w.kind = ?7");
+    absl::StrAppend(&sql, suffix);
+    if (f.limit > 0) absl::StrAppend(&sql, " LIMIT ", f.limit);
+    auto stmt = c.Prepare(sql);
+    if (!stmt.ok()) return stmt.status();
+    Statement& s = **stmt;
+    s.Bind(1, f.since_us).Bind(2, f.until_us);
+    if (!f.node_name.empty()) s.Bind(3, f.node_name);
+    if (!f.gpu_model.empty()) s.Bind(4, f.gpu_model);
+    if (!f.family.empty()) s.Bind(5, f.family);
+    if (f.phase.has_value()) s.Bind(6, models::PhaseName(*f.phase));
+    if (f.kind.has_value()) s.Bind(7, models::WorkloadKindName(*f.kind));
+    return stmt;
+  }
+
+  // Runs `fn` with a reader connection: a pooled one for file stores, the
+  // shared one (under the write lock) for in-memory and read-only stores.
+  template <typename Fn>
+  auto WithReader(Fn fn) -> decltype(fn(std::declval<Connection&>())) {
+    if (reader_path_.empty()) {
+      std::lock_guard<std::mutex> lock(write_mutex_);
+      return fn(shared_reader_ != nullptr ? *shared_reader_ : *writer_);
+    }
+    std::unique_ptr<Connection> connection;
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      if (!idle_readers_.empty()) {
+        connection = std::move(idle_readers_.back());
+        idle_readers_.pop_back();
+      }
+    }
+    if (connection == nullptr) {
+      auto opened = Connection::Open(reader_path_, Connection::Mode::kReadOnly);
+      if (!opened.ok()) return opened.status();
+      connection = *std::move(opened);
+    }
+    auto result = fn(*connection);
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (idle_readers_.size() < kMaxIdleReaders) idle_readers_.push_back(std::move(connection));
+    return result;
+  }
+
+  static constexpr size_t kMaxIdleReaders = 8;
+
+  std::unique_ptr<Connection> writer_;
+  std::unique_ptr<Connection> shared_reader_;
+  std::string reader_path_;
+  std::mutex write_mutex_;
+  ImportStatements import_;
+  std::mutex pool_mutex_;
+  std::vector<std::unique_ptr<Connection>> idle_readers_;
+};
+
+class SqliteImport final : public ImportTransaction {
+ public:
+  SqliteImport(SqliteStore& store, std::unique_lock<std::mutex> lock)
+      : store_(store), lock_(std::move(lock)) {}
+
+  ~SqliteImport() override {
+    if (!finished_) store_.writer().Execute("ROLLBACK").IgnoreError();
+  }
+
+  absl::Status UpsertNode(const Node& node) override {
+    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    ImportStatements& st = store_.import_statements();
+    st.find_node->Bind(1, node.name);
+    absl::StatusOr<bool> row = st.find_node->Step();
+    if (!row.ok()) return Fail(row.status());
+    if (*row) {
+      const int64_t id = st.find_node->Int(0);
+      const std::string model = st.find_node->Text(1);
+      st.find_node->Reset();
+      if (model != node.gpu.model) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "node '", node.name, "' is registered with GPU ", model, ", not ", node.gpu.model));
+      }
+      const models::HostSpec& h = node.host;
+      const models::MeasuredRates& m = node.measured;
+      Statement& u = *st.refresh_node;
+      u.Bind(1, node.name).Bind(2, h.hostname).Bind(3, h.cpu_model);
+      u.Bind(4, int64_t{h.cpu_cores}).Bind(5, h.driver_version).Bind(6, h.cuda_version);
+      u.Bind(7, h.torch_version).Bind(8, m.memory_bandwidth_gbs).Bind(9, m.fp32_tflops);
+      u.Bind(10, m.tf32_tflops).Bind(11, m.fp16_tflops).Bind(12, m.bf16_tflops);
+      u.Bind(13, m.fp64_tflops).Bind(14, m.launch_latency_us).Bind(15, m.h2d_pinned_gbs);
+      u.Bind(16, m.h2d_pageable_gbs).Bind(17, m.cpu_single_thread_score);
+      u.Bind(18, m.idle_power_watts);
+      if (absl::Status s = u.Run(); !s.ok()) return Fail(s);
+      node_ids_[node.name] = id;
+      return absl::OkStatus();
+    }
+    st.find_node->Reset();
+    Node stored = node;
+    if (stored.registered_at_us <= 0) stored.registered_at_us = NowMicros();
+    if (absl::Status s = store_.InsertNodeLocked(stored); !s.ok()) return Fail(s);
+    node_ids_[node.name] = store_.writer().last_insert_rowid();
+    return absl::OkStatus();
+  }
+
+  absl::Status Add(int64_t index, const Profile& input) override {
+    if (absl::Status s = Usable(); !s.ok()) return s;
+    absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
+    if (!spec.ok()) return Reject(index, spec.status().message());
+    Profile profile = input;
+    profile.workload = *std::move(spec);
+    if (absl::Status s = models::ValidateProfile(profile); !s.ok()) {
+      return Reject(index, s.message());
+    }
+    if (profile.content_hash.empty()) {
+      profile.content_hash = models::ComputeContentHash(profile);
+    } else if (!IsHexHash(profile.content_hash)) {
+      return Reject(index, "content hash must be 32 hexadecimal digits");
+    }
+    absl::StatusOr<int64_t> node_id = NodeId(profile.node_name);
+    if (!node_id.ok()) {
+      if (absl::IsNotFound(node_id.status())) return Reject(index, node_id.status().message());
+      return Fail(node_id.status());
+    }
+    absl::StatusOr<int64_t> workload_id = WorkloadId(profile.workload);
+    if (!workload_id.ok()) return Fail(workload_id.status());
+
+    Statement& s = *store_.import_statements().insert_profile;
+    const models::TimingStats& t = profile.iteration;
+    const models::PhaseBreakdown& ph = profile.phases;
+    s.BindBlob(1, absl::HexStringToBytes(profile.content_hash));
+    s.Bind(2, *node_id).Bind(3, *workload_id).Bind(4, profile.measured_at_us);
+    s.Bind(5, profile.agent_version).Bind(6, t.count).Bind(7, t.mean_ms).Bind(8, t.median_ms);
+    s.Bind(9, t.p95_ms).Bind(10, t.stddev_ms).Bind(11, t.min_ms).Bind(12, t.max_ms);
+    s.Bind(13, ph.data_load_ms).Bind(14, ph.h2d_ms).Bind(15, ph.forward_ms);
+    s.Bind(16, ph.backward_ms).Bind(17, ph.optimizer_ms).Bind(18, int64_t{profile.repeats});
+    s.Bind(19, profile.repeat_cv).Bind(20, profile.epoch_s).Bind(21, profile.throughput_per_s);
+    s.Bind(22, profile.peak_memory_bytes).Bind(23, profile.achieved_tflops);
+    s.Bind(24, profile.roofline_fraction);
+    if (absl::Status status = s.Run(); !status.ok()) return Fail(status);
+    if (store_.writer().changes() == 0) {
+      ++summary_.duplicates;
+    } else {
+      ++summary_.accepted;
+    }
+    return absl::OkStatus();
+  }
+
+  const ImportSummary& summary() const override { return summary_; }
+
+  absl::StatusOr<ImportSummary> Commit() override {
+    if (absl::Status s = Usable(); !s.ok()) return s;
+    finished_ = true;
+    if (absl::Status s = store_.writer().Execute("COMMIT"); !s.ok()) {
+      store_.writer().Execute("ROLLBACK").IgnoreError();
+      return s;
+    }
+    return summary_;
+  }
+
+ private:
+  absl::Status Usable() const {
+    if (finished_) return absl::FailedPreconditionError("the import has already ended");
+    if (failed_) return absl::AbortedError("the import failed earlier and was rolled back");
+    return absl::OkStatus();
+  }
+
+  absl::Status Reject(int64_t index, absl::string_view reason) {
+    summary_.rejected.push_back({index, std::string(reason)});
+    return absl::OkStatus();
+  }
+
+  absl::Status Fail(absl::Status status) {
+    failed_ = true;
+    return status;
+  }
+
+  absl::StatusOr<int64_t> NodeId(const std::string& name) {
+    if (auto it = node_ids_.find(name); it != node_ids_.end()) return it->second;
+    Statement& find = *store_.import_statements().find_node;
+    find.Bind(1, name);
+    absl::StatusOr<bool> row = find.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      return absl::NotFoundError(absl::StrCat(
+          "unknown node '", name, "' (register it first: perfcast nodes register)"));
+    }
+    const int64_t id = find.Int(0);
+    find.Reset();
+    node_ids_[name] = id;
+    return id;
+  }
+
+  absl::StatusOr<int64_t> WorkloadId(const models::WorkloadSpec& spec) {
+    std::string key = spec.Key();
+    if (auto it = workload_ids_.find(key); it != workload_ids_.end()) return it->second;
+    ImportStatements& st = store_.import_statements();
+    st.find_workload->Bind(1, key);
+    absl::StatusOr<bool> row = st.find_workload->Step();
+    if (!row.ok()) return row.status();
+    int64_t id = 0;
+    if (*row) {
+      id = st.find_workload->Int(0);
+      st.find_workload->Reset();
+    } else {
+      st.find_workload->Reset();
+      Statement& insert = *st.insert_workload;
+      insert.Bind(1, key).Bind(2, models::WorkloadKindName(spec.kind)).Bind(3, spec.family);
+      insert.Bind(4, spec.batch_size).Bind(5, models::PrecisionName(spec.precision));
+      insert.Bind(6, models::PhaseName(spec.phase));
+      // Analytic columns make the store self-describing for ad-hoc SQL; a
+      // workload that cannot be described is still stored.
+      absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
+      if (d.ok()) {
+        insert.Bind(7, d->parameters).Bind(8, d->total_flops()).Bind(9, d->inner_modules);
+      } else {
+        insert.BindNull(7).BindNull(8).BindNull(9);
+      }
+      if (absl::Status s = insert.Run(); !s.ok()) return s;
+      id = store_.writer().last_insert_rowid();
+    }
+    workload_ids_.emplace(std::move(key), id);
+    return id;
+  }
+
+  SqliteStore& store_;
+  std::unique_lock<std::mutex> lock_;
+  ImportSummary summary_;
+  bool finished_ = false;
+  bool failed_ = false;
+  absl::flat_hash_map<std::string, int64_t> node_ids_;
+  absl::flat_hash_map<std::string, int64_t> workload_ids_;
+};
+
+absl::StatusOr<std::unique_ptr<ImportTransaction>> SqliteStore::BeginImport() {
+  if (writer_ == nullptr) return ReadOnlyError();
+  std::unique_lock<std::mutex> lock(write_mutex_);
+  if (absl::Status s = writer_->Execute("BEGIN IMMEDIATE"); !s.ok()) return s;
+  return std::unique_ptr<ImportTransaction>(new SqliteImport(*this, std::move(lock)));
+}
+
+absl::Status ConfigureWriter(Connection& c, bool file_backed) {
+  // WAL lets readers run beside the single writer; FULL makes an
+  // acknowledged commit durable across power loss, not only process crashes.
+  if (file_backed) {
+    if (absl::Status s = c.Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
+  }
+  return c.Execute(
+      "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
+      "PRAGMA cache_size = -65536;");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
+  const bool in_memory = path == ":memory:";
+  if (!in_memory) {
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code error;
+    if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  }
+  auto writer = Connection::Open(path, Connection::Mode::kReadWriteCreate);
+  if (!writer.ok()) return writer.status();
+  if (absl::StatusOr<int64_t> v = CheckStore(**writer); !v.ok()) return v.status();
+  if (absl::Status s = ConfigureWriter(**writer, !in_memory); !s.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot configure ", path, ": ", s.message()));
+  }
+  if (absl::Status s = Migrate(**writer); !s.ok()) return s;
+  auto store = std::make_unique<SqliteStore>(*std::move(writer), nullptr,
+                                             in_memory ? std::string() : path);
+  if (absl::Status s = store->Init(); !s.ok()) return s;
+  return store;
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path) {
+  auto connection = Connection::Open(path, Connection::Mode::kReadOnly);
+  if (!connection.ok()) return connection.status();
+  absl::StatusOr<int64_t> version = CheckStore(**connection);
+  if (!version.ok()) return version.status();
+  if (*version == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is an empty SQLite file, not a perfcast store"));
+  }
+  if (*version < CurrentSchemaVersion()) {
+    auto copy = Connection::Open(":memory:", Connection::Mode::kReadWriteCreate);
+    if (!copy.ok()) return copy.status();
+    sqlite3_backup* backup = sqlite3_backup_init((*copy)->raw(), "main", (*connection)->raw(), "main");
+    if (backup == nullptr) return SqliteError((*copy)->raw(), SQLITE_ERROR, "copy for migration");
+    sqlite3_backup_step(backup, -1);
+    if (int rc = sqlite3_backup_finish(backup); rc != SQLITE_OK) {
+      return SqliteError((*copy)->raw(), rc, "copy for migration");
+    }
+    if (absl::Status s = Migrate(**copy); !s.ok()) return s;
+    connection = std::move(copy);
+  }
+  return std::unique_ptr<Store>(
+      std::make_unique<SqliteStore>(nullptr, *std::move(connection), std::string()));
+}
+
+absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version) {
+  if (std::filesystem::exists(path)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " already exists"));
+  }
+  auto connection = Connection::Open(path, Connection::Mode::kReadWriteCreate);
+  if (!connection.ok()) return connection.status();
+  return Migrate(**connection, version);
+}
+
+}  // namespace perfcast::db

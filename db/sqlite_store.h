@@ -1,0 +1,34 @@
+// The SQLite implementation of Store: one file, WAL journal, foreign keys,
+// STRICT tables, migrations keyed by `PRAGMA user_version` (schema.h),
+// prepared statements and one transaction per import.
+//
+// Durability: `synchronous=FULL` in WAL mode, so an import whose Commit()
+// returned OK survives a process crash and a power cut.
+#ifndef PERFCAST_DB_SQLITE_STORE_H_
+#define PERFCAST_DB_SQLITE_STORE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "db/store.h"
+
+namespace perfcast::db {
+
+// Opens or creates the store file at `path`, migrating it to the current
+// schema. ":memory:" gives a private in-memory store (tests, benchmarks).
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path);
+
+// Opens an existing store file without ever writing to it. A file of an older
+// schema version is copied into memory and migrated there, so an agent file
+// from an older release imports as well as a current one.
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path);
+
+// Creates a store at `path` with schema version `version` exactly (tests of
+// migrations from every older version use this). FailedPrecondition if the
+// file already exists.
+absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version);
+
+}  // namespace perfcast::db
+
+#endif  // PERFCAST_DB_SQLITE_STORE_H_

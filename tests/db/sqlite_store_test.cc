@@ -1,0 +1,277 @@
+#include "db/sqlite_store.h"
+
+#include <set>
+#include <string>
+#include <thread>
+
+#include "db/store.h"
+#include "gtest/gtest.h"
+#include "tests/db/test_util.h"
+
+namespace perfcast::db {
+namespace {
+
+using perfcast::testing::SampleNode;
+using perfcast::testing::SampleProfile;
+using perfcast::testing::TempDir;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = OpenStore(dir_.File("store.db"));
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store_ = *std::move(opened);
+  }
+
+  ImportSummary Import(const std::vector<models::Profile>& profiles) {
+    auto import = store_->BeginImport();
+    EXPECT_TRUE(import.ok()) << import.status();
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      EXPECT_TRUE((*import)->Add(static_cast<int64_t>(i), profiles[i]).ok());
+    }
+    auto summary = (*import)->Commit();
+    EXPECT_TRUE(summary.ok()) << summary.status();
+    return summary.ok() ? *summary : ImportSummary{};
+  }
+
+  std::vector<models::Profile> All(const ProfileFilter& filter = {}) {
+    std::vector<models::Profile> out;
+    EXPECT_TRUE(store_->ScanProfiles(filter, [&](const models::Profile& p) {
+                  out.push_back(p);
+                  return true;
+                }).ok());
+    return out;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, RegisterGetRoundTripsEveryField) {
+  models::Node node = SampleNode("n1");
+  auto registered = store_->RegisterNode(node);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  EXPECT_GT(registered->id, 0);
+  EXPECT_GT(registered->registered_at_us, 0);
+  auto fetched = store_->GetNode("n1");
+  ASSERT_TRUE(fetched.ok());
+  EXPECT_EQ(*fetched, *registered);
+  EXPECT_EQ(fetched->measured.launch_latency_us, 4.25);
+  EXPECT_FALSE(fetched->measured.fp32_tflops.has_value());
+}
+
+TEST_F(StoreTest, DuplicateNameIsAlreadyExists) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  auto again = store_->RegisterNode(SampleNode("n1", "A100-SXM4-80GB"));
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->GetNode("n1")->gpu.model, "H100-SXM5-80GB");
+}
+
+TEST_F(StoreTest, InvalidNodesAreRejected) {
+  models::Node node = SampleNode("");
+  EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
+  node = SampleNode("x");
+  node.gpu.model.clear();
+  EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
+  node = SampleNode("x");
+  node.gpu.memory_bandwidth_gbs = -1;
+  EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
+  node = SampleNode("x");
+  node.labels["bad key'"] = "v";
+  EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->GetNode("x").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, ListFiltersAndPaginates) {
+  for (int i = 0; i < 7; ++i) {
+    models::Node node = SampleNode("n" + std::to_string(i), i % 2 ? "A100-SXM4-80GB" : "H100-SXM5-80GB");
+    node.labels["pool"] = i < 3 ? "train" : "serve";
+    ASSERT_TRUE(store_->RegisterNode(node).ok());
+  }
+  NodeFilter filter;
+  filter.page_size = 3;
+  std::vector<std::string> names;
+  do {
+    auto page = store_->ListNodes(filter);
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_LE(page->nodes.size(), 3u);
+    for (const auto& n : page->nodes) names.push_back(n.name);
+    filter.page_token = page->next_page_token;
+  } while (!filter.page_token.empty());
+  EXPECT_EQ(names.size(), 7u);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 7u);
+
+  NodeFilter by_gpu{.gpu_model = "A100-SXM4-80GB"};
+  EXPECT_EQ(store_->ListNodes(by_gpu)->nodes.size(), 3u);
+  NodeFilter by_label{.labels = {{"pool", "train"}}};
+  EXPECT_EQ(store_->ListNodes(by_label)->nodes.size(), 3u);
+  NodeFilter both{.gpu_model = "H100-SXM5-80GB", .labels = {{"pool", "serve"}}};
+  EXPECT_EQ(store_->ListNodes(both)->nodes.size(), 2u);
+
+  EXPECT_EQ(store_->ListNodes({.page_size = 0}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ListNodes({.page_token = "abc"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, ImportCountsAcceptedDuplicatesAndRejected) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  std::vector<models::Profile> batch;
+  for (int i = 0; i < 5; ++i) batch.push_back(SampleProfile("n1", i));
+  models::Profile bad = SampleProfile("n1", 99);
+  bad.iteration.mean_ms = -3;
+  batch.insert(batch.begin() + 2, bad);
+  batch.push_back(SampleProfile("ghost", 1));  // unknown node
+  batch.push_back(SampleProfile("n1", 0));     // duplicate within the import
+
+  ImportSummary first = Import(batch);
+  EXPECT_EQ(first.accepted, 5);
+  EXPECT_EQ(first.duplicates, 1);
+  ASSERT_EQ(first.rejected.size(), 2u);
+  EXPECT_EQ(first.rejected[0].index, 2);
+  EXPECT_NE(first.rejected[0].reason.find("mean_ms"), std::string::npos);
+  EXPECT_EQ(first.rejected[1].index, 6);
+  EXPECT_NE(first.rejected[1].reason.find("ghost"), std::string::npos);
+  EXPECT_EQ(*store_->CountProfiles({}), 5);
+
+  // Importing the same run again is idempotent.
+  ImportSummary second = Import(batch);
+  EXPECT_EQ(second.accepted, 0);
+  EXPECT_EQ(second.duplicates, 6);
+  EXPECT_EQ(*store_->CountProfiles({}), 5);
+}
+
+TEST_F(StoreTest, ProfilesRoundTripThroughScan) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  models::Profile p = SampleProfile("n1", 3);
+  p.phases.h2d_ms = 0.01;
+  p.repeat_cv = 0.015;
+  p.roofline_fraction = 0.5;
+  ASSERT_EQ(Import({p}).accepted, 1);
+  auto all = All();
+  ASSERT_EQ(all.size(), 1u);
+  models::Profile stored = all[0];
+  EXPECT_GT(stored.id, 0);
+  EXPECT_EQ(stored.content_hash, models::ComputeContentHash(stored));
+  stored.id = 0;
+  stored.content_hash.clear();
+  EXPECT_EQ(stored, p);
+}
+
+TEST_F(StoreTest, RolledBackImportLeavesStoreUnchanged) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  ASSERT_EQ(Import({SampleProfile("n1", 1)}).accepted, 1);
+  {
+    auto import = store_->BeginImport();
+    ASSERT_TRUE(import.ok());
+    models::Node agent_node = SampleNode("agent-node");
+    ASSERT_TRUE((*import)->UpsertNode(agent_node).ok());
+    for (int i = 2; i < 50; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("agent-node", i)).ok());
+    EXPECT_EQ((*import)->summary().accepted, 48);
+    // Destroyed without Commit: an interrupted stream.
+  }
+  EXPECT_EQ(*store_->CountProfiles({}), 1);
+  EXPECT_EQ(store_->GetNode("agent-node").status().code(), absl::StatusCode::kNotFound);
+  // The store is still writable afterwards.
+  EXPECT_EQ(Import({SampleProfile("n1", 2)}).accepted, 1);
+}
+
+TEST_F(StoreTest, UpsertNodeRefreshesMeasurementsButKeepsGpuModel) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  models::Node refreshed = SampleNode("n1");
+  refreshed.measured.bf16_tflops = 700;
+  ASSERT_TRUE((*import)->UpsertNode(refreshed).ok());
+  models::Node other = SampleNode("n1", "L4-24GB");
+  EXPECT_EQ((*import)->UpsertNode(other).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE((*import)->Commit().ok());
+  EXPECT_EQ(store_->GetNode("n1")->measured.bf16_tflops, 700);
+}
+
+TEST_F(StoreTest, ScanFilters) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("h", "H100-SXM5-80GB")).ok());
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("a", "A100-SXM4-80GB")).ok());
+  std::vector<models::Profile> batch;
+  for (int i = 0; i < 6; ++i) batch.push_back(SampleProfile(i < 4 ? "h" : "a", i));
+  models::Profile model_run = SampleProfile("h", 10);
+  model_run.workload = {};
+  model_run.workload.family = "lstm";
+  model_run.workload.phase = models::Phase::kTrain;
+  batch.push_back(model_run);
+  ASSERT_EQ(Import(batch).accepted, 7);
+  EXPECT_EQ(All({.node_name = "h"}).size(), 5u);
+  EXPECT_EQ(All({.gpu_model = "A100-SXM4-80GB"}).size(), 2u);
+  EXPECT_EQ(All({.family = "lstm"}).size(), 1u);
+  EXPECT_EQ(All({.phase = models::Phase::kTrain}).size(), 1u);
+  EXPECT_EQ(All({.kind = models::WorkloadKind::kOperation}).size(), 6u);
+  EXPECT_EQ(All({.since_us = 1'760'000'000'000'000 + 4}).size(), 3u);
+  EXPECT_EQ(All({.limit = 2}).size(), 2u);
+  EXPECT_EQ(*store_->CountProfiles({.node_name = "a"}), 2);
+}
+
+TEST_F(StoreTest, DeregisterNeedsPurgeWhenProfilesExist) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n2")).ok());
+  ASSERT_EQ(Import({SampleProfile("n1", 1), SampleProfile("n2", 2)}).accepted, 2);
+  EXPECT_EQ(store_->DeregisterNode("n1", false).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(*store_->CountProfiles({}), 2);
+  EXPECT_TRUE(store_->DeregisterNode("n1", true).ok());
+  EXPECT_EQ(*store_->CountProfiles({}), 1);
+  EXPECT_EQ(store_->GetNode("n1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->DeregisterNode("n1", true).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, ModelsAreVersionedPerName) {
+  StoredModel m{.name = "default", .target = "train_iteration_ms", .summary = "s",
+                .cv_mape = 0.1, .payload = "{\"a\":1}"};
+  auto v1 = store_->SaveModel(m);
+  auto v2 = store_->SaveModel(m);
+  m.name = "other";
+  auto o1 = store_->SaveModel(m);
+  ASSERT_TRUE(v1.ok() && v2.ok() && o1.ok());
+  EXPECT_EQ(v1->version, 1);
+  EXPECT_EQ(v2->version, 2);
+  EXPECT_EQ(o1->version, 1);
+  auto latest = store_->LatestModel("default");
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ(latest->id, v2->id);
+  EXPECT_EQ(latest->payload, "{\"a\":1}");
+  EXPECT_EQ(store_->GetModel(v1->id)->version, 1);
+  EXPECT_EQ(store_->ListModels()->size(), 3u);
+  EXPECT_EQ(store_->LatestModel("none").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetModel(12345).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, SkippedRunsAreKept) {
+  ASSERT_TRUE(store_->RecordSkipped({"n1", "model/lstm{}/b1/fp64/train/adam", "out of memory", 5}).ok());
+  auto skipped = store_->ListSkipped();
+  ASSERT_TRUE(skipped.ok());
+  ASSERT_EQ(skipped->size(), 1u);
+  EXPECT_EQ((*skipped)[0].reason, "out of memory");
+}
+
+TEST_F(StoreTest, ReadOnlyStoreRefusesWrites) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  auto ro = OpenStoreReadOnly(dir_.File("store.db"));
+  ASSERT_TRUE(ro.ok()) << ro.status();
+  EXPECT_EQ((*ro)->GetNode("n1")->name, "n1");
+  EXPECT_EQ((*ro)->RegisterNode(SampleNode("n2")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*ro)->BeginImport().status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(StoreTest, ConcurrentReadersSeeCommittedDataOnly) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", i)).ok());
+  int64_t seen_during = -1;
+  std::thread reader([&] { seen_during = *store_->CountProfiles({}); });
+  reader.join();
+  EXPECT_EQ(seen_during, 0);
+  ASSERT_TRUE((*import)->Commit().ok());
+  EXPECT_EQ(*store_->CountProfiles({}), 10);
+}
+
+}  // namespace
+}  // namespace perfcast::db
