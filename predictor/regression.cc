@@ -1,0 +1,232 @@
+#include "predictor/regression.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace perfcast::predictor {
+namespace {
+
+// Relative pivot below which a design counts as rank deficient. Standardised
+// columns have unit scale, so this is a statement about collinearity, not units.
+constexpr double kRankTolerance = 1e-10;
+constexpr double kGramPivotTolerance = 1e-11;
+
+absl::StatusOr<Eigen::VectorXd> SolveUnconstrained(const Eigen::MatrixXd& g,
+                                                   const Eigen::VectorXd& c) {
+  Eigen::LDLT<Eigen::MatrixXd> ldlt(g);
+  if (ldlt.info() != Eigen::Success) {
+    return absl::FailedPreconditionError("normal equations: factorisation failed");
+  }
+  const Eigen::VectorXd d = ldlt.vectorD();
+  const double largest = d.cwiseAbs().maxCoeff();
+  if (!(largest > 0) || d.minCoeff() <= kGramPivotTolerance * largest) {
+    return absl::FailedPreconditionError(
+        "normal equations are singular: the selected features are collinear");
+  }
+  Eigen::VectorXd beta = ldlt.solve(c);
+  if (!beta.allFinite()) {
+    return absl::FailedPreconditionError("normal equations gave a non-finite solution");
+  }
+  return beta;
+}
+
+// Lawson & Hanson (1974), "Solving Least Squares Problems", ch. 23, written
+// against the Gram matrix: the gradient is c − gβ and each passive-set solve
+// is a sub-block of g.
+absl::StatusOr<Eigen::VectorXd> SolveNonNegative(const Eigen::MatrixXd& g,
+                                                 const Eigen::VectorXd& c) {
+  const int p = static_cast<int>(c.size());
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
+  std::vector<bool> passive(p, false);
+  const double tolerance = 1e-12 * std::max(1.0, c.cwiseAbs().maxCoeff());
+
+  auto solve_passive = [&](Eigen::VectorXd& s) -> absl::Status {
+    std::vector<int> index;
+    for (int j = 0; j < p; ++j) {
+      if (passive[j]) index.push_back(j);
+    }
+    const int k = static_cast<int>(index.size());
+    Eigen::MatrixXd sub(k, k);
+    Eigen::VectorXd rhs(k);
+    for (int a = 0; a < k; ++a) {
+      rhs(a) = c(index[a]);
+      for (int b = 0; b < k; ++b) sub(a, b) = g(index[a], index[b]);
+    }
+    absl::StatusOr<Eigen::VectorXd> solved = SolveUnconstrained(sub, rhs);
+    if (!solved.ok()) return solved.status();
+    s = Eigen::VectorXd::Zero(p);
+    for (int a = 0; a < k; ++a) s(index[a]) = (*solved)(a);
+    return absl::OkStatus();
+  };
+
+  for (int outer = 0; outer < 3 * p + 10; ++outer) {
+    const Eigen::VectorXd gradient = c - g * beta;
+    int best = -1;
+    for (int j = 0; j < p; ++j) {
+      if (!passive[j] && gradient(j) > tolerance &&
+          (best < 0 || gradient(j) > gradient(best))) {
+        best = j;
+      }
+    }
+    if (best < 0) return beta;
+    passive[best] = true;
+    for (int inner = 0; inner < 3 * p + 10; ++inner) {
+      Eigen::VectorXd s;
+      if (absl::Status status = solve_passive(s); !status.ok()) return status;
+      bool feasible = true;
+      for (int j = 0; j < p; ++j) {
+        if (passive[j] && s(j) <= 0) feasible = false;
+      }
+      if (feasible) {
+        beta = s;
+        break;
+      }
+      double alpha = 1;
+      for (int j = 0; j < p; ++j) {
+        if (passive[j] && s(j) <= 0) alpha = std::min(alpha, beta(j) / (beta(j) - s(j)));
+      }
+      beta += alpha * (s - beta);
+      for (int j = 0; j < p; ++j) {
+        if (passive[j] && beta(j) <= tolerance) {
+          passive[j] = false;
+          beta(j) = 0;
+        }
+      }
+    }
+  }
+  return beta;  // Iteration cap reached: beta is feasible and near optimal.
+}
+
+}  // namespace
+
+double LinearFit::Predict(absl::Span<const double> x) const {
+  double y = intercept;
+  for (size_t j = 0; j < coefficients.size(); ++j) {
+    y += coefficients[j] * ((x[j] - mean[j]) / scale[j]);
+  }
+  return y;
+}
+
+std::vector<double> LinearFit::RawCoefficients() const {
+  std::vector<double> raw(coefficients.size());
+  for (size_t j = 0; j < raw.size(); ++j) raw[j] = coefficients[j] / scale[j];
+  return raw;
+}
+
+double LinearFit::RawIntercept() const {
+  double b = intercept;
+  for (size_t j = 0; j < coefficients.size(); ++j) b -= coefficients[j] * mean[j] / scale[j];
+  return b;
+}
+
+absl::StatusOr<Eigen::VectorXd> RowWeights(const Eigen::VectorXd& y,
+                                           const RegressionOptions& options) {
+  if (!options.relative_weights) return Eigen::VectorXd::Ones(y.size());
+  Eigen::VectorXd w(y.size());
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y(i)) || y(i) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relative weights need finite non-zero targets; row ", i, " has ", y(i)));
+    }
+    w(i) = 1.0 / (y(i) * y(i));
+  }
+  return w;
+}
+
+absl::StatusOr<LinearFit> FitLinear(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                                    const RegressionOptions& options) {
+  const Eigen::Index n = x.rows();
+  const Eigen::Index p = x.cols();
+  if (y.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("regression: ", n, " feature rows but ", y.size(), " targets"));
+  }
+  if (n == 0) return absl::InvalidArgumentError("regression: no rows to fit");
+  if (!x.allFinite() || !y.allFinite()) {
+    return absl::InvalidArgumentError("regression: non-finite feature or target");
+  }
+  if (!(options.ridge >= 0)) {
+    return absl::InvalidArgumentError("regression: ridge must be >= 0");
+  }
+  if (n < p + 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "regression: ", n, " rows cannot determine ", p + 1, " coefficients"));
+  }
+  absl::StatusOr<Eigen::VectorXd> weights = RowWeights(y, options);
+  if (!weights.ok()) return weights.status();
+  // Normalised weights: the objective is a weighted mean, independent of n.
+  const Eigen::VectorXd w = *weights / weights->sum();
+
+  LinearFit fit;
+  fit.mean.resize(p);
+  fit.scale.resize(p);
+  Eigen::MatrixXd a(n + (options.ridge > 0 ? p : 0), p);
+  const Eigen::VectorXd sqrt_w = w.cwiseSqrt();
+  for (Eigen::Index j = 0; j < p; ++j) {
+    const double mean = w.dot(x.col(j));
+    const Eigen::VectorXd centred = x.col(j).array() - mean;
+    const double scale = std::sqrt(w.dot(centred.cwiseAbs2()));
+    if (!(scale > 1e-13 * std::max(1.0, std::abs(mean)))) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "regression: column ", j, " is constant over the training rows"));
+    }
+    fit.mean[j] = mean;
+    fit.scale[j] = scale;
+    a.col(j).head(n) = sqrt_w.cwiseProduct(centred) / scale;
+  }
+  fit.intercept = w.dot(y);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(a.rows());
+  b.head(n) = sqrt_w.cwiseProduct((y.array() - fit.intercept).matrix());
+  if (options.ridge > 0) {
+    a.bottomRows(p) = std::sqrt(options.ridge) * Eigen::MatrixXd::Identity(p, p);
+  }
+
+  Eigen::VectorXd beta;
+  if (p == 0) {
+    beta.resize(0);
+  } else if (!options.non_negative) {
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+    qr.setThreshold(kRankTolerance);
+    if (qr.rank() < p) {
+      const int culprit = qr.colsPermutation().indices()(qr.rank());
+      return absl::FailedPreconditionError(absl::StrCat(
+          "regression: singular design, column ", culprit,
+          " is a linear combination of the others"));
+    }
+    beta = qr.solve(b);
+  } else {
+    const Eigen::MatrixXd g = a.transpose() * a;
+    absl::StatusOr<Eigen::VectorXd> solved = SolveGram(g, a.transpose() * b, true);
+    if (!solved.ok()) return solved.status();
+    beta = *solved;
+  }
+  if (!beta.allFinite() || !std::isfinite(fit.intercept)) {
+    return absl::FailedPreconditionError("regression: solution is not finite");
+  }
+  fit.coefficients.assign(beta.data(), beta.data() + beta.size());
+  return fit;
+}
+
+absl::StatusOr<Eigen::VectorXd> SolveGram(const Eigen::MatrixXd& g, const Eigen::VectorXd& c,
+                                          bool non_negative) {
+  if (g.rows() != g.cols() || g.rows() != c.size()) {
+    return absl::InvalidArgumentError("SolveGram: shape mismatch");
+  }
+  if (c.size() == 0) return Eigen::VectorXd();
+  if (!g.allFinite() || !c.allFinite()) {
+    return absl::InvalidArgumentError("SolveGram: non-finite input");
+  }
+  if (non_negative) {
+    // The full matrix must be non-singular too: otherwise the active-set
+    // answer is not unique and depends on the order of the columns.
+    absl::StatusOr<Eigen::VectorXd> check = SolveUnconstrained(g, c);
+    if (!check.ok()) return check.status();
+    if (check->minCoeff() >= 0) return check;
+    return SolveNonNegative(g, c);
+  }
+  return SolveUnconstrained(g, c);
+}
+
+}  // namespace perfcast::predictor
