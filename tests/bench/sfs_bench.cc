@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <Eigen/Dense>
 
 #include "absl/strings/numbers.h"
@@ -47,7 +49,7 @@ using perfcast::predictor::SfsResult;
 constexpr char kUsage[] =
     "usage: sfs_bench [--rows=100000] [--features=60] [--true=8] [--select=8]\n"
     "                 [--folds=5] [--seed=2024] [--repeats=3] [--npy=/tmp/sfs_bench.npy]\n"
-    "                 [--no-sklearn]\n"
+    "                 [--python=/usr/bin/python3] [--no-sklearn]\n"
     "Times perfcast's SFS and scikit-learn's SequentialFeatureSelector on the same\n"
     "synthetic data and prints both times, their ratio and whether they agree.\n";
 
@@ -61,6 +63,9 @@ struct Flags {
   int repeats = 3;
   std::string npy = "/tmp/sfs_bench.npy";
   bool sklearn = true;
+  // Debian's interpreter has python3-sklearn; a python3 earlier on PATH
+  // (pyenv, venv) often has not.
+  std::string python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -87,6 +92,7 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     else if (name == "--seed") ok = absl::SimpleAtoi(value, &flags.seed);
     else if (name == "--repeats") ok = absl::SimpleAtoi(value, &flags.repeats);
     else if (name == "--npy") flags.npy = value;
+    else if (name == "--python") flags.python = value;
     else return false;
     if (!ok) return false;
   }
@@ -246,7 +252,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sfs_bench: cannot write %s\n", flags.npy.c_str());
     return 1;
   }
-  const std::string command = absl::StrFormat("python3 %s %s %d %d", PERFCAST_SFS_SKLEARN_SCRIPT,
+  const std::string command = absl::StrFormat("%s %s %s %d %d", flags.python, PERFCAST_SFS_SKLEARN_SCRIPT,
                                               flags.npy, flags.select, flags.folds);
   std::FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {

@@ -1,0 +1,53 @@
+// The entry points that describe workloads with models::Describe. Kept apart
+// from predictor.cc so that code working from descriptors alone (tests,
+// imports that carry their own) does not link the descriptor library.
+#include "absl/strings/str_cat.h"
+#include "models/descriptor.h"
+#include "predictor/evaluate.h"
+#include "predictor/predictor.h"
+
+namespace perfcast::predictor {
+namespace {
+
+absl::StatusOr<std::vector<DescribedProfile>> DescribeAll(
+    absl::Span<const models::Profile> profiles) {
+  std::vector<DescribedProfile> described;
+  described.reserve(profiles.size());
+  for (const models::Profile& profile : profiles) {
+    absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(profile.workload);
+    if (!descriptor.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("profile ", profile.id, " (",
+                                                     profile.workload.Key(), "): ",
+                                                     descriptor.status().message()));
+    }
+    described.push_back({profile, *std::move(descriptor)});
+  }
+  return described;
+}
+
+}  // namespace
+
+absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
+                                   const std::map<std::string, models::Node>& nodes,
+                                   const FitOptions& options) {
+  absl::StatusOr<std::vector<DescribedProfile>> described = DescribeAll(profiles);
+  if (!described.ok()) return described.status();
+  return FitDescribed(*described, nodes, options);
+}
+
+absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
+                                   const models::Node& node) {
+  absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(spec);
+  if (!descriptor.ok()) return descriptor.status();
+  return PredictDescribed(model, *descriptor, node);
+}
+
+absl::StatusOr<EvaluationReport> Evaluate(absl::Span<const models::Profile> profiles,
+                                          const std::map<std::string, models::Node>& nodes,
+                                          const EvaluateOptions& options) {
+  absl::StatusOr<std::vector<DescribedProfile>> described = DescribeAll(profiles);
+  if (!described.ok()) return described.status();
+  return EvaluateDescribed(*described, nodes, options);
+}
+
+}  // namespace perfcast::predictor

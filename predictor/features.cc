@@ -1,0 +1,188 @@
+#include "predictor/features.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace perfcast::predictor {
+namespace {
+
+using Op = FeatureOp;
+
+// Seconds to the milliseconds every target is in.
+constexpr double kMs = 1e3;
+
+constexpr FeatureDef kOperationFeatures[] = {
+    {"flops", Op::kInput, "flops", "", 1, false, "floating-point operations per call"},
+    {"bytes", Op::kInput, "bytes", "", 1, false, "device-memory bytes per call"},
+    {"launches", Op::kInput, "launches", "", 1, false, "kernel launches per call"},
+    {"work_items", Op::kInput, "work_items", "", 1, false, "independent tiles of work"},
+    {"sm_count", Op::kInput, "sm_count", "", 1, false, "streaming multiprocessors"},
+    {"flops_per_s", Op::kInput, "flops_per_s", "", 1, false, "effective rate, op precision"},
+    {"memory_bytes_per_s", Op::kInput, "memory_bytes_per_s", "", 1, false, "effective bandwidth"},
+    {"launch_latency_s", Op::kInput, "launch_latency_s", "", 1, false, "launch latency"},
+    {"h2d_bytes_per_s", Op::kInput, "h2d_bytes_per_s", "", 1, false, "host->device bandwidth"},
+    {"compute_ms", Op::kRatio, "flops", "flops_per_s", kMs, true,
+     "math time at the effective peak rate"},
+    {"memory_ms", Op::kRatio, "bytes", "memory_bytes_per_s", kMs, true,
+     "memory time at the effective bandwidth"},
+    {"roofline_ms", Op::kMax, "compute_ms", "memory_ms", 1, true,
+     "roofline time: the binding one of math and memory"},
+    {"overlap_ms", Op::kMin, "compute_ms", "memory_ms", 1, true,
+     "the non-binding one: what imperfect overlap adds"},
+    {"waves", Op::kCeilRatio, "work_items", "sm_count", 1, false, "waves of tiles over the SMs"},
+    {"wave_fill", Op::kRatio, "waves", "work_items", 1, false, "waves per tile"},
+    {"wave_slots", Op::kProduct, "wave_fill", "sm_count", 1, false,
+     "SM slots per tile: >= 1, the tail effect of the last wave"},
+    {"wave_compute_ms", Op::kProduct, "compute_ms", "wave_slots", 1, true,
+     "math time with the last wave's idle SMs counted"},
+    {"launch_ms", Op::kProduct, "launches", "launch_latency_s", kMs, true,
+     "launch overhead"},
+    {"wave_launch_ms", Op::kProduct, "waves", "launch_latency_s", kMs, true,
+     "a per-wave scheduling cost of about one launch latency"},
+    {"h2d_ms", Op::kRatio, "bytes", "h2d_bytes_per_s", kMs, true,
+     "bytes over the host link (host->device copies)"},
+};
+
+constexpr FeatureDef kWorkloadFeatures[] = {
+    {"level1_ms", Op::kInput, "level1_ms", "", 1, true,
+     "sum of level-1 predictions over the operations of an iteration"},
+    {"compute_ms", Op::kInput, "compute_ms", "", 1, true, "Σ operations' math time"},
+    {"memory_ms", Op::kInput, "memory_ms", "", 1, true, "Σ operations' memory time"},
+    {"roofline_ms", Op::kInput, "roofline_ms", "", 1, true, "Σ operations' roofline time"},
+    {"launch_ms", Op::kInput, "launch_ms", "", 1, true, "kernel launches × latency"},
+    {"input_bytes", Op::kInput, "input_bytes", "", 1, false, "host->device bytes"},
+    {"h2d_bytes_per_s", Op::kInput, "h2d_bytes_per_s", "", 1, false, "host->device bandwidth"},
+    {"launch_latency_s", Op::kInput, "launch_latency_s", "", 1, false, "launch latency"},
+    {"h2d_ms", Op::kRatio, "input_bytes", "h2d_bytes_per_s", kMs, true,
+     "input batch over the host link"},
+    {"inner_modules", Op::kInput, "inner_modules", "", 1, true, "layers / blocks"},
+    {"batch", Op::kInput, "batch", "", 1, true, "batch size"},
+    {"seq_len", Op::kInput, "seq_len", "", 1, true, "sequence length, 0 if none"},
+    {"amp", Op::kInput, "amp", "", 1, true, "1 for fp16/bf16 mixed precision"},
+    {"module_latency_ms", Op::kProduct, "inner_modules", "launch_latency_s", kMs, true,
+     "per-module host work, scaled by the host's launch latency"},
+};
+
+bool Evaluate(const FeatureDef& def, const FeatureInputs& values, double& out) {
+  auto get = [&](absl::string_view name, double& v) {
+    auto it = values.find(name);
+    if (it == values.end()) return false;
+    v = it->second;
+    return true;
+  };
+  double a = 0, b = 0;
+  if (!get(def.a, a)) return false;
+  if (def.op != Op::kInput && def.op != Op::kInverse && !get(def.b, b)) return false;
+  switch (def.op) {
+    case Op::kInput: out = a; break;
+    case Op::kRatio: out = def.factor * a / b; break;
+    case Op::kProduct: out = def.factor * a * b; break;
+    case Op::kInverse: out = def.factor / a; break;
+    case Op::kMax: out = std::max(a, b); break;
+    case Op::kMin: out = std::min(a, b); break;
+    case Op::kCeilRatio: out = std::ceil(a / b); break;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Span<const FeatureDef> OperationFeatureTable() { return kOperationFeatures; }
+absl::Span<const FeatureDef> WorkloadFeatureTable() { return kWorkloadFeatures; }
+
+absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef> table,
+                                                     const FeatureInputs& inputs,
+                                                     absl::Span<const std::string> names) {
+  FeatureInputs values = inputs;
+  for (const FeatureDef& def : table) {
+    double v = 0;
+    if (Evaluate(def, values, v)) values[def.name] = v;
+  }
+  std::vector<double> out;
+  out.reserve(names.size());
+  for (const std::string& name : names) {
+    auto it = values.find(name);
+    if (it == values.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("feature '", name, "' cannot be computed"));
+    }
+    if (!std::isfinite(it->second)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature '", name, "' is not finite (", it->second, ")"));
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
+                                        absl::Span<const std::string> available) {
+  absl::flat_hash_map<std::string, bool> known;
+  for (const std::string& name : available) known[name] = true;
+  std::vector<std::string> names;
+  for (const FeatureDef& def : table) {
+    const bool needs_b = def.op != Op::kInput && def.op != Op::kInverse;
+    if (!known.contains(def.a) || (needs_b && !known.contains(def.b))) continue;
+    known[def.name] = true;
+    if (def.candidate) names.emplace_back(def.name);
+  }
+  return names;
+}
+
+FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates& rates) {
+  return {
+      {"flops", op.flops},
+      {"bytes", op.bytes},
+      {"launches", op.launches},
+      {"work_items", std::max(1.0, op.work_items)},
+      {"sm_count", static_cast<double>(rates.sm_count)},
+      {"flops_per_s", rates.FlopsPerSecond(op.precision)},
+      {"memory_bytes_per_s", rates.memory_bytes_per_s},
+      {"launch_latency_s", rates.launch_latency_s},
+      {"h2d_bytes_per_s", rates.h2d_bytes_per_s},
+  };
+}
+
+double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates) {
+  const double compute = op.flops / rates.FlopsPerSecond(op.precision);
+  const double memory = op.op_class == models::OpClass::kHostToDevice
+                            ? op.bytes / rates.h2d_bytes_per_s
+                            : op.bytes / rates.memory_bytes_per_s;
+  return kMs * (std::max(compute, memory) + op.launches * rates.launch_latency_s);
+}
+
+FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
+                             const EffectiveRates& rates) {
+  double compute = 0, memory = 0, roofline = 0, launches = 0;
+  for (const models::Operation& op : descriptor.operations) {
+    const double c = op.count * op.flops / rates.FlopsPerSecond(op.precision);
+    const double m = op.count * op.bytes / rates.memory_bytes_per_s;
+    compute += c;
+    memory += m;
+    roofline += std::max(c, m);
+    launches += op.count * op.launches;
+  }
+  if (descriptor.kernel_launches > 0) launches = descriptor.kernel_launches;
+  const auto& params = descriptor.spec.params;
+  const auto seq = params.find("seq_len");
+  const models::Precision precision = descriptor.spec.precision;
+  return {
+      {"compute_ms", kMs * compute},
+      {"memory_ms", kMs * memory},
+      {"roofline_ms", kMs * roofline},
+      {"launch_ms", kMs * launches * rates.launch_latency_s},
+      {"input_bytes", descriptor.input_bytes},
+      {"h2d_bytes_per_s", rates.h2d_bytes_per_s},
+      {"launch_latency_s", rates.launch_latency_s},
+      {"inner_modules", static_cast<double>(descriptor.inner_modules)},
+      {"batch", static_cast<double>(descriptor.spec.batch_size)},
+      {"seq_len", seq == params.end() ? 0.0 : static_cast<double>(seq->second)},
+      {"amp", precision == models::Precision::kFp16Amp ||
+                      precision == models::Precision::kBf16Amp
+                  ? 1.0
+                  : 0.0},
+  };
+}
+
+}  // namespace perfcast::predictor

@@ -1,0 +1,88 @@
+// The candidate features, declared as data.
+//
+// A feature table is a list of definitions evaluated in order; each defines a
+// named value from inputs (quantities the dataset code computes from a
+// descriptor and a node's effective rates) or from earlier definitions.
+// Candidates are what forward selection may choose. They are time-like on
+// purpose (work ÷ rate, in milliseconds): a model whose few coefficients are
+// efficiencies extrapolates to unseen GPUs, one over raw hardware columns
+// does not (see DESIGN.md, "Prediction").
+//
+// Thread-safe: the tables are constants.
+#ifndef PERFCAST_PREDICTOR_FEATURES_H_
+#define PERFCAST_PREDICTOR_FEATURES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "models/descriptor.h"
+#include "predictor/rates.h"
+
+namespace perfcast::predictor {
+
+enum class FeatureOp {
+  kInput,      // value of input `a`
+  kRatio,      // factor · a / b
+  kProduct,    // factor · a · b
+  kInverse,    // factor / a
+  kMax,        // max(a, b)
+  kMin,        // min(a, b)
+  kCeilRatio,  // ceil(a / b)
+};
+
+struct FeatureDef {
+  absl::string_view name;
+  FeatureOp op;
+  absl::string_view a;
+  absl::string_view b;  // unused by kInput and kInverse
+  double factor;        // for kRatio, kProduct, kInverse
+  bool candidate;       // may forward selection choose it?
+  absl::string_view doc;
+};
+
+// Level 1: one call of one operation on one node. Inputs: flops, bytes,
+// launches, work_items, sm_count, flops_per_s (of the op's precision),
+// memory_bytes_per_s, launch_latency_s, h2d_bytes_per_s.
+absl::Span<const FeatureDef> OperationFeatureTable();
+
+// Level 2: one iteration of a workload on one node. Inputs: the level-1 sum
+// level1_ms (absent without level-1 models), per-iteration sums over the
+// operations of compute_ms, memory_ms, roofline_ms, launch_ms, and
+// input_bytes, launch_latency_s, h2d_bytes_per_s, inner_modules, batch,
+// seq_len (0 where the family has none), amp (1 for fp16/bf16 amp).
+absl::Span<const FeatureDef> WorkloadFeatureTable();
+
+// Evaluates `table` on `inputs`; returns the candidates' values in table
+// order (names from CandidateNames). A definition whose inputs are missing
+// yields no value and its candidate is left out, so `names` must be passed
+// to say which candidates the caller expects: InvalidArgument if one of
+// those cannot be evaluated or is not finite.
+using FeatureInputs = absl::flat_hash_map<std::string, double>;
+absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef> table,
+                                                     const FeatureInputs& inputs,
+                                                     absl::Span<const std::string> names);
+
+// The candidate names of `table` whose inputs are all in `available`.
+std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
+                                        absl::Span<const std::string> available);
+
+// Inputs of the level-1 table for one call of `op` with `rates`.
+FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates& rates);
+
+// Roofline time of one call, in ms, uncalibrated: max(compute, memory) plus
+// launches × latency. Level 2 prices operations of a class that has no
+// level-1 model with it.
+double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates);
+
+// Inputs of the level-2 table for one iteration (level1_ms excluded: the
+// predictor adds it).
+FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
+                             const EffectiveRates& rates);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_FEATURES_H_

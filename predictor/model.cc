@@ -1,0 +1,230 @@
+#include "predictor/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace perfcast::predictor {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::pair<models::OpClass, absl::string_view> kOpClassKeys[] = {
+    {models::OpClass::kGemm, "gemm"},
+    {models::OpClass::kConv, "conv"},
+    {models::OpClass::kRecurrent, "recurrent"},
+    {models::OpClass::kAttention, "attention"},
+    {models::OpClass::kElementwise, "elementwise"},
+    {models::OpClass::kEmbedding, "embedding"},
+    {models::OpClass::kOptimizer, "optimizer"},
+    {models::OpClass::kHostToDevice, "h2d"},
+    {models::OpClass::kHostOverhead, "host"},
+};
+
+absl::Status CheckFinite(const json& value, absl::string_view where) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    return absl::InvalidArgumentError(absl::StrCat("model: non-finite number in ", where));
+  }
+  if (value.is_array() || value.is_object()) {
+    for (const auto& [key, item] : value.items()) {
+      if (absl::Status status = CheckFinite(item, absl::StrCat(where, "/", key)); !status.ok()) {
+        return status;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+json ToJson(const FittedModel& m) {
+  return json{
+      {"level", m.level},
+      {"target", m.target},
+      {"scope", m.scope},
+      {"features", m.features},
+      {"mean", m.fit.mean},
+      {"scale", m.fit.scale},
+      {"coefficients", m.fit.coefficients},
+      {"intercept", m.fit.intercept},
+      {"ridge", m.regression.ridge},
+      {"non_negative", m.regression.non_negative},
+      {"relative_weights", m.regression.relative_weights},
+      {"scoring", std::string(ScoringName(m.scoring))},
+      {"cv_loss", m.cv_loss},
+      {"cv_mape", m.cv_mape},
+      {"cv_error_quantiles", m.cv_error_quantiles},
+      {"training_rows", m.training_rows},
+      {"training_gpus", m.training_gpus},
+      {"feature_min", m.feature_min},
+      {"feature_max", m.feature_max},
+      {"created_at_us", m.created_at_us},
+  };
+}
+
+// Reads field `key` of `object` into `out`, InvalidArgument when absent or
+// of the wrong type. nlohmann's get<> would throw; this never does.
+template <typename T>
+absl::Status Read(const json& object, const char* key, T& out) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("model: missing field '", key, "'"));
+  }
+  const json& v = *it;
+  bool ok = false;
+  if constexpr (std::is_same_v<T, bool>) {
+    ok = v.is_boolean();
+  } else if constexpr (std::is_integral_v<T>) {
+    ok = v.is_number_integer();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    ok = v.is_number();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    ok = v.is_string();
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    ok = v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number(); });
+  } else {
+    ok = v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat("model: field '", key, "' has the wrong type"));
+  }
+  out = v.get<T>();
+  return absl::OkStatus();
+}
+
+#define PERFCAST_READ(object, key, out)                                 \
+  if (absl::Status status = Read(object, key, out); !status.ok()) return status
+
+absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
+  if (!j.is_object()) return absl::InvalidArgumentError("model: a fitted model must be an object");
+  FittedModel m;
+  std::string scoring;
+  PERFCAST_READ(j, "level", m.level);
+  PERFCAST_READ(j, "target", m.target);
+  PERFCAST_READ(j, "scope", m.scope);
+  PERFCAST_READ(j, "features", m.features);
+  PERFCAST_READ(j, "mean", m.fit.mean);
+  PERFCAST_READ(j, "scale", m.fit.scale);
+  PERFCAST_READ(j, "coefficients", m.fit.coefficients);
+  PERFCAST_READ(j, "intercept", m.fit.intercept);
+  PERFCAST_READ(j, "ridge", m.regression.ridge);
+  PERFCAST_READ(j, "non_negative", m.regression.non_negative);
+  PERFCAST_READ(j, "relative_weights", m.regression.relative_weights);
+  PERFCAST_READ(j, "scoring", scoring);
+  PERFCAST_READ(j, "cv_loss", m.cv_loss);
+  PERFCAST_READ(j, "cv_mape", m.cv_mape);
+  PERFCAST_READ(j, "cv_error_quantiles", m.cv_error_quantiles);
+  PERFCAST_READ(j, "training_rows", m.training_rows);
+  PERFCAST_READ(j, "training_gpus", m.training_gpus);
+  PERFCAST_READ(j, "feature_min", m.feature_min);
+  PERFCAST_READ(j, "feature_max", m.feature_max);
+  PERFCAST_READ(j, "created_at_us", m.created_at_us);
+  absl::StatusOr<Scoring> parsed = ParseScoring(scoring);
+  if (!parsed.ok()) return parsed.status();
+  m.scoring = *parsed;
+  const size_t p = m.features.size();
+  if (m.fit.mean.size() != p || m.fit.scale.size() != p || m.fit.coefficients.size() != p ||
+      m.feature_min.size() != p || m.feature_max.size() != p) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", m.scope, "': per-feature vectors disagree in length"));
+  }
+  for (double s : m.fit.scale) {
+    if (!(s > 0)) return absl::InvalidArgumentError("model: a feature scale is not positive");
+  }
+  return m;
+}
+
+}  // namespace
+
+absl::string_view OpClassKey(models::OpClass op_class) {
+  for (const auto& [value, name] : kOpClassKeys) {
+    if (value == op_class) return name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name) {
+  for (const auto& [value, text] : kOpClassKeys) {
+    if (text == name) return value;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("model: unknown operation class '", name, "'"));
+}
+
+double FittedModel::ErrorQuantile(double q) const {
+  if (cv_error_quantiles.empty()) return 0;
+  const double position = std::clamp(q, 0.0, 1.0) * (cv_error_quantiles.size() - 1);
+  const size_t below = static_cast<size_t>(std::floor(position));
+  const size_t above = std::min(below + 1, cv_error_quantiles.size() - 1);
+  const double t = position - below;
+  return cv_error_quantiles[below] * (1 - t) + cv_error_quantiles[above] * t;
+}
+
+absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
+  json level1 = json::object();
+  for (const auto& [op_class, fitted] : model.level1) {
+    level1[std::string(OpClassKey(op_class))] = ToJson(fitted);
+  }
+  json level2 = json::object();
+  for (const auto& [phase, fitted] : model.level2) {
+    level2[std::string(models::PhaseName(phase))] = ToJson(fitted);
+  }
+  json root = {
+      {"format_version", model.format_version},
+      {"level1", level1},
+      {"level2", level2},
+      {"efficiency_by_architecture", model.efficiencies.by_architecture},
+      {"efficiency_global", model.efficiencies.global},
+      {"notes", model.notes},
+      {"created_at_us", model.created_at_us},
+  };
+  if (absl::Status status = CheckFinite(root, ""); !status.ok()) return status;
+  return root.dump(1);
+}
+
+absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
+  json root = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object()) {
+    return absl::InvalidArgumentError("model: not a JSON object");
+  }
+  PredictorModel model;
+  PERFCAST_READ(root, "format_version", model.format_version);
+  if (model.format_version != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model: unknown format version ", model.format_version));
+  }
+  PERFCAST_READ(root, "notes", model.notes);
+  PERFCAST_READ(root, "created_at_us", model.created_at_us);
+  for (const char* key : {"level1", "level2", "efficiency_by_architecture", "efficiency_global"}) {
+    if (!root.contains(key) || !root[key].is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat("model: '", key, "' must be an object"));
+    }
+  }
+  for (const auto& [name, value] : root["level1"].items()) {
+    absl::StatusOr<models::OpClass> op_class = ParseOpClassKey(name);
+    if (!op_class.ok()) return op_class.status();
+    absl::StatusOr<FittedModel> fitted = FittedFromJson(value);
+    if (!fitted.ok()) return fitted.status();
+    model.level1[*op_class] = *std::move(fitted);
+  }
+  for (const auto& [name, value] : root["level2"].items()) {
+    absl::StatusOr<models::Phase> phase = models::ParsePhase(name);
+    if (!phase.ok()) return phase.status();
+    absl::StatusOr<FittedModel> fitted = FittedFromJson(value);
+    if (!fitted.ok()) return fitted.status();
+    model.level2[*phase] = *std::move(fitted);
+  }
+  for (const auto& [arch, rates] : root["efficiency_by_architecture"].items()) {
+    if (!rates.is_object()) return absl::InvalidArgumentError("model: bad efficiency table");
+    for (const auto& [key, value] : rates.items()) {
+      if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
+      model.efficiencies.by_architecture[arch][key] = value.get<double>();
+    }
+  }
+  for (const auto& [key, value] : root["efficiency_global"].items()) {
+    if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
+    model.efficiencies.global[key] = value.get<double>();
+  }
+  return model;
+}
+
+}  // namespace perfcast::predictor

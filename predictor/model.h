@@ -1,0 +1,84 @@
+// Fitted models and their JSON files.
+//
+// A FittedModel is one regression (one operation class at level 1, one phase
+// at level 2): its selected features, coefficients and scaler, its
+// cross-validated error and what it was trained on. A PredictorModel is the
+// set a prediction needs: level-1 and level-2 models and the learned rate
+// efficiencies.
+//
+// JSON round-trips bit-exactly: nlohmann_json prints doubles in their
+// shortest form that parses back to the same value, and every double stored
+// is finite (serialisation refuses NaN and infinities).
+//
+// Thread-safe: plain values.
+#ifndef PERFCAST_PREDICTOR_MODEL_H_
+#define PERFCAST_PREDICTOR_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "models/descriptor.h"
+#include "models/workload.h"
+#include "predictor/cross_validation.h"
+#include "predictor/rates.h"
+#include "predictor/regression.h"
+
+namespace perfcast::predictor {
+
+struct FittedModel {
+  int level = 1;                       // 1: operation class, 2: workload
+  std::string target;                  // "call_ms" or "iteration_ms"
+  std::string scope;                   // op class name or phase name
+  std::vector<std::string> features;   // selected, in selection order
+  LinearFit fit;                       // over `features`, in that order
+  RegressionOptions regression;
+  Scoring scoring = Scoring::kMape;
+  double cv_loss = 0;                  // in `scoring`'s terms
+  double cv_mape = 0;                  // always reported
+  // Quantiles of the held-out relative error (predicted − measured)/measured
+  // at 0, 1, ..., 100 percent: the error distribution behind intervals.
+  std::vector<double> cv_error_quantiles;
+  int64_t training_rows = 0;
+  std::vector<std::string> training_gpus;  // distinct GPU models, sorted
+  std::vector<double> feature_min;          // per selected feature
+  std::vector<double> feature_max;
+  int64_t created_at_us = 0;
+
+  // The relative error at quantile q in [0, 1], interpolated.
+  double ErrorQuantile(double q) const;
+
+  friend bool operator==(const FittedModel&, const FittedModel&) = default;
+};
+
+struct PredictorModel {
+  int format_version = 1;
+  std::map<models::OpClass, FittedModel> level1;
+  std::map<models::Phase, FittedModel> level2;
+  EfficiencyTable efficiencies;
+  std::vector<std::string> notes;  // what Fit skipped and why
+  int64_t created_at_us = 0;
+
+  friend bool operator==(const PredictorModel&, const PredictorModel&) = default;
+};
+
+// The stable op-class names of models/descriptor.h ("gemm", "conv", ...,
+// "h2d", "host"), kept here as a table too so that model files can be read
+// and written by code that never describes a workload.
+absl::string_view OpClassKey(models::OpClass op_class);
+absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name);
+
+// Serialises to JSON text. InvalidArgument if some number is not finite.
+absl::StatusOr<std::string> SerializeModel(const PredictorModel& model);
+// Parses SerializeModel's output. InvalidArgument on malformed JSON, a
+// missing or mistyped field, an unknown format version or op class, or
+// inconsistent vector lengths.
+absl::StatusOr<PredictorModel> ParseModel(absl::string_view json);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_MODEL_H_

@@ -1,0 +1,134 @@
+// The two-level predictor (DESIGN.md, "Prediction").
+//
+// Level 1: per operation class, a weighted least-squares model over
+// roofline-style time features of one call, with features chosen by
+// cross-validated forward selection, fitted on operation profiles.
+// Level 2: per phase (train / inference), a second such model over workload
+// features whose leading (forced) feature is the sum of level-1 predictions
+// over the workload's operations, fitted on whole model profiles.
+// Either level works alone: without operation profiles level 2 regresses on
+// the roofline sums directly; without model profiles a prediction is the
+// level-1 sum.
+//
+// Example:
+//   absl::StatusOr<PredictorModel> model = Fit(profiles, nodes, FitOptions{});
+//   absl::StatusOr<Prediction> p = Predict(*model, spec, nodes.at("gpu-7"));
+//   absl::StatusOr<JobEstimate> job = EstimateJob(*p, 1'000'000, 256, 30);
+//
+// Thread-safe: pure functions over plain values.
+#ifndef PERFCAST_PREDICTOR_PREDICTOR_H_
+#define PERFCAST_PREDICTOR_PREDICTOR_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "models/descriptor.h"
+#include "models/hardware.h"
+#include "models/profile.h"
+#include "models/workload.h"
+#include "predictor/cross_validation.h"
+#include "predictor/dataset.h"
+#include "predictor/model.h"
+#include "predictor/rates.h"
+
+namespace perfcast::predictor {
+
+// How cross-validation folds are formed during selection.
+enum class GroupBy {
+  kNone,          // seeded random k-fold over rows
+  kGpu,           // leave-one-GPU-model-out
+  kArchitecture,  // leave-one-GPU-generation-out
+  kFamily,        // leave-one-workload-family-out
+};
+
+struct FitOptions {
+  int folds = 5;                  // for GroupBy::kNone
+  GroupBy group_by = GroupBy::kNone;
+  int max_features = 4;           // per model, level 2's forced level-1 sum included
+  double min_improvement = 0.01;  // relative CV-loss decrease to add a feature
+  double ridge = 0;
+  Scoring scoring = Scoring::kMape;
+  uint64_t seed = 1;
+  bool fit_level1 = true;
+  bool fit_level2 = true;
+  // Level-1 features are times, so efficiencies (coefficients) must be >= 0.
+  // Level 2 corrects the level-1 sum and may need negative terms.
+  bool level1_non_negative = true;
+  bool level2_non_negative = false;
+  int64_t created_at_us = 0;  // 0: now
+};
+
+// Fits from profiles with their descriptors. Models that cannot be fitted
+// (too few rows for the folds, a singular design) are skipped with a note in
+// PredictorModel::notes. Errors: InvalidArgument for bad options or a
+// profile on an unknown node or with a non-positive time; FailedPrecondition
+// when no model at all could be fitted (e.g. no rows).
+absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> profiles,
+                                            const std::map<std::string, models::Node>& nodes,
+                                            const FitOptions& options);
+
+// The same, describing each profile's workload with models::Describe first;
+// InvalidArgument names a profile whose workload cannot be described.
+absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
+                                   const std::map<std::string, models::Node>& nodes,
+                                   const FitOptions& options);
+
+struct Prediction {
+  double iteration_ms = 0;  // per training step or inference batch
+  double lo_ms = 0;         // 10th..90th percentile band from CV relative errors
+  double hi_ms = 0;
+  // "two-level", "level1-sum" (no level-2 model for the phase) or
+  // "level2-direct" (level 2 without level-1 models).
+  std::string method;
+  // Level-1 estimate per operation class (op-class key -> ms per iteration);
+  // sums to level 2's leading feature, not necessarily to iteration_ms.
+  std::map<std::string, double> breakdown_ms;
+  // "<model>:<feature>" for every feature of every model used, e.g.
+  // "level2/train:level1_ms", "level1/gemm:compute_ms".
+  std::vector<std::string> features_used;
+  // The subset of features_used whose value lies outside its training range.
+  std::vector<std::string> extrapolated;
+  // Classes without a level-1 model, priced by uncalibrated roofline time.
+  std::vector<std::string> uncalibrated_classes;
+  RateSource rate_source = RateSource::kMeasured;
+};
+
+// Predicts one iteration of `descriptor` on `node`. Errors: InvalidArgument
+// when the node lacks usable rates; FailedPrecondition when the model has
+// nothing for this workload (no level-2 model for its phase and no level-1
+// models) or predicts a non-positive or non-finite time.
+absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
+                                            const models::WorkloadDescriptor& descriptor,
+                                            const models::Node& node);
+
+// Describes `spec` with models::Describe, then PredictDescribed.
+absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
+                                   const models::Node& node);
+
+// Level 1 alone: the time of one call of `op` on `node`, in ms. NotFound
+// when the model has no level-1 model for the op's class; otherwise as
+// PredictDescribed.
+absl::StatusOr<double> PredictOperation(const PredictorModel& model, const models::Operation& op,
+                                        const models::Node& node);
+
+struct JobEstimate {
+  int64_t iterations = 0;  // ceil(samples / batch) × epochs
+  double seconds = 0;
+  double lo_seconds = 0;
+  double hi_seconds = 0;
+};
+
+// Job time = iterations × per-iteration time + epochs × per-epoch overhead.
+// InvalidArgument unless samples, batch and epochs are >= 1 and the
+// overhead is >= 0.
+absl::StatusOr<JobEstimate> EstimateJob(const Prediction& prediction, int64_t samples,
+                                        int64_t batch_size, int64_t epochs,
+                                        double per_epoch_overhead_s = 0);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_PREDICTOR_H_

@@ -1,0 +1,136 @@
+#include "predictor/rates.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+
+namespace perfcast::predictor {
+namespace {
+
+// One row per rate the predictor scales: its key, the spec field and the
+// measured field. Indexing by precision follows models::Precision's order.
+struct RateField {
+  absl::string_view key;
+  double models::GpuSpec::*spec;
+  std::optional<double> models::MeasuredRates::*measured;
+};
+constexpr RateField kRateFields[] = {
+    {"fp32", &models::GpuSpec::fp32_tflops, &models::MeasuredRates::fp32_tflops},
+    {"tf32", &models::GpuSpec::tf32_tflops, &models::MeasuredRates::tf32_tflops},
+    {"fp16", &models::GpuSpec::fp16_tflops, &models::MeasuredRates::fp16_tflops},
+    {"bf16", &models::GpuSpec::bf16_tflops, &models::MeasuredRates::bf16_tflops},
+    {"fp64", &models::GpuSpec::fp64_tflops, &models::MeasuredRates::fp64_tflops},
+    {"memory", &models::GpuSpec::memory_bandwidth_gbs,
+     &models::MeasuredRates::memory_bandwidth_gbs},
+};
+constexpr int kMemoryField = 5;
+
+constexpr std::pair<RateSource, absl::string_view> kSourceNames[] = {
+    {RateSource::kMeasured, "measured"},
+    {RateSource::kSpecTimesEfficiency, "spec*efficiency"},
+    {RateSource::kSpecTimesGlobalEfficiency, "spec*global-efficiency"},
+    {RateSource::kSpec, "spec"},
+};
+
+// Returns the effective rate in the field's own unit (TFLOP/s or GB/s), 0 if
+// the node has neither a measurement nor a spec value.
+double Resolve(const models::Node& node, const RateField& field,
+               const EfficiencyTable& efficiencies, RateSource& worst) {
+  const std::optional<double>& measured = node.measured.*field.measured;
+  if (measured.has_value() && *measured > 0) return *measured;
+  const double spec = node.gpu.*field.spec;
+  if (!(spec > 0)) return 0;
+  RateSource source = RateSource::kSpec;
+  double efficiency = 1;
+  if (auto arch = efficiencies.by_architecture.find(node.gpu.architecture);
+      arch != efficiencies.by_architecture.end() && arch->second.count(std::string(field.key))) {
+    efficiency = arch->second.at(std::string(field.key));
+    source = RateSource::kSpecTimesEfficiency;
+  } else if (auto global = efficiencies.global.find(std::string(field.key));
+             global != efficiencies.global.end()) {
+    efficiency = global->second;
+    source = RateSource::kSpecTimesGlobalEfficiency;
+  }
+  worst = std::max(worst, source);
+  return spec * efficiency;
+}
+
+}  // namespace
+
+absl::string_view RateSourceName(RateSource source) {
+  for (const auto& [value, name] : kSourceNames) {
+    if (value == source) return name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<RateSource> ParseRateSource(absl::string_view name) {
+  for (const auto& [value, text] : kSourceNames) {
+    if (text == name) return value;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown rate source '", name, "'"));
+}
+
+EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
+  // Sums of log ratios: a geometric mean treats 0.5x and 2x symmetrically.
+  std::map<std::string, std::map<std::string, std::pair<double, int>>> arch_sums;
+  std::map<std::string, std::pair<double, int>> global_sums;
+  for (const models::Node* node : nodes) {
+    for (const RateField& field : kRateFields) {
+      const std::optional<double>& measured = node->measured.*field.measured;
+      const double spec = node->gpu.*field.spec;
+      if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
+      const double log_ratio = std::log(*measured / spec);
+      auto& arch = arch_sums[node->gpu.architecture][std::string(field.key)];
+      arch.first += log_ratio;
+      ++arch.second;
+      auto& global = global_sums[std::string(field.key)];
+      global.first += log_ratio;
+      ++global.second;
+    }
+  }
+  EfficiencyTable table;
+  for (const auto& [arch, sums] : arch_sums) {
+    for (const auto& [key, sum] : sums) {
+      table.by_architecture[arch][key] = std::exp(sum.first / sum.second);
+    }
+  }
+  for (const auto& [key, sum] : global_sums) table.global[key] = std::exp(sum.first / sum.second);
+  return table;
+}
+
+double EffectiveRates::FlopsPerSecond(models::Precision precision) const {
+  const double rate = flops_per_s[static_cast<int>(precision)];
+  return rate > 0 ? rate : flops_per_s[static_cast<int>(models::Precision::kFp32)];
+}
+
+absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
+                                            const EfficiencyTable& efficiencies) {
+  EffectiveRates rates;
+  RateSource worst = RateSource::kMeasured;
+  for (int p = 0; p < 5; ++p) {
+    rates.flops_per_s[p] = 1e12 * Resolve(node, kRateFields[p], efficiencies, worst);
+  }
+  rates.memory_bytes_per_s = 1e9 * Resolve(node, kRateFields[kMemoryField], efficiencies, worst);
+  if (!(rates.flops_per_s[0] > 0) || !(rates.memory_bytes_per_s > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "' has no fp32 rate or memory bandwidth, measured or in its spec"));
+  }
+  const auto& m = node.measured;
+  rates.launch_latency_s =
+      1e-6 * (m.launch_latency_us.value_or(0) > 0 ? *m.launch_latency_us : kDefaultLaunchLatencyUs);
+  double h2d_gbs = kDefaultH2dGbs;
+  if (m.h2d_pageable_gbs.value_or(0) > 0) {
+    h2d_gbs = *m.h2d_pageable_gbs;
+  } else if (m.h2d_pinned_gbs.value_or(0) > 0) {
+    h2d_gbs = *m.h2d_pinned_gbs;
+  }
+  rates.h2d_bytes_per_s = 1e9 * h2d_gbs;
+  rates.sm_count = std::max(1, node.gpu.sm_count);
+  rates.source = worst;
+  return rates;
+}
+
+}  // namespace perfcast::predictor

@@ -1,0 +1,75 @@
+// Effective hardware rates: the denominators of every roofline feature.
+//
+// A node the agent profiled has measured rates (models::MeasuredRates) and
+// those win. A node known only from its spec sheet gets spec rates scaled by
+// an efficiency (measured ÷ spec) learned, per rate and per architecture
+// generation, from nodes that have both; with no node of its generation the
+// mean over all generations serves, and with none at all the spec rate is
+// taken as is. Every EffectiveRates says which of these it used.
+//
+// Thread-safe: plain values and pure functions.
+#ifndef PERFCAST_PREDICTOR_RATES_H_
+#define PERFCAST_PREDICTOR_RATES_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "models/hardware.h"
+#include "models/workload.h"
+
+namespace perfcast::predictor {
+
+// Ordered from most to least trustworthy; a prediction reports the worst
+// source among the rates it used.
+enum class RateSource {
+  kMeasured,            // the agent measured it on this node
+  kSpecTimesEfficiency, // spec × efficiency of the node's architecture
+  kSpecTimesGlobalEfficiency,  // spec × efficiency averaged over architectures
+  kSpec,                // spec sheet (or a documented default) unscaled
+};
+// "measured", "spec*efficiency", "spec*global-efficiency", "spec".
+absl::string_view RateSourceName(RateSource source);
+absl::StatusOr<RateSource> ParseRateSource(absl::string_view name);
+
+// Launch latency and host->device bandwidth when nothing was measured: a
+// typical CUDA launch-plus-dispatch cost and practical pageable PCIe 4.0.
+inline constexpr double kDefaultLaunchLatencyUs = 5.0;
+inline constexpr double kDefaultH2dGbs = 12.0;
+
+// Learned measured/spec ratios. Keys of the inner maps: "fp32", "tf32",
+// "fp16", "bf16", "fp64", "memory".
+struct EfficiencyTable {
+  std::map<std::string, std::map<std::string, double>> by_architecture;
+  std::map<std::string, double> global;
+
+  friend bool operator==(const EfficiencyTable&, const EfficiencyTable&) = default;
+};
+
+// Geometric means of measured/spec per architecture and overall, over the
+// nodes that have both (other nodes are ignored).
+EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
+
+struct EffectiveRates {
+  double flops_per_s[5] = {0, 0, 0, 0, 0};  // indexed by models::Precision
+  double memory_bytes_per_s = 0;
+  double launch_latency_s = 0;
+  double h2d_bytes_per_s = 0;
+  int sm_count = 1;
+  RateSource source = RateSource::kMeasured;  // worst of the rates above
+
+  // The math rate for `precision`: amp precisions map to their tensor-core
+  // 16-bit rate, tf32 to tf32; a rate the GPU lacks falls back to fp32.
+  double FlopsPerSecond(models::Precision precision) const;
+};
+
+// InvalidArgument when the node's spec and measurements leave no positive
+// fp32 rate or memory bandwidth.
+absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
+                                            const EfficiencyTable& efficiencies);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_RATES_H_
