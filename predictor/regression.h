@@ -32,6 +32,8 @@ struct RegressionOptions {
   bool non_negative = false;
   // Weights rows by 1/y² (relative error). Otherwise all rows weigh 1.
   bool relative_weights = true;
+
+  friend bool operator==(const RegressionOptions&, const RegressionOptions&) = default;
 };
 
 // A fitted affine model. Plain value; Predict is exact and deterministic, so

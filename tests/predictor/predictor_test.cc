@@ -1,0 +1,374 @@
+#include "predictor/predictor.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "predictor/evaluate.h"
+#include "predictor/model.h"
+#include "predictor/rates.h"
+
+namespace perfcast::predictor {
+namespace {
+
+using models::OpClass;
+using models::Operation;
+
+// Made-up GPUs. "gamma" is never profiled for training in the held-out test.
+models::Node MakeNode(const std::string& name, const std::string& arch, int sms,
+                      double fp32, double fp16, double bandwidth, double latency_us) {
+  models::Node node;
+  node.name = name;
+  node.gpu.model = name + "-gpu";
+  node.gpu.architecture = arch;
+  node.gpu.sm_count = sms;
+  node.gpu.fp32_tflops = fp32 * 1.25;  // spec sheets promise more than anyone measures
+  node.gpu.fp16_tflops = fp16 * 1.25;
+  node.gpu.memory_bandwidth_gbs = bandwidth * 1.25;
+  node.measured.fp32_tflops = fp32;
+  node.measured.fp16_tflops = fp16;
+  node.measured.memory_bandwidth_gbs = bandwidth;
+  node.measured.launch_latency_us = latency_us;
+  node.measured.h2d_pageable_gbs = 10;
+  return node;
+}
+
+std::map<std::string, models::Node> Nodes() {
+  std::map<std::string, models::Node> nodes;
+  for (const models::Node& node : {MakeNode("alpha1", "alpha", 40, 10, 60, 700, 6),
+                                   MakeNode("alpha2", "alpha", 80, 19, 120, 1500, 5),
+                                   MakeNode("beta1", "beta", 108, 18, 250, 1900, 4),
+                                   MakeNode("beta2", "beta", 132, 50, 700, 3200, 3.5),
+                                   MakeNode("gamma1", "gamma", 96, 30, 400, 2600, 4.5)}) {
+    nodes[node.name] = node;
+  }
+  return nodes;
+}
+
+Operation Gemm(int64_t m, int64_t n, int64_t k, models::Precision precision) {
+  Operation op;
+  op.op_class = OpClass::kGemm;
+  op.precision = precision;
+  const double element = precision == models::Precision::kFp32 ? 4 : 2;
+  op.flops = 2.0 * m * n * k;
+  op.bytes = element * (m * k + k * n + m * n);
+  op.work_items = std::ceil(m / 128.0) * std::ceil(n / 128.0);
+  op.launches = 1;
+  return op;
+}
+
+Operation Elementwise(double elements) {
+  Operation op;
+  op.op_class = OpClass::kElementwise;
+  op.flops = elements;
+  op.bytes = 12 * elements;
+  op.work_items = std::ceil(elements / 4096);
+  op.launches = 1;
+  return op;
+}
+
+// The known law the data follows: per-class efficiencies on roofline times.
+double TrueCallMs(const Operation& op, const models::Node& node) {
+  const double rate = 1e12 * (op.precision == models::Precision::kFp32 ? *node.measured.fp32_tflops
+                                                                        : *node.measured.fp16_tflops);
+  const double compute = 1e3 * op.flops / rate;
+  const double memory = 1e3 * op.bytes / (1e9 * *node.measured.memory_bandwidth_gbs);
+  const double launch = 1e-3 * *node.measured.launch_latency_us * op.launches;
+  const double waves = std::ceil(op.work_items / node.gpu.sm_count);
+  if (op.op_class == OpClass::kGemm) {
+    return 1.3 * compute * waves * node.gpu.sm_count / op.work_items + 0.4 * memory + launch;
+  }
+  return 1.15 * memory + 1.0 * launch;
+}
+
+struct Synthetic {
+  std::vector<DescribedProfile> profiles;
+};
+
+models::WorkloadDescriptor Workload(int layers, int batch, int hidden, models::Precision precision) {
+  models::WorkloadDescriptor d;
+  d.spec.kind = models::WorkloadKind::kModel;
+  d.spec.family = "synthmlp";
+  d.spec.params = {{"layers", layers}, {"hidden", hidden}};
+  d.spec.batch_size = batch;
+  d.spec.precision = precision;
+  d.inner_modules = layers;
+  d.input_bytes = 4.0 * batch * hidden;
+  for (int direction = 0; direction < 3; ++direction) {  // fwd, bwd data, bwd weights
+    Operation gemm = Gemm(batch, hidden, hidden, precision);
+    gemm.count = layers;
+    d.operations.push_back(gemm);
+  }
+  Operation act = Elementwise(static_cast<double>(batch) * hidden);
+  act.count = 4 * layers;
+  d.operations.push_back(act);
+  return d;
+}
+
+// Iteration time: the sum of true op times, a 3% framework tax, and the
+// input copy.
+double TrueIterationMs(const models::WorkloadDescriptor& d, const models::Node& node) {
+  double total = 0;
+  for (const Operation& op : d.operations) total += op.count * TrueCallMs(op, node);
+  return 1.03 * total + 1e3 * d.input_bytes / (1e9 * *node.measured.h2d_pageable_gbs);
+}
+
+Synthetic MakeProfiles(const std::map<std::string, models::Node>& nodes, double noise_sd,
+                       uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, noise_sd);
+  Synthetic data;
+  int64_t id = 1;
+  for (const auto& [name, node] : nodes) {
+    for (models::Precision precision : {models::Precision::kFp32, models::Precision::kFp16Amp}) {
+      for (int64_t m : {64, 256, 1024, 4096}) {
+        for (int64_t n : {128, 512, 2048}) {
+          for (int64_t k : {256, 1024, 4096}) {
+            DescribedProfile p;
+            p.profile.id = id++;
+            p.profile.node_name = name;
+            p.profile.workload.kind = models::WorkloadKind::kOperation;
+            p.profile.workload.family = "gemm";
+            p.profile.workload.params = {{"m", m}, {"n", n}, {"k", k}};
+            p.profile.workload.precision = precision;
+            p.descriptor.spec = p.profile.workload;
+            p.descriptor.operations = {Gemm(m, n, k, precision)};
+            p.profile.iteration.mean_ms =
+                TrueCallMs(p.descriptor.operations[0], node) * (1 + noise(rng));
+            data.profiles.push_back(p);
+          }
+        }
+      }
+    }
+    for (double elements : {1e4, 1e5, 1e6, 4e6, 1.6e7, 6.4e7}) {
+      DescribedProfile p;
+      p.profile.id = id++;
+      p.profile.node_name = name;
+      p.profile.workload.kind = models::WorkloadKind::kOperation;
+      p.profile.workload.family = "elementwise";
+      p.descriptor.spec = p.profile.workload;
+      p.descriptor.operations = {Elementwise(elements)};
+      p.profile.iteration.mean_ms = TrueCallMs(p.descriptor.operations[0], node) * (1 + noise(rng));
+      data.profiles.push_back(p);
+    }
+    for (int layers : {2, 4, 8}) {
+      for (int batch : {32, 128, 512}) {
+        for (int hidden : {256, 1024}) {
+          for (models::Precision precision : {models::Precision::kFp32, models::Precision::kFp16Amp}) {
+            DescribedProfile p;
+            p.profile.id = id++;
+            p.profile.node_name = name;
+            p.descriptor = Workload(layers, batch, hidden, precision);
+            p.profile.workload = p.descriptor.spec;
+            p.profile.iteration.mean_ms = TrueIterationMs(p.descriptor, node) * (1 + noise(rng));
+            data.profiles.push_back(p);
+          }
+        }
+      }
+    }
+  }
+  return data;
+}
+
+FitOptions Options() {
+  FitOptions options;
+  options.created_at_us = 1'700'000'000'000'000;
+  options.max_features = 4;
+  return options;
+}
+
+TEST(Predictor, TwoLevelPredictsHeldOutGpuWithinAFewPercent) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.01, 17);
+  std::vector<DescribedProfile> train;
+  for (const DescribedProfile& p : data.profiles) {
+    if (p.profile.node_name != "gamma1") train.push_back(p);
+  }
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(model->level1.count(OpClass::kGemm));
+  ASSERT_TRUE(model->level1.count(OpClass::kElementwise));
+  ASSERT_TRUE(model->level2.count(models::Phase::kTrain));
+  EXPECT_EQ(model->level2.at(models::Phase::kTrain).features.front(), "level1_ms");
+
+  const models::Node& gamma = nodes.at("gamma1");
+  double worst = 0;
+  int count = 0;
+  for (int layers : {3, 6}) {
+    for (int batch : {64, 256}) {
+      for (models::Precision precision : {models::Precision::kFp32, models::Precision::kFp16Amp}) {
+        const models::WorkloadDescriptor d = Workload(layers, batch, 512, precision);
+        absl::StatusOr<Prediction> p = PredictDescribed(*model, d, gamma);
+        ASSERT_TRUE(p.ok()) << p.status();
+        const double truth = TrueIterationMs(d, gamma);
+        worst = std::max(worst, std::abs(p->iteration_ms - truth) / truth);
+        EXPECT_EQ(p->method, "two-level");
+        EXPECT_EQ(p->rate_source, RateSource::kMeasured);
+        EXPECT_LE(p->lo_ms, p->iteration_ms);
+        EXPECT_GE(p->hi_ms, p->iteration_ms);
+        EXPECT_GT(p->breakdown_ms.at("gemm"), 0);
+        EXPECT_TRUE(p->uncalibrated_classes.empty());
+        ++count;
+      }
+    }
+  }
+  EXPECT_EQ(count, 8);
+  EXPECT_LT(worst, 0.05) << "worst relative error on the held-out GPU";
+
+  // Level 1 alone on the held-out GPU.
+  const Operation gemm = Gemm(2048, 1024, 768, models::Precision::kFp16Amp);
+  absl::StatusOr<double> call = PredictOperation(*model, gemm, gamma);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_NEAR(*call, TrueCallMs(gemm, gamma), 0.05 * TrueCallMs(gemm, gamma));
+}
+
+TEST(Predictor, EitherLevelAloneWorks) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.005, 3);
+  FitOptions level1_only = Options();
+  level1_only.fit_level2 = false;
+  absl::StatusOr<PredictorModel> l1 = FitDescribed(data.profiles, nodes, level1_only);
+  ASSERT_TRUE(l1.ok()) << l1.status();
+  EXPECT_TRUE(l1->level2.empty());
+  const models::WorkloadDescriptor d = Workload(4, 128, 1024, models::Precision::kFp32);
+  absl::StatusOr<Prediction> p1 = PredictDescribed(*l1, d, nodes.at("beta1"));
+  ASSERT_TRUE(p1.ok()) << p1.status();
+  EXPECT_EQ(p1->method, "level1-sum");
+
+  std::vector<DescribedProfile> models_only;
+  for (const DescribedProfile& p : data.profiles) {
+    if (p.profile.workload.kind == models::WorkloadKind::kModel) models_only.push_back(p);
+  }
+  absl::StatusOr<PredictorModel> l2 = FitDescribed(models_only, nodes, Options());
+  ASSERT_TRUE(l2.ok()) << l2.status();
+  EXPECT_TRUE(l2->level1.empty());
+  absl::StatusOr<Prediction> p2 = PredictDescribed(*l2, d, nodes.at("beta1"));
+  ASSERT_TRUE(p2.ok()) << p2.status();
+  EXPECT_EQ(p2->method, "level2-direct");
+  EXPECT_EQ(p2->uncalibrated_classes.size(), 2u);
+  EXPECT_GT(p2->iteration_ms, 0);
+  // Without level 1 nothing sees the waves of small GEMMs over the SMs, so
+  // the direct model must do clearly worse than the two-level one.
+  absl::StatusOr<PredictorModel> both = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(both.ok()) << both.status();
+  const double direct_mape = l2->level2.at(models::Phase::kTrain).cv_mape;
+  const double two_level_mape = both->level2.at(models::Phase::kTrain).cv_mape;
+  EXPECT_LT(two_level_mape, 0.03);
+  EXPECT_LT(two_level_mape, 0.5 * direct_mape);
+}
+
+TEST(Predictor, ErrorsAreClear) {
+  const auto nodes = Nodes();
+  EXPECT_EQ(FitDescribed({}, nodes, Options()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  Synthetic data = MakeProfiles(nodes, 0.0, 1);
+  std::vector<DescribedProfile> few(data.profiles.begin(), data.profiles.begin() + 5);
+  absl::StatusOr<PredictorModel> too_few = FitDescribed(few, nodes, Options());
+  EXPECT_EQ(too_few.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(too_few.status().message().find("too few"), std::string::npos) << too_few.status();
+  data.profiles[0].profile.node_name = "nowhere";
+  EXPECT_EQ(FitDescribed(data.profiles, nodes, Options()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PredictDescribed(PredictorModel{}, Workload(2, 8, 64, models::Precision::kFp32),
+                             nodes.at("beta1")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(Predictor, SpecOnlyNodeUsesLearnedArchitectureEfficiency) {
+  const auto nodes = Nodes();
+  std::vector<const models::Node*> list;
+  for (const auto& [name, node] : nodes) list.push_back(&node);
+  const EfficiencyTable table = LearnEfficiencies(list);
+  models::Node spec_only = nodes.at("alpha2");
+  spec_only.measured = {};
+  absl::StatusOr<EffectiveRates> rates = ResolveRates(spec_only, table);
+  ASSERT_TRUE(rates.ok());
+  EXPECT_EQ(rates->source, RateSource::kSpecTimesEfficiency);
+  EXPECT_NEAR(rates->memory_bytes_per_s, 1500e9, 1e-3);
+  EXPECT_NEAR(rates->FlopsPerSecond(models::Precision::kBf16Amp), 19e12, 1e-1);  // no bf16: fp32
+  spec_only.gpu.architecture = "unknown-generation";
+  EXPECT_EQ(ResolveRates(spec_only, table)->source, RateSource::kSpecTimesGlobalEfficiency);
+  EXPECT_EQ(ResolveRates(spec_only, EfficiencyTable{})->source, RateSource::kSpec);
+}
+
+TEST(Predictor, JobEstimate) {
+  Prediction p;
+  p.iteration_ms = 20;
+  p.lo_ms = 18;
+  p.hi_ms = 25;
+  absl::StatusOr<JobEstimate> job = EstimateJob(p, 1001, 100, 3, 2.0);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->iterations, 33);
+  EXPECT_DOUBLE_EQ(job->seconds, 33 * 0.020 + 6.0);
+  EXPECT_DOUBLE_EQ(job->lo_seconds, 33 * 0.018 + 6.0);
+  EXPECT_EQ(EstimateJob(p, 0, 100, 3).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Model, SerialisationRoundTripsBitExactly) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.01, 5);
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  // Awkward doubles: subnormal, extremes, values with 17 significant digits.
+  std::mt19937_64 rng(99);
+  FittedModel& gemm = model->level1.at(OpClass::kGemm);
+  gemm.cv_error_quantiles[0] = std::numeric_limits<double>::denorm_min();
+  gemm.cv_error_quantiles[1] = std::numeric_limits<double>::max();
+  gemm.cv_error_quantiles[2] = -std::numeric_limits<double>::min();
+  for (int i = 3; i < 60; ++i) {
+    uint64_t bits = rng();
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    gemm.cv_error_quantiles[i] = std::isfinite(value) ? value : 0.1 * i;
+  }
+  absl::StatusOr<std::string> text = SerializeModel(*model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> parsed = ParseModel(*text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  for (int i = 0; i < 101; ++i) {
+    const double a = model->level1.at(OpClass::kGemm).cv_error_quantiles[i];
+    const double b = parsed->level1.at(OpClass::kGemm).cv_error_quantiles[i];
+    EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << i << ": " << a << " vs " << b;
+  }
+  EXPECT_TRUE(*parsed == *model);
+  EXPECT_EQ(*SerializeModel(*parsed), *text);
+  const models::WorkloadDescriptor d = Workload(5, 100, 300, models::Precision::kFp16Amp);
+  const double before = PredictDescribed(*model, d, nodes.at("gamma1"))->iteration_ms;
+  const double after = PredictDescribed(*parsed, d, nodes.at("gamma1"))->iteration_ms;
+  EXPECT_EQ(std::memcmp(&before, &after, sizeof before), 0);
+
+  gemm.fit.intercept = std::nan("");
+  EXPECT_EQ(SerializeModel(*model).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseModel("{").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseModel(R"({"format_version": 2})").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Evaluate, LeaveOneGpuOutAndHeldOutSizes) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.01, 8);
+  EvaluateOptions options;
+  options.fit = Options();
+  absl::StatusOr<EvaluationReport> logo = EvaluateDescribed(data.profiles, nodes, options);
+  ASSERT_TRUE(logo.ok()) << logo.status();
+  EXPECT_EQ(logo->level2.by_gpu.size(), 5u);
+  EXPECT_LT(logo->level2.overall.mape, 0.05);
+  EXPECT_LT(logo->level1.overall.mape, 0.05);
+  EXPECT_EQ(logo->points.size(), data.profiles.size());
+
+  options.split = Split::kHeldOutSizes;
+  options.size_threshold = 4;
+  absl::StatusOr<EvaluationReport> sizes = EvaluateDescribed(data.profiles, nodes, options);
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  EXPECT_EQ(sizes->level1.overall.count, 0);
+  EXPECT_EQ(sizes->level2.overall.count, 5 * 3 * 2 * 2);  // the 8-layer runs
+  EXPECT_LT(sizes->level2.overall.mape, 0.05);
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
