@@ -1,0 +1,361 @@
+// The proxy networks. Each mirrors, layer by layer, the walk of its family in
+// models/families/*.cc: when one changes, so must the other (the proxy tests
+// compare parameter counts and the Linear/conv layers with the descriptor).
+#include "models/torch/nets.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "models/architecture.h"
+
+namespace perfcast::models::torch_proxy {
+namespace {
+
+namespace nn = torch::nn;
+using torch::Tensor;
+
+enum class LossKind { kMse, kCrossEntropy, kBce };
+
+// A network taking the inputs of a HostBatch.
+class Net : public nn::Module {
+ public:
+  virtual Tensor Run(const std::vector<Tensor>& inputs) = 0;
+  // Moves tensors the module does not register (integer index tables).
+  virtual void MoveExtras(torch::Device device) {}
+};
+
+class NetProxy final : public ProxyModel {
+ public:
+  NetProxy(std::shared_ptr<Net> net, LossKind loss) : net_(std::move(net)), loss_(loss) {}
+
+  Tensor Forward(const std::vector<Tensor>& device_inputs) override {
+    return net_->Run(device_inputs);
+  }
+  Tensor Loss(const Tensor& output, const Tensor& target) override {
+    switch (loss_) {
+      case LossKind::kMse:
+        return torch::mse_loss(output, target);
+      case LossKind::kCrossEntropy:
+        return nn::functional::cross_entropy(output, target);
+      case LossKind::kBce:
+        return torch::binary_cross_entropy_with_logits(output, target);
+    }
+    return {};
+  }
+  std::vector<Tensor> Parameters() override { return net_->parameters(); }
+  void Train(bool on) override { net_->train(on); }
+  void To(torch::Device device, torch::Dtype dtype) override {
+    net_->to(device, dtype);
+    net_->MoveExtras(device);
+  }
+  std::shared_ptr<nn::Module> module() override { return net_; }
+
+ private:
+  std::shared_ptr<Net> net_;
+  LossKind loss_;
+};
+
+// ---- lstm ----
+class LstmNet final : public Net {
+ public:
+  explicit LstmNet(const WorkloadSpec& spec)
+      : seq_len_(Param(spec, "seq_len")),
+        nodes_(Param(spec, "nodes")),
+        horizon_(Param(spec, "horizon")) {
+    lstm_ = register_module(
+        "lstm", nn::LSTM(nn::LSTMOptions(nodes_, Param(spec, "hidden"))
+                             .num_layers(Param(spec, "layers"))
+                             .batch_first(true)));
+    head_ = register_module("head", nn::Linear(Param(spec, "hidden"), nodes_ * horizon_));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    Tensor out = std::get<0>(lstm_->forward(inputs.at(0)));
+    return head_->forward(out.select(1, seq_len_ - 1)).view({-1, horizon_, nodes_});
+  }
+
+ private:
+  int64_t seq_len_, nodes_, horizon_;
+  nn::LSTM lstm_{nullptr};
+  nn::Linear head_{nullptr};
+};
+
+// ---- cnn ----
+class CnnNet final : public Net {
+ public:
+  explicit CnnNet(const WorkloadSpec& spec)
+      : nodes_(Param(spec, "nodes")), horizon_(Param(spec, "horizon")) {
+    const int64_t channels = Param(spec, "channels");
+    const int64_t kernel = Param(spec, "kernel");
+    convs_ = register_module("convs", nn::ModuleList());
+    for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
+      convs_->push_back(nn::Conv1d(
+          nn::Conv1dOptions(l == 0 ? nodes_ : channels, channels, kernel).padding(
+              (kernel - 1) / 2)));
+    }
+    head_ = register_module(
+        "head", nn::Linear(channels * Param(spec, "seq_len"), nodes_ * horizon_));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    Tensor x = inputs.at(0).transpose(1, 2).contiguous();
+    for (const auto& conv : *convs_) x = torch::relu(conv->as<nn::Conv1d>()->forward(x));
+    return head_->forward(x.flatten(1)).view({-1, horizon_, nodes_});
+  }
+
+ private:
+  int64_t nodes_, horizon_;
+  nn::ModuleList convs_{nullptr};
+  nn::Linear head_{nullptr};
+};
+
+// ---- stgcn ----
+class StgcnBlock final : public nn::Module {
+ public:
+  StgcnBlock(int64_t channels_in, int64_t channels, int64_t kernel_t) {
+    temporal1_ = register_module(
+        "temporal1", nn::Conv2d(nn::Conv2dOptions(channels_in, channels, {kernel_t, 1})));
+    theta_ = register_module("theta", nn::Conv2d(nn::Conv2dOptions(channels, channels, 1)));
+    temporal2_ = register_module(
+        "temporal2", nn::Conv2d(nn::Conv2dOptions(channels, channels, {kernel_t, 1})));
+  }
+  // x [batch, channels, steps, nodes]; adjacency [nodes, nodes], symmetric.
+  Tensor Run(Tensor x, const Tensor& adjacency) {
+    x = torch::relu(temporal1_->forward(x));
+    x = torch::relu(theta_->forward(torch::matmul(x, adjacency)));
+    return torch::relu(temporal2_->forward(x));
+  }
+
+ private:
+  nn::Conv2d temporal1_{nullptr}, theta_{nullptr}, temporal2_{nullptr};
+};
+
+class StgcnNet final : public Net {
+ public:
+  StgcnNet(const WorkloadSpec& spec, const std::vector<float>& adjacency) {
+    const int64_t nodes = Param(spec, "nodes");
+    const int64_t channels = Param(spec, "channels");
+    const int64_t kernel_t = Param(spec, "kernel_t");
+    const int64_t blocks = Param(spec, "blocks");
+    // Symmetric, so it is its own transpose: X A^T = X A.
+    adjacency_ = register_buffer(
+        "adjacency", torch::tensor(adjacency, torch::kFloat32).view({nodes, nodes}).clone());
+    for (int64_t b = 0; b < blocks; ++b) {
+      blocks_.push_back(register_module(absl::StrCat("block", b),
+                                        std::make_shared<StgcnBlock>(b == 0 ? 1 : channels,
+                                                                     channels, kernel_t)));
+    }
+    const int64_t steps = StgcnOutputSteps(Param(spec, "seq_len"), blocks, kernel_t);
+    output_ = register_module(
+        "output", nn::Conv2d(nn::Conv2dOptions(channels, Param(spec, "horizon"), {steps, 1})));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    Tensor x = inputs.at(0).unsqueeze(1);
+    for (auto& block : blocks_) x = block->Run(x, adjacency_);
+    return output_->forward(x).squeeze(2);
+  }
+
+ private:
+  Tensor adjacency_;
+  std::vector<std::shared_ptr<StgcnBlock>> blocks_;
+  nn::Conv2d output_{nullptr};
+};
+
+// ---- resnet ----
+class BasicBlock final : public nn::Module {
+ public:
+  explicit BasicBlock(const ResNetBlockShape& s) {
+    auto conv = [](int64_t in, int64_t out, int64_t kernel, int64_t stride) {
+      return nn::Conv2d(nn::Conv2dOptions(in, out, kernel)
+                            .stride(stride)
+                            .padding(kernel / 2)
+                            .bias(false));
+    };
+    conv1_ = register_module("conv1", conv(s.in_channels, s.out_channels, 3, s.stride));
+    bn1_ = register_module("bn1", nn::BatchNorm2d(s.out_channels));
+    conv2_ = register_module("conv2", conv(s.out_channels, s.out_channels, 3, 1));
+    bn2_ = register_module("bn2", nn::BatchNorm2d(s.out_channels));
+    if (s.downsample) {
+      shortcut_conv_ =
+          register_module("shortcut_conv", conv(s.in_channels, s.out_channels, 1, s.stride));
+      shortcut_bn_ = register_module("shortcut_bn", nn::BatchNorm2d(s.out_channels));
+    }
+  }
+  Tensor forward(const Tensor& x) {
+    Tensor y = torch::relu(bn1_->forward(conv1_->forward(x)));
+    y = bn2_->forward(conv2_->forward(y));
+    Tensor shortcut = shortcut_conv_ ? shortcut_bn_->forward(shortcut_conv_->forward(x)) : x;
+    return torch::relu(y + shortcut);
+  }
+
+ private:
+  nn::Conv2d conv1_{nullptr}, conv2_{nullptr}, shortcut_conv_{nullptr};
+  nn::BatchNorm2d bn1_{nullptr}, bn2_{nullptr}, shortcut_bn_{nullptr};
+};
+
+class ResNetNet final : public Net {
+ public:
+  explicit ResNetNet(const WorkloadSpec& spec) {
+    const int64_t width = Param(spec, "width");
+    stem_ = register_module(
+        "stem", nn::Conv2d(nn::Conv2dOptions(3, width, 3).padding(1).bias(false)));
+    stem_bn_ = register_module("stem_bn", nn::BatchNorm2d(width));
+    const auto layout = ResNetLayout(Param(spec, "blocks"), width, Param(spec, "image"));
+    for (size_t i = 0; i < layout.size(); ++i) {
+      blocks_.push_back(
+          register_module(absl::StrCat("block", i), std::make_shared<BasicBlock>(layout[i])));
+    }
+    fc_ = register_module("fc", nn::Linear(layout.back().out_channels, Param(spec, "classes")));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    Tensor x = torch::relu(stem_bn_->forward(stem_->forward(inputs.at(0))));
+    for (auto& block : blocks_) x = block->forward(x);
+    return fc_->forward(x.mean({2, 3}));
+  }
+
+ private:
+  nn::Conv2d stem_{nullptr};
+  nn::BatchNorm2d stem_bn_{nullptr};
+  std::vector<std::shared_ptr<BasicBlock>> blocks_;
+  nn::Linear fc_{nullptr};
+};
+
+// ---- transformer ----
+class EncoderLayer final : public nn::Module {
+ public:
+  EncoderLayer(int64_t hidden, int64_t heads, int64_t ffn) : heads_(heads) {
+    qkv_ = register_module("qkv", nn::Linear(hidden, 3 * hidden));
+    out_ = register_module("out", nn::Linear(hidden, hidden));
+    ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    up_ = register_module("up", nn::Linear(hidden, ffn));
+    down_ = register_module("down", nn::Linear(ffn, hidden));
+    ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+  }
+  // x [batch, seq, hidden], post-LN.
+  Tensor forward(const Tensor& x) {
+    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
+    const int64_t head_dim = hidden / heads_;
+    // [3, batch, heads, seq, head_dim]
+    Tensor qkv = qkv_->forward(x).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
+    Tensor scores = torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) /
+                    std::sqrt(static_cast<double>(head_dim));
+    Tensor context = torch::matmul(torch::softmax(scores, -1), qkv[2]);
+    context = context.transpose(1, 2).reshape({batch, seq, hidden});
+    Tensor y = ln1_->forward(x + out_->forward(context));
+    return ln2_->forward(y + down_->forward(torch::gelu(up_->forward(y))));
+  }
+
+ private:
+  int64_t heads_;
+  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
+  nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+};
+
+class TransformerNet final : public Net {
+ public:
+  explicit TransformerNet(const WorkloadSpec& spec) {
+    const int64_t hidden = Param(spec, "hidden");
+    tokens_ = register_module("tokens", nn::Embedding(Param(spec, "vocab"), hidden));
+    positions_ = register_module("positions", nn::Embedding(Param(spec, "seq_len"), hidden));
+    ln_ = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
+      layers_.push_back(register_module(
+          absl::StrCat("layer", l),
+          std::make_shared<EncoderLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"))));
+    }
+    pooler_ = register_module("pooler", nn::Linear(hidden, hidden));
+    classifier_ = register_module("classifier", nn::Linear(hidden, Param(spec, "classes")));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    const Tensor& ids = inputs.at(0);
+    Tensor positions = torch::arange(ids.size(1), ids.options());
+    Tensor x = ln_->forward(tokens_->forward(ids) + positions_->forward(positions));
+    for (auto& layer : layers_) x = layer->forward(x);
+    return classifier_->forward(torch::tanh(pooler_->forward(x.select(1, 0))));
+  }
+
+ private:
+  nn::Embedding tokens_{nullptr}, positions_{nullptr};
+  nn::LayerNorm ln_{nullptr};
+  std::vector<std::shared_ptr<EncoderLayer>> layers_;
+  nn::Linear pooler_{nullptr}, classifier_{nullptr};
+};
+
+// ---- dlrm ----
+class DlrmNet final : public Net {
+ public:
+  explicit DlrmNet(const WorkloadSpec& spec) {
+    const int64_t tables = Param(spec, "tables");
+    const int64_t dim = Param(spec, "emb_dim");
+    const int64_t bottom_layers = Param(spec, "bottom_layers");
+    const int64_t top_layers = Param(spec, "top_layers");
+    bottom_ = register_module("bottom", nn::ModuleList());
+    for (int64_t l = 0; l < bottom_layers; ++l) {
+      bottom_->push_back(nn::Linear(l == 0 ? Param(spec, "dense") : Param(spec, "bottom_width"),
+                                    l == bottom_layers - 1 ? dim : Param(spec, "bottom_width")));
+    }
+    tables_ = register_module("tables", nn::ModuleList());
+    for (int64_t t = 0; t < tables; ++t) {
+      tables_->push_back(
+          nn::EmbeddingBag(nn::EmbeddingBagOptions(Param(spec, "rows"), dim).mode(torch::kSum)));
+    }
+    const int64_t features = DlrmInteractionFeatures(tables, dim);
+    top_ = register_module("top", nn::ModuleList());
+    for (int64_t l = 0; l < top_layers; ++l) {
+      top_->push_back(nn::Linear(l == 0 ? features : Param(spec, "top_width"),
+                                 l == top_layers - 1 ? 1 : Param(spec, "top_width")));
+    }
+    // Strict upper triangle of the (tables+1)^2 dot products, flattened.
+    std::vector<int64_t> pairs;
+    for (int64_t i = 0; i <= tables; ++i) {
+      for (int64_t j = i + 1; j <= tables; ++j) pairs.push_back(i * (tables + 1) + j);
+    }
+    pairs_ = torch::tensor(pairs, torch::kInt64);
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    Tensor x = inputs.at(0);
+    for (const auto& layer : *bottom_) x = torch::relu(layer->as<nn::Linear>()->forward(x));
+    const Tensor& ids = inputs.at(1);
+    std::vector<Tensor> vectors = {x};
+    for (size_t t = 0; t < tables_->size(); ++t) {
+      vectors.push_back(tables_[t]->as<nn::EmbeddingBag>()->forward(ids.select(1, t)));
+    }
+    Tensor z = torch::stack(vectors, 1);
+    Tensor dots = torch::bmm(z, z.transpose(1, 2)).flatten(1).index_select(1, pairs_);
+    Tensor y = torch::cat({x, dots}, 1);
+    for (size_t l = 0; l < top_->size(); ++l) {
+      y = top_[l]->as<nn::Linear>()->forward(y);
+      if (l + 1 < top_->size()) y = torch::relu(y);
+    }
+    return y.squeeze(1);
+  }
+  void MoveExtras(torch::Device device) override { pairs_ = pairs_.to(device); }
+
+ private:
+  nn::ModuleList bottom_{nullptr}, tables_{nullptr}, top_{nullptr};
+  Tensor pairs_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProxyModel> BuildNet(const WorkloadSpec& spec,
+                                     const std::vector<float>& adjacency) {
+  const std::string& f = spec.family;
+  if (f == "lstm") return std::make_unique<NetProxy>(std::make_shared<LstmNet>(spec), LossKind::kMse);
+  if (f == "cnn") return std::make_unique<NetProxy>(std::make_shared<CnnNet>(spec), LossKind::kMse);
+  if (f == "stgcn") {
+    return std::make_unique<NetProxy>(std::make_shared<StgcnNet>(spec, adjacency),
+                                      LossKind::kMse);
+  }
+  if (f == "resnet") {
+    return std::make_unique<NetProxy>(std::make_shared<ResNetNet>(spec),
+                                      LossKind::kCrossEntropy);
+  }
+  if (f == "transformer") {
+    return std::make_unique<NetProxy>(std::make_shared<TransformerNet>(spec),
+                                      LossKind::kCrossEntropy);
+  }
+  if (f == "dlrm") return std::make_unique<NetProxy>(std::make_shared<DlrmNet>(spec), LossKind::kBce);
+  return nullptr;
+}
+
+}  // namespace perfcast::models::torch_proxy
