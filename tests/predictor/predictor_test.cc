@@ -372,3 +372,47 @@ TEST(Evaluate, LeaveOneGpuOutAndHeldOutSizes) {
 
 }  // namespace
 }  // namespace perfcast::predictor
+
+namespace perfcast::predictor {
+namespace {
+
+// Through models::Describe: operation profiles of the real "gemm" family
+// fit level 1, and Predict describes a spec itself.
+TEST(Predictor, FitAndPredictDescribeRealWorkloads) {
+  const auto nodes = Nodes();
+  std::vector<models::Profile> profiles;
+  int64_t id = 1;
+  for (const auto& [name, node] : nodes) {
+    for (int64_t m : {256, 1024, 4096}) {
+      for (int64_t k : {512, 2048}) {
+        models::Profile p;
+        p.id = id++;
+        p.node_name = name;
+        p.workload.kind = models::WorkloadKind::kOperation;
+        p.workload.family = "gemm";
+        p.workload.params = {{"m", m}, {"n", 1024}, {"k", k}};
+        absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(p.workload);
+        ASSERT_TRUE(d.ok()) << d.status();
+        p.iteration.mean_ms = TrueCallMs(d->operations.front(), node);
+        profiles.push_back(p);
+      }
+    }
+  }
+  FitOptions options = Options();
+  options.fit_level2 = false;
+  absl::StatusOr<PredictorModel> model = Fit(profiles, nodes, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  models::WorkloadSpec spec = profiles.front().workload;
+  spec.params["m"] = 2048;
+  absl::StatusOr<Prediction> p = Predict(*model, spec, nodes.at("gamma1"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->method, "level1-sum");
+  EXPECT_GT(p->breakdown_ms.at("gemm"), 0);
+  models::Profile bad = profiles.front();
+  bad.workload.family = "no-such-family";
+  profiles.push_back(bad);
+  EXPECT_EQ(Fit(profiles, nodes, options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
