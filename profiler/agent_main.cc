@@ -1,0 +1,245 @@
+// perfcast-agent: profiles this machine and writes the profiles to a local
+// SQLite store (the same schema perfcastd imports).
+//
+//   perfcast-agent run --plan quick --out node.sqlite [--device cpu] [--threads 2]
+//   perfcast-agent plan --show default
+//   perfcast-agent fingerprint
+//   perfcast-agent overhead
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "db/store.h"
+#include "models/workload.h"
+#include "nlohmann/json.hpp"
+#include "profiler/device_options.h"
+#include "profiler/fingerprint.h"
+#include "profiler/overhead.h"
+#include "profiler/plan.h"
+#include "profiler/runner.h"
+#include "profiler/torch_measurer.h"
+
+namespace perfcast::profiler {
+namespace {
+
+using Json = nlohmann::json;
+
+int Fail(const absl::Status& status) {
+  std::cerr << "perfcast-agent: " << status.message() << "\n";
+  return 1;
+}
+
+template <typename T>
+void SetIf(Json& out, const char* key, const std::optional<T>& value) {
+  if (value.has_value()) out[key] = *value;
+}
+
+Json NodeToJson(const models::Node& node) {
+  Json measured = Json::object();
+  const models::MeasuredRates& m = node.measured;
+  SetIf(measured, "memory_bandwidth_gbs", m.memory_bandwidth_gbs);
+  SetIf(measured, "fp32_tflops", m.fp32_tflops);
+  SetIf(measured, "tf32_tflops", m.tf32_tflops);
+  SetIf(measured, "fp16_tflops", m.fp16_tflops);
+  SetIf(measured, "bf16_tflops", m.bf16_tflops);
+  SetIf(measured, "fp64_tflops", m.fp64_tflops);
+  SetIf(measured, "launch_latency_us", m.launch_latency_us);
+  SetIf(measured, "h2d_pinned_gbs", m.h2d_pinned_gbs);
+  SetIf(measured, "h2d_pageable_gbs", m.h2d_pageable_gbs);
+  SetIf(measured, "cpu_single_thread_score", m.cpu_single_thread_score);
+  const models::GpuSpec& g = node.gpu;
+  return Json{
+      {"name", node.name},
+      {"labels", node.labels},
+      {"gpu_count", node.gpu_count},
+      {"gpu",
+       {{"model", g.model},
+        {"vendor_name", g.vendor_name},
+        {"architecture", g.architecture},
+        {"compute_capability", g.compute_capability},
+        {"sm_count", g.sm_count},
+        {"boost_clock_mhz", g.boost_clock_mhz},
+        {"memory_gib", g.memory_gib},
+        {"memory_bus_width_bits", g.memory_bus_width_bits},
+        {"memory_bandwidth_gbs", g.memory_bandwidth_gbs},
+        {"l2_cache_mib", g.l2_cache_mib}}},
+      {"host",
+       {{"hostname", node.host.hostname},
+        {"cpu_model", node.host.cpu_model},
+        {"cpu_cores", node.host.cpu_cores},
+        {"driver_version", node.host.driver_version},
+        {"cuda_version", node.host.cuda_version},
+        {"torch_version", node.host.torch_version}}},
+      {"measured", measured},
+  };
+}
+
+absl::StatusOr<RunPlan> ResolvePlan(const std::string& name, const std::string& file) {
+  if (!file.empty()) return LoadPlanFile(file);
+  return BuiltinPlan(name);
+}
+
+struct PlanCounts {
+  int64_t models = 0;
+  int64_t operations = 0;
+};
+
+PlanCounts Count(const std::vector<models::WorkloadSpec>& specs) {
+  PlanCounts counts;
+  for (const models::WorkloadSpec& spec : specs) {
+    (spec.kind == models::WorkloadKind::kModel ? counts.models : counts.operations)++;
+  }
+  return counts;
+}
+
+int ShowPlan(const std::string& name, const std::string& file) {
+  absl::StatusOr<RunPlan> plan = ResolvePlan(name, file);
+  if (!plan.ok()) return Fail(plan.status());
+  absl::StatusOr<std::vector<models::WorkloadSpec>> specs = ExpandPlan(*plan);
+  if (!specs.ok()) return Fail(specs.status());
+  std::map<std::string, int64_t> per_family;
+  for (const models::WorkloadSpec& spec : *specs) {
+    per_family[absl::StrFormat("%s %s", models::WorkloadKindName(spec.kind), spec.family)]++;
+  }
+  std::cout << absl::StrFormat("plan %s: %d grids\n", plan->name, plan->grids.size());
+  for (const auto& [family, count] : per_family) {
+    std::cout << absl::StrFormat("  %-22s %6d\n", family, count);
+  }
+  const PlanCounts counts = Count(*specs);
+  std::cout << absl::StrFormat("total: %d configurations (%d model, %d operation)\n",
+                               specs->size(), counts.models, counts.operations);
+  if (plan->max_minutes > 0) {
+    std::cout << absl::StrFormat("budget: %g minutes\n", plan->max_minutes);
+  }
+  return 0;
+}
+
+int Fingerprint(const DeviceOptions& device, const std::string& name, bool measure) {
+  absl::StatusOr<models::Node> node = profiler::Fingerprint(device, name, measure);
+  if (!node.ok()) return Fail(node.status());
+  std::cout << NodeToJson(*node).dump(2) << "\n";
+  return 0;
+}
+
+struct RunFlags {
+  std::string plan = "quick";
+  std::string plan_file;
+  std::string out = "perfcast-node.sqlite";
+  std::string name;
+  double max_minutes = 0;
+  bool quiet = false;
+};
+
+int Run(const DeviceOptions& device, const RunFlags& flags) {
+  absl::StatusOr<RunPlan> plan = ResolvePlan(flags.plan, flags.plan_file);
+  if (!plan.ok()) return Fail(plan.status());
+  absl::StatusOr<std::vector<models::WorkloadSpec>> specs = ExpandPlan(*plan);
+  if (!specs.ok()) return Fail(specs.status());
+  if (flags.max_minutes < 0) return Fail(absl::InvalidArgumentError("--max-minutes must be >= 0"));
+  const double minutes = flags.max_minutes > 0 ? flags.max_minutes : plan->max_minutes;
+
+  const absl::Time start = absl::Now();
+  absl::StatusOr<models::Node> node = profiler::Fingerprint(device, flags.name, true);
+  if (!node.ok()) return Fail(node.status());
+  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(flags.out);
+  if (!store.ok()) return Fail(store.status());
+  absl::StatusOr<std::unique_ptr<Measurer>> measurer = MakeTorchMeasurer(device, node->measured);
+  if (!measurer.ok()) return Fail(measurer.status());
+
+  RunOptions options;
+  if (minutes > 0) options.budget = absl::Seconds(minutes * 60) - (absl::Now() - start);
+  if (!flags.quiet) {
+    options.progress = &std::cerr;
+    options.progress_bar = isatty(fileno(stderr)) != 0;
+  }
+  std::cerr << absl::StrFormat("perfcast-agent: node %s (%s), plan %s: %d configurations%s\n",
+                               node->name, node->gpu.model, plan->name, specs->size(),
+                               minutes > 0 ? absl::StrFormat(", budget %g min", minutes) : "");
+  absl::StatusOr<RunSummary> summary =
+      RunWorkloads(*specs, plan->timing, *node, **measurer, **store, options);
+  if (!summary.ok()) return Fail(summary.status());
+  std::cerr << absl::StrFormat(
+      "perfcast-agent: %d measured, %d duplicates, %d skipped, %d not run%s in %.1f s -> %s\n",
+      summary->measured, summary->duplicates, summary->skipped, summary->not_run,
+      summary->budget_exhausted ? " (budget spent)" : "", summary->elapsed_s, flags.out);
+  return 0;
+}
+
+int Overhead(const DeviceOptions& device, const OverheadOptions& options) {
+  absl::StatusOr<OverheadReport> report = MeasureOverhead(device, options);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << absl::StrFormat(
+      "%s: agent-timed step %.4f ms, bare loop %.4f ms, ratio %.4f (overhead %+.2f%%)\n",
+      report->workload_key, report->agent_ms, report->bare_ms, report->ratio,
+      100 * (report->ratio - 1));
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"perfcast-agent: profiles this machine into a perfcast SQLite store"};
+  app.require_subcommand(1);
+  DeviceOptions device;
+  auto add_device_flags = [&device](CLI::App* command) {
+    command->add_option("--device", device.device, "auto, cuda or cpu")
+        ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+    command->add_option("--threads", device.threads, "LibTorch intra-op threads (0: default)")
+        ->check(CLI::NonNegativeNumber);
+    command->add_option("--seed", device.seed, "seed for weights, inputs and synthetic data");
+  };
+
+  RunFlags run_flags;
+  CLI::App* run = app.add_subcommand("run", "run a plan and write the profiles to a store");
+  add_device_flags(run);
+  run->add_option("--plan", run_flags.plan, "built-in plan: quick, default or full");
+  run->add_option("--plan-file", run_flags.plan_file, "plan file (JSON, or YAML by extension)");
+  run->add_option("--out", run_flags.out, "SQLite store to create or extend");
+  run->add_option("--name", run_flags.name, "node name (default: <hostname>-<model>)");
+  run->add_option("--max-minutes", run_flags.max_minutes,
+                  "wall-clock budget; finished configurations are kept");
+  run->add_flag("--quiet", run_flags.quiet, "no progress output");
+
+  std::string show_plan = "default";
+  std::string show_file;
+  CLI::App* plan = app.add_subcommand("plan", "show a plan's expanded grid");
+  plan->add_option("--show", show_plan, "built-in plan to expand");
+  plan->add_option("--plan-file", show_file, "plan file to expand instead");
+
+  std::string fingerprint_name;
+  bool no_measure = false;
+  CLI::App* fingerprint = app.add_subcommand("fingerprint", "print this node as JSON");
+  add_device_flags(fingerprint);
+  fingerprint->add_option("--name", fingerprint_name, "node name");
+  fingerprint->add_flag("--no-measure", no_measure, "skip the micro-benchmarks");
+
+  OverheadOptions overhead_options;
+  std::string overhead_family = "lstm";
+  CLI::App* overhead =
+      app.add_subcommand("overhead", "agent-timed step vs a bare LibTorch loop of the same model");
+  add_device_flags(overhead);
+  overhead->add_option("--family", overhead_family, "model family");
+  overhead->add_option("--batch", overhead_options.spec.batch_size, "batch size")
+      ->check(CLI::PositiveNumber);
+  overhead->add_option("--iterations", overhead_options.iterations, "timed iterations")
+      ->check(CLI::PositiveNumber);
+
+  CLI11_PARSE(app, argc, argv);
+  if (*run) return Run(device, run_flags);
+  if (*plan) return ShowPlan(show_plan, show_file);
+  if (*fingerprint) return Fingerprint(device, fingerprint_name, !no_measure);
+  overhead_options.spec.family = overhead_family;
+  return Overhead(device, overhead_options);
+}
+
+}  // namespace
+}  // namespace perfcast::profiler
+
+int main(int argc, char** argv) { return perfcast::profiler::Main(argc, argv); }

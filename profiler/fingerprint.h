@@ -1,0 +1,34 @@
+// The hardware fingerprint: what a node is (device properties, host, software
+// versions) and how fast it measurably is (short micro-benchmarks of memory
+// bandwidth, matmul rates per precision, kernel-launch latency, host->device
+// copies and single-thread CPU speed). Takes a few seconds on a GPU.
+#ifndef PERFCAST_PROFILER_FINGERPRINT_H_
+#define PERFCAST_PROFILER_FINGERPRINT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "models/hardware.h"
+#include "profiler/device_options.h"
+
+namespace perfcast::profiler {
+
+// Describes this machine as a node named `name` (empty: "<hostname>-<model>").
+// With `measure_rates`, also fills Node::measured. A CUDA node has
+// gpu_count 1 and the catalog model name where the device name maps to one
+// ("NVIDIA H100 80GB HBM3" -> "H100-SXM5-80GB"); a CPU node has gpu_count 0,
+// model "cpu-<threads>t" and the host's rates. Errors as Device::Open.
+absl::StatusOr<models::Node> Fingerprint(const DeviceOptions& options, absl::string_view name,
+                                         bool measure_rates);
+
+// The catalog model name for a CUDA device name, or the name itself.
+std::string CatalogModelName(absl::string_view cuda_device_name);
+
+// A fixed, deterministic single-threaded integer workload; returns millions
+// of its operations per second. Higher is faster; comparable across hosts.
+double CpuSingleThreadScore();
+
+}  // namespace perfcast::profiler
+
+#endif  // PERFCAST_PROFILER_FINGERPRINT_H_

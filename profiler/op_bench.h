@@ -1,0 +1,41 @@
+// Operation micro-benchmarks: one LibTorch operation (a GEMM, a convolution,
+// an LSTM, attention, an element-wise/normalisation op, an embedding lookup,
+// an optimizer update or a host->device copy) at the shape and precision of
+// an operation workload (models/descriptor.h lists the families), timed in
+// blocks of back-to-back calls after a warm-up.
+//
+// Conventions follow the descriptors: phase train is the forward and the
+// backward of the operation; GEMM, convolution and LSTM tensors are created
+// in the precision itself, attention/element-wise/normalisation run under
+// autocast (so normalisation and softmax compute in FP32 under amp), and
+// embedding tables stay FP32.
+//
+// Internal to perfcast_profiler (includes LibTorch).
+#ifndef PERFCAST_PROFILER_OP_BENCH_H_
+#define PERFCAST_PROFILER_OP_BENCH_H_
+
+#include "absl/status/statusor.h"
+#include "models/hardware.h"
+#include "models/profile.h"
+#include "models/workload.h"
+#include "profiler/device.h"
+#include "profiler/plan.h"
+
+namespace perfcast::profiler {
+
+// Measures a normalised operation workload. The profile's iteration
+// statistics are over the per-call means of `timing.op_repeats` blocks
+// (count = calls timed); throughput is calls per second; achieved_tflops
+// and roofline_fraction use the descriptor's FLOPs and `rates`. Errors as
+// Measurer::Measure; InvalidArgument for a model workload.
+absl::StatusOr<models::Profile> MeasureOperation(const Device& device,
+                                                 const models::WorkloadSpec& spec,
+                                                 const TimingPolicy& timing,
+                                                 const models::MeasuredRates& rates);
+
+// The measured peak matmul rate for `precision`, if the fingerprint has it.
+std::optional<double> PeakTflops(const models::MeasuredRates& rates, models::Precision precision);
+
+}  // namespace perfcast::profiler
+
+#endif  // PERFCAST_PROFILER_OP_BENCH_H_

@@ -1,0 +1,598 @@
+#include "profiler/plan.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "models/descriptor.h"
+#include "nlohmann/json.hpp"
+#include "yaml-cpp/yaml.h"
+
+namespace perfcast::profiler {
+namespace {
+
+using models::Phase;
+using models::Precision;
+using models::WorkloadKind;
+using Json = nlohmann::json;
+
+constexpr Precision kFp32 = Precision::kFp32;
+constexpr Precision kTf32 = Precision::kTf32;
+constexpr Precision kFp16 = Precision::kFp16Amp;
+constexpr Precision kBf16 = Precision::kBf16Amp;
+constexpr Precision kFp64 = Precision::kFp64;
+
+// Operation micro-benchmarks run forward calls only, so they are
+// "inference" workloads; an optimizer update is the training step itself.
+Phase DefaultOpPhase(absl::string_view family) {
+  return family == "optimizer" ? Phase::kTrain : Phase::kInference;
+}
+
+Grid OpGrid(std::string family, std::map<std::string, std::vector<int64_t>> params,
+            std::vector<Precision> precisions, std::vector<int64_t> batch_sizes = {1}) {
+  Grid grid;
+  grid.kind = WorkloadKind::kOperation;
+  grid.phases = {DefaultOpPhase(family)};
+  grid.family = std::move(family);
+  grid.params = std::move(params);
+  grid.precisions = std::move(precisions);
+  grid.batch_sizes = std::move(batch_sizes);
+  return grid;
+}
+
+Grid ModelGrid(std::string family, std::map<std::string, std::vector<int64_t>> params,
+               std::vector<int64_t> batch_sizes, std::vector<Precision> precisions,
+               std::vector<Phase> phases = {Phase::kTrain, Phase::kInference}) {
+  Grid grid;
+  grid.kind = WorkloadKind::kModel;
+  grid.family = std::move(family);
+  grid.params = std::move(params);
+  grid.batch_sizes = std::move(batch_sizes);
+  grid.precisions = std::move(precisions);
+  grid.phases = std::move(phases);
+  return grid;
+}
+
+std::vector<int64_t> Powers(int64_t first, int64_t last, int64_t factor) {
+  std::vector<int64_t> values;
+  for (int64_t v = first; v <= last; v *= factor) values.push_back(v);
+  return values;
+}
+
+// The size knob of every model family (layers / blocks / inner modules) is
+// swept widely enough that the largest sizes can be held out and predicted
+// from the smaller ones; one width parameter gets two values.
+std::vector<Grid> ModelGrids(int level) {
+  const std::vector<Precision> all4 = {kFp32, kTf32, kFp16, kBf16};
+  const bool full = level >= 2;
+  const std::vector<int64_t> batches = full ? std::vector<int64_t>{8, 16, 32, 64, 128, 256}
+                                            : std::vector<int64_t>{16, 64, 256};
+  const std::vector<int64_t> sizes = {1, 2, 3, 4, 6, 8};
+  std::vector<Grid> grids = {
+      ModelGrid("lstm", {{"layers", sizes}, {"hidden", {128, 512}}}, batches, all4),
+      ModelGrid("cnn", {{"layers", sizes}, {"channels", {32, 128}}}, batches, all4),
+      // Every ST-Conv block shortens the window by 2 (kernel_t - 1) steps.
+      ModelGrid("stgcn", {{"blocks", sizes}, {"channels", {32, 64}}, {"seq_len", {36}}},
+                batches, all4),
+      ModelGrid("resnet", {{"blocks", sizes}, {"width", {16, 32}}}, batches, all4),
+      ModelGrid("transformer", {{"layers", sizes}, {"hidden", {128, 256}}}, batches,
+                all4),
+      ModelGrid("dlrm", {{"top_layers", sizes}, {"emb_dim", {16, 64}}}, batches, all4),
+      // Double precision for the recurrent and convolutional forecasters
+      // only: it is rare in training and an order of magnitude slower.
+      ModelGrid("lstm", {{"layers", {1, 2, 4}}, {"hidden", {128}}}, {16, 64}, {kFp64}),
+      ModelGrid("cnn", {{"layers", {1, 2, 4}}, {"channels", {32}}}, {16, 64}, {kFp64}),
+  };
+  return grids;
+}
+
+// Operation grids. Phase train is an operation's forward plus its backward
+// (the descriptors' convention), so both phases are swept, the backward
+// over a coarser grid where the forward grid is dense.
+std::vector<Grid> OpGrids(int level) {
+  const std::vector<Precision> all5 = {kFp32, kTf32, kFp16, kBf16, kFp64};
+  const std::vector<Precision> all4 = {kFp32, kTf32, kFp16, kBf16};
+  const std::vector<Phase> both = {Phase::kTrain, Phase::kInference};
+  const std::vector<Phase> inference = {Phase::kInference};
+  const std::vector<Phase> train = {Phase::kTrain};
+  const bool full = level >= 2;
+  auto with_phases = [](Grid grid, std::vector<Phase> phases) {
+    grid.phases = std::move(phases);
+    return grid;
+  };
+  std::vector<Grid> grids;
+  const std::vector<int64_t> dims = Powers(64, 8192, 2);
+  grids.push_back(with_phases(
+      OpGrid("gemm",
+             {{"m", dims},
+              {"n", dims},
+              {"k", full ? dims : std::vector<int64_t>{64, 256, 1024, 4096}},
+              {"batch", {1}}},
+             all5),
+      full ? both : inference));
+  if (!full) {
+    grids.push_back(with_phases(OpGrid("gemm",
+                                       {{"m", {128, 512, 2048, 8192}},
+                                        {"n", {128, 512, 2048, 8192}},
+                                        {"k", {128, 1024, 4096}},
+                                        {"batch", {1}}},
+                                       all4),
+                                train));
+  }
+  grids.push_back(with_phases(OpGrid("gemm",
+                                     {{"m", {64, 256, 1024}},
+                                      {"n", {64, 256, 1024}},
+                                      {"k", {64, 256, 1024}},
+                                      {"batch", {8, 32}}},
+                                     all4),
+                              both));
+  // Square images of each size: height and width move together.
+  for (int64_t hw : {7, 14, 28, 56, 112}) {
+    grids.push_back(with_phases(OpGrid("conv2d",
+                                       {{"channels_in", {16, 64, 128, 256}},
+                                        {"channels_out", {16, 64, 128, 256}},
+                                        {"height", {hw}},
+                                        {"width", {hw}},
+                                        {"kernel", {1, 3}},
+                                        {"stride", {1, 2}}},
+                                       all4, {16}),
+                                full ? both : inference));
+    if (!full) {
+      grids.push_back(with_phases(OpGrid("conv2d",
+                                         {{"channels_in", {16, 64, 256}},
+                                          {"channels_out", {16, 64, 256}},
+                                          {"height", {hw}},
+                                          {"width", {hw}},
+                                          {"kernel", {3}},
+                                          {"stride", {1, 2}}},
+                                         all4, {16}),
+                                  train));
+    }
+  }
+  grids.push_back(with_phases(OpGrid("lstm_cell",
+                                     {{"input", full ? std::vector<int64_t>{64, 256, 1024}
+                                                     : std::vector<int64_t>{64, 256}},
+                                      {"hidden", {128, 256, 512, 1024}},
+                                      {"seq_len", {16, 64}},
+                                      {"layers", {1, 2}}},
+                                     all4, {16, 64}),
+                              both));
+  grids.push_back(with_phases(OpGrid("attention",
+                                     {{"heads", full ? std::vector<int64_t>{4, 8, 16}
+                                                     : std::vector<int64_t>{4, 16}},
+                                      {"seq_len", {128, 256, 512, 1024, 2048}},
+                                      {"head_dim", {32, 64, 128}}},
+                                     all4, {4, 16}),
+                              both));
+  grids.push_back(
+      with_phases(OpGrid("elementwise", {{"numel", Powers(1024, 1 << 28, 4)}}, all5), both));
+  const std::vector<int64_t> rows = {256, 1024, 4096, 16384, 65536};
+  const std::vector<int64_t> cols = {128, 256, 512, 768, 1024, 2048, 4096};
+  grids.push_back(with_phases(OpGrid("layernorm", {{"rows", rows}, {"cols", cols}}, all4), both));
+  grids.push_back(with_phases(OpGrid("softmax", {{"rows", rows}, {"cols", cols}}, all4), both));
+  // Tables stay FP32 under every precision but FP64: one precision suffices.
+  grids.push_back(with_phases(OpGrid("embedding",
+                                     {{"rows", {1000, 10000, 100000, 1000000}},
+                                      {"dim", {16, 32, 64, 128, 256}},
+                                      {"lookups", Powers(4, 1024, 4)}},
+                                     {kFp32}, {256}),
+                              both));
+  Grid optimizer = OpGrid("optimizer", {{"params", Powers(1000, 100000000, 10)}}, {kFp32});
+  optimizer.optimizers = {"adam", "sgd"};
+  grids.push_back(optimizer);
+  grids.push_back(OpGrid("h2d", {{"bytes", Powers(1024, 1 << 30, 2)}, {"pinned", {0, 1}}},
+                         {kFp32}));
+  return grids;
+}
+
+RunPlan QuickPlan() {
+  RunPlan plan;
+  plan.name = "quick";
+  plan.timing = TimingPolicy{.warmup_iterations = 1,
+                             .repeats = 2,
+                             .min_iterations = 1,
+                             .max_iterations = 5,
+                             .target_repeat_ms = 20,
+                             .op_repeats = 3,
+                             .op_target_block_ms = 2,
+                             .op_max_calls = 200};
+  for (const char* family : {"lstm", "cnn", "stgcn", "resnet", "transformer", "dlrm"}) {
+    plan.grids.push_back(ModelGrid(family, {}, {4}, {kFp32}));
+  }
+  plan.grids.push_back(OpGrid("gemm", {{"m", {64, 256}}, {"n", {64, 256}}, {"k", {64}}, {"batch", {1}}},
+                              {kFp32}));
+  plan.grids.push_back(OpGrid("conv2d",
+                              {{"channels_in", {8}},
+                               {"channels_out", {8, 16}},
+                               {"height", {16}},
+                               {"width", {16}},
+                               {"kernel", {3}},
+                               {"stride", {1}}},
+                              {kFp32}, {2}));
+  plan.grids.push_back(OpGrid(
+      "lstm_cell", {{"input", {16}}, {"hidden", {32}}, {"seq_len", {8}}, {"layers", {1}}}, {kFp32},
+      {4}));
+  plan.grids.push_back(OpGrid("attention", {{"heads", {2}}, {"seq_len", {32}}, {"head_dim", {16}}},
+                              {kFp32}, {2}));
+  plan.grids.push_back(OpGrid("elementwise", {{"numel", {4096, 65536}}}, {kFp32}));
+  plan.grids.push_back(OpGrid("layernorm", {{"rows", {64}}, {"cols", {128}}}, {kFp32}));
+  plan.grids.push_back(OpGrid("softmax", {{"rows", {64}}, {"cols", {128}}}, {kFp32}));
+  plan.grids.push_back(OpGrid("embedding", {{"rows", {1000}}, {"dim", {16}}, {"lookups", {256}}},
+                              {kFp32}));
+  Grid optimizer = OpGrid("optimizer", {{"params", {10000}}}, {kFp32});
+  optimizer.optimizers = {"adam", "sgd"};
+  plan.grids.push_back(optimizer);
+  plan.grids.push_back(OpGrid("h2d", {{"bytes", {65536}}, {"pinned", {0, 1}}}, {kFp32}));
+  return plan;
+}
+
+RunPlan GridPlan(std::string name, int level) {
+  RunPlan plan;
+  plan.name = std::move(name);
+  plan.max_minutes = level >= 2 ? 0 : 10;
+  // ~75 ms of timed work per model configuration: three repeats of >= 25
+  // iterations for a 1 ms step keep the repeat CV near 1% on a quiet GPU.
+  plan.timing.target_repeat_ms = 25;
+  // Operations first: they are cheap and feed the level-1 models, so a run
+  // cut short by its budget still leaves a complete operation sweep.
+  plan.grids = OpGrids(level);
+  for (Grid& grid : ModelGrids(level)) plan.grids.push_back(std::move(grid));
+  return plan;
+}
+
+// ---- Plan documents (JSON; YAML is converted to the same JSON tree) ----
+
+absl::Status FieldError(absl::string_view where, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat("plan: ", where, ": ", message));
+}
+
+// Accepts a scalar or a non-empty list of scalars.
+template <typename T, typename Convert>
+absl::StatusOr<std::vector<T>> ListOf(const Json& value, absl::string_view where,
+                                      Convert convert) {
+  std::vector<T> out;
+  const Json list = value.is_array() ? value : Json::array({value});
+  if (list.empty()) return FieldError(where, "empty list");
+  for (const Json& item : list) {
+    absl::StatusOr<T> converted = convert(item);
+    if (!converted.ok()) return FieldError(where, converted.status().message());
+    out.push_back(*std::move(converted));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> JsonInt(const Json& item) {
+  if (item.is_number_integer()) return item.get<int64_t>();
+  if (item.is_number_float()) {
+    const double d = item.get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("expected an integer, got ", item.dump()));
+}
+
+absl::StatusOr<std::string> JsonString(const Json& item) {
+  if (item.is_string()) return item.get<std::string>();
+  return absl::InvalidArgumentError(absl::StrCat("expected a string, got ", item.dump()));
+}
+
+// Adapts a parser of names (ParsePrecision, ParsePhase) to JSON items.
+template <typename T>
+auto NamedValue(absl::StatusOr<T> (*parse)(absl::string_view)) {
+  return [parse](const Json& item) -> absl::StatusOr<T> {
+    absl::StatusOr<std::string> text = JsonString(item);
+    if (!text.ok()) return text.status();
+    return parse(*text);
+  };
+}
+
+absl::Status CheckKeys(const Json& object, absl::string_view where,
+                       const std::set<std::string>& allowed) {
+  if (!object.is_object()) return FieldError(where, "expected a mapping");
+  for (const auto& [key, value] : object.items()) {
+    if (!allowed.contains(key)) {
+      return FieldError(where, absl::StrCat("unknown key '", key, "' (expected ",
+                                            absl::StrJoin(allowed, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Grid> ParseGrid(const Json& node, absl::string_view where) {
+  if (absl::Status s = CheckKeys(
+          node, where, {"family", "kind", "params", "batch", "precision", "phase", "optimizer"});
+      !s.ok()) {
+    return s;
+  }
+  if (!node.contains("family")) return FieldError(where, "missing 'family'");
+  absl::StatusOr<std::string> family = JsonString(node["family"]);
+  if (!family.ok()) return FieldError(where, family.status().message());
+  absl::StatusOr<models::FamilyInfo> info = models::FindFamily(*family);
+  if (!info.ok()) return FieldError(where, absl::StrCat("unknown family '", *family, "'"));
+
+  Grid grid;
+  grid.family = *family;
+  grid.kind = info->kind;
+  if (node.contains("kind")) {
+    absl::StatusOr<std::string> kind_name = JsonString(node["kind"]);
+    if (!kind_name.ok()) return FieldError(where, kind_name.status().message());
+    absl::StatusOr<WorkloadKind> kind = models::ParseWorkloadKind(*kind_name);
+    if (!kind.ok()) return FieldError(where, kind.status().message());
+    if (*kind != info->kind) {
+      return FieldError(where, absl::StrCat("family '", *family, "' is not of kind ", *kind_name));
+    }
+  }
+  if (grid.kind == WorkloadKind::kOperation) grid.phases = {DefaultOpPhase(grid.family)};
+  if (node.contains("params")) {
+    const Json& params = node["params"];
+    if (!params.is_object()) return FieldError(where, "'params' must be a mapping");
+    for (const auto& [name, values] : params.items()) {
+      absl::StatusOr<std::vector<int64_t>> list =
+          ListOf<int64_t>(values, absl::StrCat(where, ".params.", name), JsonInt);
+      if (!list.ok()) return list.status();
+      grid.params[name] = *std::move(list);
+    }
+  }
+  if (node.contains("batch")) {
+    absl::StatusOr<std::vector<int64_t>> list =
+        ListOf<int64_t>(node["batch"], absl::StrCat(where, ".batch"), JsonInt);
+    if (!list.ok()) return list.status();
+    grid.batch_sizes = *std::move(list);
+  }
+  if (node.contains("precision")) {
+    auto list = ListOf<Precision>(node["precision"], absl::StrCat(where, ".precision"),
+                                  NamedValue<Precision>(models::ParsePrecision));
+    if (!list.ok()) return list.status();
+    grid.precisions = *std::move(list);
+  }
+  if (node.contains("phase")) {
+    auto list = ListOf<Phase>(node["phase"], absl::StrCat(where, ".phase"),
+                              NamedValue<Phase>(models::ParsePhase));
+    if (!list.ok()) return list.status();
+    grid.phases = *std::move(list);
+  }
+  if (node.contains("optimizer")) {
+    auto list = ListOf<std::string>(node["optimizer"], absl::StrCat(where, ".optimizer"),
+                                    [](const Json& item) -> absl::StatusOr<std::string> {
+                                      absl::StatusOr<std::string> s = JsonString(item);
+                                      if (!s.ok()) return s.status();
+                                      const std::string lower = absl::AsciiStrToLower(*s);
+                                      if (lower != "adam" && lower != "sgd") {
+                                        return absl::InvalidArgumentError(absl::StrCat(
+                                            "unknown optimizer '", *s, "' (expected adam or sgd)"));
+                                      }
+                                      return lower;
+                                    });
+    if (!list.ok()) return list.status();
+    grid.optimizers = *std::move(list);
+  }
+  return grid;
+}
+
+absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
+  struct IntField {
+    const char* name;
+    int* field;
+    int min;
+  };
+  struct RealField {
+    const char* name;
+    double* field;
+  };
+  const IntField ints[] = {{"warmup", &timing.warmup_iterations, 0},
+                           {"repeats", &timing.repeats, 1},
+                           {"min_iterations", &timing.min_iterations, 1},
+                           {"max_iterations", &timing.max_iterations, 1},
+                           {"op_repeats", &timing.op_repeats, 1},
+                           {"op_max_calls", &timing.op_max_calls, 1}};
+  const RealField reals[] = {{"target_repeat_ms", &timing.target_repeat_ms},
+                             {"op_target_block_ms", &timing.op_target_block_ms}};
+  std::set<std::string> allowed;
+  for (const IntField& f : ints) allowed.insert(f.name);
+  for (const RealField& f : reals) allowed.insert(f.name);
+  if (absl::Status s = CheckKeys(node, "timing", allowed); !s.ok()) return s;
+  for (const IntField& f : ints) {
+    if (!node.contains(f.name)) continue;
+    absl::StatusOr<int64_t> v = JsonInt(node[f.name]);
+    if (!v.ok() || *v < f.min || *v > 1000000) {
+      return FieldError(absl::StrCat("timing.", f.name),
+                        absl::StrCat("expected an integer >= ", f.min));
+    }
+    *f.field = static_cast<int>(*v);
+  }
+  for (const RealField& f : reals) {
+    if (!node.contains(f.name)) continue;
+    if (!node[f.name].is_number() || !(node[f.name].get<double>() > 0)) {
+      return FieldError(absl::StrCat("timing.", f.name), "expected a positive number");
+    }
+    *f.field = node[f.name].get<double>();
+  }
+  if (timing.min_iterations > timing.max_iterations) {
+    return FieldError("timing", "min_iterations exceeds max_iterations");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunPlan> PlanFromJson(const Json& root) {
+  if (absl::Status s = CheckKeys(root, "top level", {"name", "max_minutes", "timing", "grids"});
+      !s.ok()) {
+    return s;
+  }
+  RunPlan plan;
+  plan.name = "custom";
+  if (root.contains("name")) {
+    absl::StatusOr<std::string> name = JsonString(root["name"]);
+    if (!name.ok()) return FieldError("name", name.status().message());
+    plan.name = *name;
+  }
+  if (root.contains("max_minutes")) {
+    if (!root["max_minutes"].is_number() || root["max_minutes"].get<double>() < 0) {
+      return FieldError("max_minutes", "expected a non-negative number");
+    }
+    plan.max_minutes = root["max_minutes"].get<double>();
+  }
+  if (root.contains("timing")) {
+    if (absl::Status s = ParseTiming(root["timing"], plan.timing); !s.ok()) return s;
+  }
+  if (!root.contains("grids") || !root["grids"].is_array() || root["grids"].empty()) {
+    return FieldError("grids", "expected a non-empty list of grids");
+  }
+  for (size_t i = 0; i < root["grids"].size(); ++i) {
+    absl::StatusOr<Grid> grid = ParseGrid(root["grids"][i], absl::StrCat("grids[", i, "]"));
+    if (!grid.ok()) return grid.status();
+    plan.grids.push_back(*std::move(grid));
+  }
+  return plan;
+}
+
+// YAML scalars carry no type; integers, then reals, then strings.
+Json YamlToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence: {
+      Json list = Json::array();
+      for (const YAML::Node& item : node) list.push_back(YamlToJson(item));
+      return list;
+    }
+    case YAML::NodeType::Map: {
+      Json object = Json::object();
+      for (const auto& entry : node) {
+        object[entry.first.as<std::string>()] = YamlToJson(entry.second);
+      }
+      return object;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string text = node.Scalar();
+      int64_t integer = 0;
+      if (YAML::convert<int64_t>::decode(node, integer)) return integer;
+      double real = 0;
+      if (YAML::convert<double>::decode(node, real)) return real;
+      return text;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+std::string GridName(const Grid& grid, size_t index) {
+  return absl::StrCat("grid ", index, " (", grid.family, ")");
+}
+
+}  // namespace
+
+int64_t Grid::Size() const {
+  int64_t size = static_cast<int64_t>(batch_sizes.size() * precisions.size() * phases.size());
+  const bool uses_optimizer =
+      family == "optimizer" ||
+      (kind == WorkloadKind::kModel &&
+       std::find(phases.begin(), phases.end(), Phase::kTrain) != phases.end());
+  if (uses_optimizer) size *= static_cast<int64_t>(optimizers.size());
+  for (const auto& [name, values] : params) size *= static_cast<int64_t>(values.size());
+  return size;
+}
+
+const std::vector<std::string>& BuiltinPlanNames() {
+  static const std::vector<std::string> kNames = {"quick", "default", "full"};
+  return kNames;
+}
+
+absl::StatusOr<RunPlan> BuiltinPlan(absl::string_view name) {
+  if (name == "quick") return QuickPlan();
+  if (name == "default") return GridPlan("default", 1);
+  if (name == "full") return GridPlan("full", 2);
+  return absl::NotFoundError(absl::StrCat("unknown plan '", name, "' (expected ",
+                                          absl::StrJoin(BuiltinPlanNames(), ", "),
+                                          " or a plan file)"));
+}
+
+absl::StatusOr<RunPlan> ParsePlanJson(absl::string_view text) {
+  Json root = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return absl::InvalidArgumentError("plan: not valid JSON");
+  return PlanFromJson(root);
+}
+
+absl::StatusOr<RunPlan> ParsePlanYaml(absl::string_view text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("plan: not valid YAML: ", e.what()));
+  }
+  return PlanFromJson(YamlToJson(root));
+}
+
+absl::StatusOr<RunPlan> LoadPlanFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read plan file ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading plan file ", path));
+  const bool yaml = absl::EndsWith(path, ".yaml") || absl::EndsWith(path, ".yml");
+  absl::StatusOr<RunPlan> plan = yaml ? ParsePlanYaml(buffer.str()) : ParsePlanJson(buffer.str());
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(), absl::StrCat(path, ": ", plan.status().message()));
+  }
+  return plan;
+}
+
+absl::StatusOr<std::vector<models::WorkloadSpec>> ExpandPlan(const RunPlan& plan) {
+  std::vector<models::WorkloadSpec> specs;
+  std::set<std::string> seen;
+  for (size_t g = 0; g < plan.grids.size(); ++g) {
+    const Grid& grid = plan.grids[g];
+    // Cartesian product over the parameters by an odometer of indices.
+    std::vector<std::pair<std::string, const std::vector<int64_t>*>> axes;
+    for (const auto& [name, values] : grid.params) {
+      if (values.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(GridName(grid, g), ": parameter ", name, " has no values"));
+      }
+      axes.emplace_back(name, &values);
+    }
+    std::vector<size_t> odometer(axes.size(), 0);
+    while (true) {
+      std::map<std::string, int64_t> params;
+      for (size_t a = 0; a < axes.size(); ++a) params[axes[a].first] = (*axes[a].second)[odometer[a]];
+      for (int64_t batch : grid.batch_sizes) {
+        for (Precision precision : grid.precisions) {
+          for (Phase phase : grid.phases) {
+            const bool uses_optimizer =
+                grid.family == "optimizer" ||
+                (grid.kind == WorkloadKind::kModel && phase == Phase::kTrain);
+            const std::vector<std::string> optimizers =
+                uses_optimizer ? grid.optimizers : std::vector<std::string>{"adam"};
+            for (const std::string& optimizer : optimizers) {
+              models::WorkloadSpec spec;
+              spec.kind = grid.kind;
+              spec.family = grid.family;
+              spec.params = params;
+              spec.batch_size = batch;
+              spec.precision = precision;
+              spec.phase = phase;
+              spec.optimizer = optimizer;
+              absl::StatusOr<models::WorkloadSpec> normal = models::NormalizeSpec(spec);
+              if (!normal.ok()) {
+                return absl::InvalidArgumentError(absl::StrCat(
+                    GridName(grid, g), ": ", spec.Key(), ": ", normal.status().message()));
+              }
+              if (seen.insert(normal->Key()).second) specs.push_back(*std::move(normal));
+            }
+          }
+        }
+      }
+      size_t a = 0;
+      for (; a < axes.size(); ++a) {
+        if (++odometer[a] < axes[a].second->size()) break;
+        odometer[a] = 0;
+      }
+      if (a == axes.size()) break;
+    }
+  }
+  return specs;
+}
+
+}  // namespace perfcast::profiler
