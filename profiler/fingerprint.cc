@@ -20,6 +20,7 @@
 
 #ifdef PERFCAST_AGENT_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace perfcast::profiler {
@@ -232,7 +233,9 @@ void DescribeCudaDevice(const Device& device, models::Node& node) {
                              1e3 * gpu.memory_bus_width_bits / 8.0 / 1e9;
   node.gpu_count = 1;
   node.host.driver_version = DriverVersion(driver);
-  node.host.cuda_version = absl::StrCat(CUDA_VERSION / 1000, ".", (CUDA_VERSION % 1000) / 10);
+  // The CUDA runtime LibTorch was built against.
+  node.host.cuda_version =
+      absl::StrCat(CUDART_VERSION / 1000, ".", (CUDART_VERSION % 1000) / 10);
 }
 #endif
 
