@@ -301,7 +301,9 @@ class SqliteStore final : public Store {
     Node stored = node;
     stored.registered_at_us = node.registered_at_us > 0 ? node.registered_at_us : NowMicros();
     absl::Status status = InTransaction(*writer_, [&]() -> absl::Status {
-      return InsertNodeLocked(stored);
+      absl::Status s = InsertNodeLocked(stored);
+      stored.id = writer_->last_insert_rowid();
+      return s;
     });
     if (absl::IsAlreadyExists(status)) {
       return absl::AlreadyExistsError(absl::StrCat("a node named '", node.name, "' already exists"));
@@ -631,7 +633,7 @@ class SqliteImport final : public ImportTransaction {
       : store_(store), lock_(std::move(lock)) {}
 
   ~SqliteImport() override {
-    if (!finished_) store_.writer().Execute("ROLLBACK").IgnoreError();
+    if (!finished_) RollBack();
   }
 
   absl::Status UpsertNode(const Node& node) override {
@@ -718,18 +720,20 @@ class SqliteImport final : public ImportTransaction {
 
   absl::StatusOr<ImportSummary> Commit() override {
     if (absl::Status s = Usable(); !s.ok()) return s;
-    finished_ = true;
-    if (absl::Status s = store_.writer().Execute("COMMIT"); !s.ok()) {
-      store_.writer().Execute("ROLLBACK").IgnoreError();
-      return s;
+    absl::Status status = store_.writer().Execute("COMMIT");
+    if (!status.ok()) {
+      RollBack();
+      return status;
     }
+    finished_ = true;
+    lock_.unlock();  // the import object may outlive its transaction
     return summary_;
   }
 
  private:
   absl::Status Usable() const {
-    if (finished_) return absl::FailedPreconditionError("the import has already ended");
     if (failed_) return absl::AbortedError("the import failed earlier and was rolled back");
+    if (finished_) return absl::FailedPreconditionError("the import has already ended");
     return absl::OkStatus();
   }
 
@@ -738,9 +742,18 @@ class SqliteImport final : public ImportTransaction {
     return absl::OkStatus();
   }
 
+  // A failed statement leaves the transaction unusable: undo it at once so
+  // the write lock is not held until the caller drops the object.
   absl::Status Fail(absl::Status status) {
     failed_ = true;
+    RollBack();
     return status;
+  }
+
+  void RollBack() {
+    store_.writer().Execute("ROLLBACK").IgnoreError();
+    finished_ = true;
+    if (lock_.owns_lock()) lock_.unlock();
   }
 
   absl::StatusOr<int64_t> NodeId(const std::string& name) {

@@ -1,0 +1,107 @@
+// perfcastd: the perfcast service. Runs with no flags on an embedded SQLite
+// file in the data directory; see --help.
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "db/store.h"
+#include "models/gpu_catalog.h"
+#include "server/logger.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "Address to serve gRPC on, host:port (port 0 picks a free port).");
+ABSL_FLAG(std::string, db, "",
+          "Database URI: sqlite:///path/to/file.db or a file path. Default: perfcast.db in the "
+          "data directory ($PERFCAST_DATA_DIR, else $XDG_DATA_HOME/perfcast, else "
+          "~/.local/share/perfcast).");
+ABSL_FLAG(std::string, log_level, "info", "Minimum log level: debug, info, warning, error.");
+ABSL_FLAG(std::string, port_file, "",
+          "If set, write the bound port to this file once serving (for scripts and tests).");
+ABSL_FLAG(int, max_threads, 32, "Maximum request-handling threads.");
+ABSL_FLAG(int64_t, max_import_profiles, 10'000'000, "Maximum profiles in one import stream.");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
+          "How long in-flight calls may run after SIGINT/SIGTERM before they are cancelled.");
+
+namespace {
+
+std::string DefaultDatabase() {
+  std::filesystem::path dir;
+  if (const char* env = std::getenv("PERFCAST_DATA_DIR"); env != nullptr && *env) {
+    dir = env;
+  } else if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && *xdg) {
+    dir = std::filesystem::path(xdg) / "perfcast";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home) {
+    dir = std::filesystem::path(home) / ".local/share/perfcast";
+  } else {
+    dir = "perfcast-data";
+  }
+  return (dir / "perfcast.db").string();
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "perfcastd: " << message << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "perfcastd: predicts deep-learning training time on GPUs from measured profiles.\n"
+      "Usage: perfcastd [--listen=HOST:PORT] [--db=URI] [--log_level=LEVEL]");
+  absl::ParseCommandLine(argc, argv);
+
+  auto level = perfcast::server::ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!level.ok()) return Fail(std::string(level.status().message()));
+  perfcast::server::Logger logger(*level);
+
+  // Signals are taken synchronously by one thread so that shutdown runs as
+  // ordinary code, not inside a signal handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::string uri = absl::GetFlag(FLAGS_db);
+  if (uri.empty()) uri = DefaultDatabase();
+  auto store = perfcast::db::OpenStore(uri);
+  if (!store.ok()) return Fail(absl::StrCat("cannot open database ", uri, ": ", store.status().message()));
+  logger.Info("database open", {{"uri", uri}});
+
+  perfcast::server::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.max_request_threads = absl::GetFlag(FLAGS_max_threads);
+  options.max_profiles_per_import = absl::GetFlag(FLAGS_max_import_profiles);
+  auto server = perfcast::server::Server::Start(options, **store,
+                                                perfcast::models::GpuCatalog::BuiltIn(), logger);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+
+  if (const std::string port_file = absl::GetFlag(FLAGS_port_file); !port_file.empty()) {
+    const std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << (*server)->port() << "\n";
+    std::filesystem::rename(tmp, port_file);  // readers never see a partial file
+  }
+
+  std::thread signal_waiter([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    logger.Info("shutting down", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
+    (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  });
+  (*server)->Wait();
+  signal_waiter.join();
+  server->reset();
+  store->reset();
+  logger.Info("stopped");
+  return 0;
+}

@@ -1,0 +1,123 @@
+#include "server/profile_store_service.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "proto/convert.h"
+#include "server/grpc_status.h"
+
+namespace perfcast::server {
+
+grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
+                                         grpc::ServerReader<v1::ImportRequest>* reader,
+                                         v1::ImportResponse* response) {
+  // The transaction begins before the first message and rolls back when this
+  // function returns without committing: a client that disconnects, a
+  // cancellation or a shutdown mid-stream stores nothing.
+  absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = store_.BeginImport();
+  if (!import.ok()) return ToGrpcStatus(import.status());
+  db::ImportTransaction& tx = **import;
+  int64_t index = 0;
+  v1::ImportRequest request;
+  while (reader->Read(&request)) {
+    for (const v1::Node& wire_node : request.nodes()) {
+      absl::StatusOr<models::Node> node = proto::FromProto(wire_node);
+      if (!node.ok()) return ToGrpcStatus(node.status());
+      if (absl::Status s = tx.UpsertNode(*node); !s.ok()) return ToGrpcStatus(s);
+    }
+    if (index + request.profiles_size() > limits_.max_profiles_per_import) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("an import stream may carry at most ",
+                                       limits_.max_profiles_per_import,
+                                       " profiles; split the import"));
+    }
+    for (const v1::Profile& wire_profile : request.profiles()) {
+      absl::StatusOr<models::Profile> profile = proto::FromProto(wire_profile);
+      if (!profile.ok()) {
+        v1::Rejection* rejection = response->add_rejected();
+        rejection->set_index(index++);
+        rejection->set_reason(std::string(profile.status().message()));
+        continue;
+      }
+      if (absl::Status s = tx.Add(index++, *profile); !s.ok()) return ToGrpcStatus(s);
+    }
+    if (context->IsCancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "import cancelled; nothing stored");
+    }
+  }
+  if (context->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "import cancelled; nothing stored");
+  }
+  absl::StatusOr<db::ImportSummary> summary = tx.Commit();
+  if (!summary.ok()) return ToGrpcStatus(summary.status());
+  response->set_received(index);
+  response->set_accepted(summary->accepted);
+  response->set_duplicates(summary->duplicates);
+  for (const db::Rejection& r : summary->rejected) {
+    v1::Rejection* rejection = response->add_rejected();
+    rejection->set_index(r.index);
+    rejection->set_reason(r.reason);
+  }
+  // Conversion rejections and store rejections interleave by index.
+  std::sort(response->mutable_rejected()->begin(), response->mutable_rejected()->end(),
+            [](const v1::Rejection& a, const v1::Rejection& b) { return a.index() < b.index(); });
+  logger_.Info("import committed",
+               {{"peer", context->peer()},
+                {"received", absl::StrCat(index)},
+                {"accepted", absl::StrCat(summary->accepted)},
+                {"duplicates", absl::StrCat(summary->duplicates)},
+                {"rejected", absl::StrCat(response->rejected_size())}});
+  return grpc::Status::OK;
+}
+
+grpc::Status ProfileStoreService::Export(grpc::ServerContext* context,
+                                         const v1::ExportRequest* request,
+                                         grpc::ServerWriter<v1::ExportResponse>* writer) {
+  db::ProfileFilter filter;
+  filter.node_name = request->node_name();
+  filter.gpu_model = request->gpu_model();
+  filter.family = request->family();
+  if (request->phase() != v1::PHASE_UNSPECIFIED) {
+    absl::StatusOr<models::Phase> phase = proto::FromProto(request->phase());
+    if (!phase.ok()) return ToGrpcStatus(phase.status());
+    filter.phase = *phase;
+  }
+  if (request->kind() != v1::WORKLOAD_KIND_UNSPECIFIED) {
+    absl::StatusOr<models::WorkloadKind> kind = proto::FromProto(request->kind());
+    if (!kind.ok()) return ToGrpcStatus(kind.status());
+    filter.kind = *kind;
+  }
+  if (request->since_us() < 0 || request->until_us() < 0 || request->limit() < 0 ||
+      request->batch_size() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "since, until, limit and batch size must be non-negative");
+  }
+  filter.since_us = request->since_us();
+  filter.until_us =
+      request->until_us() == 0 ? std::numeric_limits<int64_t>::max() : request->until_us();
+  filter.limit = request->limit();
+  const int batch_size = request->batch_size() == 0 ? 1000 : request->batch_size();
+
+  v1::ExportResponse batch;
+  bool client_gone = false;
+  absl::Status status = store_.ScanProfiles(filter, [&](const models::Profile& profile) {
+    proto::ToProto(profile, batch.add_profiles());
+    if (batch.profiles_size() >= batch_size) {
+      if (context->IsCancelled() || !writer->Write(batch)) {
+        client_gone = true;
+        return false;
+      }
+      batch.Clear();
+    }
+    return true;
+  });
+  if (!status.ok()) return ToGrpcStatus(status);
+  if (client_gone) return grpc::Status(grpc::StatusCode::CANCELLED, "export cancelled");
+  if (batch.profiles_size() > 0 && !writer->Write(batch)) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "export cancelled");
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace perfcast::server

@@ -1,0 +1,63 @@
+// perfcastd's gRPC server: the v1 services over one Store, the standard
+// grpc.health.v1 health service and server reflection, a bounded pool of
+// request threads, and a graceful shutdown that lets in-flight RPCs finish
+// (or cancels them, rolling back their imports) before the store closes.
+#ifndef PERFCAST_SERVER_SERVER_H_
+#define PERFCAST_SERVER_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "db/store.h"
+#include "models/gpu_catalog.h"
+#include "server/logger.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace perfcast::server {
+
+struct ServerOptions {
+  std::string listen_address = "127.0.0.1:50051";  // port 0 picks a free one
+  int max_request_threads = 32;
+  int max_message_bytes = 64 << 20;
+  int64_t max_profiles_per_import = 10'000'000;
+};
+
+class Server {
+ public:
+  // Starts serving `store` (which must outlive the server). Unavailable if
+  // the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options,
+                                                       db::Store& store,
+                                                       const models::GpuCatalog& catalog,
+                                                       Logger& logger);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+
+  // Stops accepting calls, waits up to `grace` for in-flight calls, then
+  // cancels the rest. Idempotent; safe to call from another thread than Wait.
+  void Shutdown(absl::Duration grace);
+
+  // Blocks until Shutdown has completed.
+  void Wait();
+
+ private:
+  struct Services;
+  Server() = default;
+
+  std::unique_ptr<Services> services_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  int port_ = 0;
+};
+
+}  // namespace perfcast::server
+
+#endif  // PERFCAST_SERVER_SERVER_H_

@@ -1,0 +1,85 @@
+#include "models/gpu_catalog.h"
+
+#include "gtest/gtest.h"
+
+namespace perfcast::models {
+namespace {
+
+TEST(GpuCatalogTest, BuiltInCoversTheRequiredGpusWithSaneRates) {
+  const GpuCatalog& catalog = GpuCatalog::BuiltIn();
+  for (const char* model : {"V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
+                            "H100-PCIE-80GB", "H200-SXM-141GB", "L4-24GB", "L40S-48GB",
+                            "T4-16GB", "A10-24GB", "A30-24GB"}) {
+    auto gpu = catalog.Find(model);
+    ASSERT_TRUE(gpu.ok()) << model;
+    EXPECT_GT(gpu->sm_count, 0) << model;
+    EXPECT_GT(gpu->memory_bandwidth_gbs, 100) << model;
+    EXPECT_GT(gpu->fp32_tflops, 1) << model;
+    // Tensor-core half precision beats plain FP32 on every listed GPU.
+    EXPECT_GT(gpu->fp16_tflops, gpu->fp32_tflops) << model;
+    EXPECT_GT(gpu->l2_cache_mib, 0) << model;
+    EXPECT_FALSE(gpu->architecture.empty()) << model;
+  }
+  // Same silicon, more and faster memory.
+  auto h100 = catalog.Find("H100-SXM5-80GB");
+  auto h200 = catalog.Find("H200-SXM-141GB");
+  EXPECT_GT(h200->memory_bandwidth_gbs, h100->memory_bandwidth_gbs);
+  EXPECT_EQ(h200->bf16_tflops, h100->bf16_tflops);
+}
+
+TEST(GpuCatalogTest, LookupIsCaseInsensitiveAndUnknownNamesListTheCatalog) {
+  const GpuCatalog& catalog = GpuCatalog::BuiltIn();
+  EXPECT_EQ(catalog.Find("h100-sxm5-80gb")->model, "H100-SXM5-80GB");
+  auto missing = catalog.Find("H900");
+  ASSERT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("H100-SXM5-80GB"), std::string::npos);
+  EXPECT_EQ(catalog.FindByVendorName("NVIDIA H100 80GB HBM3")->model, "H100-SXM5-80GB");
+  EXPECT_FALSE(catalog.FindByVendorName("Voodoo 2").ok());
+}
+
+TEST(GpuCatalogTest, ParseRejectsBadDocuments) {
+  EXPECT_FALSE(GpuCatalog::Parse("{").ok());
+  EXPECT_FALSE(GpuCatalog::Parse("{\"gpus\": 3}").ok());
+  EXPECT_FALSE(GpuCatalog::Parse(R"({"gpus": [{"model": "X"}]})").ok());  // no rates
+  EXPECT_FALSE(GpuCatalog::Parse(
+                   R"({"gpus": [{"model": "X", "memory_bandwidth_gbs": 1, "fp32_tflops": -1}]})")
+                   .ok());
+  EXPECT_FALSE(GpuCatalog::Parse(R"({"gpus": [
+      {"model": "X", "memory_bandwidth_gbs": 1, "fp32_tflops": 1},
+      {"model": "x", "memory_bandwidth_gbs": 2, "fp32_tflops": 2}]})")
+                   .ok());
+  auto ok = GpuCatalog::Parse(R"({"gpus": [{"model": "X", "memory_bandwidth_gbs": 1, "fp32_tflops": 1}]})");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->gpus().size(), 1u);
+}
+
+TEST(NodeSpecTest, ParsesCatalogAndCustomGpus) {
+  const GpuCatalog& catalog = GpuCatalog::BuiltIn();
+  auto node = NodeFromSpecJson(R"({"name": "n1", "count": 4, "labels": {"zone": "a"}, "gpu": "L4-24GB"})",
+                               catalog);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->gpu.model, "L4-24GB");
+  EXPECT_EQ(node->gpu_count, 4);
+  EXPECT_EQ(node->labels.at("zone"), "a");
+  auto custom = NodeFromSpecJson(
+      R"({"name": "n2", "gpu": {"model": "MI300X", "memory_bandwidth_gbs": 5300, "fp32_tflops": 163.4, "bf16_tflops": 1307}})",
+      catalog);
+  ASSERT_TRUE(custom.ok()) << custom.status();
+  EXPECT_EQ(custom->gpu.bf16_tflops, 1307);
+  EXPECT_EQ(custom->source, NodeSource::kSpecFile);
+  EXPECT_EQ(NodeFromSpecJson(R"({"name": "n3", "gpu": "H900"})", catalog).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(NodeFromSpecJson(R"({"gpu": "L4-24GB"})", catalog).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NodeFromSpecJson("[1,2]", catalog).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(NodeSpecTest, GpuSpecJsonRoundTrips) {
+  const GpuSpec h100 = *GpuCatalog::BuiltIn().Find("H100-SXM5-80GB");
+  auto parsed = GpuSpecFromJson(GpuSpecToJson(h100));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(*parsed, h100);
+}
+
+}  // namespace
+}  // namespace perfcast::models
