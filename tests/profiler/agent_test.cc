@@ -1,0 +1,139 @@
+// The agent end to end on the CPU: the quick plan with LibTorch under a small
+// budget, and the command line's answers to bad input.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "db/store.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/profile.h"
+#include "profiler/fingerprint.h"
+#include "profiler/plan.h"
+#include "profiler/runner.h"
+#include "profiler/torch_measurer.h"
+
+namespace perfcast::profiler {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+void RemoveStore(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+
+TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
+  const std::string path = TempPath("agent_quick.sqlite");
+  RemoveStore(path);
+  DeviceOptions device{.device = "cpu", .threads = 1, .seed = 7};
+  absl::StatusOr<models::Node> node = Fingerprint(device, "ci-cpu", /*measure_rates=*/true);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->gpu_count, 0);
+  EXPECT_EQ(node->gpu.model, "cpu-1t");
+  EXPECT_TRUE(node->measured.fp32_tflops.has_value());
+  EXPECT_GT(*node->measured.cpu_single_thread_score, 0);
+
+  absl::StatusOr<RunPlan> plan = BuiltinPlan("quick");
+  ASSERT_TRUE(plan.ok());
+  absl::StatusOr<std::vector<models::WorkloadSpec>> specs = ExpandPlan(*plan);
+  ASSERT_TRUE(specs.ok());
+  absl::StatusOr<std::unique_ptr<Measurer>> measurer = MakeTorchMeasurer(device, node->measured);
+  ASSERT_TRUE(measurer.ok()) << measurer.status();
+  int64_t measured = 0;
+  {
+    absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    RunOptions options;
+    options.budget = absl::Seconds(8);
+    absl::StatusOr<RunSummary> summary =
+        RunWorkloads(*specs, plan->timing, *node, **measurer, **store, options);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_GT(summary->measured, 0);
+    EXPECT_EQ(summary->measured + summary->skipped + summary->not_run, summary->planned);
+    measured = summary->measured;
+  }
+  absl::StatusOr<std::unique_ptr<db::Store>> reader = db::OpenStoreReadOnly(path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  int64_t seen = 0;
+  ASSERT_TRUE((*reader)
+                  ->ScanProfiles({}, [&](const models::Profile& p) {
+                    ++seen;
+                    EXPECT_TRUE(models::ValidateProfile(p).ok()) << p.workload.Key();
+                    EXPECT_EQ(p.node_name, "ci-cpu");
+                    EXPECT_GT(p.throughput_per_s.value_or(0), 0);
+                    if (p.workload.kind == models::WorkloadKind::kModel) {
+                      EXPECT_TRUE(p.phases.forward_ms.has_value());
+                      EXPECT_TRUE(p.epoch_s.has_value());
+                    }
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(seen, measured);
+  RemoveStore(path);
+}
+
+int RunAgent(const std::string& args, std::string* output) {
+  const std::string log = TempPath("agent_cli.log");
+  const int status =
+      std::system(absl::StrCat(PERFCAST_AGENT_PATH, " ", args, " >", log, " 2>&1").c_str());
+  std::ifstream in(log);
+  output->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::remove(log.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(AgentCliTest, BadInputGivesOneLineAndNonZeroExit) {
+  const std::string bad_family = TempPath("bad_family.json");
+  {
+    std::ofstream out(bad_family);
+    out << R"({"grids": [{"family": "warp_drive"}]})";
+  }
+  const std::string impossible = TempPath("impossible.json");
+  {
+    std::ofstream out(impossible);
+    out << R"({"grids": [{"family": "gemm", "params": {"m": -4}}]})";
+  }
+  const std::string out = TempPath("cli.sqlite");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"run --plan-file " + bad_family + " --out " + out, "unknown family 'warp_drive'"},
+      {"run --plan-file " + impossible + " --out " + out, "parameter 'm' = -4 is out of range"},
+      {"run --plan-file /nonexistent/plan.yaml --out " + out, "cannot read plan file"},
+      {"run --plan nope --out " + out, "unknown plan 'nope'"},
+      {"plan --show nope", "unknown plan"},
+  };
+  for (const Case& c : cases) {
+    std::string output;
+    EXPECT_NE(RunAgent(c.args, &output), 0) << c.args;
+    EXPECT_THAT(output, HasSubstr(c.message)) << c.args;
+    EXPECT_THAT(output, HasSubstr("perfcast-agent: ")) << c.args;
+  }
+  std::remove(bad_family.c_str());
+  std::remove(impossible.c_str());
+  RemoveStore(out);
+}
+
+TEST(AgentCliTest, CudaWithoutGpuFails) {
+  std::string output;
+  EXPECT_NE(RunAgent("fingerprint --device cuda --no-measure", &output), 0);
+  EXPECT_THAT(output, HasSubstr("--device cuda"));
+}
+
+TEST(AgentCliTest, PlanShowPrintsTheGridSize) {
+  std::string output;
+  ASSERT_EQ(RunAgent("plan --show default", &output), 0) << output;
+  EXPECT_THAT(output, HasSubstr("total: 7202 configurations (1752 model, 5450 operation)"));
+}
+
+}  // namespace
+}  // namespace perfcast::profiler

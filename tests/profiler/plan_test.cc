@@ -1,0 +1,185 @@
+#include "profiler/plan.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/descriptor.h"
+
+namespace perfcast::profiler {
+namespace {
+
+using ::testing::HasSubstr;
+using models::WorkloadKind;
+
+struct Counts {
+  int64_t models = 0;
+  int64_t operations = 0;
+  std::set<std::string> families;
+};
+
+Counts CountPlan(const RunPlan& plan) {
+  absl::StatusOr<std::vector<models::WorkloadSpec>> specs = ExpandPlan(plan);
+  EXPECT_TRUE(specs.ok()) << specs.status();
+  Counts counts;
+  if (!specs.ok()) return counts;
+  for (const models::WorkloadSpec& spec : *specs) {
+    (spec.kind == WorkloadKind::kModel ? counts.models : counts.operations)++;
+    counts.families.insert(spec.family);
+  }
+  return counts;
+}
+
+TEST(BuiltinPlanTest, QuickCoversEveryFamilyOnce) {
+  absl::StatusOr<RunPlan> plan = BuiltinPlan("quick");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Counts counts = CountPlan(*plan);
+  EXPECT_EQ(counts.models, 12);  // 6 families x train/inference
+  EXPECT_EQ(counts.operations, 17);
+  EXPECT_EQ(counts.families.size(), models::Families().size());
+}
+
+TEST(BuiltinPlanTest, DefaultMeetsTheDatasetTargets) {
+  absl::StatusOr<RunPlan> plan = BuiltinPlan("default");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Counts counts = CountPlan(*plan);
+  EXPECT_EQ(counts.models, 1752);
+  EXPECT_EQ(counts.operations, 5450);
+  EXPECT_GE(counts.models, 1500);
+  EXPECT_GE(counts.operations, 5000);
+  EXPECT_EQ(counts.families.size(), models::Families().size());
+  EXPECT_EQ(plan->max_minutes, 10);
+}
+
+TEST(BuiltinPlanTest, FullIsLargerAndUnknownIsNotFound) {
+  absl::StatusOr<RunPlan> full = BuiltinPlan("full");
+  ASSERT_TRUE(full.ok());
+  const Counts counts = CountPlan(*full);
+  EXPECT_GT(counts.models + counts.operations, 7202);
+  EXPECT_EQ(BuiltinPlan("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+constexpr char kJsonPlan[] = R"({
+  "name": "mine",
+  "max_minutes": 2.5,
+  "timing": {"warmup": 1, "repeats": 4, "target_repeat_ms": 10},
+  "grids": [
+    {"family": "lstm", "params": {"layers": [1, 2], "hidden": 64},
+     "batch": [8, 16], "precision": ["fp32", "bf16"], "phase": ["train", "inference"],
+     "optimizer": ["adam", "sgd"]},
+    {"family": "gemm", "params": {"m": [64, 128], "n": 64, "k": 64}, "precision": "fp16"}
+  ]
+})";
+
+TEST(PlanFileTest, JsonExpandsTheProduct) {
+  absl::StatusOr<RunPlan> plan = ParsePlanJson(kJsonPlan);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->name, "mine");
+  EXPECT_DOUBLE_EQ(plan->max_minutes, 2.5);
+  EXPECT_EQ(plan->timing.repeats, 4);
+  EXPECT_EQ(plan->timing.warmup_iterations, 1);
+  ASSERT_EQ(plan->grids.size(), 2u);
+  EXPECT_EQ(plan->grids[1].kind, WorkloadKind::kOperation);
+  const Counts counts = CountPlan(*plan);
+  // layers 2 x batch 2 x precision 2 x (train: 2 optimizers + inference: 1).
+  EXPECT_EQ(counts.models, 2 * 2 * 2 * 3);
+  EXPECT_EQ(counts.operations, 2);  // operations default to inference
+}
+
+TEST(PlanFileTest, YamlMatchesJson) {
+  constexpr char kYaml[] = R"(
+name: mine
+max_minutes: 2.5
+timing: {warmup: 1, repeats: 4, target_repeat_ms: 10}
+grids:
+  - family: lstm
+    params: {layers: [1, 2], hidden: 64}
+    batch: [8, 16]
+    precision: [fp32, bf16]
+    phase: [train, inference]
+    optimizer: [adam, sgd]
+  - family: gemm
+    params: {m: [64, 128], n: 64, k: 64}
+    precision: fp16
+)";
+  absl::StatusOr<RunPlan> yaml = ParsePlanYaml(kYaml);
+  absl::StatusOr<RunPlan> json = ParsePlanJson(kJsonPlan);
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(*ExpandPlan(*yaml), *ExpandPlan(*json));
+  EXPECT_EQ(yaml->timing, json->timing);
+}
+
+TEST(PlanFileTest, LoadsByExtension) {
+  const std::string path = ::testing::TempDir() + "/plan_test.yaml";
+  {
+    std::ofstream out(path);
+    out << "grids:\n  - family: softmax\n    params: {rows: 8, cols: [16, 32]}\n";
+  }
+  absl::StatusOr<RunPlan> plan = LoadPlanFile(path);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(CountPlan(*plan).operations, 2);
+  std::remove(path.c_str());
+}
+
+TEST(PlanFileTest, BadPlansFailClearly) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"{not json", "not valid JSON"},
+      {R"({"grids": []})", "non-empty list"},
+      {R"({"grids": [{"family": "warp_drive"}]})", "unknown family 'warp_drive'"},
+      {R"({"grids": [{"family": "lstm", "colour": 1}]})", "unknown key 'colour'"},
+      {R"({"grids": [{"family": "lstm", "precision": "fp8"}]})", "unknown precision"},
+      {R"({"grids": [{"family": "lstm", "batch": []}]})", "empty list"},
+      {R"({"grids": [{"family": "lstm", "params": {"layers": "two"}}]})", "expected an integer"},
+      {R"({"grids": [{"family": "lstm", "optimizer": "lbfgs"}]})", "unknown optimizer"},
+      {R"({"grids": [{"family": "gemm", "kind": "model"}]})", "is not of kind"},
+      {R"({"timing": {"repeats": 0}, "grids": [{"family": "gemm"}]})", "timing.repeats"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<RunPlan> plan = ParsePlanJson(c.text);
+    ASSERT_FALSE(plan.ok()) << c.text;
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << c.text;
+    EXPECT_THAT(plan.status().message(), HasSubstr(c.message)) << c.text;
+  }
+  EXPECT_FALSE(ParsePlanYaml("grids: [unclosed").ok());
+}
+
+TEST(PlanFileTest, UnreadableFileIsNotFound) {
+  absl::StatusOr<RunPlan> plan = LoadPlanFile("/nonexistent/plan.json");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(plan.status().message(), HasSubstr("/nonexistent/plan.json"));
+}
+
+TEST(ExpandPlanTest, ImpossibleSizesNameTheGrid) {
+  absl::StatusOr<RunPlan> plan = ParsePlanJson(
+      R"({"grids": [{"family": "gemm"}, {"family": "lstm", "params": {"layers": 0}}]})");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<std::vector<models::WorkloadSpec>> specs = ExpandPlan(*plan);
+  ASSERT_FALSE(specs.ok());
+  EXPECT_THAT(specs.status().message(), HasSubstr("grid 1 (lstm)"));
+  EXPECT_THAT(specs.status().message(), HasSubstr("layers"));
+
+  plan = ParsePlanJson(R"({"grids": [{"family": "lstm", "params": {"depth": 3}}]})");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(ExpandPlan(*plan).ok());
+}
+
+TEST(ExpandPlanTest, DuplicatesAfterNormalisationAreDropped) {
+  // h2d ignores precision and batch: four combinations, one workload each
+  // for pinned and pageable.
+  absl::StatusOr<RunPlan> plan = ParsePlanJson(
+      R"({"grids": [{"family": "h2d", "params": {"pinned": [0, 1]},
+                     "precision": ["fp32", "fp16"], "batch": [1, 2]}]})");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(CountPlan(*plan).operations, 2);
+}
+
+}  // namespace
+}  // namespace perfcast::profiler
