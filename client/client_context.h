@@ -1,0 +1,37 @@
+// What every perfcast CLI command shares: where the server is, how to print
+// results, and how long a call may take. Commands get a channel from here
+// and report failures as one-line errors (see cli_error.h).
+#ifndef PERFCAST_CLIENT_CLIENT_CONTEXT_H_
+#define PERFCAST_CLIENT_CLIENT_CONTEXT_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "grpcpp/grpcpp.h"
+
+namespace perfcast::client {
+
+enum class OutputFormat { kTable, kJson };
+
+struct ClientContext {
+  std::string server = "127.0.0.1:50051";  // --server, or $PERFCAST_SERVER
+  OutputFormat output = OutputFormat::kTable;  // --output table|json
+  double timeout_s = 30;                    // --timeout: deadline of unary calls
+
+  // A channel to `server`, created on first use.
+  std::shared_ptr<grpc::Channel> Channel();
+
+  // Sets the deadline of a unary call (streams set their own).
+  void SetDeadline(grpc::ClientContext& call) const {
+    call.set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+}  // namespace perfcast::client
+
+#endif  // PERFCAST_CLIENT_CLIENT_CONTEXT_H_

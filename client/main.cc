@@ -1,0 +1,50 @@
+// perfcast: the command-line client of perfcastd. See `perfcast --help`.
+#include <cstdlib>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "client/command.h"
+
+int main(int argc, char** argv) {
+  using perfcast::client::ClientContext;
+  using perfcast::client::OutputFormat;
+
+  CLI::App app{"perfcast: predict deep-learning training time on GPUs from measured profiles"};
+  app.require_subcommand(1);
+  ClientContext context;
+  if (const char* env = std::getenv("PERFCAST_SERVER"); env != nullptr && *env) {
+    context.server = env;
+  }
+  app.add_option("--server", context.server, "perfcastd address host:port ($PERFCAST_SERVER)")
+      ->capture_default_str();
+  std::string output = "table";
+  app.add_option("--output,-o", output, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  app.add_option("--timeout", context.timeout_s, "Deadline of each call, seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
+  perfcast::client::Dispatch dispatch;
+  perfcast::client::RegisterNodeCommands(app, context, dispatch);
+  perfcast::client::RegisterProfileCommands(app, context, dispatch);
+  perfcast::client::RegisterPredictorCommands(app, context, dispatch);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "perfcast: " << e.what() << " (see --help)\n";
+    return perfcast::client::kExitUsage;
+  }
+  context.output = output == "json" ? OutputFormat::kJson : OutputFormat::kTable;
+  if (!dispatch.action) {
+    std::cerr << "perfcast: no command given (see --help)\n";
+    return perfcast::client::kExitUsage;
+  }
+  if (auto error = dispatch.action(); error.has_value()) {
+    std::cerr << "perfcast: " << error->message << "\n";
+    return error->exit_code;
+  }
+  return 0;
+}

@@ -1,0 +1,7 @@
+#include "client/command.h"
+
+namespace perfcast::client {
+
+void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch) {}
+
+}  // namespace perfcast::client

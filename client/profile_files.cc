@@ -1,0 +1,525 @@
+#include "client/profile_files.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "db/store.h"
+#include "models/gpu_catalog.h"
+#include "nlohmann/json.hpp"
+
+namespace perfcast::client {
+namespace {
+
+using nlohmann::json;
+
+// One CSV/JSONL record as named text cells, whatever the file format.
+using Cells = std::map<std::string, std::string>;
+
+const std::set<std::string>& RequiredColumns() {
+  static const auto* const kRequired =
+      new std::set<std::string>{"family", "batch_size", "mean_ms"};
+  return *kRequired;
+}
+
+absl::StatusOr<double> Number(const Cells& cells, const std::string& column) {
+  auto it = cells.find(column);
+  double value = 0;
+  if (it == cells.end() || it->second.empty() || !absl::SimpleAtod(it->second, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        column, " must be a number, got '", it == cells.end() ? "" : it->second, "'"));
+  }
+  return value;
+}
+
+absl::StatusOr<int64_t> Integer(const Cells& cells, const std::string& column) {
+  auto it = cells.find(column);
+  int64_t value = 0;
+  if (it == cells.end() || !absl::SimpleAtoi(it->second, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        column, " must be an integer, got '", it == cells.end() ? "" : it->second, "'"));
+  }
+  return value;
+}
+
+// An optional number: empty or absent cells are absent values.
+absl::Status Optional(const Cells& cells, const std::string& column, std::optional<double>& out) {
+  auto it = cells.find(column);
+  if (it == cells.end() || it->second.empty()) return absl::OkStatus();
+  absl::StatusOr<double> value = Number(cells, column);
+  if (!value.ok()) return value.status();
+  out = *value;
+  return absl::OkStatus();
+}
+
+std::string Cell(const Cells& cells, const std::string& column) {
+  auto it = cells.find(column);
+  return it == cells.end() ? std::string() : it->second;
+}
+
+// "layers=4;hidden=512" (";" or whitespace separated).
+absl::StatusOr<std::map<std::string, int64_t>> ParseParams(absl::string_view text) {
+  std::map<std::string, int64_t> params;
+  for (absl::string_view item : absl::StrSplit(text, absl::ByAnyChar("; "), absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t value = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter '", item, "' is not name=integer"));
+    }
+    params[std::string(kv.first)] = value;
+  }
+  return params;
+}
+
+std::string FormatParams(const std::map<std::string, int64_t>& params) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : params) parts.push_back(absl::StrCat(name, "=", value));
+  return absl::StrJoin(parts, ";");
+}
+
+// Builds a profile from named cells. The node is `node`, else the GPU name.
+absl::StatusOr<models::Profile> ProfileFromCells(const Cells& cells) {
+  models::Profile p;
+  p.node_name = Cell(cells, "node");
+  if (p.node_name.empty()) p.node_name = Cell(cells, "gpu");
+  if (p.node_name.empty()) return absl::InvalidArgumentError("a record needs node or gpu");
+  models::WorkloadSpec& w = p.workload;
+  if (std::string kind = Cell(cells, "kind"); !kind.empty()) {
+    absl::StatusOr<models::WorkloadKind> parsed = models::ParseWorkloadKind(kind);
+    if (!parsed.ok()) return parsed.status();
+    w.kind = *parsed;
+  }
+  w.family = Cell(cells, "family");
+  if (w.family.empty()) return absl::InvalidArgumentError("family is missing");
+  absl::StatusOr<std::map<std::string, int64_t>> params = ParseParams(Cell(cells, "params"));
+  if (!params.ok()) return params.status();
+  w.params = *std::move(params);
+  absl::StatusOr<int64_t> batch = Integer(cells, "batch_size");
+  if (!batch.ok()) return batch.status();
+  w.batch_size = *batch;
+  if (std::string precision = Cell(cells, "precision"); !precision.empty()) {
+    absl::StatusOr<models::Precision> parsed = models::ParsePrecision(precision);
+    if (!parsed.ok()) return parsed.status();
+    w.precision = *parsed;
+  }
+  if (std::string phase = Cell(cells, "phase"); !phase.empty()) {
+    absl::StatusOr<models::Phase> parsed = models::ParsePhase(phase);
+    if (!parsed.ok()) return parsed.status();
+    w.phase = *parsed;
+  }
+  if (std::string optimizer = Cell(cells, "optimizer"); !optimizer.empty()) w.optimizer = optimizer;
+
+  absl::StatusOr<double> mean = Number(cells, "mean_ms");
+  if (!mean.ok()) return mean.status();
+  models::TimingStats& t = p.iteration;
+  t.mean_ms = *mean;
+  t.count = 1;
+  if (!Cell(cells, "count").empty()) {
+    absl::StatusOr<int64_t> count = Integer(cells, "count");
+    if (!count.ok()) return count.status();
+    t.count = *count;
+  }
+  std::optional<double> median, p95, stddev, min, max;
+  for (auto [column, slot] : {std::pair<const char*, std::optional<double>*>{"median_ms", &median},
+                              {"p95_ms", &p95},
+                              {"stddev_ms", &stddev},
+                              {"min_ms", &min},
+                              {"max_ms", &max}}) {
+    if (absl::Status s = Optional(cells, column, *slot); !s.ok()) return s;
+  }
+  t.median_ms = median.value_or(t.mean_ms);
+  t.p95_ms = p95.value_or(t.mean_ms);
+  t.stddev_ms = stddev.value_or(0);
+  t.min_ms = min.value_or(std::min(t.mean_ms, t.median_ms));
+  t.max_ms = max.value_or(std::max({t.mean_ms, t.median_ms, t.p95_ms}));
+  models::PhaseBreakdown& ph = p.phases;
+  std::optional<double> repeats;
+  for (auto [column, slot] :
+       {std::pair<const char*, std::optional<double>*>{"data_load_ms", &ph.data_load_ms},
+        {"h2d_ms", &ph.h2d_ms},
+        {"forward_ms", &ph.forward_ms},
+        {"backward_ms", &ph.backward_ms},
+        {"optimizer_ms", &ph.optimizer_ms},
+        {"repeats", &repeats},
+        {"repeat_cv", &p.repeat_cv},
+        {"epoch_s", &p.epoch_s},
+        {"throughput_per_s", &p.throughput_per_s},
+        {"peak_memory_bytes", &p.peak_memory_bytes},
+        {"achieved_tflops", &p.achieved_tflops},
+        {"roofline_fraction", &p.roofline_fraction}}) {
+    if (absl::Status s = Optional(cells, column, *slot); !s.ok()) return s;
+  }
+  p.repeats = repeats.has_value() ? static_cast<int>(*repeats) : 1;
+  if (!Cell(cells, "measured_at_us").empty()) {
+    absl::StatusOr<int64_t> at = Integer(cells, "measured_at_us");
+    if (!at.ok()) return at.status();
+    p.measured_at_us = *at;
+  }
+  p.agent_version = Cell(cells, "agent_version");
+  if (p.agent_version.empty()) p.agent_version = "file-import";
+  p.content_hash = Cell(cells, "content_hash");
+  return p;
+}
+
+std::string FormatNumber(double value) {
+  // Shortest text that reads back as the same double: exports re-import
+  // with the same content hash.
+  char buffer[32];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value) break;
+  }
+  return buffer;
+}
+
+std::string FormatOptional(const std::optional<double>& value) {
+  return value.has_value() ? FormatNumber(*value) : std::string();
+}
+
+Cells CellsFromProfile(const models::Profile& p) {
+  const models::TimingStats& t = p.iteration;
+  const models::PhaseBreakdown& ph = p.phases;
+  return {{"node", p.node_name},
+          {"gpu", ""},
+          {"kind", std::string(models::WorkloadKindName(p.workload.kind))},
+          {"family", p.workload.family},
+          {"params", FormatParams(p.workload.params)},
+          {"batch_size", absl::StrCat(p.workload.batch_size)},
+          {"precision", std::string(models::PrecisionName(p.workload.precision))},
+          {"phase", std::string(models::PhaseName(p.workload.phase))},
+          {"optimizer", p.workload.optimizer},
+          {"count", absl::StrCat(t.count)},
+          {"mean_ms", FormatNumber(t.mean_ms)},
+          {"median_ms", FormatNumber(t.median_ms)},
+          {"p95_ms", FormatNumber(t.p95_ms)},
+          {"stddev_ms", FormatNumber(t.stddev_ms)},
+          {"min_ms", FormatNumber(t.min_ms)},
+          {"max_ms", FormatNumber(t.max_ms)},
+          {"data_load_ms", FormatOptional(ph.data_load_ms)},
+          {"h2d_ms", FormatOptional(ph.h2d_ms)},
+          {"forward_ms", FormatOptional(ph.forward_ms)},
+          {"backward_ms", FormatOptional(ph.backward_ms)},
+          {"optimizer_ms", FormatOptional(ph.optimizer_ms)},
+          {"repeats", absl::StrCat(p.repeats)},
+          {"repeat_cv", FormatOptional(p.repeat_cv)},
+          {"epoch_s", FormatOptional(p.epoch_s)},
+          {"throughput_per_s", FormatOptional(p.throughput_per_s)},
+          {"peak_memory_bytes", FormatOptional(p.peak_memory_bytes)},
+          {"achieved_tflops", FormatOptional(p.achieved_tflops)},
+          {"roofline_fraction", FormatOptional(p.roofline_fraction)},
+          {"measured_at_us", absl::StrCat(p.measured_at_us)},
+          {"agent_version", p.agent_version},
+          {"content_hash", p.content_hash}};
+}
+
+// Splits one CSV record (RFC 4180 quoting; no embedded newlines).
+absl::StatusOr<std::vector<std::string>> SplitCsv(absl::string_view line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back().push_back('"');
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back().push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back().push_back(c);
+    }
+  }
+  if (quoted) return absl::InvalidArgumentError("unterminated quoted field");
+  return fields;
+}
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+// Delivers a parsed record, registering catalog nodes for `gpu` rows.
+class RecordDelivery {
+ public:
+  explicit RecordDelivery(const ProfileSink& sink) : sink_(sink) {}
+
+  void Deliver(int64_t line, const Cells& cells) {
+    absl::StatusOr<models::Profile> profile = ProfileFromCells(cells);
+    if (!profile.ok()) {
+      sink_.bad_record(line, std::string(profile.status().message()));
+      return;
+    }
+    if (Cell(cells, "node").empty()) {
+      const std::string gpu = Cell(cells, "gpu");
+      if (!announced_gpus_.contains(gpu)) {
+        absl::StatusOr<models::GpuSpec> spec = models::GpuCatalog::BuiltIn().Find(gpu);
+        if (!spec.ok()) {
+          sink_.bad_record(line, std::string(spec.status().message()));
+          return;
+        }
+        models::Node node;
+        node.name = spec->model;
+        node.gpu = *spec;
+        node.source = models::NodeSource::kCatalog;
+        sink_.node(node);
+        announced_gpus_.insert(gpu);
+      }
+      profile->node_name = models::GpuCatalog::BuiltIn().Find(gpu)->model;
+    }
+    sink_.profile(line, *profile);
+  }
+
+ private:
+  const ProfileSink& sink_;
+  std::set<std::string> announced_gpus_;
+};
+
+absl::Status ReadCsv(const std::string& path, const ProfileSink& sink) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::string line;
+  if (!std::getline(in, line)) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  absl::StatusOr<std::vector<std::string>> header = SplitCsv(line);
+  if (!header.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": bad header"));
+  const std::vector<std::string>& known = ProfileColumns();
+  std::set<std::string> seen;
+  for (std::string& column : *header) {
+    column = std::string(absl::StripAsciiWhitespace(column));
+    if (std::find(known.begin(), known.end(), column) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": unknown column '", column, "' in the header (expected columns: ",
+          absl::StrJoin(known, ","), ")"));
+    }
+    if (!seen.insert(column).second) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": duplicate column '", column, "'"));
+    }
+  }
+  for (const std::string& required : RequiredColumns()) {
+    if (!seen.contains(required)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": the header lacks the required column '", required, "'"));
+    }
+  }
+  if (!seen.contains("node") && !seen.contains("gpu")) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the header needs a node or gpu column"));
+  }
+  RecordDelivery delivery(sink);
+  int64_t line_number = 1;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    absl::StatusOr<std::vector<std::string>> fields = SplitCsv(line);
+    if (!fields.ok()) {
+      sink.bad_record(line_number, std::string(fields.status().message()));
+      continue;
+    }
+    if (fields->size() != header->size()) {
+      sink.bad_record(line_number,
+                      absl::StrCat("expected ", header->size(), " fields, got ", fields->size(),
+                                   " (truncated line?)"));
+      continue;
+    }
+    Cells cells;
+    for (size_t i = 0; i < fields->size(); ++i) cells[(*header)[i]] = (*fields)[i];
+    delivery.Deliver(line_number, cells);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadJsonLines(const std::string& path, const ProfileSink& sink) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  const std::vector<std::string>& known = ProfileColumns();
+  RecordDelivery delivery(sink);
+  std::string line;
+  int64_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded() || !record.is_object()) {
+      sink.bad_record(line_number, "not a JSON object");
+      continue;
+    }
+    Cells cells;
+    std::string problem;
+    for (auto& [key, value] : record.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        problem = absl::StrCat("unknown field '", key, "'");
+        break;
+      }
+      if (key == "params" && value.is_object()) {
+        std::map<std::string, int64_t> params;
+        for (auto& [name, v] : value.items()) {
+          if (!v.is_number_integer()) {
+            problem = absl::StrCat("parameter '", name, "' must be an integer");
+            break;
+          }
+          params[name] = v.get<int64_t>();
+        }
+        cells[key] = FormatParams(params);
+      } else if (value.is_string()) {
+        cells[key] = value.get<std::string>();
+      } else if (value.is_number_integer()) {
+        cells[key] = absl::StrCat(value.get<int64_t>());
+      } else if (value.is_number()) {
+        cells[key] = FormatNumber(value.get<double>());
+      } else if (!value.is_null()) {
+        problem = absl::StrCat("field '", key, "' has an unsupported type");
+        break;
+      }
+    }
+    if (!problem.empty()) {
+      sink.bad_record(line_number, problem);
+      continue;
+    }
+    delivery.Deliver(line_number, cells);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadAgentStore(const std::string& path, const ProfileSink& sink) {
+  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStoreReadOnly(path);
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat(path, ": not a perfcast agent store: ", store.status().message()));
+  }
+  db::NodeFilter filter;
+  filter.page_size = 1000;
+  do {
+    absl::StatusOr<db::NodePage> page = (*store)->ListNodes(filter);
+    if (!page.ok()) return page.status();
+    for (const models::Node& node : page->nodes) sink.node(node);
+    filter.page_token = page->next_page_token;
+  } while (!filter.page_token.empty());
+  int64_t row = 0;
+  return (*store)->ScanProfiles({}, [&](const models::Profile& profile) {
+    sink.profile(++row, profile);
+    return true;
+  });
+}
+
+class CsvWriter final : public ProfileWriter {
+ public:
+  explicit CsvWriter(std::ostream& out) : out_(out) {
+    out_ << absl::StrJoin(ProfileColumns(), ",") << "\n";
+  }
+  void Write(const models::Profile& profile) override {
+    Cells cells = CellsFromProfile(profile);
+    std::string line;
+    for (const std::string& column : ProfileColumns()) {
+      absl::StrAppend(&line, line.empty() && column == ProfileColumns().front() ? "" : ",",
+                      CsvField(cells[column]));
+    }
+    out_ << line << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+class JsonLinesWriter final : public ProfileWriter {
+ public:
+  explicit JsonLinesWriter(std::ostream& out) : out_(out) {}
+  void Write(const models::Profile& profile) override {
+    json record;
+    static const std::set<std::string> kTextColumns = {
+        "node", "gpu", "kind", "family", "precision", "phase", "optimizer", "agent_version",
+        "content_hash"};
+    for (const auto& [column, text] : CellsFromProfile(profile)) {
+      if (text.empty()) continue;
+      double number = 0;
+      static const std::set<std::string> kIntegerColumns = {"batch_size", "count", "repeats",
+                                                            "measured_at_us"};
+      int64_t integer = 0;
+      if (kIntegerColumns.contains(column) && absl::SimpleAtoi(text, &integer)) {
+        record[column] = integer;
+      } else if (!kTextColumns.contains(column) && absl::SimpleAtod(text, &number)) {
+        record[column] = number;
+      } else {
+        record[column] = text;
+      }
+    }
+    record["params"] = profile.workload.params;
+    out_ << record.dump() << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& ProfileColumns() {
+  static const auto* const kColumns = new std::vector<std::string>{
+      "node", "gpu", "kind", "family", "params", "batch_size", "precision", "phase", "optimizer",
+      "count", "mean_ms", "median_ms", "p95_ms", "stddev_ms", "min_ms", "max_ms", "data_load_ms",
+      "h2d_ms", "forward_ms", "backward_ms", "optimizer_ms", "repeats", "repeat_cv", "epoch_s",
+      "throughput_per_s", "peak_memory_bytes", "achieved_tflops", "roofline_fraction",
+      "measured_at_us", "agent_version", "content_hash"};
+  return *kColumns;
+}
+
+absl::StatusOr<ProfileFormat> ParseProfileFormat(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "csv") return ProfileFormat::kCsv;
+  if (lower == "jsonl" || lower == "json" || lower == "ndjson") return ProfileFormat::kJsonLines;
+  if (lower == "sqlite" || lower == "db") return ProfileFormat::kAgentSqlite;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown format '", name, "' (expected csv, jsonl or sqlite)"));
+}
+
+absl::StatusOr<ProfileFormat> FormatOfPath(absl::string_view path) {
+  const std::string lower = absl::AsciiStrToLower(path);
+  if (absl::EndsWith(lower, ".csv")) return ProfileFormat::kCsv;
+  if (absl::EndsWith(lower, ".jsonl") || absl::EndsWith(lower, ".json") ||
+      absl::EndsWith(lower, ".ndjson")) {
+    return ProfileFormat::kJsonLines;
+  }
+  if (absl::EndsWith(lower, ".sqlite") || absl::EndsWith(lower, ".db") ||
+      absl::EndsWith(lower, ".sqlite3")) {
+    return ProfileFormat::kAgentSqlite;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("cannot tell the format of ", path, " from its name; pass --format"));
+}
+
+absl::Status ReadProfiles(const std::string& path, ProfileFormat format, const ProfileSink& sink) {
+  switch (format) {
+    case ProfileFormat::kCsv: return ReadCsv(path, sink);
+    case ProfileFormat::kJsonLines: return ReadJsonLines(path, sink);
+    case ProfileFormat::kAgentSqlite: return ReadAgentStore(path, sink);
+  }
+  return absl::InvalidArgumentError("unknown format");
+}
+
+absl::StatusOr<std::unique_ptr<ProfileWriter>> ProfileWriter::Create(ProfileFormat format,
+                                                                     std::ostream& out) {
+  switch (format) {
+    case ProfileFormat::kCsv: return std::unique_ptr<ProfileWriter>(new CsvWriter(out));
+    case ProfileFormat::kJsonLines: return std::unique_ptr<ProfileWriter>(new JsonLinesWriter(out));
+    case ProfileFormat::kAgentSqlite:
+      break;
+  }
+  return absl::InvalidArgumentError("export writes csv or jsonl");
+}
+
+}  // namespace perfcast::client

@@ -1,0 +1,46 @@
+// Plain-text tables for CLI output: columns padded to their widest cell.
+#ifndef PERFCAST_CLIENT_TABLE_H_
+#define PERFCAST_CLIENT_TABLE_H_
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace perfcast::client {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+
+  void AddRow(std::vector<std::string> row) {
+    row.resize(header_.size());
+    rows_.push_back(std::move(row));
+  }
+
+  void Print(std::ostream& out) const {
+    std::vector<size_t> width(header_.size());
+    for (size_t c = 0; c < header_.size(); ++c) {
+      width[c] = header_[c].size();
+      for (const auto& row : rows_) width[c] = std::max(width[c], row[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string text;
+      for (size_t c = 0; c < cells.size(); ++c) {
+        text += cells[c];
+        if (c + 1 < cells.size()) text.append(width[c] - cells[c].size() + 2, ' ');
+      }
+      out << text << "\n";
+    };
+    line(header_);
+    for (const auto& row : rows_) line(row);
+  }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace perfcast::client
+
+#endif  // PERFCAST_CLIENT_TABLE_H_
