@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The README's main job: start perfcastd on an embedded SQLite file, register
+# GPU nodes (two of them never profiled), import the measured profiles shipped
+# in data/, fit the two-level model with one GPU held out, and predict jobs on
+# that GPU, printing predicted against measured time.
+#
+#   deploy/demo.sh [BUILD_DIR]     (make demo runs it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+PERFCASTD=$BUILD/server/perfcastd
+PERFCAST=$BUILD/client/perfcast
+AGENT=$BUILD/profiler/perfcast-agent
+DATA_DIR=${PERFCAST_DEMO_DIR:-$(mktemp -d /tmp/perfcast-demo.XXXXXX)}
+HELD_OUT=${PERFCAST_DEMO_HELD_OUT:-H200-SXM-141GB}
+
+step() { printf '\n== %s\n' "$*"; }
+
+"$PERFCASTD" --listen=127.0.0.1:0 --db="sqlite://$DATA_DIR/perfcast.db" \
+  --port_file="$DATA_DIR/port" --log_level=warning &
+SERVER_PID=$!
+trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$DATA_DIR/port" ] && break; sleep 0.1; done
+[ -s "$DATA_DIR/port" ] || { echo "demo: perfcastd did not start" >&2; exit 1; }
+export PERFCAST_SERVER=127.0.0.1:$(cat "$DATA_DIR/port")
+echo "perfcastd on $PERFCAST_SERVER, database $DATA_DIR/perfcast.db"
+
+step "Register GPU nodes known only from their spec sheets"
+"$PERFCAST" nodes register --name l40s-1 --gpu L40S-48GB --count 4 --label pool=inference
+"$PERFCAST" nodes register --name a100-1 --gpu A100-SXM4-80GB --count 8 --label pool=training
+
+step "Import the measured profiles"
+shopt -s nullglob
+files=(data/*.sqlite)
+if [ ${#files[@]} -eq 0 ]; then
+  # No shipped measurements: measure this machine's CPU with the quick plan.
+  [ -x "$AGENT" ] || { echo "demo: no data/*.sqlite and no perfcast-agent to measure with" >&2; exit 1; }
+  "$AGENT" run --plan quick --device cpu --out "$DATA_DIR/local-cpu.sqlite" --quiet
+  files=("$DATA_DIR/local-cpu.sqlite")
+  HELD_OUT=""
+fi
+"$PERFCAST" import "${files[@]}"
+
+step "Stored nodes"
+"$PERFCAST" nodes list
+
+if ! "$PERFCAST" fit --help >/dev/null 2>&1; then
+  exit 0
+fi
+
+step "Fit the two-level model${HELD_OUT:+ without $HELD_OUT (held out)}"
+"$PERFCAST" fit ${HELD_OUT:+--exclude-gpu "$HELD_OUT"}
+
+if [ -n "$HELD_OUT" ]; then
+  step "Predict training jobs on the held-out $HELD_OUT against what it measured"
+  "$PERFCAST" evaluate --split gpu --held-out-gpu "$HELD_OUT" --limit 15 || true
+fi
+
+step "Predict a job on a GPU nobody here has profiled (L40S, spec sheet only)"
+"$PERFCAST" predict --family lstm --param layers=4 --param hidden=512 --batch 256 \
+  --precision bf16-amp --phase train --node l40s-1 --samples 1000000 --epochs 30
