@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "db/store.h"
+#include "models/gpu_catalog.h"
 #include "models/workload.h"
 #include "nlohmann/json.hpp"
 #include "profiler/device_options.h"
@@ -36,51 +37,6 @@ using Json = nlohmann::json;
 int Fail(const absl::Status& status) {
   std::cerr << "perfcast-agent: " << status.message() << "\n";
   return 1;
-}
-
-template <typename T>
-void SetIf(Json& out, const char* key, const std::optional<T>& value) {
-  if (value.has_value()) out[key] = *value;
-}
-
-Json NodeToJson(const models::Node& node) {
-  Json measured = Json::object();
-  const models::MeasuredRates& m = node.measured;
-  SetIf(measured, "memory_bandwidth_gbs", m.memory_bandwidth_gbs);
-  SetIf(measured, "fp32_tflops", m.fp32_tflops);
-  SetIf(measured, "tf32_tflops", m.tf32_tflops);
-  SetIf(measured, "fp16_tflops", m.fp16_tflops);
-  SetIf(measured, "bf16_tflops", m.bf16_tflops);
-  SetIf(measured, "fp64_tflops", m.fp64_tflops);
-  SetIf(measured, "launch_latency_us", m.launch_latency_us);
-  SetIf(measured, "h2d_pinned_gbs", m.h2d_pinned_gbs);
-  SetIf(measured, "h2d_pageable_gbs", m.h2d_pageable_gbs);
-  SetIf(measured, "cpu_single_thread_score", m.cpu_single_thread_score);
-  const models::GpuSpec& g = node.gpu;
-  return Json{
-      {"name", node.name},
-      {"labels", node.labels},
-      {"gpu_count", node.gpu_count},
-      {"gpu",
-       {{"model", g.model},
-        {"vendor_name", g.vendor_name},
-        {"architecture", g.architecture},
-        {"compute_capability", g.compute_capability},
-        {"sm_count", g.sm_count},
-        {"boost_clock_mhz", g.boost_clock_mhz},
-        {"memory_gib", g.memory_gib},
-        {"memory_bus_width_bits", g.memory_bus_width_bits},
-        {"memory_bandwidth_gbs", g.memory_bandwidth_gbs},
-        {"l2_cache_mib", g.l2_cache_mib}}},
-      {"host",
-       {{"hostname", node.host.hostname},
-        {"cpu_model", node.host.cpu_model},
-        {"cpu_cores", node.host.cpu_cores},
-        {"driver_version", node.host.driver_version},
-        {"cuda_version", node.host.cuda_version},
-        {"torch_version", node.host.torch_version}}},
-      {"measured", measured},
-  };
 }
 
 absl::StatusOr<RunPlan> ResolvePlan(const std::string& name, const std::string& file) {
@@ -126,7 +82,7 @@ int ShowPlan(const std::string& name, const std::string& file) {
 int Fingerprint(const DeviceOptions& device, const std::string& name, bool measure) {
   absl::StatusOr<models::Node> node = profiler::Fingerprint(device, name, measure);
   if (!node.ok()) return Fail(node.status());
-  std::cout << NodeToJson(*node).dump(2) << "\n";
+  std::cout << Json::parse(models::NodeToJson(*node)).dump(2) << "\n";
   return 0;
 }
 
