@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/command.h"
+#include "client/importer.h"
 #include "client/profile_files.h"
 #include "client/table.h"
 #include "perfcast/v1/profile_store.grpc.pb.h"
@@ -17,18 +18,11 @@
 namespace perfcast::client {
 namespace {
 
-struct ImportOptions {
+struct ImportFlags {
   std::vector<std::string> files;
   std::string format;
   int batch_size = 2000;
   int show_rejections = 20;
-};
-
-// Where a record sent to the server came from, to report rejections as
-// file:line rather than stream positions.
-struct Origin {
-  int file;
-  int64_t line;
 };
 
 // Progress on a terminal: records sent so far, redrawn in place.
@@ -51,101 +45,46 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
-std::optional<CliError> RunImport(ClientContext& context, const ImportOptions& options) {
-  std::vector<ProfileFormat> formats;
-  for (const std::string& file : options.files) {
+std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& flags) {
+  std::vector<ImportFile> files;
+  for (const std::string& path : flags.files) {
     absl::StatusOr<ProfileFormat> format =
-        options.format.empty() ? FormatOfPath(file) : ParseProfileFormat(options.format);
+        flags.format.empty() ? FormatOfPath(path) : ParseProfileFormat(flags.format);
     if (!format.ok()) return CliError{kExitUsage, std::string(format.status().message())};
-    formats.push_back(*format);
+    files.push_back({path, *format});
   }
-
-  auto stub = v1::ProfileStore::NewStub(context.Channel());
-  grpc::ClientContext call;
-  v1::ImportResponse response;
-  std::unique_ptr<grpc::ClientWriter<v1::ImportRequest>> stream = stub->Import(&call, &response);
-
-  std::vector<Origin> origins;  // per record sent, by stream index
-  std::vector<std::pair<Origin, std::string>> local_rejections;
-  v1::ImportRequest batch;
-  bool stream_broken = false;
   Progress progress;
-  auto flush = [&] {
-    if (batch.nodes_size() == 0 && batch.profiles_size() == 0) return;
-    if (!stream_broken && !stream->Write(batch)) stream_broken = true;
-    batch.Clear();
-  };
-
-  for (size_t f = 0; f < options.files.size() && !stream_broken; ++f) {
-    const int file_index = static_cast<int>(f);
-    ProfileSink sink;
-    sink.node = [&](const models::Node& node) {
-      // Nodes travel ahead of the profiles that name them.
-      flush();
-      proto::ToProto(node, batch.add_nodes());
-    };
-    sink.profile = [&](int64_t line, const models::Profile& profile) {
-      proto::ToProto(profile, batch.add_profiles());
-      origins.push_back({file_index, line});
-      if (batch.profiles_size() >= options.batch_size) {
-        flush();
-        progress.Update(static_cast<int64_t>(origins.size()), options.files[f]);
-      }
-    };
-    sink.bad_record = [&](int64_t line, const std::string& reason) {
-      local_rejections.push_back({{file_index, line}, reason});
-    };
-    absl::Status read = ReadProfiles(options.files[f], formats[f], sink);
-    if (!read.ok()) {
-      // A file-level problem aborts the whole import: nothing is stored.
-      progress.Done();
-      call.TryCancel();
-      stream->Finish().IgnoreError();
-      return CliError{kExitFailure, absl::StrCat(Describe(read), "; nothing imported")};
-    }
-  }
-  flush();
+  ImportOptions options;
+  options.batch_size = flags.batch_size;
+  options.progress = [&](int64_t sent, const std::string& file) { progress.Update(sent, file); };
+  absl::StatusOr<ImportReport> report = ImportFiles(context.Channel(), files, options);
   progress.Done();
-  stream->WritesDone();
-  grpc::Status status = stream->Finish();
-  if (!status.ok()) return CliError{kExitFailure, absl::StrCat(Describe(status), "; nothing imported")};
-
-  for (const v1::Rejection& r : response.rejected()) {
-    Origin origin = r.index() >= 0 && r.index() < static_cast<int64_t>(origins.size())
-                        ? origins[r.index()]
-                        : Origin{-1, r.index()};
-    local_rejections.push_back({origin, r.reason()});
+  if (!report.ok()) {
+    return CliError{kExitFailure, absl::StrCat(Describe(report.status()), "; nothing imported")};
   }
-  std::sort(local_rejections.begin(), local_rejections.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first.file, a.first.line) < std::tie(b.first.file, b.first.line);
-  });
-  const int64_t rejected = static_cast<int64_t>(local_rejections.size());
+  const int64_t rejected = static_cast<int64_t>(report->rejected.size());
   if (context.output == OutputFormat::kJson) {
     std::cout << absl::StrFormat(
         "{\"records\":%d,\"accepted\":%d,\"duplicates\":%d,\"rejected\":%d}\n",
-        static_cast<int64_t>(origins.size()) + rejected - response.rejected_size(),
-        response.accepted(), response.duplicates(), rejected);
+        report->records, report->accepted, report->duplicates, rejected);
   } else {
-    for (int i = 0; i < rejected && i < options.show_rejections; ++i) {
-      const auto& [origin, reason] = local_rejections[i];
-      std::cerr << (origin.file >= 0 ? options.files[origin.file] : std::string("?")) << ":"
-                << origin.line << ": rejected: " << reason << "\n";
+    for (int64_t i = 0; i < rejected && i < flags.show_rejections; ++i) {
+      const ImportReport::Rejected& r = report->rejected[i];
+      std::cerr << (r.file >= 0 ? flags.files[r.file] : std::string("?")) << ":" << r.line
+                << ": rejected: " << r.reason << "\n";
     }
-    if (rejected > options.show_rejections) {
-      std::cerr << "... and " << rejected - options.show_rejections << " more rejected records\n";
+    if (rejected > flags.show_rejections) {
+      std::cerr << "... and " << rejected - flags.show_rejections << " more rejected records\n";
     }
     Table table({"FILES", "RECORDS", "ACCEPTED", "DUPLICATES", "REJECTED"});
-    table.AddRow({absl::StrCat(options.files.size()),
-                  absl::StrCat(static_cast<int64_t>(origins.size()) + rejected -
-                               response.rejected_size()),
-                  absl::StrCat(response.accepted()), absl::StrCat(response.duplicates()),
+    table.AddRow({absl::StrCat(flags.files.size()), absl::StrCat(report->records),
+                  absl::StrCat(report->accepted), absl::StrCat(report->duplicates),
                   absl::StrCat(rejected)});
     table.Print(std::cout);
   }
   if (rejected > 0) {
-    return CliError{kExitPartial,
-                    absl::StrCat(rejected, " records rejected; the ", response.accepted(),
-                                 " valid ones were stored")};
+    return CliError{kExitPartial, absl::StrCat(rejected, " records rejected; the ",
+                                               report->accepted, " valid ones were stored")};
   }
   return std::nullopt;
 }
@@ -206,7 +145,7 @@ std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& o
 }  // namespace
 
 void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch) {
-  auto import = std::make_shared<ImportOptions>();
+  auto import = std::make_shared<ImportFlags>();
   CLI::App* import_cmd = app.add_subcommand(
       "import", "Import profiles (agent .sqlite files, CSV, JSON Lines) in one transaction");
   import_cmd->add_option("files", import->files, "Files to import")->required()->check(CLI::ExistingFile);

@@ -1,0 +1,51 @@
+// Streams profile files into perfcastd's ProfileStore.Import in one
+// transaction. Shared by `perfcast import` and `perfcast-agent run --server`.
+#ifndef PERFCAST_CLIENT_IMPORTER_H_
+#define PERFCAST_CLIENT_IMPORTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/profile_files.h"
+#include "grpcpp/grpcpp.h"
+
+namespace perfcast::client {
+
+struct ImportFile {
+  std::string path;
+  ProfileFormat format = ProfileFormat::kCsv;
+};
+
+struct ImportReport {
+  int64_t records = 0;  // parsed records plus records that failed to parse
+  int64_t accepted = 0;
+  int64_t duplicates = 0;
+  struct Rejected {
+    int file = -1;  // index into the imported files; -1 if unknown
+    int64_t line = 0;
+    std::string reason;
+  };
+  std::vector<Rejected> rejected;  // parse and server rejections, by file and line
+};
+
+struct ImportOptions {
+  int batch_size = 2000;  // profiles per stream message
+  // Called after each message with the number of records sent so far.
+  std::function<void(int64_t sent, const std::string& file)> progress;
+};
+
+// Imports `files`. A file-level problem (unreadable, bad header, not a
+// perfcast store) cancels the stream, so nothing is stored, and is returned
+// as the error; so is a failed call (the server stored nothing). Otherwise
+// the report says what was stored and what was rejected.
+absl::StatusOr<ImportReport> ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
+                                         const std::vector<ImportFile>& files,
+                                         const ImportOptions& options);
+
+}  // namespace perfcast::client
+
+#endif  // PERFCAST_CLIENT_IMPORTER_H_
