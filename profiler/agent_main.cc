@@ -19,6 +19,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "db/store.h"
+#ifdef PERFCAST_AGENT_PUSH
+#include "client/importer.h"
+#endif
 #include "models/gpu_catalog.h"
 #include "models/workload.h"
 #include "nlohmann/json.hpp"
@@ -93,7 +96,23 @@ struct RunFlags {
   std::string name;
   double max_minutes = 0;
   bool quiet = false;
+  std::string server;  // push the store to this perfcastd afterwards
 };
+
+#ifdef PERFCAST_AGENT_PUSH
+// Sends the whole store (its node and every profile) to perfcastd in one
+// import; profiles the server already has count as duplicates.
+int Push(const std::string& server, const std::string& store_path) {
+  absl::StatusOr<client::ImportReport> report = client::ImportFiles(
+      grpc::CreateChannel(server, grpc::InsecureChannelCredentials()),
+      {{store_path, client::ProfileFormat::kAgentSqlite}}, {});
+  if (!report.ok()) return Fail(report.status());
+  std::cerr << absl::StrFormat("perfcast-agent: pushed to %s: %d accepted, %d duplicates, %d rejected\n",
+                               server, report->accepted, report->duplicates,
+                               report->rejected.size());
+  return report->rejected.empty() ? 0 : 3;
+}
+#endif
 
 int Run(const DeviceOptions& device, const RunFlags& flags) {
   absl::StatusOr<RunPlan> plan = ResolvePlan(flags.plan, flags.plan_file);
@@ -127,6 +146,12 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
       "perfcast-agent: %d measured, %d duplicates, %d skipped, %d not run%s in %.1f s -> %s\n",
       summary->measured, summary->duplicates, summary->skipped, summary->not_run,
       summary->budget_exhausted ? " (budget spent)" : "", summary->elapsed_s, flags.out);
+#ifdef PERFCAST_AGENT_PUSH
+  if (!flags.server.empty()) {
+    store->reset();  // close it: the push reads the file
+    return Push(flags.server, flags.out);
+  }
+#endif
   return 0;
 }
 
@@ -162,6 +187,10 @@ int Main(int argc, char** argv) {
   run->add_option("--max-minutes", run_flags.max_minutes,
                   "wall-clock budget; finished configurations are kept");
   run->add_flag("--quiet", run_flags.quiet, "no progress output");
+#ifdef PERFCAST_AGENT_PUSH
+  run->add_option("--server", run_flags.server,
+                  "perfcastd host:port: register this node and push the profiles after the run");
+#endif
 
   std::string show_plan = "default";
   std::string show_file;
