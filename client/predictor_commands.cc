@@ -1,7 +1,453 @@
+// perfcast fit | predict | models list|get | evaluate
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "client/command.h"
+#include "client/report_html.h"
+#include "client/table.h"
+#include "google/protobuf/util/json_util.h"
+#include "models/workload.h"
+#include "perfcast/v1/predictor.grpc.pb.h"
+#include "proto/convert.h"
 
 namespace perfcast::client {
+namespace {
 
-void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch) {}
+std::string Json(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+std::unique_ptr<v1::Predictor::Stub> Stub(ClientContext& context) {
+  return v1::Predictor::NewStub(context.Channel());
+}
+
+struct SelectionFlags {
+  std::vector<std::string> gpus;
+  std::vector<std::string> exclude_gpus;
+  std::vector<std::string> families;
+  std::string phase;
+  int folds = 0;
+  std::string group_by = "none";
+  int max_features = 0;
+  double ridge = 0;
+
+  void AddTo(CLI::App* command) {
+    command->add_option("--gpu", gpus, "Only profiles of these GPU models");
+    command->add_option("--exclude-gpu", exclude_gpus, "Leave these GPU models out");
+    command->add_option("--family", families, "Only these model families");
+    command->add_option("--phase", phase, "train or inference (default: both)");
+    command->add_option("--folds", folds, "Cross-validation folds (default 5)");
+    command->add_option("--group-by", group_by, "Folds: none, gpu or family")
+        ->check(CLI::IsMember({"none", "gpu", "family"}));
+    command->add_option("--max-features", max_features, "Features per regression");
+    command->add_option("--ridge", ridge, "Ridge penalty");
+  }
+
+  std::optional<CliError> Fill(v1::ProfileSelection* selection, v1::FitOptions* options) const {
+    for (const auto& g : gpus) selection->add_gpu_models(g);
+    for (const auto& g : exclude_gpus) selection->add_exclude_gpu_models(g);
+    for (const auto& f : families) selection->add_families(f);
+    if (!phase.empty()) {
+      absl::StatusOr<models::Phase> parsed = models::ParsePhase(phase);
+      if (!parsed.ok()) return CliError{kExitUsage, std::string(parsed.status().message())};
+      selection->set_phase(proto::ToProto(*parsed));
+    }
+    options->set_folds(folds);
+    options->set_max_features(max_features);
+    options->set_ridge(ridge);
+    options->set_group_by(group_by == "gpu"      ? v1::GROUP_BY_GPU
+                          : group_by == "family" ? v1::GROUP_BY_FAMILY
+                                                 : v1::GROUP_BY_NONE);
+    return std::nullopt;
+  }
+};
+
+void PrintModels(const ClientContext& context, const std::vector<v1::ModelSummary>& models) {
+  if (context.output == OutputFormat::kJson) {
+    for (const auto& m : models) std::cout << Json(m) << "\n";
+    return;
+  }
+  Table table({"ID", "NAME", "VERSION", "TARGET", "CV MAPE", "SUMMARY"});
+  for (const auto& m : models) {
+    table.AddRow({absl::StrCat(m.id()), m.name(), absl::StrCat(m.version()), m.target(),
+                  absl::StrFormat("%.1f%%", 100 * m.cv_mape()), m.summary()});
+  }
+  table.Print(std::cout);
+}
+
+struct FitFlags {
+  std::string name;
+  SelectionFlags selection;
+};
+
+std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
+  v1::FitRequest request;
+  request.set_model_name(flags.name);
+  if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
+    return error;
+  }
+  grpc::ClientContext call;
+  call.set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::seconds(std::max<int64_t>(600, context.timeout_s)));
+  v1::FitResponse response;
+  grpc::Status status = Stub(context)->Fit(&call, request, &response);
+  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  PrintModels(context, {response.model()});
+  return std::nullopt;
+}
+
+struct PredictFlags {
+  std::string family;
+  std::vector<std::string> params;
+  int64_t batch = 0;
+  std::string precision = "fp32";
+  std::string phase = "train";
+  std::string optimizer;
+  std::string node;
+  std::string gpu;
+  int64_t samples = 0;
+  double epochs = 0;
+  int64_t iterations = 0;
+  std::string model;
+  std::string batch_file;
+};
+
+// Builds one query; `row` names the source line for error messages.
+std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q) {
+  v1::Workload* w = q->mutable_workload();
+  w->set_kind(v1::WORKLOAD_KIND_MODEL);
+  w->set_family(f.family);
+  for (const std::string& item : f.params) {
+    for (absl::string_view part : absl::StrSplit(item, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+      int64_t value = 0;
+      if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
+        return CliError{kExitUsage, absl::StrCat("--param '", part, "' is not name=integer")};
+      }
+      (*w->mutable_params())[std::string(kv.first)] = value;
+    }
+  }
+  w->set_batch_size(f.batch);
+  absl::StatusOr<models::Precision> precision = models::ParsePrecision(f.precision);
+  if (!precision.ok()) return CliError{kExitUsage, std::string(precision.status().message())};
+  w->set_precision(proto::ToProto(*precision));
+  absl::StatusOr<models::Phase> phase = models::ParsePhase(f.phase);
+  if (!phase.ok()) return CliError{kExitUsage, std::string(phase.status().message())};
+  w->set_phase(proto::ToProto(*phase));
+  w->set_optimizer(f.optimizer);
+  if (!f.node.empty()) {
+    q->set_node_name(f.node);
+  } else if (!f.gpu.empty()) {
+    q->set_catalog_gpu(f.gpu);
+  }
+  if (f.samples != 0 || f.epochs != 0 || f.iterations != 0) {
+    q->mutable_job()->set_samples(f.samples);
+    q->mutable_job()->set_epochs(f.epochs);
+    q->mutable_job()->set_iterations(f.iterations);
+  }
+  q->set_model_name(f.model);
+  return std::nullopt;
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 120) return absl::StrFormat("%.1f s", seconds);
+  if (seconds < 7200) return absl::StrFormat("%.1f min", seconds / 60);
+  return absl::StrFormat("%.2f h", seconds / 3600);
+}
+
+void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) {
+  std::cout << absl::StrFormat("%s on %s: %.3f ms per iteration (%.3f .. %.3f), level %d, %s rates\n",
+                               q.workload().family(), r.gpu_model(), r.iteration_ms(),
+                               r.iteration_ms_low(), r.iteration_ms_high(), r.level(),
+                               r.rate_source());
+  if (r.iterations() > 0) {
+    std::cout << absl::StrFormat("job: %d iterations, %s (%s .. %s)\n", r.iterations(),
+                                 Duration(r.job_seconds()), Duration(r.job_seconds_low()),
+                                 Duration(r.job_seconds_high()));
+  }
+  Table table({"OPERATION CLASS", "MS/ITER", "SHARE"});
+  for (const auto& b : r.breakdown()) {
+    table.AddRow({b.op_class(), absl::StrFormat("%.4f", b.ms()), absl::StrFormat("%.1f%%", 100 * b.share())});
+  }
+  table.Print(std::cout);
+  std::cout << absl::StrFormat("model %d (v%d), CV MAPE %.1f%%, features: %s\n", r.model_id(),
+                               r.model_version(), 100 * r.cv_mape(), absl::StrJoin(r.features(), ", "));
+  if (!r.extrapolated_features().empty()) {
+    std::cout << "extrapolating beyond the training range of: "
+              << absl::StrJoin(r.extrapolated_features(), ", ") << "\n";
+  }
+}
+
+// jobs.csv: family,params,batch_size,precision,phase,node,gpu,samples,epochs
+std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& flags) {
+  std::ifstream in(flags.batch_file);
+  if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", flags.batch_file)};
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header = absl::StrSplit(line, ',');
+  v1::PredictBatchRequest request;
+  std::vector<int64_t> lines;
+  int64_t number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    std::vector<std::string> cells = absl::StrSplit(line, ',');
+    if (cells.size() != header.size()) {
+      return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": expected ",
+                                                 header.size(), " fields, got ", cells.size())};
+    }
+    PredictFlags f = flags;
+    for (size_t i = 0; i < header.size(); ++i) {
+      const std::string& c = header[i];
+      const std::string& v = cells[i];
+      bool ok = true;
+      if (c == "family") f.family = v;
+      else if (c == "params") f.params = {v};
+      else if (c == "batch_size") ok = absl::SimpleAtoi(v, &f.batch);
+      else if (c == "precision") f.precision = v;
+      else if (c == "phase") f.phase = v;
+      else if (c == "node") f.node = v;
+      else if (c == "gpu") f.gpu = v;
+      else if (c == "samples") ok = absl::SimpleAtoi(v, &f.samples);
+      else if (c == "epochs") ok = absl::SimpleAtod(v, &f.epochs);
+      else return CliError{kExitFailure, absl::StrCat(flags.batch_file, ": unknown column '", c, "'")};
+      if (!ok) {
+        return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": bad ", c, " '", v, "'")};
+      }
+    }
+    if (auto error = BuildQuery(f, request.add_queries())) {
+      return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": ", error->message)};
+    }
+    lines.push_back(number);
+  }
+  grpc::ClientContext call;
+  auto stream = Stub(context)->PredictBatch(&call);
+  stream->Write(request);
+  stream->WritesDone();
+  v1::PredictBatchResponse response;
+  std::vector<v1::PredictResult> results;
+  while (stream->Read(&response)) {
+    for (const auto& r : response.results()) results.push_back(r);
+  }
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  Table table({"LINE", "FAMILY", "GPU", "MS/ITER", "LOW", "HIGH", "JOB", "ERROR"});
+  int failed = 0;
+  for (size_t i = 0; i < results.size() && i < lines.size(); ++i) {
+    const v1::PredictResult& r = results[i];
+    const v1::PredictRequest& q = request.queries(static_cast<int>(i));
+    if (context.output == OutputFormat::kJson) {
+      std::cout << Json(r) << "\n";
+      continue;
+    }
+    if (r.code() != 0) {
+      ++failed;
+      table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "", r.error()});
+    } else {
+      const auto& p = r.prediction();
+      table.AddRow({absl::StrCat(lines[i]), q.workload().family(), p.gpu_model(),
+                    absl::StrFormat("%.3f", p.iteration_ms()), absl::StrFormat("%.3f", p.iteration_ms_low()),
+                    absl::StrFormat("%.3f", p.iteration_ms_high()),
+                    p.iterations() > 0 ? Duration(p.job_seconds()) : "", ""});
+    }
+  }
+  if (context.output == OutputFormat::kTable) table.Print(std::cout);
+  if (failed > 0) return CliError{kExitPartial, absl::StrCat(failed, " of ", results.size(), " queries failed")};
+  return std::nullopt;
+}
+
+std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& flags) {
+  if (!flags.batch_file.empty()) return RunBatch(context, flags);
+  if (flags.family.empty()) return CliError{kExitUsage, "predict needs --family (or --batch-file)"};
+  if (flags.node.empty() == flags.gpu.empty()) {
+    return CliError{kExitUsage, "predict needs exactly one of --node and --gpu"};
+  }
+  v1::PredictRequest request;
+  if (auto error = BuildQuery(flags, &request)) return error;
+  grpc::ClientContext call;
+  context.SetDeadline(call);
+  v1::PredictResponse response;
+  grpc::Status status = Stub(context)->Predict(&call, request, &response);
+  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (context.output == OutputFormat::kJson) {
+    std::cout << Json(response) << "\n";
+  } else {
+    PrintPrediction(request, response);
+  }
+  return std::nullopt;
+}
+
+struct EvaluateFlags {
+  SelectionFlags selection;
+  std::string split = "gpu";
+  int64_t size_threshold = 0;
+  std::string held_out_gpu;
+  int limit = 10;
+  std::string report;
+};
+
+std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags& flags) {
+  v1::EvaluateRequest request;
+  if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
+    return error;
+  }
+  request.set_split(flags.split == "kfold"   ? v1::SPLIT_K_FOLD
+                    : flags.split == "sizes" ? v1::SPLIT_HELD_OUT_LARGER_SIZES
+                                             : v1::SPLIT_LEAVE_ONE_GPU_OUT);
+  request.set_size_threshold(flags.size_threshold);
+  grpc::ClientContext call;
+  call.set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::seconds(std::max<int64_t>(900, context.timeout_s)));
+  v1::EvaluateResponse response;
+  grpc::Status status = Stub(context)->Evaluate(&call, request, &response);
+  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (!flags.report.empty()) {
+    std::ofstream out(flags.report);
+    if (!out) return CliError{kExitFailure, absl::StrCat("cannot write ", flags.report)};
+    out << RenderEvaluationHtml(response, flags.split);
+  }
+  if (context.output == OutputFormat::kJson) {
+    std::cout << response.report_json() << "\n";
+    return std::nullopt;
+  }
+  std::cout << absl::StrFormat("split %s: level-1 (operations) MAPE %.1f%%, level-2 (workloads) MAPE %.1f%%\n",
+                               flags.split, 100 * response.level1_mape(), 100 * response.level2_mape());
+  Table groups({"GROUP", "MAPE", "ROWS"});
+  for (const auto& g : response.per_gpu()) {
+    groups.AddRow({"gpu " + g.group(), absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
+  }
+  for (const auto& g : response.per_family()) {
+    groups.AddRow({"family " + g.group(), absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
+  }
+  for (const auto& g : response.per_precision()) {
+    groups.AddRow({"precision " + g.group(), absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
+  }
+  groups.Print(std::cout);
+  if (flags.limit > 0) {
+    // A spread of training workloads on the chosen GPU: predicted against measured.
+    std::vector<const v1::EvaluatedPoint*> points;
+    for (const auto& p : response.points()) {
+      if (p.level() == 2 && (flags.held_out_gpu.empty() || p.gpu_model() == flags.held_out_gpu) &&
+          p.workload_key().find("/train/") != std::string::npos) {
+        points.push_back(&p);
+      }
+    }
+    std::sort(points.begin(), points.end(),
+              [](auto* a, auto* b) { return a->measured_ms() < b->measured_ms(); });
+    Table table({"GPU", "WORKLOAD", "MEASURED MS", "PREDICTED MS", "ERROR"});
+    const size_t n = std::min<size_t>(flags.limit, points.size());
+    for (size_t i = 0; i < n; ++i) {
+      const v1::EvaluatedPoint& p = *points[n <= 1 ? 0 : i * (points.size() - 1) / (n - 1)];
+      table.AddRow({p.gpu_model(), p.workload_key(), absl::StrFormat("%.3f", p.measured_ms()),
+                    absl::StrFormat("%.3f", p.predicted_ms()),
+                    absl::StrFormat("%+.1f%%", 100 * (p.predicted_ms() - p.measured_ms()) / p.measured_ms())});
+    }
+    if (n > 0) {
+      std::cout << "\npredicted vs measured (training steps"
+                << (flags.held_out_gpu.empty() ? "" : " on " + flags.held_out_gpu + ", held out") << "):\n";
+      table.Print(std::cout);
+    }
+  }
+  if (!flags.report.empty()) std::cout << "report written to " << flags.report << "\n";
+  return std::nullopt;
+}
+
+}  // namespace
+
+void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch) {
+  auto fit = std::make_shared<FitFlags>();
+  CLI::App* fit_cmd = app.add_subcommand("fit", "Fit the two-level model on stored profiles");
+  fit_cmd->add_option("--name", fit->name, "Model name (default: default)");
+  fit->selection.AddTo(fit_cmd);
+  fit_cmd->callback([&context, &dispatch, fit] {
+    dispatch.action = [&context, fit] { return RunFit(context, *fit); };
+  });
+
+  auto predict = std::make_shared<PredictFlags>();
+  CLI::App* p = app.add_subcommand("predict", "Predict iteration and job time of a workload");
+  p->add_option("--family", predict->family, "Model family: lstm, cnn, stgcn, resnet, transformer, dlrm");
+  p->add_option("--param", predict->params, "Architecture parameter name=value (repeatable)");
+  p->add_option("--batch", predict->batch, "Batch size");
+  p->add_option("--precision", predict->precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")->capture_default_str();
+  p->add_option("--phase", predict->phase, "train or inference")->capture_default_str();
+  p->add_option("--optimizer", predict->optimizer, "adam or sgd");
+  p->add_option("--node", predict->node, "Registered node to predict for");
+  p->add_option("--gpu", predict->gpu, "Catalog GPU to predict for (spec sheet only)");
+  p->add_option("--samples", predict->samples, "Samples per epoch");
+  p->add_option("--epochs", predict->epochs, "Epochs");
+  p->add_option("--iterations", predict->iterations, "Iterations (instead of samples x epochs)");
+  p->add_option("--model", predict->model, "Model name (default: default)");
+  p->add_option("--batch-file", predict->batch_file,
+                "CSV of queries: family,params,batch_size,precision,phase,node,gpu,samples,epochs")
+      ->check(CLI::ExistingFile);
+  p->callback([&context, &dispatch, predict] {
+    dispatch.action = [&context, predict] { return RunPredict(context, *predict); };
+  });
+
+  CLI::App* models = app.add_subcommand("models", "List or show fitted models");
+  models->require_subcommand(1);
+  CLI::App* list = models->add_subcommand("list", "All fitted models, newest first");
+  list->callback([&context, &dispatch] {
+    dispatch.action = [&context]() -> std::optional<CliError> {
+      grpc::ClientContext call;
+      context.SetDeadline(call);
+      v1::ListModelsResponse response;
+      grpc::Status status = Stub(context)->ListModels(&call, v1::ListModelsRequest(), &response);
+      if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+      PrintModels(context, {response.models().begin(), response.models().end()});
+      return std::nullopt;
+    };
+  });
+  auto model_id = std::make_shared<int64_t>(0);
+  auto model_name = std::make_shared<std::string>();
+  CLI::App* get = models->add_subcommand("get", "One model with its full detail (JSON)");
+  get->add_option("--id", *model_id, "Model id (default: the latest of --name)");
+  get->add_option("--name", *model_name, "Model name (default: default)");
+  get->callback([&context, &dispatch, model_id, model_name] {
+    dispatch.action = [&context, model_id, model_name]() -> std::optional<CliError> {
+      v1::GetModelRequest request;
+      request.set_id(*model_id);
+      request.set_name(*model_name);
+      grpc::ClientContext call;
+      context.SetDeadline(call);
+      v1::GetModelResponse response;
+      grpc::Status status = Stub(context)->GetModel(&call, request, &response);
+      if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+      if (context.output == OutputFormat::kJson) {
+        std::cout << response.model().detail_json() << "\n";
+      } else {
+        PrintModels(context, {response.model()});
+      }
+      return std::nullopt;
+    };
+  });
+
+  auto evaluate = std::make_shared<EvaluateFlags>();
+  CLI::App* e = app.add_subcommand("evaluate", "Cross-validate on held-out GPUs, sizes or folds");
+  evaluate->selection.AddTo(e);
+  e->add_option("--split", evaluate->split, "gpu (leave one GPU out), sizes (held-out larger sizes), kfold")
+      ->check(CLI::IsMember({"gpu", "sizes", "kfold"}))
+      ->capture_default_str();
+  e->add_option("--size-threshold", evaluate->size_threshold, "sizes: train on inner modules <= this");
+  e->add_option("--held-out-gpu", evaluate->held_out_gpu, "Show predicted vs measured for this GPU");
+  e->add_option("--limit", evaluate->limit, "Rows of predicted vs measured to print")->capture_default_str();
+  e->add_option("--report", evaluate->report, "Write a self-contained HTML report here");
+  e->callback([&context, &dispatch, evaluate] {
+    dispatch.action = [&context, evaluate] { return RunEvaluate(context, *evaluate); };
+  });
+}
 
 }  // namespace perfcast::client

@@ -5,6 +5,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/grpcpp.h"
 #include "server/node_registry_service.h"
+#include "server/predictor_service.h"
 #include "server/profile_store_service.h"
 
 namespace perfcast::server {
@@ -12,9 +13,11 @@ namespace perfcast::server {
 struct Server::Services {
   Services(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
            ProfileStoreLimits limits)
-      : nodes(store, catalog, logger), profiles(store, logger, limits) {}
+      : nodes(store, catalog, logger), profiles(store, logger, limits),
+        predictor(store, catalog, logger) {}
   NodeRegistryService nodes;
   ProfileStoreService profiles;
+  PredictorService predictor;
 };
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options,
@@ -33,6 +36,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                            &server->port_);
   builder.RegisterService(&server->services_->nodes);
   builder.RegisterService(&server->services_->profiles);
+  builder.RegisterService(&server->services_->predictor);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   grpc::ResourceQuota quota("perfcastd");
