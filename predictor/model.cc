@@ -11,18 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::pair<models::OpClass, absl::string_view> kOpClassKeys[] = {
-    {models::OpClass::kGemm, "gemm"},
-    {models::OpClass::kConv, "conv"},
-    {models::OpClass::kRecurrent, "recurrent"},
-    {models::OpClass::kAttention, "attention"},
-    {models::OpClass::kElementwise, "elementwise"},
-    {models::OpClass::kEmbedding, "embedding"},
-    {models::OpClass::kOptimizer, "optimizer"},
-    {models::OpClass::kHostToDevice, "h2d"},
-    {models::OpClass::kHostOverhead, "host"},
-};
-
 absl::Status CheckFinite(const json& value, absl::string_view where) {
   if (value.is_number_float() && !std::isfinite(value.get<double>())) {
     return absl::InvalidArgumentError(absl::StrCat("model: non-finite number in ", where));
@@ -136,18 +124,14 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
 
 }  // namespace
 
-absl::string_view OpClassKey(models::OpClass op_class) {
-  for (const auto& [value, name] : kOpClassKeys) {
-    if (value == op_class) return name;
-  }
-  return "unknown";
-}
+absl::string_view OpClassKey(models::OpClass op_class) { return models::OpClassName(op_class); }
 
 absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name) {
-  for (const auto& [value, text] : kOpClassKeys) {
-    if (text == name) return value;
+  absl::StatusOr<models::OpClass> op_class = models::ParseOpClass(name);
+  if (!op_class.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("model: ", op_class.status().message()));
   }
-  return absl::InvalidArgumentError(absl::StrCat("model: unknown operation class '", name, "'"));
+  return op_class;
 }
 
 double FittedModel::ErrorQuantile(double q) const {

@@ -66,9 +66,8 @@ struct PredictorModel {
   friend bool operator==(const PredictorModel&, const PredictorModel&) = default;
 };
 
-// The stable op-class names of models/descriptor.h ("gemm", "conv", ...,
-// "h2d", "host"), kept here as a table too so that model files can be read
-// and written by code that never describes a workload.
+// The op-class names model files use: those of models/descriptor.h
+// ("gemm", "conv", ..., "h2d", "host").
 absl::string_view OpClassKey(models::OpClass op_class);
 absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name);
 
