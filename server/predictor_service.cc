@@ -463,7 +463,8 @@ grpc::Status PredictorService::PredictBatch(
     for (const v1::PredictRequest& query : request.queries()) {
       v1::PredictResult* result = response.add_results();
       key.clear();
-      absl::StrAppend(&key, query.model_name(), "\x1f", static_cast<int>(query.target_case()),
+      absl::StrAppend(&key, request.brief() ? "b" : "f", query.model_name(), "\x1f",
+                      static_cast<int>(query.target_case()),
                       query.node_name(), query.catalog_gpu(), "\x1f");
       if (query.has_workload()) query.workload().AppendToString(&key);
       auto [it, inserted] = entries.try_emplace(key);

@@ -1,0 +1,348 @@
+// PredictorService through a real server on loopback, over a temporary
+// SQLite store of synthetic profiles that follow a known roofline law.
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "db/store.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "models/gpu_catalog.h"
+#include "nlohmann/json.hpp"
+#include "perfcast/v1/predictor.grpc.pb.h"
+#include "server/logger.h"
+#include "server/server.h"
+#include "tests/db/test_util.h"
+#include "tests/server/synthetic_store.h"
+
+namespace perfcast::server {
+namespace {
+
+using ::grpc::StatusCode;
+
+class PredictorServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<db::Store>> store =
+        db::OpenStore(dir_.File("perfcast.db"));
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    nodes_ = testing::SyntheticNodes();
+    // beta2 is registered with its measured rates but never profiled.
+    ASSERT_TRUE(testing::FillSyntheticStore(*store_, nodes_, {"beta2"}).ok());
+    // A spec-only node: hardware nobody profiled, known from the catalog.
+    models::Node spec_only;
+    spec_only.name = "spec-only";
+    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find("H100-SXM5-80GB");
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    spec_only.gpu = *gpu;
+    ASSERT_TRUE(store_->RegisterNode(spec_only).ok());
+
+    ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::Start(options, *store_, models::GpuCatalog::BuiltIn(), logger_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    stub_ = v1::Predictor::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials()));
+  }
+
+  grpc::Status Fit(const v1::FitRequest& request, v1::FitResponse* response) {
+    grpc::ClientContext context;
+    return stub_->Fit(&context, request, response);
+  }
+  grpc::Status Predict(const v1::PredictRequest& request, v1::PredictResponse* response) {
+    grpc::ClientContext context;
+    return stub_->Predict(&context, request, response);
+  }
+
+  // Fits "default" without beta2's GPU.
+  void FitHoldingOutBeta2() {
+    v1::FitRequest request;
+    request.mutable_selection()->add_exclude_gpu_models("beta2-gpu");
+    v1::FitResponse response;
+    grpc::Status status = Fit(request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.model().version(), 1);
+    EXPECT_FALSE(response.model().summary().empty());
+    EXPECT_TRUE(std::isfinite(response.model().cv_mape()));
+    EXPECT_GT(response.model().training_rows(), 0);
+  }
+
+  static v1::PredictRequest LstmQuery(const std::string& node) {
+    v1::PredictRequest request;
+    v1::Workload* w = request.mutable_workload();
+    w->set_family("lstm");
+    (*w->mutable_params())["layers"] = 3;
+    (*w->mutable_params())["hidden"] = 384;
+    w->set_batch_size(64);
+    w->set_precision(v1::PRECISION_BF16_AMP);
+    w->set_phase(v1::PHASE_TRAIN);
+    request.set_node_name(node);
+    request.mutable_job()->set_samples(100'000);
+    request.mutable_job()->set_epochs(3);
+    return request;
+  }
+
+  testing::TempDir dir_;
+  Logger logger_{LogLevel::kWarning};
+  std::unique_ptr<db::Store> store_;
+  std::vector<models::Node> nodes_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<v1::Predictor::Stub> stub_;
+};
+
+TEST_F(PredictorServiceTest, FitThenPredictHeldOutGpuWithinAFewPercent) {
+  FitHoldingOutBeta2();
+  v1::PredictResponse response;
+  grpc::Status status = Predict(LstmQuery("beta2"), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  models::WorkloadSpec spec;
+  spec.family = "lstm";
+  spec.params = {{"layers", 3}, {"hidden", 384}};
+  spec.batch_size = 64;
+  spec.precision = models::Precision::kBf16Amp;
+  absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
+  ASSERT_TRUE(d.ok());
+  const double truth = testing::TrueIterationMs(*d, nodes_[3]);
+  EXPECT_NEAR(response.iteration_ms(), truth, 0.05 * truth);
+  EXPECT_LE(response.iteration_ms_low(), response.iteration_ms());
+  EXPECT_GE(response.iteration_ms_high(), response.iteration_ms());
+  EXPECT_EQ(response.iterations(), 3 * ((100'000 + 63) / 64));
+  EXPECT_NEAR(response.job_seconds(), response.iterations() * response.iteration_ms() / 1e3,
+              1e-9 * response.job_seconds());
+  EXPECT_EQ(response.gpu_model(), "beta2-gpu");
+  EXPECT_EQ(response.rate_source(), "measured");
+  EXPECT_EQ(response.level(), 2);
+  EXPECT_EQ(response.model_version(), 1);
+  EXPECT_GT(response.model_id(), 0);
+  EXPECT_FALSE(response.features().empty());
+  EXPECT_FALSE(response.breakdown().empty());
+
+  // The unseen-GPU case: a catalog GPU, and a node registered from its spec.
+  v1::PredictRequest catalog = LstmQuery("");
+  catalog.set_catalog_gpu("H100-SXM5-80GB");
+  status = Predict(catalog, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_NE(response.rate_source(), "measured");
+  EXPECT_TRUE(std::isfinite(response.job_seconds()) && response.job_seconds() > 0);
+  status = Predict(LstmQuery("spec-only"), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(std::isfinite(response.iteration_ms()));
+
+  // Iterations instead of samples × epochs.
+  v1::PredictRequest by_iterations = LstmQuery("beta2");
+  by_iterations.mutable_job()->Clear();
+  by_iterations.mutable_job()->set_iterations(1000);
+  status = Predict(by_iterations, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.iterations(), 1000);
+
+  // A refit is served at once by the same server.
+  v1::FitRequest refit;
+  v1::FitResponse refit_response;
+  ASSERT_TRUE(Fit(refit, &refit_response).ok());
+  status = Predict(LstmQuery("beta2"), &response);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(response.model_version(), 2);
+}
+
+TEST_F(PredictorServiceTest, BadPredictInputsGiveClearCodes) {
+  v1::PredictResponse response;
+  EXPECT_EQ(Predict(LstmQuery("beta2"), &response).error_code(), StatusCode::NOT_FOUND)
+      << "no model fitted yet";
+  FitHoldingOutBeta2();
+
+  auto expect = [&](const v1::PredictRequest& request, StatusCode code, const std::string& says) {
+    grpc::Status status = Predict(request, &response);
+    EXPECT_EQ(status.error_code(), code) << status.error_message();
+    EXPECT_NE(status.error_message().find(says), std::string::npos) << status.error_message();
+  };
+  expect(LstmQuery("no-such-node"), StatusCode::NOT_FOUND, "no-such-node");
+  v1::PredictRequest r = LstmQuery("");
+  r.set_catalog_gpu("Z9000");
+  expect(r, StatusCode::NOT_FOUND, "Z9000");
+  r = LstmQuery("beta2");
+  r.clear_workload();
+  expect(r, StatusCode::INVALID_ARGUMENT, "workload");
+  r = LstmQuery("beta2");
+  r.mutable_workload()->clear_family();
+  expect(r, StatusCode::INVALID_ARGUMENT, "workload.family");
+  r = LstmQuery("beta2");
+  r.mutable_workload()->set_batch_size(0);
+  expect(r, StatusCode::INVALID_ARGUMENT, "batch_size");
+  r.mutable_workload()->set_batch_size(-4);
+  expect(r, StatusCode::INVALID_ARGUMENT, "batch_size");
+  r = LstmQuery("beta2");
+  (*r.mutable_workload()->mutable_params())["wings"] = 2;
+  expect(r, StatusCode::INVALID_ARGUMENT, "wings");
+  r = LstmQuery("beta2");
+  r.mutable_job()->set_epochs(0);
+  expect(r, StatusCode::INVALID_ARGUMENT, "epochs");
+  r.mutable_job()->set_epochs(-1);
+  expect(r, StatusCode::INVALID_ARGUMENT, "epochs");
+  r = LstmQuery("beta2");
+  r.mutable_job()->set_samples(0);
+  expect(r, StatusCode::INVALID_ARGUMENT, "samples");
+  r = LstmQuery("beta2");
+  r.clear_job();
+  expect(r, StatusCode::INVALID_ARGUMENT, "job");
+  r = LstmQuery("beta2");
+  r.clear_node_name();
+  expect(r, StatusCode::INVALID_ARGUMENT, "target");
+  r = LstmQuery("beta2");
+  r.set_model_name("never-fitted");
+  expect(r, StatusCode::NOT_FOUND, "perfcast fit");
+}
+
+TEST_F(PredictorServiceTest, BadFitInputsGiveFailedPrecondition) {
+  v1::FitRequest request;
+  v1::FitResponse response;
+  request.mutable_selection()->add_gpu_models("no-such-gpu");
+  grpc::Status status = Fit(request, &response);
+  EXPECT_EQ(status.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(status.error_message().find("no profiles match"), std::string::npos);
+
+  // Too few rows for the folds: every regression is skipped.
+  request.Clear();
+  request.mutable_selection()->add_gpu_models("alpha1-gpu");
+  request.mutable_options()->set_folds(100'000);
+  status = Fit(request, &response);
+  EXPECT_EQ(status.error_code(), StatusCode::FAILED_PRECONDITION) << status.error_message();
+
+  // A singular design: one GPU and one workload repeated, so every feature
+  // is constant.
+  models::Node solo = testing::SyntheticNodes()[0];
+  solo.name = "solo";
+  solo.gpu.model = "solo-gpu";
+  ASSERT_TRUE(store_->RegisterNode(solo).ok());
+  {
+    auto import = store_->BeginImport();
+    ASSERT_TRUE(import.ok());
+    for (int i = 0; i < 12; ++i) {
+      models::Profile p;
+      p.node_name = "solo";
+      p.workload.kind = models::WorkloadKind::kOperation;
+      p.workload.family = "gemm";
+      p.workload.phase = models::Phase::kInference;
+      p.workload.params = {{"m", 512}, {"n", 512}, {"k", 512}, {"batch", 1}};
+      const double ms = 0.1 + 0.001 * i;
+      p.iteration = {.count = 5, .mean_ms = ms, .median_ms = ms, .p95_ms = ms,
+                     .min_ms = ms, .max_ms = ms};
+      p.measured_at_us = 1'000'000 + i;
+      ASSERT_TRUE((*import)->Add(i, p).ok());
+    }
+    ASSERT_TRUE((*import)->Commit().ok());
+  }
+  request.Clear();
+  request.set_model_name("solo");
+  request.mutable_selection()->add_gpu_models("solo-gpu");
+  status = Fit(request, &response);
+  if (status.ok()) {
+    // An intercept-only model is a legitimate answer; it must still be finite.
+    EXPECT_TRUE(std::isfinite(response.model().cv_mape()));
+  } else {
+    EXPECT_EQ(status.error_code(), StatusCode::FAILED_PRECONDITION) << status.error_message();
+  }
+  request.mutable_options()->set_folds(-1);
+  EXPECT_EQ(Fit(request, &response).error_code(), StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(PredictorServiceTest, PredictBatchReportsPerQueryErrors) {
+  FitHoldingOutBeta2();
+  v1::PredictBatchRequest batch;
+  *batch.add_queries() = LstmQuery("beta2");                     // 0 ok
+  *batch.add_queries() = LstmQuery("no-such-node");              // 1 NOT_FOUND
+  v1::PredictRequest zero = LstmQuery("beta2");
+  zero.mutable_workload()->set_batch_size(0);
+  *batch.add_queries() = zero;                                   // 2 INVALID_ARGUMENT
+  v1::PredictRequest epochs = LstmQuery("beta2");
+  epochs.mutable_job()->set_epochs(-2);
+  *batch.add_queries() = epochs;                                 // 3 INVALID_ARGUMENT
+  v1::PredictRequest other = LstmQuery("alpha1");
+  other.mutable_job()->set_epochs(6);
+  *batch.add_queries() = other;                                  // 4 ok
+  *batch.add_queries() = LstmQuery("beta2");                     // 5 ok, cached
+
+  grpc::ClientContext context;
+  auto stream = stub_->PredictBatch(&context);
+  ASSERT_TRUE(stream->Write(batch));
+  batch.set_brief(true);
+  ASSERT_TRUE(stream->Write(batch));
+  ASSERT_TRUE(stream->WritesDone());
+  v1::PredictBatchResponse full, brief;
+  ASSERT_TRUE(stream->Read(&full));
+  ASSERT_TRUE(stream->Read(&brief));
+  ASSERT_TRUE(stream->Finish().ok());
+
+  v1::PredictResponse single;
+  ASSERT_TRUE(Predict(LstmQuery("beta2"), &single).ok());
+  for (const v1::PredictBatchResponse* response : {&full, &brief}) {
+    ASSERT_EQ(response->results_size(), 6);
+    const auto& r = response->results();
+    EXPECT_EQ(r[0].code(), 0) << r[0].error();
+    EXPECT_EQ(r[1].code(), static_cast<int>(StatusCode::NOT_FOUND));
+    EXPECT_EQ(r[2].code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+    EXPECT_NE(r[2].error().find("batch_size"), std::string::npos);
+    EXPECT_EQ(r[3].code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+    EXPECT_NE(r[3].error().find("epochs"), std::string::npos);
+    EXPECT_EQ(r[4].code(), 0) << r[4].error();
+    EXPECT_EQ(r[5].code(), 0) << r[5].error();
+    EXPECT_DOUBLE_EQ(r[0].prediction().iteration_ms(), single.iteration_ms());
+    EXPECT_DOUBLE_EQ(r[0].prediction().job_seconds(), single.job_seconds());
+    EXPECT_DOUBLE_EQ(r[5].prediction().job_seconds(), single.job_seconds());
+    EXPECT_EQ(r[4].prediction().iterations(), 6 * ((100'000 + 63) / 64));
+  }
+  EXPECT_FALSE(full.results(0).prediction().features().empty());
+  EXPECT_TRUE(brief.results(0).prediction().features().empty());
+}
+
+TEST_F(PredictorServiceTest, EvaluateAndModels) {
+  FitHoldingOutBeta2();
+  for (v1::SplitStrategy split :
+       {v1::SPLIT_LEAVE_ONE_GPU_OUT, v1::SPLIT_K_FOLD, v1::SPLIT_HELD_OUT_LARGER_SIZES}) {
+    v1::EvaluateRequest request;
+    request.set_split(split);
+    v1::EvaluateResponse response;
+    grpc::ClientContext context;
+    grpc::Status status = stub_->Evaluate(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << split << ": " << status.error_message();
+    EXPECT_TRUE(std::isfinite(response.level2_mape()));
+    EXPECT_LT(response.level2_mape(), 0.15) << split;
+    EXPECT_FALSE(response.points().empty());
+    EXPECT_FALSE(response.per_gpu().empty());
+    EXPECT_FALSE(response.selected_features().empty());
+    nlohmann::json report = nlohmann::json::parse(response.report_json());
+    EXPECT_EQ(report["points"].size(), static_cast<size_t>(response.points_size()));
+    for (const v1::EvaluatedPoint& p : response.points()) {
+      ASSERT_TRUE(std::isfinite(p.predicted_ms()));
+    }
+  }
+  v1::EvaluateRequest none;
+  none.mutable_selection()->add_families("no-such-family");
+  none.mutable_selection()->add_gpu_models("no-such-gpu");
+  v1::EvaluateResponse response;
+  grpc::ClientContext context;
+  EXPECT_EQ(stub_->Evaluate(&context, none, &response).error_code(),
+            StatusCode::FAILED_PRECONDITION);
+
+  v1::ListModelsResponse list;
+  grpc::ClientContext list_context;
+  ASSERT_TRUE(stub_->ListModels(&list_context, v1::ListModelsRequest(), &list).ok());
+  ASSERT_EQ(list.models_size(), 1);
+  v1::GetModelRequest get;
+  get.set_id(list.models(0).id());
+  v1::GetModelResponse got;
+  grpc::ClientContext get_context;
+  ASSERT_TRUE(stub_->GetModel(&get_context, get, &got).ok());
+  EXPECT_FALSE(got.model().detail_json().empty());
+  get.set_id(987654);
+  grpc::ClientContext missing_context;
+  EXPECT_EQ(stub_->GetModel(&missing_context, get, &got).error_code(), StatusCode::NOT_FOUND);
+}
+
+}  // namespace
+}  // namespace perfcast::server
