@@ -119,7 +119,7 @@ struct PredictFlags {
   std::string node;
   std::string gpu;
   int64_t samples = 0;
-  double epochs = 0;
+  int64_t epochs = 0;
   int64_t iterations = 0;
   std::string model;
   std::string batch_file;
@@ -222,7 +222,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       else if (c == "node") f.node = v;
       else if (c == "gpu") f.gpu = v;
       else if (c == "samples") ok = absl::SimpleAtoi(v, &f.samples);
-      else if (c == "epochs") ok = absl::SimpleAtod(v, &f.epochs);
+      else if (c == "epochs") ok = absl::SimpleAtoi(v, &f.epochs);
       else return CliError{kExitFailure, absl::StrCat(flags.batch_file, ": unknown column '", c, "'")};
       if (!ok) {
         return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": bad ", c, " '", v, "'")};
