@@ -27,6 +27,7 @@
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/predictor.grpc.pb.h"
 #include "predictor/model.h"
+#include "predictor/predictor.h"
 #include "server/logger.h"
 
 namespace perfcast::server {
@@ -83,6 +84,17 @@ class PredictorService final : public v1::Predictor::Service {
     absl::StatusOr<models::Node> node;
     absl::Time fetched_at = absl::InfinitePast();
   };
+  // A successful answer without its job part, reused by Predict for the same
+  // (model version, target, workload) for kNodeRecheck: as long as the node
+  // it was computed for may be cached anyway.
+  struct Answer {
+    int64_t model_id = 0;
+    absl::Time at;
+    int64_t batch_size = 0;
+    predictor::Prediction prediction;
+    v1::PredictResponse encoded;
+  };
+  static constexpr size_t kMaxAnswers = 10'000;
 
   // The latest version of model `name`. NotFound when none was fitted.
   absl::StatusOr<std::shared_ptr<const LoadedModel>> LatestModel(const std::string& name);
@@ -97,6 +109,9 @@ class PredictorService final : public v1::Predictor::Service {
   absl::Mutex mu_;
   std::map<std::string, ModelSlot> models_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, NodeSlot> nodes_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex answers_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const Answer>> answers_
+      ABSL_GUARDED_BY(answers_mu_);
 };
 
 }  // namespace perfcast::server

@@ -1,0 +1,222 @@
+// Predict throughput and latency over loopback against the transport's own
+// limit: a real server in this process with a fitted model answers unary
+// Predict and the standard grpc.health.v1.Health/Check (the empty RPC) from
+// 1, 4 and 16 client threads in the same run, through the same client code
+// (a GenericStub sending pre-serialised requests), so the only difference is
+// the server's handler. Then PredictBatch rows/s, brief and full results.
+//
+//   predict_bench [--seconds=S] [--rows=N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/strip.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "db/store.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/support/proto_buffer_writer.h"
+#include "models/gpu_catalog.h"
+#include "perfcast/v1/predictor.grpc.pb.h"
+#include "server/logger.h"
+#include "server/server.h"
+#include "tests/server/synthetic_store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace v1 = perfcast::v1;
+
+struct Result {
+  double per_s = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  int64_t failures = 0;
+};
+
+grpc::ByteBuffer Serialize(const google::protobuf::Message& message) {
+  grpc::ByteBuffer buffer;
+  bool own = false;
+  grpc::GenericSerialize<grpc::ProtoBufferWriter, google::protobuf::Message>(message, &buffer,
+                                                                             &own);
+  return buffer;
+}
+
+// `threads` clients call `method` back to back for `seconds`.
+Result Run(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+           const grpc::ByteBuffer& request, int threads, double seconds) {
+  std::vector<std::vector<double>> latencies(threads);
+  std::vector<int64_t> failures(threads, 0);
+  const Clock::time_point end =
+      Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      grpc::GenericStub stub(channel);
+      grpc::CompletionQueue cq;
+      latencies[t].reserve(200'000);
+      while (Clock::now() < end) {
+        const Clock::time_point start = Clock::now();
+        grpc::ClientContext context;
+        grpc::ByteBuffer response;
+        grpc::Status status;
+        auto call = stub.PrepareUnaryCall(&context, method, request, &cq);
+        call->StartCall();
+        call->Finish(&response, &status, reinterpret_cast<void*>(1));
+        void* tag;
+        bool ok;
+        cq.Next(&tag, &ok);
+        if (!status.ok()) ++failures[t];
+        latencies[t].push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+      }
+      cq.Shutdown();
+      void* tag;
+      bool ok;
+      while (cq.Next(&tag, &ok)) {
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  std::vector<double> all;
+  Result result;
+  for (int t = 0; t < threads; ++t) {
+    all.insert(all.end(), latencies[t].begin(), latencies[t].end());
+    result.failures += failures[t];
+  }
+  std::sort(all.begin(), all.end());
+  result.per_s = all.size() / seconds;
+  if (!all.empty()) {
+    result.p50_us = all[all.size() / 2];
+    result.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+  }
+  return result;
+}
+
+v1::PredictRequest Query(int variant) {
+  v1::PredictRequest request;
+  v1::Workload* w = request.mutable_workload();
+  w->set_family("lstm");
+  (*w->mutable_params())["layers"] = 1 + variant % 4;
+  (*w->mutable_params())["hidden"] = 128 << (variant / 4 % 3);
+  w->set_batch_size(64);
+  w->set_precision(v1::PRECISION_BF16_AMP);
+  request.set_node_name(variant % 2 == 0 ? "beta2" : "alpha1");
+  request.mutable_job()->set_samples(1'000'000 + variant);
+  request.mutable_job()->set_epochs(1 + variant % 30);
+  return request;
+}
+
+// Rows per second through one PredictBatch stream: `rows` queries over 24
+// distinct workloads and targets, in messages of `per_message`, written by
+// one thread while this one reads.
+double RunBatch(v1::Predictor::Stub& stub, int64_t rows, int per_message, bool brief) {
+  v1::PredictBatchRequest message;
+  message.set_brief(brief);
+  for (int i = 0; i < per_message; ++i) *message.add_queries() = Query(i % 24);
+  const int64_t messages = std::max<int64_t>(1, rows / per_message);
+  grpc::ClientContext context;
+  auto stream = stub.PredictBatch(&context);
+  const Clock::time_point start = Clock::now();
+  std::thread writer([&] {
+    for (int64_t m = 0; m < messages; ++m) {
+      if (!stream->Write(message)) break;
+    }
+    stream->WritesDone();
+  });
+  v1::PredictBatchResponse response;
+  int64_t answered = 0, failed = 0;
+  while (stream->Read(&response)) {
+    answered += response.results_size();
+    for (const v1::PredictResult& r : response.results()) failed += r.code() != 0;
+  }
+  writer.join();
+  const grpc::Status status = stream->Finish();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!status.ok() || failed != 0 || answered != messages * per_message) {
+    std::fprintf(stderr, "batch: status %s, %lld answered, %lld failed\n",
+                 status.error_message().c_str(), static_cast<long long>(answered),
+                 static_cast<long long>(failed));
+  }
+  return answered / seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 2;
+  int64_t rows = 1'000'000;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--seconds=") && absl::SimpleAtod(arg, &seconds)) continue;
+    if (absl::ConsumePrefix(&arg, "--rows=") && absl::SimpleAtoi(arg, &rows)) continue;
+    std::fprintf(stderr, "usage: predict_bench [--seconds=S] [--rows=N]\n");
+    return 2;
+  }
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("predict_bench_", ::getpid());
+  std::filesystem::create_directories(dir);
+  auto store = perfcast::db::OpenStore((dir / "bench.db").string());
+  if (!store.ok()) return std::fprintf(stderr, "%s\n", store.status().ToString().c_str()), 1;
+  if (absl::Status s = perfcast::testing::FillSyntheticStore(
+          **store, perfcast::testing::SyntheticNodes(), {"beta2"});
+      !s.ok()) {
+    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
+  }
+  perfcast::server::Logger logger(perfcast::server::LogLevel::kWarning);
+  perfcast::server::ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  auto server = perfcast::server::Server::Start(options, **store,
+                                                perfcast::models::GpuCatalog::BuiltIn(), logger);
+  if (!server.ok()) return std::fprintf(stderr, "%s\n", server.status().ToString().c_str()), 1;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // full results of 10,000 queries exceed 4 MiB
+  auto channel = grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", (*server)->port()),
+                                           grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::Predictor::NewStub(channel);
+  {
+    v1::FitRequest fit;
+    fit.mutable_selection()->add_exclude_gpu_models("beta2-gpu");
+    v1::FitResponse fitted;
+    grpc::ClientContext context;
+    grpc::Status status = stub->Fit(&context, fit, &fitted);
+    if (!status.ok()) return std::fprintf(stderr, "fit: %s\n", status.error_message().c_str()), 1;
+    std::printf("model: %s\n", fitted.model().summary().c_str());
+  }
+
+  // HealthCheckRequest{service: ""} serialises to zero bytes, as does any
+  // empty message: no generated health stubs needed.
+  const grpc::ByteBuffer health = Serialize(v1::ListModelsRequest());
+  const grpc::ByteBuffer predict = Serialize(Query(0));
+  Run(channel, "/perfcast.v1.Predictor/Predict", predict, 4, 0.3);  // warm up
+  std::printf("\nunary over loopback, %.1f s per cell, %u hardware threads\n", seconds,
+              std::thread::hardware_concurrency());
+  std::printf("%-8s %12s %10s %10s %12s %10s %10s %9s %9s\n", "clients", "check/s", "p50 us",
+              "p99 us", "predict/s", "p50 us", "p99 us", "ratio", "p99 x");
+  for (int threads : {1, 4, 16}) {
+    const Result check = Run(channel, "/grpc.health.v1.Health/Check", health, threads, seconds);
+    const Result pred = Run(channel, "/perfcast.v1.Predictor/Predict", predict, threads, seconds);
+    std::printf("%-8d %12.0f %10.1f %10.1f %12.0f %10.1f %10.1f %8.1f%% %9.2f%s\n", threads,
+                check.per_s, check.p50_us, check.p99_us, pred.per_s, pred.p50_us, pred.p99_us,
+                100 * pred.per_s / check.per_s, pred.p99_us / check.p99_us,
+                check.failures + pred.failures > 0 ? "  (failures!)" : "");
+  }
+  std::printf("\nPredictBatch, one stream, %lld rows over 24 distinct workloads\n",
+              static_cast<long long>(rows));
+  for (int per_message : {1000, 10000}) {
+    for (bool brief : {true, false}) {
+      std::printf("  %5d queries/message, %-5s results: %12.0f rows/s\n", per_message,
+                  brief ? "brief" : "full", RunBatch(*stub, rows, per_message, brief));
+    }
+  }
+  (*server)->Shutdown(absl::ZeroDuration());
+  server->reset();
+  store->reset();
+  std::filesystem::remove_all(dir);
+  return 0;
+}
