@@ -424,9 +424,17 @@ absl::StatusOr<models::Node> PredictorService::TargetNode(const v1::PredictReque
 // ---------------------------------------------------------------------------
 // RPCs
 
-grpc::Status PredictorService::Predict(grpc::ServerContext* context,
-                                       const v1::PredictRequest* request,
-                                       v1::PredictResponse* response) {
+grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext* context,
+                                                    const v1::PredictRequest* request,
+                                                    v1::PredictResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(PredictOne(*request, response));
+  return reactor;
+}
+
+grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
+                                          v1::PredictResponse* response) {
+  const v1::PredictRequest* request = &request_ref;
   // Describing a workload and pricing its operations costs more than the RPC
   // itself; a repeated question is answered from the previous answer.
   std::string key = AnswerKey(*request);

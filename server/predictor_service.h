@@ -32,7 +32,12 @@
 
 namespace perfcast::server {
 
-class PredictorService final : public v1::Predictor::Service {
+// Predict runs on gRPC's callback API: it never blocks for long (a store read
+// only on a cache miss), and the synchronous pool's hand-off between polling
+// and worker threads cost more than the whole answer (see predict_bench).
+// The other RPCs stay synchronous: they read many rows or fit models.
+class PredictorService final
+    : public v1::Predictor::WithCallbackMethod_Predict<v1::Predictor::Service> {
  public:
   // How stale a cached model or node may get when another process writes
   // the store; this server's own fits are visible at once.
@@ -48,8 +53,9 @@ class PredictorService final : public v1::Predictor::Service {
   // the field), no target, job size missing or <= 0.
   // FAILED_PRECONDITION: the model cannot price this workload, or would
   // answer a non-finite time.
-  grpc::Status Predict(grpc::ServerContext* context, const v1::PredictRequest* request,
-                       v1::PredictResponse* response) override;
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
+                                    const v1::PredictRequest* request,
+                                    v1::PredictResponse* response) override;
   // One response per request message, one result per query in order; each
   // result carries the code Predict would have returned.
   grpc::Status PredictBatch(
@@ -95,6 +101,8 @@ class PredictorService final : public v1::Predictor::Service {
     v1::PredictResponse encoded;
   };
   static constexpr size_t kMaxAnswers = 10'000;
+
+  grpc::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response);
 
   // The latest version of model `name`. NotFound when none was fitted.
   absl::StatusOr<std::shared_ptr<const LoadedModel>> LatestModel(const std::string& name);
