@@ -582,6 +582,18 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
   absl::StatusOr<predictor::PredictorModel> model =
       predictor::Fit(selection->profiles, selection->nodes, *options);
   if (!model.ok()) return ToGrpcStatus(model.status());
+  // When no feature varies (one workload on one GPU, say) selection keeps
+  // intercepts only; such a model answers one constant for every query,
+  // which is the singular design wearing a disguise.
+  bool any_feature = false;
+  for (const auto& [op_class, m] : model->level1) any_feature |= !m.features.empty();
+  for (const auto& [phase, m] : model->level2) any_feature |= !m.features.empty();
+  if (!any_feature) {
+    return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
+        "fit: no feature varies over the ", selection->profiles.size(),
+        " selected profiles (a singular design): every regression would predict a constant; "
+        "profile more shapes, sizes or GPUs")));
+  }
   absl::StatusOr<std::string> payload = predictor::SerializeModel(*model);
   if (!payload.ok()) return ToGrpcStatus(Prefixed("fit: ", payload.status()));
   const ModelInfo info = Summarize(*model);
