@@ -13,6 +13,7 @@ PERFCAST=$BUILD/client/perfcast
 AGENT=$BUILD/profiler/perfcast-agent
 DATA_DIR=${PERFCAST_DEMO_DIR:-$(mktemp -d /tmp/perfcast-demo.XXXXXX)}
 HELD_OUT=${PERFCAST_DEMO_HELD_OUT:-H200-SXM-141GB}
+TRAIN_GPU=${PERFCAST_DEMO_TRAIN_GPU:-H100-SXM5-80GB}
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -48,12 +49,16 @@ if ! "$PERFCAST" fit --help >/dev/null 2>&1; then
   exit 0
 fi
 
-step "Fit the two-level model${HELD_OUT:+ without $HELD_OUT (held out)}"
-"$PERFCAST" fit ${HELD_OUT:+--exclude-gpu "$HELD_OUT"}
-
 if [ -n "$HELD_OUT" ]; then
+  # GPU profiles only (data/ also holds CPU runs), the held-out GPU left out.
+  step "Fit the two-level model on the $TRAIN_GPU profiles ($HELD_OUT held out)"
+  "$PERFCAST" fit --gpu "$TRAIN_GPU"
   step "Predict training jobs on the held-out $HELD_OUT against what it measured"
-  "$PERFCAST" evaluate --split gpu --held-out-gpu "$HELD_OUT" --limit 15 || true
+  "$PERFCAST" evaluate --split gpu --gpu "$TRAIN_GPU" --gpu "$HELD_OUT" \
+    --held-out-gpu "$HELD_OUT" --limit 15 --report "$DATA_DIR/report.html"
+else
+  step "Fit the two-level model"
+  "$PERFCAST" fit
 fi
 
 step "Predict a job on a GPU nobody here has profiled (L40S, spec sheet only)"
