@@ -171,6 +171,31 @@ absl::StatusOr<GpuSpec> GpuCatalog::FindByVendorName(absl::string_view vendor_na
   return absl::NotFoundError(absl::StrCat("no catalog GPU reports the name '", vendor_name, "'"));
 }
 
+bool CompleteFromCatalog(const GpuCatalog& catalog, GpuSpec& spec) {
+  absl::StatusOr<GpuSpec> known = catalog.Find(spec.model);
+  if (!known.ok()) return false;
+  auto fill = [](auto& field, const auto& value) {
+    if (field == std::decay_t<decltype(field)>{}) field = value;
+  };
+  fill(spec.vendor_name, known->vendor_name);
+  fill(spec.architecture, known->architecture);
+  fill(spec.compute_capability, known->compute_capability);
+  fill(spec.sm_count, known->sm_count);
+  fill(spec.boost_clock_mhz, known->boost_clock_mhz);
+  fill(spec.memory_gib, known->memory_gib);
+  fill(spec.memory_bus_width_bits, known->memory_bus_width_bits);
+  fill(spec.memory_bandwidth_gbs, known->memory_bandwidth_gbs);
+  fill(spec.fp32_tflops, known->fp32_tflops);
+  fill(spec.tf32_tflops, known->tf32_tflops);
+  fill(spec.fp16_tflops, known->fp16_tflops);
+  fill(spec.bf16_tflops, known->bf16_tflops);
+  fill(spec.fp64_tflops, known->fp64_tflops);
+  fill(spec.l2_cache_mib, known->l2_cache_mib);
+  fill(spec.interconnect, known->interconnect);
+  fill(spec.tdp_watts, known->tdp_watts);
+  return true;
+}
+
 std::string GpuSpecToJson(const GpuSpec& spec) { return GpuSpecObject(spec).dump(); }
 
 absl::StatusOr<GpuSpec> GpuSpecFromJson(absl::string_view text) {

@@ -39,6 +39,12 @@ class GpuCatalog {
   std::vector<GpuSpec> gpus_;
 };
 
+// Fills the spec-sheet fields of `spec` that are zero or empty (peak rates,
+// clocks, L2, TDP, interconnect: what an agent reads from the device but not
+// from the vendor) from the catalog entry of the same model. Returns false,
+// changing nothing, when the catalog has no such model.
+bool CompleteFromCatalog(const GpuCatalog& catalog, GpuSpec& spec);
+
 // JSON form of hardware records, shared by spec files, the agent's
 // fingerprint output and the CLI. Field names are those of the structs.
 std::string GpuSpecToJson(const GpuSpec& spec);

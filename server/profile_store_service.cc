@@ -24,6 +24,9 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
     for (const v1::Node& wire_node : request.nodes()) {
       absl::StatusOr<models::Node> node = proto::FromProto(wire_node);
       if (!node.ok()) return ToGrpcStatus(node.status());
+      // Agents know what they measured, not the vendor's peak rates; the
+      // predictor learns per-architecture efficiencies from nodes with both.
+      models::CompleteFromCatalog(catalog_, node->gpu);
       if (absl::Status s = tx.UpsertNode(*node); !s.ok()) return ToGrpcStatus(s);
     }
     if (index + request.profiles_size() > limits_.max_profiles_per_import) {

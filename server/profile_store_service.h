@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "db/store.h"
+#include "models/gpu_catalog.h"
 #include "perfcast/v1/profile_store.grpc.pb.h"
 #include "server/logger.h"
 
@@ -19,9 +20,10 @@ struct ProfileStoreLimits {
 
 class ProfileStoreService final : public v1::ProfileStore::Service {
  public:
-  // `store` and `logger` must outlive the service.
-  ProfileStoreService(db::Store& store, Logger& logger, ProfileStoreLimits limits = {})
-      : store_(store), logger_(logger), limits_(limits) {}
+  // `store`, `catalog` and `logger` must outlive the service.
+  ProfileStoreService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
+                      ProfileStoreLimits limits = {})
+      : store_(store), catalog_(catalog), logger_(logger), limits_(limits) {}
 
   grpc::Status Import(grpc::ServerContext* context, grpc::ServerReader<v1::ImportRequest>* reader,
                       v1::ImportResponse* response) override;
@@ -30,6 +32,7 @@ class ProfileStoreService final : public v1::ProfileStore::Service {
 
  private:
   db::Store& store_;
+  const models::GpuCatalog& catalog_;
   Logger& logger_;
   ProfileStoreLimits limits_;
 };

@@ -13,7 +13,7 @@ namespace perfcast::server {
 struct Server::Services {
   Services(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
            ProfileStoreLimits limits)
-      : nodes(store, catalog, logger), profiles(store, logger, limits),
+      : nodes(store, catalog, logger), profiles(store, catalog, logger, limits),
         predictor(store, catalog, logger) {}
   NodeRegistryService nodes;
   ProfileStoreService profiles;

@@ -83,3 +83,24 @@ TEST(NodeSpecTest, GpuSpecJsonRoundTrips) {
 
 }  // namespace
 }  // namespace perfcast::models
+
+namespace perfcast::models {
+namespace {
+
+TEST(CompleteFromCatalogTest, FillsOnlyMissingSpecFields) {
+  GpuSpec measured;
+  measured.model = "H100-SXM5-80GB";
+  measured.sm_count = 132;
+  measured.memory_gib = 79.2;  // what the device reports, kept
+  ASSERT_TRUE(CompleteFromCatalog(GpuCatalog::BuiltIn(), measured));
+  EXPECT_EQ(measured.memory_gib, 79.2);
+  EXPECT_EQ(measured.bf16_tflops, 989.4);
+  EXPECT_EQ(measured.architecture, "hopper");
+  GpuSpec unknown;
+  unknown.model = "cpu-16t";
+  EXPECT_FALSE(CompleteFromCatalog(GpuCatalog::BuiltIn(), unknown));
+  EXPECT_EQ(unknown.fp32_tflops, 0);
+}
+
+}  // namespace
+}  // namespace perfcast::models
