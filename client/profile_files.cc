@@ -269,7 +269,8 @@ class RecordDelivery {
     }
     if (Cell(cells, "node").empty()) {
       const std::string gpu = Cell(cells, "gpu");
-      if (!announced_gpus_.contains(gpu)) {
+      auto known = node_of_gpu_.find(gpu);
+      if (known == node_of_gpu_.end()) {
         absl::StatusOr<models::GpuSpec> spec = models::GpuCatalog::BuiltIn().Find(gpu);
         if (!spec.ok()) {
           sink_.bad_record(line, std::string(spec.status().message()));
@@ -280,16 +281,17 @@ class RecordDelivery {
         node.gpu = *spec;
         node.source = models::NodeSource::kCatalog;
         sink_.node(node);
-        announced_gpus_.insert(gpu);
+        known = node_of_gpu_.emplace(gpu, node.name).first;
       }
-      profile->node_name = models::GpuCatalog::BuiltIn().Find(gpu)->model;
+      profile->node_name = known->second;
     }
     sink_.profile(line, *profile);
   }
 
  private:
   const ProfileSink& sink_;
-  std::set<std::string> announced_gpus_;
+  // GPU name as written in the file -> its catalog node, announced once.
+  std::map<std::string, std::string> node_of_gpu_;
 };
 
 absl::Status ReadCsv(const std::string& path, const ProfileSink& sink) {
