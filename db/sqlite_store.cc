@@ -521,6 +521,29 @@ class SqliteStore final : public Store {
     });
   }
 
+  absl::StatusOr<int64_t> ApproximateSizeBytes() override {
+    if (reader_path_.empty()) {
+      // In memory, or a read-only copy: the pages are all there is.
+      return WithReader([&](Connection& c) -> absl::StatusOr<int64_t> {
+        absl::StatusOr<int64_t> pages = c.QueryInt("PRAGMA page_count");
+        if (!pages.ok()) return pages.status();
+        absl::StatusOr<int64_t> page_size = c.QueryInt("PRAGMA page_size");
+        if (!page_size.ok()) return page_size.status();
+        return *pages * *page_size;
+      });
+    }
+    // On disk the WAL holds committed pages not yet checkpointed into the
+    // main file, and it takes disk space of its own.
+    std::error_code error;
+    const std::uintmax_t main_bytes = std::filesystem::file_size(reader_path_, error);
+    if (error) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot read the size of ", reader_path_, ": ", error.message()));
+    }
+    const std::uintmax_t wal_bytes = std::filesystem::file_size(reader_path_ + "-wal", error);
+    return static_cast<int64_t>(main_bytes + (error ? 0 : wal_bytes));
+  }
+
   // --- Used by SqliteImport, which holds write_mutex_. ---
   Connection& writer() { return *writer_; }
   ImportStatements& import_statements() { return import_; }

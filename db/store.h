@@ -147,6 +147,13 @@ class Store {
   virtual absl::StatusOr<StoredModel> LatestModel(absl::string_view name) = 0;
   // All versions, newest first, without payloads.
   virtual absl::StatusOr<std::vector<StoredModel>> ListModels() = 0;
+
+  // --- Operations ---
+  // Bytes the store occupies (database file plus WAL for SQLite), for
+  // operators' metrics. Unimplemented where a backend cannot tell.
+  virtual absl::StatusOr<int64_t> ApproximateSizeBytes() {
+    return absl::UnimplementedError("this store cannot report its size");
+  }
 };
 
 // Opens (creating and migrating if needed) the store at `uri`:

@@ -1,5 +1,6 @@
 #include "db/sqlite_store.h"
 
+#include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
@@ -271,6 +272,46 @@ TEST_F(StoreTest, ConcurrentReadersSeeCommittedDataOnly) {
   EXPECT_EQ(seen_during, 0);
   ASSERT_TRUE((*import)->Commit().ok());
   EXPECT_EQ(*store_->CountProfiles({}), 10);
+}
+
+TEST_F(StoreTest, SizeCountsTheFileAndItsWalAndGrowsWithProfiles) {
+  auto empty = store_->ApproximateSizeBytes();
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_GT(*empty, 0);  // the schema alone takes pages
+
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  std::vector<models::Profile> profiles;
+  for (int i = 0; i < 500; ++i) profiles.push_back(SampleProfile("n1", i));
+  ASSERT_EQ(Import(profiles).accepted, 500);
+  auto full = store_->ApproximateSizeBytes();
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_GT(*full, *empty);
+
+  const std::string path = dir_.File("store.db");
+  std::error_code no_wal;
+  const auto wal = std::filesystem::file_size(path + "-wal", no_wal);
+  EXPECT_EQ(*full, static_cast<int64_t>(std::filesystem::file_size(path) + (no_wal ? 0 : wal)));
+}
+
+TEST(StoreSizeTest, InMemoryAndReadOnlyStoresCountTheirPages) {
+  auto memory = OpenStore(":memory:");
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  auto memory_size = (*memory)->ApproximateSizeBytes();
+  ASSERT_TRUE(memory_size.ok()) << memory_size.status();
+  EXPECT_GT(*memory_size, 0);
+  EXPECT_EQ(*memory_size % 512, 0);  // whole pages
+
+  TempDir dir;
+  {
+    auto file = OpenStore(dir.File("s.db"));
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->RegisterNode(SampleNode("n1")).ok());
+  }
+  auto read_only = OpenStoreReadOnly(dir.File("s.db"));
+  ASSERT_TRUE(read_only.ok()) << read_only.status();
+  auto read_only_size = (*read_only)->ApproximateSizeBytes();
+  ASSERT_TRUE(read_only_size.ok()) << read_only_size.status();
+  EXPECT_GT(*read_only_size, 0);
 }
 
 }  // namespace
