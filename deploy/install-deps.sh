@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   # RPC and protocol buffers.
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  # perfcastd's Prometheus metrics endpoint.
+  prometheus-cpp-dev
   # Foundations: status, flags, logging, strings; linear algebra; storage.
   libabsl-dev libeigen3-dev libsqlite3-dev sqlite3
   # Parsing and hashing of outside input.
