@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -15,6 +16,7 @@
 #include "db/store.h"
 #include "models/gpu_catalog.h"
 #include "server/logger.h"
+#include "server/metrics.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -28,6 +30,9 @@ ABSL_FLAG(std::string, port_file, "",
           "If set, write the bound port to this file once serving (for scripts and tests).");
 ABSL_FLAG(int, max_threads, 32, "Maximum request-handling threads.");
 ABSL_FLAG(int64_t, max_import_profiles, 10'000'000, "Maximum profiles in one import stream.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "If set, serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (e.g. "
+          "127.0.0.1:9464; port 0 picks a free port, logged as metrics_port). Empty: no metrics.");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "How long in-flight calls may run after SIGINT/SIGTERM before they are cancelled.");
 
@@ -78,10 +83,21 @@ int main(int argc, char** argv) {
   if (!store.ok()) return Fail(absl::StrCat("cannot open database ", uri, ": ", store.status().message()));
   logger.Info("database open", {{"uri", uri}});
 
+  // Created after the store and reset before it: a scrape reads the store.
+  std::unique_ptr<perfcast::server::Metrics> metrics;
+  if (const std::string address = absl::GetFlag(FLAGS_metrics_listen); !address.empty()) {
+    metrics = std::make_unique<perfcast::server::Metrics>();
+    metrics->WatchStore(**store);
+    if (absl::Status s = metrics->StartExposer(address); !s.ok()) return Fail(std::string(s.message()));
+    logger.Info("serving metrics", {{"address", address},
+                                    {"metrics_port", absl::StrCat(metrics->exposer_port())}});
+  }
+
   perfcast::server::ServerOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.max_request_threads = absl::GetFlag(FLAGS_max_threads);
   options.max_profiles_per_import = absl::GetFlag(FLAGS_max_import_profiles);
+  options.metrics = metrics.get();
   auto server = perfcast::server::Server::Start(options, **store,
                                                 perfcast::models::GpuCatalog::BuiltIn(), logger);
   if (!server.ok()) return Fail(std::string(server.status().message()));
@@ -101,6 +117,7 @@ int main(int argc, char** argv) {
   (*server)->Wait();
   signal_waiter.join();
   server->reset();
+  metrics.reset();
   store->reset();
   logger.Info("stopped");
   return 0;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
 #include "server/grpc_status.h"
+#include "server/rpc_observer.h"
 
 namespace perfcast::server {
 
@@ -45,7 +46,7 @@ grpc::Status NodeRegistryService::Register(grpc::ServerContext* context,
   if (node.measured != models::MeasuredRates{}) node.source = models::NodeSource::kAgent;
   absl::StatusOr<models::Node> stored = store_.RegisterNode(node);
   if (!stored.ok()) return ToGrpcStatus(stored.status());
-  logger_.Info("node registered", {{"node", stored->name}, {"gpu", stored->gpu.model},
+  logger_.Info("node registered", {{"request_id", RequestIdOf(*context)}, {"node", stored->name}, {"gpu", stored->gpu.model},
                                    {"count", absl::StrCat(stored->gpu_count)}});
   proto::ToProto(*stored, response->mutable_node());
   return grpc::Status::OK;
@@ -85,7 +86,8 @@ grpc::Status NodeRegistryService::Deregister(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "node name is required");
   }
   absl::Status status = store_.DeregisterNode(request->name(), request->purge_profiles());
-  if (status.ok()) logger_.Info("node deregistered", {{"node", request->name()}});
+  if (status.ok()) logger_.Info("node deregistered",
+                                {{"request_id", RequestIdOf(*context)}, {"node", request->name()}});
   return ToGrpcStatus(status);
 }
 

@@ -17,6 +17,7 @@
 #include "predictor/predictor.h"
 #include "proto/convert.h"
 #include "server/grpc_status.h"
+#include "server/rpc_observer.h"
 
 namespace perfcast::server {
 namespace {
@@ -568,7 +569,8 @@ grpc::Status PredictorService::PredictBatch(
     // A stream of distinct workloads must not grow without bound.
     if (entries.size() > 100'000) entries.clear();
   }
-  logger_.Debug("predict batch done", {{"rows", absl::StrCat(rows)}});
+  logger_.Debug("predict batch done",
+                {{"request_id", RequestIdOf(*context)}, {"rows", absl::StrCat(rows)}});
   return grpc::Status::OK;
 }
 
@@ -620,7 +622,8 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
       slot.checked_at = absl::Now();
     }
   }
-  logger_.Info("model fitted", {{"model", name},
+  logger_.Info("model fitted", {{"request_id", RequestIdOf(*context)},
+                                {"model", name},
                                 {"version", absl::StrCat(saved->version)},
                                 {"profiles", absl::StrCat(selection->profiles.size())},
                                 {"summary", info.line}});

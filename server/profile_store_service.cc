@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
 #include "server/grpc_status.h"
+#include "server/rpc_observer.h"
 
 namespace perfcast::server {
 
@@ -65,8 +66,12 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
   // Conversion rejections and store rejections interleave by index.
   std::sort(response->mutable_rejected()->begin(), response->mutable_rejected()->end(),
             [](const v1::Rejection& a, const v1::Rejection& b) { return a.index() < b.index(); });
+  if (metrics_ != nullptr) {
+    metrics_->ImportCommitted(summary->accepted, summary->duplicates, response->rejected_size());
+  }
   logger_.Info("import committed",
-               {{"peer", context->peer()},
+               {{"request_id", RequestIdOf(*context)},
+                {"peer", context->peer()},
                 {"received", absl::StrCat(index)},
                 {"accepted", absl::StrCat(summary->accepted)},
                 {"duplicates", absl::StrCat(summary->duplicates)},

@@ -9,6 +9,7 @@
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/profile_store.grpc.pb.h"
 #include "server/logger.h"
+#include "server/metrics.h"
 
 namespace perfcast::server {
 
@@ -20,10 +21,11 @@ struct ProfileStoreLimits {
 
 class ProfileStoreService final : public v1::ProfileStore::Service {
  public:
-  // `store`, `catalog` and `logger` must outlive the service.
+  // `store`, `catalog`, `logger` and `metrics` (null: none) must outlive the
+  // service.
   ProfileStoreService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
-                      ProfileStoreLimits limits = {})
-      : store_(store), catalog_(catalog), logger_(logger), limits_(limits) {}
+                      ProfileStoreLimits limits = {}, Metrics* metrics = nullptr)
+      : store_(store), catalog_(catalog), logger_(logger), limits_(limits), metrics_(metrics) {}
 
   grpc::Status Import(grpc::ServerContext* context, grpc::ServerReader<v1::ImportRequest>* reader,
                       v1::ImportResponse* response) override;
@@ -35,6 +37,7 @@ class ProfileStoreService final : public v1::ProfileStore::Service {
   const models::GpuCatalog& catalog_;
   Logger& logger_;
   ProfileStoreLimits limits_;
+  Metrics* const metrics_;
 };
 
 }  // namespace perfcast::server

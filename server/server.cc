@@ -7,13 +7,14 @@
 #include "server/node_registry_service.h"
 #include "server/predictor_service.h"
 #include "server/profile_store_service.h"
+#include "server/rpc_observer.h"
 
 namespace perfcast::server {
 
 struct Server::Services {
   Services(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
-           ProfileStoreLimits limits)
-      : nodes(store, catalog, logger), profiles(store, catalog, logger, limits),
+           ProfileStoreLimits limits, Metrics* metrics)
+      : nodes(store, catalog, logger), profiles(store, catalog, logger, limits, metrics),
         predictor(store, catalog, logger) {}
   NodeRegistryService nodes;
   ProfileStoreService profiles;
@@ -27,7 +28,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   std::unique_ptr<Server> server(new Server());
   server->services_ = std::make_unique<Services>(
       store, catalog, logger,
-      ProfileStoreLimits{.max_profiles_per_import = options.max_profiles_per_import});
+      ProfileStoreLimits{.max_profiles_per_import = options.max_profiles_per_import},
+      options.metrics);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -42,6 +44,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   grpc::ResourceQuota quota("perfcastd");
   quota.SetMaxThreads(options.max_request_threads);
   builder.SetResourceQuota(quota);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> observers;
+  observers.push_back(std::make_unique<RpcObserverFactory>(logger, options.metrics));
+  builder.experimental().SetInterceptorCreators(std::move(observers));
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(

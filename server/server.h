@@ -13,6 +13,7 @@
 #include "db/store.h"
 #include "models/gpu_catalog.h"
 #include "server/logger.h"
+#include "server/metrics.h"
 
 namespace grpc {
 class Server;
@@ -25,6 +26,8 @@ struct ServerOptions {
   int max_request_threads = 32;
   int max_message_bytes = 64 << 20;
   int64_t max_profiles_per_import = 10'000'000;
+  // Where RPC and import metrics go; null: none. Must outlive the server.
+  Metrics* metrics = nullptr;
 };
 
 class Server {
