@@ -1,6 +1,7 @@
 #include "client/client_context.h"
 
 #include "client/cli_error.h"
+#include "client/request_id.h"
 
 namespace perfcast::client {
 
@@ -9,7 +10,10 @@ std::shared_ptr<grpc::Channel> ClientContext::Channel() {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
-    channel_ = grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+    std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> creators;
+    creators.push_back(std::make_unique<RequestIdInterceptorFactory>());
+    channel_ = grpc::experimental::CreateCustomChannelWithInterceptors(
+        server, grpc::InsecureChannelCredentials(), args, std::move(creators));
   }
   return channel_;
 }
