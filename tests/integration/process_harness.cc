@@ -67,7 +67,8 @@ ServerProcess::ServerProcess(const std::string& database, std::vector<std::strin
   std::vector<std::string> argv = {PERFCASTD_PATH, "--listen=127.0.0.1:0", "--db=" + database,
                                    "--port_file=" + port_file_, "--log_level=warning"};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-  pid_ = Spawn(argv, "/dev/null", TempPath("perfcastd-log"));
+  log_path_ = TempPath("perfcastd-log");
+  pid_ = Spawn(argv, "/dev/null", log_path_);
   for (int i = 0; i < 300 && port_ == 0; ++i) {
     std::ifstream in(port_file_);
     int port = 0;

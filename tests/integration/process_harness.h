@@ -36,10 +36,14 @@ class ServerProcess {
   // Runs the perfcast CLI against this server with `args`.
   CommandResult Cli(const std::vector<std::string>& args) const;
 
+  // The file the server's standard error (its JSON log lines) goes to.
+  const std::string& log_path() const { return log_path_; }
+
  private:
   pid_t pid_ = -1;
   int port_ = 0;
   std::string port_file_;
+  std::string log_path_;
 };
 
 }  // namespace perfcast::testing

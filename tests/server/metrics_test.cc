@@ -168,6 +168,15 @@ TEST_F(StoreGaugesTest, ReportsTheStoreAndTheServingModels) {
   EXPECT_GT(Sample(text, "perfcast_process_resident_bytes"), 0);
 }
 
+TEST_F(StoreGaugesTest, NoModelNoModelSamples) {
+  Metrics metrics;
+  metrics.WatchStore(*store_, absl::ZeroDuration());
+  const std::string text = metrics.Render();
+  EXPECT_EQ(Sample(text, "perfcast_profiles"), 7);
+  EXPECT_EQ(text.find("perfcast_model_age_seconds{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("perfcast_model_cv_mape{"), std::string::npos) << text;
+}
+
 TEST_F(StoreGaugesTest, StoreIsReadAgainOnlyAfterTheCacheAge) {
   Metrics cached;
   cached.WatchStore(*store_, absl::Hours(1));
