@@ -27,10 +27,10 @@ class RequestIdInterceptor final : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
       grpc::Status* status = methods->GetRecvStatus();
       if (!status->ok()) {
-        *status = grpc::Status(status->error_code(),
-                               absl::StrCat(status->error_message(), " (request id ",
-                                            request_id_, ")"),
-                               status->error_details());
+        *status =
+            grpc::Status(status->error_code(),
+                         absl::StrCat(status->error_message(), " (request id ", request_id_, ")"),
+                         status->error_details());
       }
     }
     methods->Proceed();

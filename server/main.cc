@@ -88,7 +88,9 @@ int main(int argc, char** argv) {
   if (const std::string address = absl::GetFlag(FLAGS_metrics_listen); !address.empty()) {
     metrics = std::make_unique<perfcast::server::Metrics>();
     metrics->WatchStore(**store);
-    if (absl::Status s = metrics->StartExposer(address); !s.ok()) return Fail(std::string(s.message()));
+    if (absl::Status s = metrics->StartExposer(address); !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
     logger.Info("serving metrics", {{"address", address},
                                     {"metrics_port", absl::StrCat(metrics->exposer_port())}});
   }

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -28,8 +28,8 @@ namespace {
 // import (tens of seconds).
 const prometheus::Histogram::BucketBoundaries& DurationBuckets() {
   static const auto* const kBuckets = new prometheus::Histogram::BucketBoundaries{
-      50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
-      100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10, 30, 60};
+      50e-6,  100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
+      100e-3, 250e-3, 500e-3, 1,      2.5,  5,      10,   30,    60};
   return *kBuckets;
 }
 
@@ -85,8 +85,8 @@ class StoreGauges final : public prometheus::Collectable {
       families = cached_;
     }
     if (std::optional<double> resident = ResidentBytes(); resident.has_value()) {
-      families.push_back(Gauge("perfcast_process_resident_bytes",
-                               "Resident memory of the perfcastd process."));
+      families.push_back(
+          Gauge("perfcast_process_resident_bytes", "Resident memory of the perfcastd process."));
       AddSample(families.back(), *resident);
     }
     return families;
@@ -121,7 +121,8 @@ class StoreGauges final : public prometheus::Collectable {
           "perfcast_model_cv_mape",
           "Cross-validated mean absolute percentage error of the serving version of a model.");
       for (const auto& [name, model] : latest) {
-        const double age_s = absl::ToDoubleSeconds(now - absl::FromUnixMicros(model->created_at_us));
+        const double age_s =
+            absl::ToDoubleSeconds(now - absl::FromUnixMicros(model->created_at_us));
         AddSample(age, age_s, {{"name", name}});
         AddSample(mape, model->cv_mape, {{"name", name}});
       }

@@ -79,8 +79,7 @@ class RpcObserver final : public grpc::experimental::Interceptor {
     if (!started_ || finished_) return;
     finished_ = true;
     const absl::Duration elapsed = absl::FromChrono(std::chrono::steady_clock::now() - start_);
-    const std::string code_name =
-        absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+    const std::string code_name = absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
     if (factory_.metrics() != nullptr) factory_.metrics()->RpcFinished(method_, code_name, elapsed);
     const LogLevel level = AccessLogLevel(method_, code);
     Logger& logger = factory_.logger();
@@ -89,13 +88,20 @@ class RpcObserver final : public grpc::experimental::Interceptor {
     grpc::ServerContextBase* context = info_.server_context();
     const std::string peer = context != nullptr ? context->peer() : "";
     if (code == grpc::StatusCode::OK) {
-      logger.Log(level, "rpc", {{"method", method_}, {"code", code_name},
-                                {"duration_ms", duration_ms}, {"peer", peer},
-                                {"request_id", request_id_}});
+      logger.Log(level, "rpc",
+                 {{"method", method_},
+                  {"code", code_name},
+                  {"duration_ms", duration_ms},
+                  {"peer", peer},
+                  {"request_id", request_id_}});
     } else {
-      logger.Log(level, "rpc", {{"method", method_}, {"code", code_name},
-                                {"duration_ms", duration_ms}, {"peer", peer},
-                                {"request_id", request_id_}, {"error", message}});
+      logger.Log(level, "rpc",
+                 {{"method", method_},
+                  {"code", code_name},
+                  {"duration_ms", duration_ms},
+                  {"peer", peer},
+                  {"request_id", request_id_},
+                  {"error", message}});
     }
   }
 

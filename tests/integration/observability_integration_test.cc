@@ -47,7 +47,9 @@ nlohmann::json AccessLine(const ServerProcess& server, const std::string& reques
 // The port perfcastd logged for --metrics_listen=...:0.
 int MetricsPort(const ServerProcess& server) {
   for (const nlohmann::json& line : LogLines(server)) {
-    if (line.value("msg", "") == "serving metrics") return std::stoi(line.value("metrics_port", "0"));
+    if (line.value("msg", "") == "serving metrics") {
+      return std::stoi(line.value("metrics_port", "0"));
+    }
   }
   return 0;
 }
@@ -89,9 +91,12 @@ double Calls(const std::string& text, const std::string& method, const std::stri
 }
 
 TEST_F(ObservabilityIntegrationTest, MetricsMatchTheCallsAndTheImports) {
-  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H100-SXM5-80GB"}).exit_code, 0);
-  ASSERT_NE(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H100-SXM5-80GB"}).exit_code, 0);
-  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n2", "--gpu", "H200-SXM-141GB"}).exit_code, 0);
+  ASSERT_EQ(
+      server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H100-SXM5-80GB"}).exit_code, 0);
+  ASSERT_NE(
+      server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H100-SXM5-80GB"}).exit_code, 0);
+  ASSERT_EQ(
+      server_->Cli({"nodes", "register", "--name", "n2", "--gpu", "H200-SXM-141GB"}).exit_code, 0);
 
   // Three valid rows and one naming a node nobody registered, twice.
   const std::string csv = dir_.File("runs.csv");
@@ -105,8 +110,9 @@ TEST_F(ObservabilityIntegrationTest, MetricsMatchTheCallsAndTheImports) {
   CommandResult r = server_->Cli({"import", std::string(PERFCAST_DATA_DIR) + "/h100.sqlite"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
-  const std::vector<std::string> predict = {"predict", "--family", "lstm", "--batch", "64",
-                                            "--gpu", "H100-SXM5-80GB", "--iterations", "10"};
+  const std::vector<std::string> predict = {"predict",        "--family",     "lstm",
+                                            "--batch",        "64",           "--gpu",
+                                            "H100-SXM5-80GB", "--iterations", "10"};
   EXPECT_NE(server_->Cli(predict).exit_code, 0);  // nothing fitted yet
   r = server_->Cli({"fit"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -143,7 +149,8 @@ TEST_F(ObservabilityIntegrationTest, RequestIdLeadsFromTheErrorToTheServerLog) {
   CommandResult r = server_->Cli({"nodes", "get", "nobody"});
   ASSERT_NE(r.exit_code, 0);
   std::smatch id;
-  ASSERT_TRUE(std::regex_search(r.err, id, std::regex(R"(\(request id ([0-9a-f]{16})\))"))) << r.err;
+  ASSERT_TRUE(std::regex_search(r.err, id, std::regex(R"(\(request id ([0-9a-f]{16})\))")))
+      << r.err;
   nlohmann::json line = AccessLine(*server_, id[1]);
   ASSERT_FALSE(line.is_null()) << "no log line with request id " << id[1];
   EXPECT_EQ(line["code"], "NOT_FOUND");

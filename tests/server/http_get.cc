@@ -36,7 +36,8 @@ class Socket {
 std::map<std::string, std::string> ParseLabels(absl::string_view text) {
   std::map<std::string, std::string> labels;
   for (absl::string_view pair : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
     absl::string_view value = kv.second;
     absl::ConsumePrefix(&value, "\"");
     absl::ConsumeSuffix(&value, "\"");

@@ -45,11 +45,15 @@ TEST(MetricsTest, CountsRpcsPerMethodAndCode) {
 
   const std::string text = metrics.Render();
   EXPECT_EQ(Sample(text, "perfcast_rpc_requests_total", {{"method", kPredict}, {"code", "OK"}}), 3);
-  EXPECT_EQ(Sample(text, "perfcast_rpc_requests_total", {{"method", kPredict}, {"code", "NOT_FOUND"}}), 1);
+  EXPECT_EQ(
+      Sample(text, "perfcast_rpc_requests_total", {{"method", kPredict}, {"code", "NOT_FOUND"}}),
+      1);
   EXPECT_EQ(Sample(text, "perfcast_rpc_requests_total",
-                   {{"method", kRegister}, {"code", "ALREADY_EXISTS"}}), 1);
-  EXPECT_FALSE(PrometheusSample(text, "perfcast_rpc_requests_total",
-                                {{"method", kRegister}, {"code", "OK"}}).ok());
+                   {{"method", kRegister}, {"code", "ALREADY_EXISTS"}}),
+            1);
+  EXPECT_FALSE(
+      PrometheusSample(text, "perfcast_rpc_requests_total", {{"method", kRegister}, {"code", "OK"}})
+          .ok());
   EXPECT_EQ(Sample(text, "perfcast_rpc_in_flight", {{"method", kPredict}}), 0);
   EXPECT_EQ(Sample(text, "perfcast_rpc_in_flight", {{"method", kRegister}}), 1);
   EXPECT_NE(text.find("# TYPE perfcast_rpc_requests_total counter"), std::string::npos);
@@ -115,9 +119,12 @@ TEST(MetricsTest, ManyDistinctMethodsShareOneOtherSeries) {
     metrics.RpcFinished(method, "UNIMPLEMENTED", absl::Microseconds(1));
   }
   const std::string text = metrics.Render();
-  EXPECT_EQ(Sample(text, "perfcast_rpc_requests_total", {{"method", "/x.Y/M0"}, {"code", "UNIMPLEMENTED"}}), 1);
-  EXPECT_EQ(Sample(text, "perfcast_rpc_requests_total", {{"method", "other"}, {"code", "UNIMPLEMENTED"}}),
-            100 - 64);
+  EXPECT_EQ(Sample(text, "perfcast_rpc_requests_total",
+                   {{"method", "/x.Y/M0"}, {"code", "UNIMPLEMENTED"}}),
+            1);
+  EXPECT_EQ(
+      Sample(text, "perfcast_rpc_requests_total", {{"method", "other"}, {"code", "UNIMPLEMENTED"}}),
+      100 - 64);
 }
 
 class StoreGaugesTest : public ::testing::Test {
@@ -140,13 +147,19 @@ class StoreGaugesTest : public ::testing::Test {
 
 TEST_F(StoreGaugesTest, ReportsTheStoreAndTheServingModels) {
   const int64_t now_us = absl::ToUnixMicros(absl::Now());
-  db::StoredModel old_version{.name = "default", .target = "t", .cv_mape = 0.5,
-                              .created_at_us = now_us - 3'600'000'000, .payload = "{}"};
+  db::StoredModel old_version{.name = "default",
+                              .target = "t",
+                              .cv_mape = 0.5,
+                              .created_at_us = now_us - 3'600'000'000,
+                              .payload = "{}"};
   db::StoredModel new_version = old_version;
   new_version.cv_mape = 0.12;
   new_version.created_at_us = now_us - 100'000'000;
-  db::StoredModel other{.name = "ops", .target = "t", .cv_mape = 0.3,
-                        .created_at_us = now_us - 10'000'000, .payload = "{}"};
+  db::StoredModel other{.name = "ops",
+                        .target = "t",
+                        .cv_mape = 0.3,
+                        .created_at_us = now_us - 10'000'000,
+                        .payload = "{}"};
   ASSERT_TRUE(store_->SaveModel(old_version).ok());
   ASSERT_TRUE(store_->SaveModel(new_version).ok());
   ASSERT_TRUE(store_->SaveModel(other).ok());
@@ -200,7 +213,9 @@ TEST_F(StoreGaugesTest, ExposerServesTheSameTextOverHttp) {
   auto response = HttpGet(metrics.exposer_port(), "/metrics");
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 200);
-  EXPECT_EQ(Sample(response->body, "perfcast_rpc_requests_total", {{"method", kPredict}, {"code", "OK"}}), 1);
+  EXPECT_EQ(
+      Sample(response->body, "perfcast_rpc_requests_total", {{"method", kPredict}, {"code", "OK"}}),
+      1);
   EXPECT_EQ(Sample(response->body, "perfcast_profiles"), 7);
   EXPECT_GT(Sample(response->body, "perfcast_store_size_bytes"), 0);
 

@@ -88,7 +88,8 @@ class RpcObserverTest : public ::testing::Test {
   std::vector<nlohmann::json> AccessLines(const std::string& method) const {
     std::vector<nlohmann::json> found;
     for (const nlohmann::json& line : LogLines()) {
-      if (line.value("msg", "") == "rpc" && line.value("method", "") == method) found.push_back(line);
+      if (line.value("msg", "") == "rpc" && line.value("method", "") == method)
+        found.push_back(line);
     }
     return found;
   }
@@ -205,9 +206,12 @@ TEST_F(RpcObserverTest, CallbackPredictIsObserved) {
   EXPECT_EQ(access[2]["request_id"], "predict-2");
   EXPECT_EQ(Requests(kPredict, code), 3);
   EXPECT_EQ(PrometheusSample(metrics_.Render(), "perfcast_rpc_duration_seconds_count",
-                             {{"method", kPredict}}).value_or(-1), 3);
-  EXPECT_EQ(PrometheusSample(metrics_.Render(), "perfcast_rpc_in_flight",
-                             {{"method", kPredict}}).value_or(-1), 0);
+                             {{"method", kPredict}})
+                .value_or(-1),
+            3);
+  EXPECT_EQ(PrometheusSample(metrics_.Render(), "perfcast_rpc_in_flight", {{"method", kPredict}})
+                .value_or(-1),
+            0);
 }
 
 TEST_F(RpcObserverTest, StreamingImportAndExportAreObservedAndImportsCounted) {
@@ -254,9 +258,15 @@ TEST_F(RpcObserverTest, StreamingImportAndExportAreObservedAndImportsCounted) {
   const std::string text = metrics_.Render();
   EXPECT_EQ(Requests(kImport, "OK"), 2);
   EXPECT_EQ(Requests(kExport, "OK"), 1);
-  EXPECT_EQ(PrometheusSample(text, "perfcast_import_profiles_total", {{"result", "stored"}}).value_or(-1), 7);
-  EXPECT_EQ(PrometheusSample(text, "perfcast_import_profiles_total", {{"result", "duplicate"}}).value_or(-1), 2);
-  EXPECT_EQ(PrometheusSample(text, "perfcast_import_profiles_total", {{"result", "rejected"}}).value_or(-1), 1);
+  EXPECT_EQ(
+      PrometheusSample(text, "perfcast_import_profiles_total", {{"result", "stored"}}).value_or(-1),
+      7);
+  EXPECT_EQ(PrometheusSample(text, "perfcast_import_profiles_total", {{"result", "duplicate"}})
+                .value_or(-1),
+            2);
+  EXPECT_EQ(PrometheusSample(text, "perfcast_import_profiles_total", {{"result", "rejected"}})
+                .value_or(-1),
+            1);
   std::vector<nlohmann::json> access = AccessLines(kImport);
   ASSERT_EQ(access.size(), 2u);
   EXPECT_EQ(access[1]["request_id"], "import-3");
