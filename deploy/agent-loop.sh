@@ -58,20 +58,23 @@ name_flags=()
 [ -n "$NODE_NAME" ] && name_flags=(--name "$NODE_NAME")
 
 # Registers this node from its fingerprint (spec-sheet rates; the run's
-# measured rates arrive with the push). An existing registration is kept.
+# measured rates arrive with the push). An existing registration is kept. A
+# failure is only reported: the push carries the node too, and decides.
 register_node() {
   local spec=$OUT_DIR/node.json output
-  "$AGENT" fingerprint --no-measure --device "$DEVICE" "${name_flags[@]}" >"$spec" ||
-    { log "fingerprint failed"; return 1; }
+  if ! "$AGENT" fingerprint --no-measure --device "$DEVICE" "${name_flags[@]}" >"$spec"; then
+    log "fingerprint failed"
+    return
+  fi
   local labels=()
-  for kv in ${PERFCAST_NODE_LABELS//,/ }; do labels+=(--label "$kv"); done
+  local node_labels=${PERFCAST_NODE_LABELS:-}
+  for kv in ${node_labels//,/ }; do labels+=(--label "$kv"); done
   if output=$("$CLI" "${client_flags[@]}" nodes register --spec "$spec" "${labels[@]}" 2>&1); then
     log "registered node"
   elif grep -q ALREADY_EXISTS <<<"$output"; then
     log "node already registered"
   else
-    log "registration failed: $output"
-    return 1
+    log "registration failed (the push registers the node instead): $output"
   fi
 }
 
@@ -82,8 +85,8 @@ push() {
   local file=$1 rc=0
   "$CLI" "${client_flags[@]}" import --format sqlite "$file" || rc=$?
   case $rc in
-    0) rm -f -- "$file"; log "pushed $(basename "$file")" ;;
-    3) mv -- "$file" "$OUT_DIR/rejected/"; log "pushed $(basename "$file"), some records rejected; kept in $OUT_DIR/rejected" ;;
+    0) rm -f -- "$file" "$file-wal" "$file-shm"; log "pushed $(basename "$file")" ;;
+    3) mv -- "$file" "$OUT_DIR/rejected/"; rm -f -- "$file-wal" "$file-shm"; log "pushed $(basename "$file"), some records rejected; kept in $OUT_DIR/rejected" ;;
     *) log "push of $(basename "$file") failed (exit $rc); kept for the next pass"; rc=1 ;;
   esac
   return "$rc"
@@ -91,7 +94,7 @@ push() {
 
 one_pass() {
   local status=0 file
-  register_node || status=1
+  register_node
   shopt -s nullglob
   for file in "$OUT_DIR"/pending/*.sqlite; do
     push "$file" || status=1

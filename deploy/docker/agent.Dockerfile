@@ -21,7 +21,7 @@ FROM nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu24.04 AS builder
 ARG LIBTORCH_URL=https://download.pytorch.org/libtorch/cu126/libtorch-cxx11-abi-shared-with-deps-2.6.0%2Bcu126.zip
 ARG CUDA_ARCH=90
 ARG PERFCAST_WITH_GRPC=ON
-ENV DEBIAN_FRONTEND=noninteractive
+ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config ca-certificates curl unzip \
@@ -58,7 +58,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       | xargs -r readlink -f | xargs -r dpkg -S 2>/dev/null | cut -d: -f1 | sort -u >/out/runtime-packages
 
 FROM nvidia/cuda:${CUDA_VERSION}-cudnn-runtime-ubuntu24.04
-ENV DEBIAN_FRONTEND=noninteractive
+ARG DEBIAN_FRONTEND=noninteractive
 # The Ubuntu packages whose shared libraries the binaries load, as the
 # builder's dpkg found them (LibTorch's own libraries come from /opt/libtorch).
 COPY --from=builder /out/runtime-packages /tmp/runtime-packages
