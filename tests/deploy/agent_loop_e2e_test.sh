@@ -10,7 +10,7 @@ repo=$1 perfcastd=$2
 export PERFCAST_CLI=$3 PERFCAST_AGENT=$4
 work=$(mktemp -d)
 server_pid=""
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
 check() {
   if "${@:2}"; then echo "ok: $1"; else echo "FAIL: $1"; failures=$((failures + 1)); fi
