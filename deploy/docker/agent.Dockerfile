@@ -30,7 +30,7 @@ RUN apt-get update \
  && if [ "$PERFCAST_WITH_GRPC" = ON ]; then \
       apt-get install -y --no-install-recommends \
         libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-        libpqxx-dev libprometheus-cpp-dev; \
+        libpqxx-dev prometheus-cpp-dev; \
     fi \
  && rm -rf /var/lib/apt/lists/*
 RUN curl -fsSL -o /tmp/libtorch.zip "$LIBTORCH_URL" \

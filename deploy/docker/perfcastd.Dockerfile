@@ -16,7 +16,7 @@ RUN apt-get update \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libabsl-dev libeigen3-dev libsqlite3-dev \
       libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libxxhash-dev libfast-float-dev \
-      libpqxx-dev libprometheus-cpp-dev \
+      libpqxx-dev prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # The whole tree minus what .dockerignore leaves out (build trees, data, git):

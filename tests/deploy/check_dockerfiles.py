@@ -12,7 +12,8 @@ For every deploy/docker/*.Dockerfile:
     /build/DIR/NAME installed is such an executable of DIR/CMakeLists.txt;
   - the final stage runs as a non-root USER and its exec-form ENTRYPOINT is a
     file the image installs.
-For deploy/docker/perfcastd.Dockerfile, the builder installs every -dev
+For deploy/docker/perfcastd.Dockerfile (Debian 12, like this machine), apt
+knows every package it installs, and the builder installs every -dev
 package of deploy/install-deps.sh that the server and CLI need (all but
 LibTorch, test and benchmark ones). With --runtime-binaries, each shared
 library that the built BINs load directly (ELF NEEDED) belongs to a package
@@ -210,6 +211,24 @@ def library_packages(paths):
     return owners
 
 
+def check_debian_packages(packages):
+    """Every package name is one that apt knows (skipped where apt has no package lists)."""
+    result = subprocess.run(["apt-cache", "policy", "bash"] + sorted(set(packages)), capture_output=True, text=True)
+    sections = {}
+    for line in result.stdout.splitlines():
+        if line and not line[0].isspace() and line.endswith(":"):
+            current = line[:-1].split(":")[0]
+            sections[current] = ""
+        elif "Candidate:" in line:
+            sections[current] = line.split("Candidate:", 1)[1].strip()
+    if sections.get("bash", "(none)") == "(none)":
+        print("check_dockerfiles: apt has no package lists here; package names not checked")
+        return
+    for package in sorted(set(packages)):
+        if sections.get(package, "(none)") == "(none)":
+            fail("deploy/docker/perfcastd.Dockerfile", f"apt knows no package {package!r}")
+
+
 def check_runtime_libraries(runtime_packages, binaries):
     listed = set(runtime_packages)
     closure = set(listed)
@@ -259,6 +278,7 @@ def main(argv):
                 if word == "RUN" and froms == 1:
                     builder += apt_packages(rest)
             check_server_build_deps(root, builder)
+            check_debian_packages(builder + stages["apt"])
             if "--runtime-binaries" in argv:
                 check_runtime_libraries(stages["apt"], argv[argv.index("--runtime-binaries") + 1:])
     for problem in PROBLEMS:

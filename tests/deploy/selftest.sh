@@ -91,6 +91,7 @@ defect docker docker/perfcastd.Dockerfile 's/\nUSER 10001:10001//' 'runs as root
 defect docker docker/perfcastd.Dockerfile 's/FROM debian:bookworm-slim/FROM debian/' 'not pinned'
 defect docker_libs docker/perfcastd.Dockerfile 's/ libsqlite3-0//' 'runtime stage lacks libsqlite3-0'
 defect docker docker/perfcastd.Dockerfile 's/ libxxhash-dev//' 'builder lacks libxxhash-dev'
+defect docker docker/perfcastd.Dockerfile 's/ prometheus-cpp-dev/ libprometheus-cpp-dev/' "apt knows no package 'libprometheus-cpp-dev'"
 defect docker docker/perfcastd.Dockerfile 's/ENTRYPOINT \["\/usr\/local\/bin\/perfcastd"\]/ENTRYPOINT ["\/usr\/bin\/perfcastd"]/' 'ENTRYPOINT /usr/bin/perfcastd'
 defect docker docker/agent.Dockerfile 's/install -D -m 0755 deploy\/agent-loop.sh/install -D -m 0755 deploy\/agent_loop.sh/' "'deploy/agent_loop.sh', which does not exist"
 defect docker docker/agent.Dockerfile 's/COPY --from=builder \/opt\/libtorch\/lib/COPY --from=build \/opt\/libtorch\/lib/' 'no earlier stage'
