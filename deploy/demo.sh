@@ -23,7 +23,8 @@ SERVER_PID=$!
 trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$DATA_DIR/port" ] && break; sleep 0.1; done
 [ -s "$DATA_DIR/port" ] || { echo "demo: perfcastd did not start" >&2; exit 1; }
-export PERFCAST_SERVER=127.0.0.1:$(cat "$DATA_DIR/port")
+PERFCAST_SERVER=127.0.0.1:$(cat "$DATA_DIR/port")
+export PERFCAST_SERVER
 echo "perfcastd on $PERFCAST_SERVER, database $DATA_DIR/perfcast.db"
 
 step "Register GPU nodes known only from their spec sheets"

@@ -18,6 +18,8 @@ packages=(
   libtorch-dev
   # Tests and benchmarks; scikit-learn is the peer the SFS benchmark runs against.
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-sklearn python3-numpy
+  # Checks of the deployment artefacts (tests/deploy): systemd-analyze, linters.
+  systemd shellcheck yamllint python3-yaml
 )
 
 missing=()
