@@ -1,0 +1,62 @@
+// The PostgreSQL implementation of Store, for a perfcast fleet: several
+// perfcastd replicas share one database. Same semantics and error codes as
+// the SQLite store (sqlite_store.h); what differs is how concurrency is made
+// safe across processes:
+//
+//  - Schema: numbered migrations recorded in `perfcast_schema_migrations`,
+//    all pending ones applied in one transaction under a transaction-scoped
+//    advisory lock, so replicas starting together migrate exactly once. A
+//    database whose schema is newer than this build is refused
+//    (FailedPrecondition), as is one holding tables but no perfcast schema.
+//  - Imports: an ImportTransaction is one READ COMMITTED transaction on its
+//    own connection. Imports are serialised store-wide (across replicas) by an
+//    advisory lock taken at BeginImport, the equivalent of SQLite's single
+//    writer: two imports of overlapping streams can then never deadlock on
+//    each other's content hashes, and `ON CONFLICT DO NOTHING` on the hash
+//    keeps every profile once. Reads and the other writes never wait for it.
+//  - Model versions: SaveModel takes an advisory lock per model name before
+//    it picks max(version) + 1; UNIQUE (name, version) is the backstop.
+//
+// Connections: a pool of at most kMaxConnections libpqxx connections per
+// store, one per concurrent call (an open import holds one until it ends).
+// A connection that breaks is dropped, and the call returns Unavailable; the
+// next call opens a fresh one. libpqxx exceptions never leave this library:
+// unique violation -> AlreadyExists, broken connection / server shutting
+// down -> Unavailable, serialization failure or deadlock -> Aborted, missing
+// privilege -> PermissionDenied, anything else -> Internal.
+//
+// Read-only stores (OpenPostgresStoreReadOnly) read normally and refuse every
+// write with FailedPrecondition, like a read-only SQLite store; their
+// sessions also run with default_transaction_read_only. They never migrate:
+// a database of an older schema is FailedPrecondition until a read-write
+// open has migrated it.
+//
+// Thread-safety: a store may be shared between threads.
+#ifndef PERFCAST_DB_POSTGRES_STORE_H_
+#define PERFCAST_DB_POSTGRES_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "db/store.h"
+
+namespace perfcast::db {
+
+// Opens the store in the database named by the libpq connection URI `uri`
+// ("postgresql://user@host:5432/perfcast?sslmode=require"; passwords are
+// best kept in PGPASSWORD or ~/.pgpass), creating or migrating the schema.
+// Unavailable if the server cannot be reached; FailedPrecondition for a
+// foreign or newer schema.
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri);
+
+// Opens an existing, current store without ever writing to it.
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStoreReadOnly(const std::string& uri);
+
+// The newest PostgreSQL schema version this build knows (number of migrations).
+int64_t PostgresSchemaVersion();
+
+}  // namespace perfcast::db
+
+#endif  // PERFCAST_DB_POSTGRES_STORE_H_
