@@ -340,6 +340,38 @@ TEST_P(StoreTest, CommittedImportCannotBeUsedAgain) {
   EXPECT_EQ(*store_->CountProfiles({}), 2);
 }
 
+// Large enough that a backend which batches rows (PostgreSQL sends 500
+// profiles per INSERT and reads 2,000 per query) crosses its batch edges.
+TEST_P(StoreTest, LargeImportsAndScansCountEveryProfileOnce) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  constexpr int kProfiles = 2500;
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  for (int i = 0; i < kProfiles; ++i) {
+    ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", i)).ok());
+    if (i == 700) {
+      EXPECT_EQ((*import)->summary().accepted, 701);
+    }
+  }
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE((*import)->Add(kProfiles + i, SampleProfile("n1", i * 7)).ok());
+  }
+  auto summary = (*import)->Commit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, kProfiles);
+  EXPECT_EQ(summary->duplicates, 100);
+  EXPECT_EQ(*store_->CountProfiles({}), kProfiles);
+  std::vector<models::Profile> all = All();
+  ASSERT_EQ(all.size(), static_cast<size_t>(kProfiles));
+  std::set<std::string> hashes;
+  for (size_t i = 0; i < all.size(); ++i) {
+    hashes.insert(all[i].content_hash);
+    if (i > 0) EXPECT_LT(all[i - 1].id, all[i].id);
+  }
+  EXPECT_EQ(hashes.size(), static_cast<size_t>(kProfiles));
+  EXPECT_EQ(All({.limit = 2100}).size(), 2100u);
+}
+
 std::vector<std::string> Backends() {
   std::vector<std::string> backends = {"sqlite"};
 #ifdef PERFCAST_HAVE_POSTGRES
