@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,8 @@ constexpr int kImportLock = 2;
 // Model versions lock per name: (kModelLockSpace, hashtext(name)).
 constexpr int kModelLockSpace = kLockSpace + 1;
 
+// How long BeginImport waits for another replica's import to end.
+constexpr int kImportLockTimeoutSeconds = 60;
 // Connections one store opens at most; callers beyond wait for one to free.
 constexpr size_t kMaxConnections = 16;
 // Rows fetched per round trip by ScanProfiles.
@@ -194,7 +197,8 @@ std::string Placeholders(int count, int first = 1) {
   return out;
 }
 
-// Statements every connection prepares once; imports run them per record.
+// Statements every connection prepares once: the node writes of imports and
+// registrations.
 const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
   static const auto* const kStatements = new std::vector<std::pair<std::string, std::string>>{
       {"insert_node", absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
@@ -520,8 +524,6 @@ bool ConnectionLost() {
 absl::Status ReadOnlyError() {
   return absl::FailedPreconditionError("the store was opened read-only");
 }
-
-class PostgresStore;
 
 // One import: a transaction on a connection this object holds until it ends.
 class PostgresImport final : public ImportTransaction {
@@ -933,9 +935,20 @@ class PostgresStore final : public Store {
     if (!lease.ok()) return lease.status();
     try {
       auto tx = std::make_unique<pqxx::work>(**lease);
+      // An import that never ends (a stalled client stream) must not block
+      // every other replica's imports for ever.
+      tx->exec(absl::StrCat("SET LOCAL lock_timeout = '", kImportLockTimeoutSeconds, "s'"));
       tx->exec_params("SELECT pg_advisory_xact_lock($1, $2)", kLockSpace, kImportLock);
       return std::unique_ptr<ImportTransaction>(
           new PostgresImport(*std::move(lease), std::move(tx)));
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() == "55P03") {  // lock_not_available
+        return absl::AbortedError(absl::StrCat(
+            "another import has held the store's import lock for ", kImportLockTimeoutSeconds,
+            " s; retry later"));
+      }
+      if (ConnectionLost()) lease->MarkBroken();
+      return CurrentExceptionToStatus();
     } catch (...) {
       if (ConnectionLost()) lease->MarkBroken();
       return CurrentExceptionToStatus();

@@ -14,6 +14,9 @@
 //    writer: two imports of overlapping streams can then never deadlock on
 //    each other's content hashes, and `ON CONFLICT DO NOTHING` on the hash
 //    keeps every profile once. Reads and the other writes never wait for it.
+//    BeginImport waits at most 60 s for the lock, then returns Aborted. An
+//    import sends its profiles 500 rows per INSERT (from Add, from summary(),
+//    which flushes so that its counts are exact, and from Commit).
 //  - Model versions: SaveModel takes an advisory lock per model name before
 //    it picks max(version) + 1; UNIQUE (name, version) is the backstop.
 //
