@@ -5,13 +5,17 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 
 namespace perfcast::db {
 namespace {
 
+// libpq's messages span lines ("...failed: Connection refused\n\tIs the
+// server running..."); statuses travel as one line (logs, gRPC, CLI).
 std::string ExceptionMessage(const std::exception& e) {
-  return std::string(absl::StripTrailingAsciiWhitespace(e.what()));
+  return absl::StrReplaceAll(absl::StripTrailingAsciiWhitespace(e.what()),
+                             {{"\n\t", " "}, {"\n", " "}});
 }
 
 }  // namespace

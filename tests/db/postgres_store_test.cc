@@ -176,6 +176,8 @@ TEST_F(PostgresStoreTest, UnreachableServerIsUnavailable) {
   // Port 1 on loopback: nothing listens there.
   auto store = OpenStore("postgresql://postgres@127.0.0.1:1/perfcast?connect_timeout=2");
   EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable) << store.status();
+  // One line, fit for logs and the CLI's one-line errors.
+  EXPECT_EQ(store.status().message().find('\n'), absl::string_view::npos) << store.status();
 }
 
 // A connection the server drops (restart, failover, idle timeout) is
