@@ -20,13 +20,15 @@
 //  - Model versions: SaveModel takes an advisory lock per model name before
 //    it picks max(version) + 1; UNIQUE (name, version) is the backstop.
 //
-// Connections: a pool of at most kMaxConnections libpqxx connections per
-// store, one per concurrent call (an open import holds one until it ends).
-// A connection that breaks is dropped, and the call returns Unavailable; the
-// next call opens a fresh one. libpqxx exceptions never leave this library:
-// unique violation -> AlreadyExists, broken connection / server shutting
-// down -> Unavailable, serialization failure or deadlock -> Aborted, missing
-// privilege -> PermissionDenied, anything else -> Internal.
+// Connections: a pool of at most 16 libpqxx connections per store, one per
+// concurrent call (an open import holds one until it ends); see
+// postgres_connection.h. A connection that breaks is dropped, and the call
+// returns Unavailable; the next call opens a fresh one. libpqxx exceptions
+// never leave this library: unique violation -> AlreadyExists, broken
+// connection / server shutting down -> Unavailable, serialization failure or
+// deadlock -> Aborted, missing privilege -> PermissionDenied, anything else
+// -> Internal. Scans read 2,000 rows per query under one REPEATABLE READ
+// snapshot, so memory stays bounded on large stores.
 //
 // Read-only stores (OpenPostgresStoreReadOnly) read normally and refuse every
 // write with FailedPrecondition, like a read-only SQLite store; their
