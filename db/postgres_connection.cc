@@ -74,6 +74,16 @@ bool PqxxConnectionLost() {
   }
 }
 
+bool PqxxSafeToRetry() {
+  try {
+    throw;
+  } catch (const pqxx::in_doubt_error&) {
+    return false;
+  } catch (...) {
+    return PqxxConnectionLost();
+  }
+}
+
 absl::StatusOr<PostgresConnectionPool::Lease> PostgresConnectionPool::Acquire() {
   std::unique_lock<std::mutex> lock(mutex_);
   available_.wait(lock, [&] { return !idle_.empty() || open_ < max_connections_; });

@@ -31,6 +31,11 @@ absl::Status PqxxExceptionToStatus();
 // Call only inside a catch.
 bool PqxxConnectionLost();
 
+// Whether the work that raised the exception being handled may run again on
+// a fresh connection: the connection was lost, but not during a COMMIT (whose
+// outcome is then unknown). Call only inside a catch.
+bool PqxxSafeToRetry();
+
 // A bounded pool of connections to one database. Thread-safe.
 class PostgresConnectionPool {
  public:

@@ -634,32 +634,36 @@ class PostgresStore final : public Store {
 
   absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginImport() override {
     if (read_only_) return ReadOnlyError();
-    absl::StatusOr<PostgresConnectionPool::Lease> lease = pool_.Acquire();
-    if (!lease.ok()) return lease.status();
-    try {
-      auto tx = std::make_unique<pqxx::work>(**lease);
-      // An import that never ends (a stalled client stream) must not block
-      // every other replica's imports for ever.
-      tx->exec(absl::StrCat("SET LOCAL lock_timeout = '", kImportLockTimeoutSeconds, "s'"));
-      tx->exec_params("SELECT pg_advisory_xact_lock($1, $2)", kPostgresLockSpace, kPostgresImportLock);
-      return std::unique_ptr<ImportTransaction>(
-          new PostgresImport(*std::move(lease), std::move(tx)));
-    } catch (const pqxx::sql_error& e) {
-      if (e.sqlstate() == "55P03") {  // lock_not_available
-        return absl::AbortedError(absl::StrCat(
-            "another import has held the store's import lock for ", kImportLockTimeoutSeconds,
-            " s; retry later"));
+    for (int attempt = 1;; ++attempt) {
+      absl::StatusOr<PostgresConnectionPool::Lease> lease = pool_.Acquire();
+      if (!lease.ok()) return lease.status();
+      try {
+        auto tx = std::make_unique<pqxx::work>(**lease);
+        // An import that never ends (a stalled client stream) must not block
+        // every other replica's imports for ever.
+        tx->exec(absl::StrCat("SET LOCAL lock_timeout = '", kImportLockTimeoutSeconds, "s'"));
+        tx->exec_params("SELECT pg_advisory_xact_lock($1, $2)", kPostgresLockSpace,
+                        kPostgresImportLock);
+        return std::unique_ptr<ImportTransaction>(
+            new PostgresImport(*std::move(lease), std::move(tx)));
+      } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == "55P03") {  // lock_not_available
+          return absl::AbortedError(absl::StrCat(
+              "another import has held the store's import lock for ", kImportLockTimeoutSeconds,
+              " s; retry later"));
+        }
+        if (PqxxConnectionLost()) lease->MarkBroken();
+        if (attempt > 1 || !PqxxSafeToRetry()) return PqxxExceptionToStatus();
+      } catch (...) {
+        if (PqxxConnectionLost()) lease->MarkBroken();
+        if (attempt > 1 || !PqxxSafeToRetry()) return PqxxExceptionToStatus();
       }
-      if (PqxxConnectionLost()) lease->MarkBroken();
-      return PqxxExceptionToStatus();
-    } catch (...) {
-      if (PqxxConnectionLost()) lease->MarkBroken();
-      return PqxxExceptionToStatus();
     }
   }
 
   absl::Status ScanProfiles(const ProfileFilter& filter,
                             const std::function<bool(const Profile&)>& visit) override {
+    bool visited = false;  // the visitor must never see a row twice
     return WithConnection([&](pqxx::connection& c) -> absl::Status {
       // Batches by id under one snapshot: memory stays bounded and the scan
       // sees one consistent state, as one SQLite statement would.
@@ -676,6 +680,7 @@ class PostgresStore final : public Store {
         for (const pqxx::row& row : r) {
           absl::StatusOr<Profile> profile = ReadProfile(row);
           if (!profile.ok()) return profile.status();
+          visited = true;
           if (!visit(*profile)) return absl::OkStatus();
           after_id = profile->id;
         }
@@ -683,7 +688,7 @@ class PostgresStore final : public Store {
         remaining -= batch;
       }
       return absl::OkStatus();
-    });
+    }, [&] { return !visited; });
   }
 
   absl::StatusOr<int64_t> CountProfiles(const ProfileFilter& filter) override {
@@ -787,17 +792,27 @@ class PostgresStore final : public Store {
   }
 
   // Runs `fn` on a pooled connection; every libpqxx exception becomes a
-  // Status here, and a connection that broke is not reused.
+  // Status here, and a connection that broke is not reused. If it broke
+  // before any commit (it died idle in the pool: server restart, failover,
+  // idle timeout), `fn` runs once more on a fresh connection, provided
+  // `may_retry()`: nothing of a transaction that never committed took effect.
+  template <typename Fn, typename MayRetry>
+  auto WithConnection(Fn fn, MayRetry may_retry)
+      -> decltype(fn(std::declval<pqxx::connection&>())) {
+    for (int attempt = 1;; ++attempt) {
+      absl::StatusOr<PostgresConnectionPool::Lease> lease = pool_.Acquire();
+      if (!lease.ok()) return lease.status();
+      try {
+        return fn(**lease);
+      } catch (...) {
+        if (PqxxConnectionLost()) lease->MarkBroken();
+        if (attempt > 1 || !PqxxSafeToRetry() || !may_retry()) return PqxxExceptionToStatus();
+      }
+    }
+  }
   template <typename Fn>
   auto WithConnection(Fn fn) -> decltype(fn(std::declval<pqxx::connection&>())) {
-    absl::StatusOr<PostgresConnectionPool::Lease> lease = pool_.Acquire();
-    if (!lease.ok()) return lease.status();
-    try {
-      return fn(**lease);
-    } catch (...) {
-      if (PqxxConnectionLost()) lease->MarkBroken();
-      return PqxxExceptionToStatus();
-    }
+    return WithConnection(std::move(fn), [] { return true; });
   }
 
   PostgresConnectionPool pool_;

@@ -22,8 +22,11 @@
 //
 // Connections: a pool of at most 16 libpqxx connections per store, one per
 // concurrent call (an open import holds one until it ends); see
-// postgres_connection.h. A connection that breaks is dropped, and the call
-// returns Unavailable; the next call opens a fresh one. libpqxx exceptions
+// postgres_connection.h. A connection that breaks is dropped; the call runs
+// once more on a fresh one (so connections that died idle in the pool after
+// a server restart or failover fail no call), except when it broke during a
+// COMMIT or after a scan's visitor saw rows: then it returns Unavailable.
+// libpqxx exceptions
 // never leave this library: unique violation -> AlreadyExists, broken
 // connection / server shutting down -> Unavailable, serialization failure or
 // deadlock -> Aborted, missing privilege -> PermissionDenied, anything else

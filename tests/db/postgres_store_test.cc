@@ -180,21 +180,32 @@ TEST_F(PostgresStoreTest, UnreachableServerIsUnavailable) {
   EXPECT_EQ(store.status().message().find('\n'), absl::string_view::npos) << store.status();
 }
 
-// A connection the server drops (restart, failover, idle timeout) is
-// replaced: at most one call fails, with Unavailable, and the store goes on.
-TEST_F(PostgresStoreTest, LostConnectionsAreReplaced) {
+// Connections the server drops while they are idle in the pool (restart,
+// failover, idle timeout) are replaced without failing the call.
+TEST_F(PostgresStoreTest, ConnectionsDroppedWhileIdleAreReplaced) {
   std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->RegisterNode(SampleNode("n1")).ok());
-  Sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-      "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  auto drop_connections = [&] {
+    Sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  };
+  drop_connections();
   absl::StatusOr<models::Node> node = store->GetNode("n1");
-  if (!node.ok()) {
-    EXPECT_EQ(node.status().code(), absl::StatusCode::kUnavailable) << node.status();
-    node = store->GetNode("n1");
-  }
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_EQ(node->name, "n1");
+  drop_connections();
+  ASSERT_TRUE(store->RegisterNode(SampleNode("n2")).ok());
+  drop_connections();
+  EXPECT_EQ(ImportAll(*store, {SampleProfile("n2", 1)}).accepted, 1);
+  drop_connections();
+  int scanned = 0;
+  EXPECT_TRUE(store->ScanProfiles({}, [&](const models::Profile&) { return ++scanned > 0; }).ok());
+  EXPECT_EQ(scanned, 1);
+  drop_connections();
+  auto saved = store->SaveModel({.name = "default", .target = "t", .payload = "{}"});
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->version, 1);
 }
 
 }  // namespace
