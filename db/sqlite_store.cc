@@ -2,20 +2,19 @@
 
 #include <sqlite3.h>
 
-#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "db/schema.h"
 #include "db/sqlite_handle.h"
+#include "db/store_rules.h"
 #include "models/descriptor.h"
 #include "nlohmann/json.hpp"
 
@@ -24,67 +23,6 @@ namespace {
 
 using models::Node;
 using models::Profile;
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-absl::string_view NodeSourceName(models::NodeSource source) {
-  switch (source) {
-    case models::NodeSource::kCatalog: return "catalog";
-    case models::NodeSource::kSpecFile: return "spec";
-    case models::NodeSource::kAgent: return "agent";
-  }
-  return "catalog";
-}
-
-models::NodeSource ParseNodeSource(absl::string_view name) {
-  if (name == "agent") return models::NodeSource::kAgent;
-  if (name == "spec") return models::NodeSource::kSpecFile;
-  return models::NodeSource::kCatalog;
-}
-
-// Label keys end up inside JSON paths of queries; keep them to a safe alphabet.
-bool IsLabelKey(absl::string_view key) {
-  if (key.empty() || key.size() > 63) return false;
-  for (char c : key) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-' && c != '/') return false;
-  }
-  return true;
-}
-
-absl::Status ValidateNode(const Node& node) {
-  if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");
-  if (node.name.size() > 253) return absl::InvalidArgumentError("node name is too long");
-  if (node.gpu.model.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' has no GPU model"));
-  }
-  if (node.gpu_count < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GPU count must be non-negative, got ", node.gpu_count));
-  }
-  for (const auto& [key, value] : node.labels) {
-    if (!IsLabelKey(key)) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
-    }
-  }
-  const models::GpuSpec& g = node.gpu;
-  for (double v : {g.boost_clock_mhz, g.memory_gib, g.memory_bandwidth_gbs, g.fp32_tflops,
-                   g.tf32_tflops, g.fp16_tflops, g.bf16_tflops, g.fp64_tflops, g.l2_cache_mib,
-                   g.tdp_watts}) {
-    if (!(v >= 0) || v > 1e9) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node '", node.name, "' has a negative or non-finite hardware rate"));
-    }
-  }
-  if (g.sm_count < 0 || g.memory_bus_width_bits < 0 || node.host.cpu_cores < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("node '", node.name, "' has a negative hardware count"));
-  }
-  return absl::OkStatus();
-}
 
 // The node columns in one fixed order, shared by INSERT and SELECT.
 constexpr absl::string_view kNodeColumns =
@@ -228,14 +166,6 @@ absl::StatusOr<Profile> ReadProfile(const Statement& s) {
   p.achieved_tflops = s.OptionalDouble(23);
   p.roofline_fraction = s.OptionalDouble(24);
   return p;
-}
-
-bool IsHexHash(absl::string_view hash) {
-  if (hash.size() != 32) return false;
-  for (char c : hash) {
-    if (!absl::ascii_isxdigit(c)) return false;
-  }
-  return true;
 }
 
 class SqliteStore;

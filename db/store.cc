@@ -5,9 +5,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
+#ifdef PERFCAST_HAVE_POSTGRES
+#include "db/postgres_store.h"
+#endif
 
 namespace perfcast::db {
 namespace {
+
+bool IsPostgresUri(absl::string_view uri) {
+  return absl::StartsWith(uri, "postgresql://") || absl::StartsWith(uri, "postgres://");
+}
 
 // Splits a store URI into its SQLite file path. "sqlite:///abs" and
 // "sqlite://rel" name files; a string without a scheme is a path.
@@ -22,23 +29,70 @@ absl::StatusOr<std::string> SqlitePath(absl::string_view uri) {
   if (size_t colon = uri.find("://"); colon != absl::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unsupported database URI scheme '", uri.substr(0, colon),
-        "' (expected sqlite:///path or a file path)"));
+        "' (expected sqlite:///path, postgresql://... or a file path)"));
   }
   return std::string(uri);
 }
 
+#ifndef PERFCAST_HAVE_POSTGRES
+absl::Status BuiltWithoutPostgres() {
+  return absl::UnimplementedError(
+      "this perfcast was built without PostgreSQL support (PERFCAST_WITH_POSTGRES=OFF or no "
+      "libpqxx); use a sqlite:// database or rebuild with libpqxx-dev installed");
+}
+#endif
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(absl::string_view uri) {
+  if (IsPostgresUri(uri)) {
+#ifdef PERFCAST_HAVE_POSTGRES
+    return OpenPostgresStore(std::string(uri));
+#else
+    return BuiltWithoutPostgres();
+#endif
+  }
   absl::StatusOr<std::string> path = SqlitePath(uri);
   if (!path.ok()) return path.status();
   return OpenSqliteStore(*path);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenStoreReadOnly(absl::string_view uri) {
+  if (IsPostgresUri(uri)) {
+#ifdef PERFCAST_HAVE_POSTGRES
+    return OpenPostgresStoreReadOnly(std::string(uri));
+#else
+    return BuiltWithoutPostgres();
+#endif
+  }
   absl::StatusOr<std::string> path = SqlitePath(uri);
   if (!path.ok()) return path.status();
   return OpenSqliteStoreReadOnly(*path);
+}
+
+std::string RedactDatabaseUri(absl::string_view uri) {
+  std::string out(uri);
+  // scheme://user:password@host...: the password ends at the last '@' of the
+  // authority (passwords may contain '@' only percent-encoded, but be safe).
+  if (size_t scheme = out.find("://"); scheme != std::string::npos) {
+    const size_t authority = scheme + 3;
+    size_t end = out.find_first_of("/?", authority);
+    if (end == std::string::npos) end = out.size();
+    const size_t at = out.rfind('@', end);
+    if (at != std::string::npos && at >= authority) {
+      const size_t colon = out.find(':', authority);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "****");
+    }
+  }
+  // password=... among the query parameters.
+  for (size_t pos = out.find("password="); pos != std::string::npos;
+       pos = out.find("password=", pos + 1)) {
+    const size_t value = pos + 9;
+    size_t end = out.find('&', value);
+    if (end == std::string::npos) end = out.size();
+    out.replace(value, end - value, "****");
+  }
+  return out;
 }
 
 }  // namespace perfcast::db

@@ -1,11 +1,10 @@
 // The profile store: nodes, workloads, profiles and fitted models behind one
 // interface, so that perfcastd, the CLI's local mode and the agent share the
 // schema code. Implementations: SQLite (sqlite_store.h; default, embedded) and
-// later PostgreSQL.
+// PostgreSQL (postgres_store.h; shared by several perfcastd replicas).
 //
-// Thread-safety: a Store may be shared between threads. Writes are
-// serialised; reads run concurrently with writes (WAL) on their own
-// connections.
+// Thread-safety: a Store may be shared between threads. Imports are
+// serialised; reads run concurrently with writes on their own connections.
 #ifndef PERFCAST_DB_STORE_H_
 #define PERFCAST_DB_STORE_H_
 
@@ -157,15 +156,23 @@ class Store {
 };
 
 // Opens (creating and migrating if needed) the store at `uri`:
-// "sqlite:///abs/path.db", "sqlite://rel/path.db" or a plain file path.
-// InvalidArgument for an unknown scheme; Unavailable/DataLoss/
-// FailedPrecondition when the file is not a perfcast SQLite store (not SQLite,
-// a foreign schema, or a newer schema version than this build knows).
+// "sqlite:///abs/path.db", "sqlite://rel/path.db" or a plain file path, or a
+// PostgreSQL connection URI "postgresql://user@host:port/database?..." (also
+// "postgres://").
+// InvalidArgument for an unknown scheme; Unimplemented for postgresql:// in a
+// build without PostgreSQL; Unavailable when the database cannot be reached;
+// DataLoss/FailedPrecondition when it is not a perfcast store (not SQLite, a
+// foreign schema, or a newer schema version than this build knows).
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(absl::string_view uri);
 
 // Opens an existing store read-only (an agent's file being imported). Never
-// creates or migrates; the same errors as OpenStore, plus NotFound.
+// creates or migrates; the same errors as OpenStore, plus NotFound. Writes
+// through it fail with FailedPrecondition.
 absl::StatusOr<std::unique_ptr<Store>> OpenStoreReadOnly(absl::string_view uri);
+
+// `uri` with any password replaced by "****" (the user:password@ part and a
+// password= parameter), safe for logs and error messages.
+std::string RedactDatabaseUri(absl::string_view uri);
 
 }  // namespace perfcast::db
 

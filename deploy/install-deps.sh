@@ -12,6 +12,8 @@ packages=(
   prometheus-cpp-dev
   # Foundations: status, flags, logging, strings; linear algebra; storage.
   libabsl-dev libeigen3-dev libsqlite3-dev sqlite3
+  # The PostgreSQL store backend; the server binaries run its tests.
+  libpqxx-dev postgresql
   # Parsing and hashing of outside input.
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libxxhash-dev libfast-float-dev
   # The proxy model zoo on CPU machines (the GPU machine brings CUDA LibTorch).

@@ -22,7 +22,9 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "Address to serve gRPC on, host:port (port 0 picks a free port).");
 ABSL_FLAG(std::string, db, "",
-          "Database URI: sqlite:///path/to/file.db or a file path. Default: perfcast.db in the "
+          "Database URI: sqlite:///path/to/file.db, a file path, or "
+          "postgresql://user@host:5432/dbname?sslmode=require (shared by several perfcastd "
+          "replicas; keep the password in PGPASSWORD or ~/.pgpass). Default: perfcast.db in the "
           "data directory ($PERFCAST_DATA_DIR, else $XDG_DATA_HOME/perfcast, else "
           "~/.local/share/perfcast).");
 ABSL_FLAG(std::string, log_level, "info", "Minimum log level: debug, info, warning, error.");
@@ -80,8 +82,11 @@ int main(int argc, char** argv) {
   std::string uri = absl::GetFlag(FLAGS_db);
   if (uri.empty()) uri = DefaultDatabase();
   auto store = perfcast::db::OpenStore(uri);
-  if (!store.ok()) return Fail(absl::StrCat("cannot open database ", uri, ": ", store.status().message()));
-  logger.Info("database open", {{"uri", uri}});
+  if (!store.ok()) {
+    return Fail(absl::StrCat("cannot open database ", perfcast::db::RedactDatabaseUri(uri), ": ",
+                             store.status().message()));
+  }
+  logger.Info("database open", {{"uri", perfcast::db::RedactDatabaseUri(uri)}});
 
   // Created after the store and reset before it: a scrape reads the store.
   std::unique_ptr<perfcast::server::Metrics> metrics;

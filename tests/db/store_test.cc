@@ -1,13 +1,19 @@
-#include "db/sqlite_store.h"
+// The store conformance suite: every behaviour of db::Store, run against
+// each backend this build has (SQLite always; PostgreSQL on a real server
+// that the test starts, see postgres_server.h). Backend-specific tests live
+// in schema_test.cc (SQLite file format) and postgres_store_test.cc.
+#include "db/store.h"
 
 #include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
 
-#include "db/store.h"
 #include "gtest/gtest.h"
 #include "tests/db/test_util.h"
+#ifdef PERFCAST_HAVE_POSTGRES
+#include "tests/db/postgres_server.h"
+#endif
 
 namespace perfcast::db {
 namespace {
@@ -16,10 +22,26 @@ using perfcast::testing::SampleNode;
 using perfcast::testing::SampleProfile;
 using perfcast::testing::TempDir;
 
-class StoreTest : public ::testing::Test {
+// The parameter names the backend: "sqlite" or "postgres". Each test gets a
+// fresh store: a new file, or a new database on the shared server.
+class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto opened = OpenStore(dir_.File("store.db"));
+    if (GetParam() == "sqlite") {
+      uri_ = dir_.File("store.db");
+    } else {
+#ifdef PERFCAST_HAVE_POSTGRES
+      absl::StatusOr<testing::PostgresServer*> server = testing::SharedPostgresServer();
+      if (absl::IsNotFound(server.status()) && !testing::PostgresRequired()) {
+        GTEST_SKIP() << server.status().message();
+      }
+      ASSERT_TRUE(server.ok()) << server.status();
+      absl::StatusOr<std::string> uri = (*server)->CreateDatabase();
+      ASSERT_TRUE(uri.ok()) << uri.status();
+      uri_ = *uri;
+#endif
+    }
+    auto opened = OpenStore(uri_);
     ASSERT_TRUE(opened.ok()) << opened.status();
     store_ = *std::move(opened);
   }
@@ -45,10 +67,11 @@ class StoreTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  std::string uri_;
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(StoreTest, RegisterGetRoundTripsEveryField) {
+TEST_P(StoreTest, RegisterGetRoundTripsEveryField) {
   models::Node node = SampleNode("n1");
   auto registered = store_->RegisterNode(node);
   ASSERT_TRUE(registered.ok()) << registered.status();
@@ -61,14 +84,14 @@ TEST_F(StoreTest, RegisterGetRoundTripsEveryField) {
   EXPECT_FALSE(fetched->measured.fp32_tflops.has_value());
 }
 
-TEST_F(StoreTest, DuplicateNameIsAlreadyExists) {
+TEST_P(StoreTest, DuplicateNameIsAlreadyExists) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   auto again = store_->RegisterNode(SampleNode("n1", "A100-SXM4-80GB"));
   EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(store_->GetNode("n1")->gpu.model, "H100-SXM5-80GB");
 }
 
-TEST_F(StoreTest, InvalidNodesAreRejected) {
+TEST_P(StoreTest, InvalidNodesAreRejected) {
   models::Node node = SampleNode("");
   EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
   node = SampleNode("x");
@@ -83,7 +106,7 @@ TEST_F(StoreTest, InvalidNodesAreRejected) {
   EXPECT_EQ(store_->GetNode("x").status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, ListFiltersAndPaginates) {
+TEST_P(StoreTest, ListFiltersAndPaginates) {
   for (int i = 0; i < 7; ++i) {
     models::Node node = SampleNode("n" + std::to_string(i), i % 2 ? "A100-SXM4-80GB" : "H100-SXM5-80GB");
     node.labels["pool"] = i < 3 ? "train" : "serve";
@@ -114,7 +137,7 @@ TEST_F(StoreTest, ListFiltersAndPaginates) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, ImportCountsAcceptedDuplicatesAndRejected) {
+TEST_P(StoreTest, ImportCountsAcceptedDuplicatesAndRejected) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   std::vector<models::Profile> batch;
   for (int i = 0; i < 5; ++i) batch.push_back(SampleProfile("n1", i));
@@ -141,7 +164,7 @@ TEST_F(StoreTest, ImportCountsAcceptedDuplicatesAndRejected) {
   EXPECT_EQ(*store_->CountProfiles({}), 5);
 }
 
-TEST_F(StoreTest, ProfilesRoundTripThroughScan) {
+TEST_P(StoreTest, ProfilesRoundTripThroughScan) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   models::Profile p = SampleProfile("n1", 3);
   p.phases.h2d_ms = 0.01;
@@ -158,7 +181,7 @@ TEST_F(StoreTest, ProfilesRoundTripThroughScan) {
   EXPECT_EQ(stored, p);
 }
 
-TEST_F(StoreTest, RolledBackImportLeavesStoreUnchanged) {
+TEST_P(StoreTest, RolledBackImportLeavesStoreUnchanged) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   ASSERT_EQ(Import({SampleProfile("n1", 1)}).accepted, 1);
   {
@@ -176,7 +199,7 @@ TEST_F(StoreTest, RolledBackImportLeavesStoreUnchanged) {
   EXPECT_EQ(Import({SampleProfile("n1", 2)}).accepted, 1);
 }
 
-TEST_F(StoreTest, UpsertNodeRefreshesMeasurementsButKeepsGpuModel) {
+TEST_P(StoreTest, UpsertNodeRefreshesMeasurementsButKeepsGpuModel) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   auto import = store_->BeginImport();
   ASSERT_TRUE(import.ok());
@@ -189,7 +212,7 @@ TEST_F(StoreTest, UpsertNodeRefreshesMeasurementsButKeepsGpuModel) {
   EXPECT_EQ(store_->GetNode("n1")->measured.bf16_tflops, 700);
 }
 
-TEST_F(StoreTest, ScanFilters) {
+TEST_P(StoreTest, ScanFilters) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("h", "H100-SXM5-80GB")).ok());
   ASSERT_TRUE(store_->RegisterNode(SampleNode("a", "A100-SXM4-80GB")).ok());
   std::vector<models::Profile> batch;
@@ -210,7 +233,7 @@ TEST_F(StoreTest, ScanFilters) {
   EXPECT_EQ(*store_->CountProfiles({.node_name = "a"}), 2);
 }
 
-TEST_F(StoreTest, DeregisterNeedsPurgeWhenProfilesExist) {
+TEST_P(StoreTest, DeregisterNeedsPurgeWhenProfilesExist) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n2")).ok());
   ASSERT_EQ(Import({SampleProfile("n1", 1), SampleProfile("n2", 2)}).accepted, 2);
@@ -222,7 +245,7 @@ TEST_F(StoreTest, DeregisterNeedsPurgeWhenProfilesExist) {
   EXPECT_EQ(store_->DeregisterNode("n1", true).code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, ModelsAreVersionedPerName) {
+TEST_P(StoreTest, ModelsAreVersionedPerName) {
   StoredModel m{.name = "default", .target = "train_iteration_ms", .summary = "s",
                 .cv_mape = 0.1, .payload = "{\"a\":1}"};
   auto v1 = store_->SaveModel(m);
@@ -243,7 +266,7 @@ TEST_F(StoreTest, ModelsAreVersionedPerName) {
   EXPECT_EQ(store_->GetModel(12345).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, SkippedRunsAreKept) {
+TEST_P(StoreTest, SkippedRunsAreKept) {
   ASSERT_TRUE(store_->RecordSkipped({"n1", "model/lstm{}/b1/fp64/train/adam", "out of memory", 5}).ok());
   auto skipped = store_->ListSkipped();
   ASSERT_TRUE(skipped.ok());
@@ -251,9 +274,9 @@ TEST_F(StoreTest, SkippedRunsAreKept) {
   EXPECT_EQ((*skipped)[0].reason, "out of memory");
 }
 
-TEST_F(StoreTest, ReadOnlyStoreRefusesWrites) {
+TEST_P(StoreTest, ReadOnlyStoreRefusesWrites) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
-  auto ro = OpenStoreReadOnly(dir_.File("store.db"));
+  auto ro = OpenStoreReadOnly(uri_);
   ASSERT_TRUE(ro.ok()) << ro.status();
   EXPECT_EQ((*ro)->GetNode("n1")->name, "n1");
   EXPECT_EQ((*ro)->RegisterNode(SampleNode("n2")).status().code(),
@@ -261,7 +284,7 @@ TEST_F(StoreTest, ReadOnlyStoreRefusesWrites) {
   EXPECT_EQ((*ro)->BeginImport().status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(StoreTest, ConcurrentReadersSeeCommittedDataOnly) {
+TEST_P(StoreTest, ConcurrentReadersSeeCommittedDataOnly) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   auto import = store_->BeginImport();
   ASSERT_TRUE(import.ok());
@@ -274,7 +297,7 @@ TEST_F(StoreTest, ConcurrentReadersSeeCommittedDataOnly) {
   EXPECT_EQ(*store_->CountProfiles({}), 10);
 }
 
-TEST_F(StoreTest, SizeCountsTheFileAndItsWalAndGrowsWithProfiles) {
+TEST_P(StoreTest, SizeIsPositiveAndGrowsWithProfiles) {
   auto empty = store_->ApproximateSizeBytes();
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_GT(*empty, 0);  // the schema alone takes pages
@@ -286,11 +309,12 @@ TEST_F(StoreTest, SizeCountsTheFileAndItsWalAndGrowsWithProfiles) {
   auto full = store_->ApproximateSizeBytes();
   ASSERT_TRUE(full.ok()) << full.status();
   EXPECT_GT(*full, *empty);
+  if (GetParam() != "sqlite") return;
 
-  const std::string path = dir_.File("store.db");
+  // SQLite: the figure is the file plus its write-ahead log.
   std::error_code no_wal;
-  const auto wal = std::filesystem::file_size(path + "-wal", no_wal);
-  EXPECT_EQ(*full, static_cast<int64_t>(std::filesystem::file_size(path) + (no_wal ? 0 : wal)));
+  const auto wal = std::filesystem::file_size(uri_ + "-wal", no_wal);
+  EXPECT_EQ(*full, static_cast<int64_t>(std::filesystem::file_size(uri_) + (no_wal ? 0 : wal)));
 }
 
 TEST(StoreSizeTest, InMemoryAndReadOnlyStoresCountTheirPages) {
@@ -312,6 +336,112 @@ TEST(StoreSizeTest, InMemoryAndReadOnlyStoresCountTheirPages) {
   auto read_only_size = (*read_only)->ApproximateSizeBytes();
   ASSERT_TRUE(read_only_size.ok()) << read_only_size.status();
   EXPECT_GT(*read_only_size, 0);
+}
+
+TEST_P(StoreTest, ListingIsPagedByIdWhateverTheInsertionOrder) {
+  for (const char* name : {"zeta", "alpha", "mid"}) ASSERT_TRUE(store_->RegisterNode(SampleNode(name)).ok());
+  auto first = store_->ListNodes({.page_size = 2});
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->nodes.size(), 2u);
+  EXPECT_EQ(first->nodes[0].name, "zeta");
+  EXPECT_EQ(first->nodes[1].name, "alpha");
+  auto second = store_->ListNodes({.page_size = 2, .page_token = first->next_page_token});
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->nodes.size(), 1u);
+  EXPECT_EQ(second->nodes[0].name, "mid");
+  EXPECT_TRUE(second->next_page_token.empty());
+  EXPECT_EQ(store_->ListNodes({.page_token = "-4"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(StoreTest, ScanStopsWhenTheVisitorSaysSo) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  std::vector<models::Profile> batch;
+  for (int i = 0; i < 30; ++i) batch.push_back(SampleProfile("n1", i));
+  ASSERT_EQ(Import(batch).accepted, 30);
+  int visited = 0;
+  ASSERT_TRUE(store_->ScanProfiles({}, [&](const models::Profile&) { return ++visited < 7; }).ok());
+  EXPECT_EQ(visited, 7);
+  std::vector<models::Profile> all = All();
+  ASSERT_EQ(all.size(), 30u);
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_LT(all[i - 1].id, all[i].id);
+  // A limit caps the scan, not the count.
+  EXPECT_EQ(*store_->CountProfiles({.limit = 5}), 30);
+}
+
+TEST_P(StoreTest, CommittedImportCannotBeUsedAgain) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  ASSERT_TRUE((*import)->Add(0, SampleProfile("n1", 0)).ok());
+  ASSERT_TRUE((*import)->Commit().ok());
+  EXPECT_EQ((*import)->Add(1, SampleProfile("n1", 1)).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*import)->Commit().status().code(), absl::StatusCode::kFailedPrecondition);
+  // The import lock was released at Commit although the object lives on.
+  EXPECT_EQ(Import({SampleProfile("n1", 2)}).accepted, 1);
+  EXPECT_EQ(*store_->CountProfiles({}), 2);
+}
+
+// Large enough that a backend which batches rows (PostgreSQL sends 500
+// profiles per INSERT and reads 2,000 per query) crosses its batch edges.
+TEST_P(StoreTest, LargeImportsAndScansCountEveryProfileOnce) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  constexpr int kProfiles = 2500;
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  for (int i = 0; i < kProfiles; ++i) {
+    ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", i)).ok());
+    if (i == 700) {
+      EXPECT_EQ((*import)->summary().accepted, 701);
+    }
+  }
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE((*import)->Add(kProfiles + i, SampleProfile("n1", i * 7)).ok());
+  }
+  auto summary = (*import)->Commit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, kProfiles);
+  EXPECT_EQ(summary->duplicates, 100);
+  EXPECT_EQ(*store_->CountProfiles({}), kProfiles);
+  std::vector<models::Profile> all = All();
+  ASSERT_EQ(all.size(), static_cast<size_t>(kProfiles));
+  std::set<std::string> hashes;
+  for (size_t i = 0; i < all.size(); ++i) {
+    hashes.insert(all[i].content_hash);
+    if (i > 0) EXPECT_LT(all[i - 1].id, all[i].id);
+  }
+  EXPECT_EQ(hashes.size(), static_cast<size_t>(kProfiles));
+  EXPECT_EQ(All({.limit = 2100}).size(), 2100u);
+}
+
+std::vector<std::string> Backends() {
+  std::vector<std::string> backends = {"sqlite"};
+#ifdef PERFCAST_HAVE_POSTGRES
+  backends.push_back("postgres");
+#endif
+  return backends;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::ValuesIn(Backends()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST(DatabaseUriTest, PasswordsAreRedacted) {
+  EXPECT_EQ(RedactDatabaseUri("postgresql://app:s3cret@db.internal:5432/perfcast"),
+            "postgresql://app:****@db.internal:5432/perfcast");
+  EXPECT_EQ(RedactDatabaseUri("postgresql://db/perfcast?user=app&password=s3cret&sslmode=require"),
+            "postgresql://db/perfcast?user=app&password=****&sslmode=require");
+  EXPECT_EQ(RedactDatabaseUri("postgresql://app@db/perfcast"), "postgresql://app@db/perfcast");
+  EXPECT_EQ(RedactDatabaseUri("sqlite:///var/lib/perfcast/perfcast.db"),
+            "sqlite:///var/lib/perfcast/perfcast.db");
+}
+
+TEST(DatabaseUriTest, UnknownSchemesAreInvalid) {
+  EXPECT_EQ(OpenStore("mysql://db/perfcast").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStore("").status().code(), absl::StatusCode::kInvalidArgument);
+#ifndef PERFCAST_HAVE_POSTGRES
+  EXPECT_EQ(OpenStore("postgresql://db/perfcast").status().code(),
+            absl::StatusCode::kUnimplemented);
+#endif
 }
 
 }  // namespace

@@ -1,0 +1,847 @@
+#include "db/postgres_store.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <pqxx/pqxx>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "db/postgres_connection.h"
+#include "db/postgres_schema.h"
+#include "db/store_rules.h"
+#include "models/descriptor.h"
+#include "nlohmann/json.hpp"
+
+namespace perfcast::db {
+namespace {
+
+using models::Node;
+using models::Profile;
+
+// Model versions lock per name: (kModelLockSpace, hashtext(name)).
+constexpr int kModelLockSpace = kPostgresLockSpace + 1;
+// Connections one store opens at most; callers beyond wait for one to free.
+constexpr size_t kMaxConnections = 16;
+// How long BeginImport waits for another replica's import to end.
+constexpr int kImportLockTimeoutSeconds = 60;
+// Rows fetched per round trip by ScanProfiles.
+constexpr int64_t kScanBatch = 2000;
+// Profiles an import sends per INSERT: one round trip per row made imports
+// several times slower than SQLite's (24 parameters a row; PostgreSQL takes
+// up to 65,535 per statement).
+constexpr size_t kInsertBatch = 500;
+
+constexpr absl::string_view kNodeColumns =
+    "name, source, labels, gpu_count, gpu_model, gpu_vendor_name, architecture, "
+    "compute_capability, sm_count, boost_clock_mhz, memory_gib, memory_bus_width_bits, "
+    "memory_bandwidth_gbs, fp32_tflops, tf32_tflops, fp16_tflops, bf16_tflops, fp64_tflops, "
+    "l2_cache_mib, interconnect, hostname, cpu_model, cpu_cores, driver_version, cuda_version, "
+    "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
+    "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
+    "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
+    "idle_power_watts";
+constexpr int kNodeColumnCount = 39;
+
+constexpr absl::string_view kProfileColumns =
+    "content_hash, node_id, workload_id, measured_at_us, agent_version, iterations, mean_ms, "
+    "median_ms, p95_ms, stddev_ms, min_ms, max_ms, data_load_ms, h2d_ms, forward_ms, "
+    "backward_ms, optimizer_ms, repeats, repeat_cv, epoch_s, throughput_per_s, "
+    "peak_memory_bytes, achieved_tflops, roofline_fraction";
+constexpr int kProfileColumnCount = 24;
+
+// Profile id, node name, workload key, then the profile columns.
+constexpr absl::string_view kScanSelect =
+    "SELECT p.id, n.name, w.key, encode(p.content_hash, 'hex'), p.measured_at_us, "
+    "p.agent_version, p.iterations, p.mean_ms, p.median_ms, p.p95_ms, p.stddev_ms, p.min_ms, "
+    "p.max_ms, p.data_load_ms, p.h2d_ms, p.forward_ms, p.backward_ms, p.optimizer_ms, "
+    "p.repeats, p.repeat_cv, p.epoch_s, p.throughput_per_s, p.peak_memory_bytes, "
+    "p.achieved_tflops, p.roofline_fraction FROM profiles p JOIN nodes n ON n.id = p.node_id "
+    "JOIN workloads w ON w.id = p.workload_id";
+
+constexpr absl::string_view kModelColumns =
+    "id, name, version, target, summary, cv_mape, created_at_us";
+
+std::string Placeholders(int count, int first = 1) {
+  std::string out;
+  for (int i = first; i < first + count; ++i) absl::StrAppend(&out, i > first ? ", $" : "$", i);
+  return out;
+}
+
+// Statements every connection prepares once: the node writes of imports and
+// registrations.
+std::vector<std::pair<std::string, std::string>> PreparedStatements() {
+  return {
+      {"insert_node", absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
+                                   Placeholders(kNodeColumnCount), ") RETURNING id")},
+      {"insert_node_if_absent",
+       absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
+                    Placeholders(kNodeColumnCount),
+                    ") ON CONFLICT (name) DO NOTHING RETURNING id")},
+      {"find_node", "SELECT id, gpu_model FROM nodes WHERE name = $1"},
+      {"refresh_node",
+       "UPDATE nodes SET hostname = $2, cpu_model = $3, cpu_cores = $4, driver_version = $5, "
+       "cuda_version = $6, torch_version = $7, measured_bandwidth_gbs = $8, "
+       "measured_fp32_tflops = $9, measured_tf32_tflops = $10, measured_fp16_tflops = $11, "
+       "measured_bf16_tflops = $12, measured_fp64_tflops = $13, launch_latency_us = $14, "
+       "h2d_pinned_gbs = $15, h2d_pageable_gbs = $16, cpu_single_thread_score = $17, "
+       "idle_power_watts = $18 WHERE name = $1"},
+  };
+}
+
+std::optional<double> OptionalDouble(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<double>();
+}
+
+std::string NodeLabelsJson(const Node& n) { return nlohmann::json(n.labels).dump(); }
+
+// Runs the insert statement `name` (insert_node or insert_node_if_absent).
+pqxx::result InsertNode(pqxx::transaction_base& tx, const std::string& name, const Node& n) {
+  const models::GpuSpec& g = n.gpu;
+  const models::HostSpec& h = n.host;
+  const models::MeasuredRates& m = n.measured;
+  return tx.exec_prepared(
+      name, n.name, std::string(NodeSourceName(n.source)), NodeLabelsJson(n), n.gpu_count,
+      g.model, g.vendor_name, g.architecture, g.compute_capability, g.sm_count, g.boost_clock_mhz,
+      g.memory_gib, g.memory_bus_width_bits, g.memory_bandwidth_gbs, g.fp32_tflops,
+      g.tf32_tflops, g.fp16_tflops, g.bf16_tflops, g.fp64_tflops, g.l2_cache_mib, g.interconnect,
+      h.hostname, h.cpu_model, h.cpu_cores, h.driver_version, h.cuda_version, h.torch_version,
+      m.memory_bandwidth_gbs, m.fp32_tflops, m.tf32_tflops, m.fp16_tflops, m.bf16_tflops,
+      m.fp64_tflops, m.launch_latency_us, m.h2d_pinned_gbs, m.h2d_pageable_gbs,
+      m.cpu_single_thread_score, n.registered_at_us, g.tdp_watts, m.idle_power_watts);
+}
+
+// Reads a node from a row of `id, kNodeColumns`.
+Node ReadNode(const pqxx::row& r) {
+  Node n;
+  n.id = r[0].as<int64_t>();
+  int c = 1;
+  n.name = r[c++].as<std::string>();
+  n.source = ParseNodeSource(r[c++].as<std::string>());
+  nlohmann::json labels =
+      nlohmann::json::parse(r[c++].as<std::string>(), nullptr, /*allow_exceptions=*/false);
+  if (labels.is_object()) {
+    for (auto& [key, value] : labels.items()) {
+      if (value.is_string()) n.labels[key] = value.get<std::string>();
+    }
+  }
+  n.gpu_count = r[c++].as<int>();
+  models::GpuSpec& g = n.gpu;
+  g.model = r[c++].as<std::string>();
+  g.vendor_name = r[c++].as<std::string>();
+  g.architecture = r[c++].as<std::string>();
+  g.compute_capability = r[c++].as<std::string>();
+  g.sm_count = r[c++].as<int>();
+  g.boost_clock_mhz = r[c++].as<double>();
+  g.memory_gib = r[c++].as<double>();
+  g.memory_bus_width_bits = r[c++].as<int>();
+  g.memory_bandwidth_gbs = r[c++].as<double>();
+  g.fp32_tflops = r[c++].as<double>();
+  g.tf32_tflops = r[c++].as<double>();
+  g.fp16_tflops = r[c++].as<double>();
+  g.bf16_tflops = r[c++].as<double>();
+  g.fp64_tflops = r[c++].as<double>();
+  g.l2_cache_mib = r[c++].as<double>();
+  g.interconnect = r[c++].as<std::string>();
+  models::HostSpec& h = n.host;
+  h.hostname = r[c++].as<std::string>();
+  h.cpu_model = r[c++].as<std::string>();
+  h.cpu_cores = r[c++].as<int>();
+  h.driver_version = r[c++].as<std::string>();
+  h.cuda_version = r[c++].as<std::string>();
+  h.torch_version = r[c++].as<std::string>();
+  models::MeasuredRates& m = n.measured;
+  m.memory_bandwidth_gbs = OptionalDouble(r[c++]);
+  m.fp32_tflops = OptionalDouble(r[c++]);
+  m.tf32_tflops = OptionalDouble(r[c++]);
+  m.fp16_tflops = OptionalDouble(r[c++]);
+  m.bf16_tflops = OptionalDouble(r[c++]);
+  m.fp64_tflops = OptionalDouble(r[c++]);
+  m.launch_latency_us = OptionalDouble(r[c++]);
+  m.h2d_pinned_gbs = OptionalDouble(r[c++]);
+  m.h2d_pageable_gbs = OptionalDouble(r[c++]);
+  m.cpu_single_thread_score = OptionalDouble(r[c++]);
+  n.registered_at_us = r[c++].as<int64_t>();
+  g.tdp_watts = r[c++].as<double>();
+  m.idle_power_watts = OptionalDouble(r[c++]);
+  return n;
+}
+
+// Reads a profile from a row of kScanSelect.
+absl::StatusOr<Profile> ReadProfile(const pqxx::row& r) {
+  Profile p;
+  p.id = r[0].as<int64_t>();
+  p.node_name = r[1].as<std::string>();
+  absl::StatusOr<models::WorkloadSpec> spec = models::ParseWorkloadKey(r[2].as<std::string>());
+  if (!spec.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("stored workload key is corrupt: ", spec.status().message()));
+  }
+  p.workload = *std::move(spec);
+  p.content_hash = r[3].as<std::string>();
+  p.measured_at_us = r[4].as<int64_t>();
+  p.agent_version = r[5].as<std::string>();
+  p.iteration.count = r[6].as<int64_t>();
+  p.iteration.mean_ms = r[7].as<double>();
+  p.iteration.median_ms = r[8].as<double>();
+  p.iteration.p95_ms = r[9].as<double>();
+  p.iteration.stddev_ms = r[10].as<double>();
+  p.iteration.min_ms = r[11].as<double>();
+  p.iteration.max_ms = r[12].as<double>();
+  p.phases.data_load_ms = OptionalDouble(r[13]);
+  p.phases.h2d_ms = OptionalDouble(r[14]);
+  p.phases.forward_ms = OptionalDouble(r[15]);
+  p.phases.backward_ms = OptionalDouble(r[16]);
+  p.phases.optimizer_ms = OptionalDouble(r[17]);
+  p.repeats = r[18].as<int>();
+  p.repeat_cv = OptionalDouble(r[19]);
+  p.epoch_s = OptionalDouble(r[20]);
+  p.throughput_per_s = OptionalDouble(r[21]);
+  p.peak_memory_bytes = OptionalDouble(r[22]);
+  p.achieved_tflops = OptionalDouble(r[23]);
+  p.roofline_fraction = OptionalDouble(r[24]);
+  return p;
+}
+
+StoredModel ReadModel(const pqxx::row& r, bool with_payload) {
+  StoredModel m;
+  m.id = r[0].as<int64_t>();
+  m.name = r[1].as<std::string>();
+  m.version = r[2].as<int64_t>();
+  m.target = r[3].as<std::string>();
+  m.summary = r[4].as<std::string>();
+  m.cv_mape = r[5].as<double>();
+  m.created_at_us = r[6].as<int64_t>();
+  if (with_payload) m.payload = r[7].as<std::string>();
+  return m;
+}
+
+// Positional parameters of a query built at run time ($1, $2, ...).
+class QueryParams {
+ public:
+  // Appends `value` and returns its placeholder.
+  std::string Add(std::string value) {
+    values_.push_back(std::move(value));
+    return absl::StrCat("$", values_.size());
+  }
+  std::string Add(int64_t value) { return Add(absl::StrCat(value)); }
+  pqxx::result Exec(pqxx::transaction_base& tx, const std::string& sql) const {
+    return tx.exec_params(sql, pqxx::prepare::make_dynamic_params(values_));
+  }
+
+ private:
+  std::vector<std::string> values_;
+};
+
+// Appends the WHERE conditions of `f` to `sql` (which must accept " AND ...").
+void AppendProfileFilter(const ProfileFilter& f, std::string& sql, QueryParams& params) {
+  absl::StrAppend(&sql, " AND p.measured_at_us >= ", params.Add(f.since_us),
+                  " AND p.measured_at_us <= ", params.Add(f.until_us));
+  if (!f.node_name.empty()) absl::StrAppend(&sql, " AND n.name = ", params.Add(f.node_name));
+  if (!f.gpu_model.empty()) absl::StrAppend(&sql, " AND n.gpu_model = ", params.Add(f.gpu_model));
+  if (!f.family.empty()) absl::StrAppend(&sql, " AND w.family = ", params.Add(f.family));
+  if (f.phase.has_value()) {
+    absl::StrAppend(&sql, " AND w.phase = ", params.Add(std::string(models::PhaseName(*f.phase))));
+  }
+  if (f.kind.has_value()) {
+    absl::StrAppend(&sql, " AND w.kind = ",
+                    params.Add(std::string(models::WorkloadKindName(*f.kind))));
+  }
+}
+
+absl::Status ReadOnlyError() {
+  return absl::FailedPreconditionError("the store was opened read-only");
+}
+
+// One import: a transaction on a connection this object holds until it ends.
+class PostgresImport final : public ImportTransaction {
+ public:
+  PostgresImport(PostgresConnectionPool::Lease lease, std::unique_ptr<pqxx::work> tx)
+      : lease_(std::move(lease)), tx_(std::move(tx)) {}
+
+  ~PostgresImport() override {
+    if (!finished_) RollBack();
+  }
+
+  absl::Status UpsertNode(const Node& node) override {
+    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    try {
+      Node stored = node;
+      if (stored.registered_at_us <= 0) stored.registered_at_us = NowMicros();
+      pqxx::result inserted = InsertNode(*tx_, "insert_node_if_absent", stored);
+      if (!inserted.empty()) {
+        node_ids_[node.name] = inserted[0][0].as<int64_t>();
+        return absl::OkStatus();
+      }
+      pqxx::result found = tx_->exec_prepared("find_node", node.name);
+      if (found.empty()) return absl::InternalError("node vanished during its upsert");
+      const std::string model = found[0][1].as<std::string>();
+      if (model != node.gpu.model) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "node '", node.name, "' is registered with GPU ", model, ", not ", node.gpu.model));
+      }
+      const models::HostSpec& h = node.host;
+      const models::MeasuredRates& m = node.measured;
+      tx_->exec_prepared("refresh_node", node.name, h.hostname, h.cpu_model, h.cpu_cores,
+                         h.driver_version, h.cuda_version, h.torch_version,
+                         m.memory_bandwidth_gbs, m.fp32_tflops, m.tf32_tflops, m.fp16_tflops,
+                         m.bf16_tflops, m.fp64_tflops, m.launch_latency_us, m.h2d_pinned_gbs,
+                         m.h2d_pageable_gbs, m.cpu_single_thread_score, m.idle_power_watts);
+      node_ids_[node.name] = found[0][0].as<int64_t>();
+      return absl::OkStatus();
+    } catch (...) {
+      return FailWithCurrentException();
+    }
+  }
+
+  absl::Status Add(int64_t index, const Profile& input) override {
+    if (absl::Status s = Usable(); !s.ok()) return s;
+    absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
+    if (!spec.ok()) return Reject(index, spec.status().message());
+    Profile profile = input;
+    profile.workload = *std::move(spec);
+    if (absl::Status s = models::ValidateProfile(profile); !s.ok()) {
+      return Reject(index, s.message());
+    }
+    if (profile.content_hash.empty()) {
+      profile.content_hash = models::ComputeContentHash(profile);
+    } else if (!IsHexHash(profile.content_hash)) {
+      return Reject(index, "content hash must be 32 hexadecimal digits");
+    }
+    try {
+      std::optional<int64_t> node_id = NodeId(profile.node_name);
+      if (!node_id.has_value()) {
+        return Reject(index, absl::StrCat("unknown node '", profile.node_name,
+                                          "' (register it first: perfcast nodes register)"));
+      }
+      std::string key = profile.workload.Key();
+      if (!workload_ids_.contains(key)) unresolved_workloads_.emplace(key, profile.workload);
+      pending_.push_back({std::move(profile), *node_id, std::move(key)});
+      if (pending_.size() == kInsertBatch) FlushPending();
+      return absl::OkStatus();
+    } catch (...) {
+      return FailWithCurrentException();
+    }
+  }
+
+  // Sends the staged rows first, so that the counts are exact. The object is
+  // never const itself (BeginImport hands out a mutable one); if sending
+  // fails, the import is rolled back and the next call reports it.
+  const ImportSummary& summary() const override {
+    auto* self = const_cast<PostgresImport*>(this);
+    if (self->Usable().ok() && !pending_.empty()) {
+      try {
+        self->FlushPending();
+      } catch (...) {
+        self->FailWithCurrentException().IgnoreError();
+      }
+    }
+    return summary_;
+  }
+
+  absl::StatusOr<ImportSummary> Commit() override {
+    if (absl::Status s = Usable(); !s.ok()) return s;
+    try {
+      FlushPending();
+      tx_->commit();
+    } catch (...) {
+      return FailWithCurrentException();
+    }
+    Finish();
+    return summary_;
+  }
+
+ private:
+  absl::Status Usable() const {
+    if (failed_) return absl::AbortedError("the import failed earlier and was rolled back");
+    if (finished_) return absl::FailedPreconditionError("the import has already ended");
+    return absl::OkStatus();
+  }
+
+  absl::Status Reject(int64_t index, absl::string_view reason) {
+    summary_.rejected.push_back({index, std::string(reason)});
+    return absl::OkStatus();
+  }
+
+  // A failed statement aborts the PostgreSQL transaction: roll back at once
+  // so the connection and the import lock are released before the caller
+  // drops the object. Call only inside a catch.
+  absl::Status FailWithCurrentException() {
+    absl::Status status = PqxxExceptionToStatus();
+    if (PqxxConnectionLost()) lease_->MarkBroken();
+    failed_ = true;
+    RollBack();
+    return status;
+  }
+
+  void RollBack() {
+    try {
+      if (tx_ != nullptr) tx_->abort();
+    } catch (...) {
+      if (lease_.has_value()) lease_->MarkBroken();
+    }
+    Finish();
+  }
+
+  // Ends the transaction and hands the connection back: the import object
+  // may outlive its transaction.
+  void Finish() {
+    finished_ = true;
+    tx_.reset();
+    lease_.reset();
+  }
+
+  template <typename T>
+  static std::optional<std::string> Param(const T& value) {
+    return pqxx::to_string(value);
+  }
+  static std::optional<std::string> Param(const std::optional<double>& value) {
+    if (!value.has_value()) return std::nullopt;
+    return pqxx::to_string(*value);
+  }
+  static std::optional<std::string> Param(const std::optional<int64_t>& value) {
+    if (!value.has_value()) return std::nullopt;
+    return pqxx::to_string(*value);
+  }
+  static std::optional<std::string> Param(const std::string& value) { return value; }
+
+  // "(decode($1, 'hex'), $2, ...), (...)": `rows` rows of `columns` parameters,
+  // the first column of each a hexadecimal content hash if `hash_first`.
+  static std::string ValuesList(int rows, int columns, bool hash_first) {
+    std::string sql;
+    for (int row = 0; row < rows; ++row) {
+      const int first = row * columns + 1;
+      absl::StrAppend(&sql, row > 0 ? ", (" : "(");
+      if (hash_first) {
+        absl::StrAppend(&sql, "decode($", first, ", 'hex'), ", Placeholders(columns - 1, first + 1));
+      } else {
+        absl::StrAppend(&sql, Placeholders(columns, first));
+      }
+      absl::StrAppend(&sql, ")");
+    }
+    return sql;
+  }
+
+  // Stores the workloads the staged profiles name and this import has not
+  // seen yet, and learns their ids: two statements for the whole batch.
+  void ResolveWorkloads() {
+    if (unresolved_workloads_.empty()) return;
+    std::vector<std::optional<std::string>> values;
+    std::vector<std::optional<std::string>> keys;
+    for (const auto& [key, spec] : unresolved_workloads_) {
+      // Analytic columns make the store self-describing for ad-hoc SQL; a
+      // workload that cannot be described is still stored.
+      absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
+      values.insert(values.end(),
+                    {Param(key), Param(std::string(models::WorkloadKindName(spec.kind))),
+                     Param(spec.family), Param(spec.batch_size),
+                     Param(std::string(models::PrecisionName(spec.precision))),
+                     Param(std::string(models::PhaseName(spec.phase))),
+                     d.ok() ? Param(d->parameters) : std::nullopt,
+                     d.ok() ? Param(d->total_flops()) : std::nullopt,
+                     d.ok() ? Param(d->inner_modules) : std::nullopt});
+      keys.push_back(key);
+    }
+    const int count = static_cast<int>(keys.size());
+    tx_->exec_params(absl::StrCat("INSERT INTO workloads (key, kind, family, batch_size, "
+                                  "precision, phase, parameters, total_flops, inner_modules) "
+                                  "VALUES ",
+                                  ValuesList(count, 9, false), " ON CONFLICT (key) DO NOTHING"),
+                     pqxx::prepare::make_dynamic_params(values));
+    pqxx::result ids = tx_->exec_params(
+        absl::StrCat("SELECT key, id FROM workloads WHERE key IN (", Placeholders(count), ")"),
+        pqxx::prepare::make_dynamic_params(keys));
+    for (const pqxx::row& row : ids) {
+      workload_ids_[row[0].as<std::string>()] = row[1].as<int64_t>();
+    }
+    unresolved_workloads_.clear();
+  }
+
+  // Inserts the staged profiles with one statement; a profile whose content
+  // hash is stored already (or staged twice) is a duplicate. Throws libpqxx
+  // errors.
+  void FlushPending() {
+    if (pending_.empty()) return;
+    ResolveWorkloads();
+    std::vector<std::optional<std::string>> values;
+    values.reserve(pending_.size() * kProfileColumnCount);
+    for (const StagedProfile& staged : pending_) {
+      const Profile& p = staged.profile;
+      const models::TimingStats& t = p.iteration;
+      const models::PhaseBreakdown& ph = p.phases;
+      values.insert(values.end(),
+                    {Param(p.content_hash), Param(staged.node_id),
+                     Param(workload_ids_.at(staged.workload_key)), Param(p.measured_at_us),
+                     Param(p.agent_version), Param(t.count), Param(t.mean_ms), Param(t.median_ms),
+                     Param(t.p95_ms), Param(t.stddev_ms), Param(t.min_ms), Param(t.max_ms),
+                     Param(ph.data_load_ms), Param(ph.h2d_ms), Param(ph.forward_ms),
+                     Param(ph.backward_ms), Param(ph.optimizer_ms), Param(p.repeats),
+                     Param(p.repeat_cv), Param(p.epoch_s), Param(p.throughput_per_s),
+                     Param(p.peak_memory_bytes), Param(p.achieved_tflops),
+                     Param(p.roofline_fraction)});
+    }
+    const int64_t rows = static_cast<int64_t>(pending_.size());
+    pqxx::result r = tx_->exec_params(
+        absl::StrCat("INSERT INTO profiles (", kProfileColumns, ") VALUES ",
+                     ValuesList(static_cast<int>(rows), kProfileColumnCount, true),
+                     " ON CONFLICT (content_hash) DO NOTHING"),
+        pqxx::prepare::make_dynamic_params(values));
+    const int64_t inserted = static_cast<int64_t>(r.affected_rows());
+    summary_.accepted += inserted;
+    summary_.duplicates += rows - inserted;
+    pending_.clear();
+  }
+
+  // The id of node `name`, or nullopt if there is none.
+  std::optional<int64_t> NodeId(const std::string& name) {
+    if (auto it = node_ids_.find(name); it != node_ids_.end()) return it->second;
+    pqxx::result found = tx_->exec_prepared("find_node", name);
+    if (found.empty()) return std::nullopt;
+    const int64_t id = found[0][0].as<int64_t>();
+    node_ids_[name] = id;
+    return id;
+  }
+
+  std::optional<PostgresConnectionPool::Lease> lease_;
+  std::unique_ptr<pqxx::work> tx_;
+  ImportSummary summary_;
+  bool finished_ = false;
+  bool failed_ = false;
+  absl::flat_hash_map<std::string, int64_t> node_ids_;
+  absl::flat_hash_map<std::string, int64_t> workload_ids_;
+  // Validated profiles waiting for the next FlushPending, and the workloads
+  // among theirs that have no id yet.
+  struct StagedProfile {
+    Profile profile;
+    int64_t node_id = 0;
+    std::string workload_key;
+  };
+  std::vector<StagedProfile> pending_;
+  absl::flat_hash_map<std::string, models::WorkloadSpec> unresolved_workloads_;
+};
+
+class PostgresStore final : public Store {
+ public:
+  PostgresStore(std::string uri, bool read_only)
+      : pool_(std::move(uri), read_only, PreparedStatements(), kMaxConnections),
+        read_only_(read_only) {}
+
+  // Applies pending migrations (read-write) or checks the version (read-only).
+  absl::Status Init() {
+    return WithConnection([&](pqxx::connection& c) -> absl::Status {
+      return read_only_ ? CheckPostgresSchemaIsCurrent(c) : MigratePostgres(c);
+    });
+  }
+
+  absl::StatusOr<Node> RegisterNode(const Node& node) override {
+    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    if (read_only_) return ReadOnlyError();
+    Node stored = node;
+    stored.registered_at_us = node.registered_at_us > 0 ? node.registered_at_us : NowMicros();
+    absl::Status status = WithConnection([&](pqxx::connection& c) -> absl::Status {
+      pqxx::work tx(c);
+      stored.id = InsertNode(tx, "insert_node", stored)[0][0].as<int64_t>();
+      tx.commit();
+      return absl::OkStatus();
+    });
+    if (absl::IsAlreadyExists(status)) {
+      return absl::AlreadyExistsError(absl::StrCat("a node named '", node.name, "' already exists"));
+    }
+    if (!status.ok()) return status;
+    return stored;
+  }
+
+  absl::StatusOr<Node> GetNode(absl::string_view name) override {
+    return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<Node> {
+      pqxx::nontransaction tx(c);
+      pqxx::result r = tx.exec_params(
+          absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE name = $1"),
+          std::string(name));
+      if (r.empty()) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
+      return ReadNode(r[0]);
+    });
+  }
+
+  absl::StatusOr<NodePage> ListNodes(const NodeFilter& filter) override {
+    if (filter.page_size < 1 || filter.page_size > 1000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("page size must be within 1..1000, got ", filter.page_size));
+    }
+    int64_t after_id = 0;
+    if (!filter.page_token.empty() &&
+        (!absl::SimpleAtoi(filter.page_token, &after_id) || after_id < 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid page token '", filter.page_token, "'"));
+    }
+    for (const auto& [key, value] : filter.labels) {
+      if (!IsLabelKey(key)) {
+        return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
+      }
+    }
+    QueryParams params;
+    std::string sql =
+        absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE id > ", params.Add(after_id));
+    if (!filter.gpu_model.empty()) {
+      absl::StrAppend(&sql, " AND gpu_model = ", params.Add(filter.gpu_model));
+    }
+    for (const auto& [key, value] : filter.labels) {
+      absl::StrAppend(&sql, " AND labels ->> ", params.Add(key), "::text = ", params.Add(value),
+                      "::text");
+    }
+    absl::StrAppend(&sql, " ORDER BY id LIMIT ", filter.page_size + 1);
+    return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<NodePage> {
+      pqxx::nontransaction tx(c);
+      pqxx::result r = params.Exec(tx, sql);
+      NodePage page;
+      for (const pqxx::row& row : r) {
+        if (static_cast<int>(page.nodes.size()) == filter.page_size) {
+          page.next_page_token = absl::StrCat(page.nodes.back().id);
+          break;
+        }
+        page.nodes.push_back(ReadNode(row));
+      }
+      return page;
+    });
+  }
+
+  absl::Status DeregisterNode(absl::string_view name, bool purge_profiles) override {
+    if (read_only_) return ReadOnlyError();
+    return WithConnection([&](pqxx::connection& c) -> absl::Status {
+      pqxx::work tx(c);
+      // FOR UPDATE waits for imports that reference the node, so the count
+      // below includes everything committed before the delete.
+      pqxx::result found =
+          tx.exec_params("SELECT id FROM nodes WHERE name = $1 FOR UPDATE", std::string(name));
+      if (found.empty()) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
+      const int64_t id = found[0][0].as<int64_t>();
+      const int64_t profiles =
+          tx.exec_params("SELECT count(*) FROM profiles WHERE node_id = $1", id)[0][0].as<int64_t>();
+      if (profiles > 0 && !purge_profiles) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "node '", name, "' has ", profiles,
+            " profiles; remove them with it (--purge-profiles) or keep the node"));
+      }
+      tx.exec_params("DELETE FROM profiles WHERE node_id = $1", id);
+      tx.exec_params("DELETE FROM nodes WHERE id = $1", id);
+      tx.commit();
+      return absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginImport() override {
+    if (read_only_) return ReadOnlyError();
+    for (int attempt = 1;; ++attempt) {
+      absl::StatusOr<PostgresConnectionPool::Lease> lease = pool_.Acquire();
+      if (!lease.ok()) return lease.status();
+      try {
+        auto tx = std::make_unique<pqxx::work>(**lease);
+        // An import that never ends (a stalled client stream) must not block
+        // every other replica's imports for ever.
+        tx->exec(absl::StrCat("SET LOCAL lock_timeout = '", kImportLockTimeoutSeconds, "s'"));
+        tx->exec_params("SELECT pg_advisory_xact_lock($1, $2)", kPostgresLockSpace,
+                        kPostgresImportLock);
+        return std::unique_ptr<ImportTransaction>(
+            new PostgresImport(*std::move(lease), std::move(tx)));
+      } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == "55P03") {  // lock_not_available
+          return absl::AbortedError(absl::StrCat(
+              "another import has held the store's import lock for ", kImportLockTimeoutSeconds,
+              " s; retry later"));
+        }
+        if (PqxxConnectionLost()) lease->MarkBroken();
+        if (attempt > 1 || !PqxxSafeToRetry()) return PqxxExceptionToStatus();
+      } catch (...) {
+        if (PqxxConnectionLost()) lease->MarkBroken();
+        if (attempt > 1 || !PqxxSafeToRetry()) return PqxxExceptionToStatus();
+      }
+    }
+  }
+
+  absl::Status ScanProfiles(const ProfileFilter& filter,
+                            const std::function<bool(const Profile&)>& visit) override {
+    bool visited = false;  // the visitor must never see a row twice
+    return WithConnection([&](pqxx::connection& c) -> absl::Status {
+      // Batches by id under one snapshot: memory stays bounded and the scan
+      // sees one consistent state, as one SQLite statement would.
+      pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(c);
+      int64_t remaining = filter.limit > 0 ? filter.limit : std::numeric_limits<int64_t>::max();
+      int64_t after_id = 0;
+      while (remaining > 0) {
+        const int64_t batch = std::min(kScanBatch, remaining);
+        QueryParams params;
+        std::string sql = absl::StrCat(kScanSelect, " WHERE p.id > ", params.Add(after_id));
+        AppendProfileFilter(filter, sql, params);
+        absl::StrAppend(&sql, " ORDER BY p.id LIMIT ", batch);
+        pqxx::result r = params.Exec(tx, sql);
+        for (const pqxx::row& row : r) {
+          absl::StatusOr<Profile> profile = ReadProfile(row);
+          if (!profile.ok()) return profile.status();
+          visited = true;
+          if (!visit(*profile)) return absl::OkStatus();
+          after_id = profile->id;
+        }
+        if (static_cast<int64_t>(r.size()) < batch) break;
+        remaining -= batch;
+      }
+      return absl::OkStatus();
+    }, [&] { return !visited; });
+  }
+
+  absl::StatusOr<int64_t> CountProfiles(const ProfileFilter& filter) override {
+    return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
+      pqxx::nontransaction tx(c);
+      QueryParams params;
+      std::string sql =
+          "SELECT count(*) FROM profiles p JOIN nodes n ON n.id = p.node_id "
+          "JOIN workloads w ON w.id = p.workload_id WHERE true";
+      AppendProfileFilter(filter, sql, params);
+      return params.Exec(tx, sql)[0][0].as<int64_t>();
+    });
+  }
+
+  absl::Status RecordSkipped(const SkippedRun& run) override {
+    if (read_only_) return ReadOnlyError();
+    return WithConnection([&](pqxx::connection& c) -> absl::Status {
+      pqxx::work tx(c);
+      tx.exec_params(
+          "INSERT INTO skipped_runs (node_name, workload_key, reason, at_us) "
+          "VALUES ($1, $2, $3, $4)",
+          run.node_name, run.workload_key, run.reason, run.at_us > 0 ? run.at_us : NowMicros());
+      tx.commit();
+      return absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<std::vector<SkippedRun>> ListSkipped() override {
+    return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<std::vector<SkippedRun>> {
+      pqxx::nontransaction tx(c);
+      std::vector<SkippedRun> runs;
+      for (const pqxx::row& r :
+           tx.exec("SELECT node_name, workload_key, reason, at_us FROM skipped_runs ORDER BY id")) {
+        runs.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
+                        r[3].as<int64_t>()});
+      }
+      return runs;
+    });
+  }
+
+  absl::StatusOr<StoredModel> SaveModel(const StoredModel& model) override {
+    if (model.name.empty()) return absl::InvalidArgumentError("model name is empty");
+    if (read_only_) return ReadOnlyError();
+    StoredModel stored = model;
+    stored.created_at_us = model.created_at_us > 0 ? model.created_at_us : NowMicros();
+    absl::Status status = WithConnection([&](pqxx::connection& c) -> absl::Status {
+      pqxx::work tx(c);
+      // Another replica saving the same name waits here until it commits;
+      // READ COMMITTED then lets max(version) below see its row.
+      tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))", kModelLockSpace,
+                     stored.name);
+      stored.version = tx.exec_params(
+                             "SELECT coalesce(max(version), 0) + 1 FROM models WHERE name = $1",
+                             stored.name)[0][0]
+                           .as<int64_t>();
+      stored.id = tx.exec_params(
+                        "INSERT INTO models (name, version, target, summary, cv_mape, "
+                        "created_at_us, payload) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                        stored.name, stored.version, stored.target, stored.summary,
+                        stored.cv_mape, stored.created_at_us, stored.payload)[0][0]
+                      .as<int64_t>();
+      tx.commit();
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    return stored;
+  }
+
+  absl::StatusOr<StoredModel> GetModel(int64_t id) override {
+    return QueryModel("WHERE id = $1", absl::StrCat(id), absl::StrCat("no model with id ", id));
+  }
+
+  absl::StatusOr<StoredModel> LatestModel(absl::string_view name) override {
+    return QueryModel(
+        "WHERE name = $1 ORDER BY version DESC LIMIT 1", std::string(name),
+        absl::StrCat("no fitted model named '", name, "'; run `perfcast fit` first"));
+  }
+
+  absl::StatusOr<std::vector<StoredModel>> ListModels() override {
+    return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredModel>> {
+      pqxx::nontransaction tx(c);
+      std::vector<StoredModel> models;
+      for (const pqxx::row& r : tx.exec(absl::StrCat(
+               "SELECT ", kModelColumns, " FROM models ORDER BY created_at_us DESC, id DESC"))) {
+        models.push_back(ReadModel(r, /*with_payload=*/false));
+      }
+      return models;
+    });
+  }
+
+  // The whole database, indexes and TOAST included: what the operator pays
+  // for on the PostgreSQL host.
+  absl::StatusOr<int64_t> ApproximateSizeBytes() override {
+    return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
+      pqxx::nontransaction tx(c);
+      return tx.exec("SELECT pg_database_size(current_database())")[0][0].as<int64_t>();
+    });
+  }
+
+ private:
+  absl::StatusOr<StoredModel> QueryModel(absl::string_view where, const std::string& value,
+                                         const std::string& not_found) {
+    return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<StoredModel> {
+      pqxx::nontransaction tx(c);
+      pqxx::result r = tx.exec_params(
+          absl::StrCat("SELECT ", kModelColumns, ", payload FROM models ", where), value);
+      if (r.empty()) return absl::NotFoundError(not_found);
+      return ReadModel(r[0], /*with_payload=*/true);
+    });
+  }
+
+  // Runs `fn` on a pooled connection; every libpqxx exception becomes a
+  // Status here, and a connection that broke is not reused. If it broke
+  // before any commit (it died idle in the pool: server restart, failover,
+  // idle timeout), `fn` runs once more on a fresh connection, provided
+  // `may_retry()`: nothing of a transaction that never committed took effect.
+  template <typename Fn, typename MayRetry>
+  auto WithConnection(Fn fn, MayRetry may_retry)
+      -> decltype(fn(std::declval<pqxx::connection&>())) {
+    for (int attempt = 1;; ++attempt) {
+      absl::StatusOr<PostgresConnectionPool::Lease> lease = pool_.Acquire();
+      if (!lease.ok()) return lease.status();
+      try {
+        return fn(**lease);
+      } catch (...) {
+        if (PqxxConnectionLost()) lease->MarkBroken();
+        if (attempt > 1 || !PqxxSafeToRetry() || !may_retry()) return PqxxExceptionToStatus();
+      }
+    }
+  }
+  template <typename Fn>
+  auto WithConnection(Fn fn) -> decltype(fn(std::declval<pqxx::connection&>())) {
+    return WithConnection(std::move(fn), [] { return true; });
+  }
+
+  PostgresConnectionPool pool_;
+  const bool read_only_;
+};
+
+absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& uri, bool read_only) {
+  auto store = std::make_unique<PostgresStore>(uri, read_only);
+  if (absl::Status s = store->Init(); !s.ok()) return s;
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri) {
+  return Open(uri, /*read_only=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStoreReadOnly(const std::string& uri) {
+  return Open(uri, /*read_only=*/true);
+}
+
+}  // namespace perfcast::db

@@ -1,0 +1,36 @@
+// Validation and naming rules that every Store implementation applies the
+// same way, so that SQLite and PostgreSQL accept and reject the same records
+// with the same messages.
+#ifndef PERFCAST_DB_STORE_RULES_H_
+#define PERFCAST_DB_STORE_RULES_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "models/hardware.h"
+
+namespace perfcast::db {
+
+// Wall-clock microseconds since the Unix epoch (registration and model times).
+int64_t NowMicros();
+
+// The stored name of a node's source ("catalog", "spec", "agent") and back;
+// an unknown name reads as kCatalog.
+absl::string_view NodeSourceName(models::NodeSource source);
+models::NodeSource ParseNodeSource(absl::string_view name);
+
+// Label keys end up inside queries (JSON paths in SQLite); keep them to a safe
+// alphabet: 1..63 of [A-Za-z0-9._/-].
+bool IsLabelKey(absl::string_view key);
+
+// InvalidArgument for a node no store may hold: empty or overlong name, no
+// GPU model, negative counts or rates, non-finite rates, bad label keys.
+absl::Status ValidateNode(const models::Node& node);
+
+// Whether `hash` is a content hash as stored: 32 hexadecimal digits.
+bool IsHexHash(absl::string_view hash);
+
+}  // namespace perfcast::db
+
+#endif  // PERFCAST_DB_STORE_RULES_H_
