@@ -131,6 +131,9 @@ class Child {
 
  private:
   Child(const std::string& log, const std::function<int()>& body) {
+    // Emptied here, not in the child: a kill before the child opens the log
+    // must not leave the previous run's lines to be read as this run's.
+    std::ofstream(log, std::ios::trunc).flush();
     std::fflush(nullptr);  // the child must not repeat the parent's buffered output
     pid_ = fork();
     if (pid_ != 0) return;
@@ -165,8 +168,8 @@ int RunCampaignInProcess(const std::string& plan_text, const std::string& store_
   if (!measurer.ok()) return 5;
   profiler::RunOptions options;
   options.progress = &std::cerr;
-  std::cerr << "perfcast-agent: node " << node_name << ", " << specs->size()
-            << " configurations" << std::endl;
+  std::cerr << "perfcast-agent: node " << node_name << ", " << specs->size() << " configurations"
+            << std::endl;
   absl::StatusOr<profiler::RunSummary> summary =
       profiler::RunWorkloads(*specs, plan->timing, *node, **measurer, **store, options);
   return summary.ok() ? 0 : 6;
@@ -239,8 +242,8 @@ class AgentCrashTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::vector<std::string> RunArgs(const std::string& node) const {
-    return {"run", "--device", "cpu", "--threads", "1", "--plan-file", plan_,
-            "--out", store_, "--name", node};
+    return {"run", "--device", "cpu",  "--threads", "1", "--plan-file",
+            plan_, "--out",    store_, "--name",    node};
   }
 
   // Runs one whole campaign (it must finish and store exactly what it
@@ -276,7 +279,8 @@ class AgentCrashTest : public ::testing::Test {
       const int failures_before = FailureCount();
       const std::string node = absl::StrFormat("agent-t%02d", trial);
       const bool in_startup = rng() % 5 == 0;
-      const int delay_ms = static_cast<int>(rng() % (in_startup ? startup_ms : campaign_ms * 11 / 10));
+      const int delay_ms =
+          static_cast<int>(rng() % (in_startup ? startup_ms : campaign_ms * 11 / 10));
       std::unique_ptr<Child> child = launch(node);
       if (!in_startup) WaitForCampaign(*child, log_);
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
@@ -312,15 +316,19 @@ class AgentCrashTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<db::Store>> reopened = db::OpenStore(store_);
     EXPECT_TRUE(reopened.ok()) << reopened.status();
 
-    std::printf("%s: %d of %d trials survived; a whole campaign: %d configurations, "
-                "start-up %d ms, campaign %d ms\n",
-                title, tally.survived, tally.trials, configurations, startup_ms, campaign_ms);
+    std::printf(
+        "%s: %d of %d trials survived; a whole campaign: %d configurations, "
+        "start-up %d ms, campaign %d ms\n",
+        title, tally.survived, tally.trials, configurations, startup_ms, campaign_ms);
     std::printf("  kills during start-up %d, mid-campaign %d, after the end %d\n",
                 tally.during_startup, tally.mid_campaign, tally.after_end);
-    std::printf("  reported configurations found in the file %lld; stored with the line cut off %lld\n",
-                static_cast<long long>(tally.finished), static_cast<long long>(tally.unreported));
+    std::printf(
+        "  reported configurations found in the file %lld; stored with the line cut off %lld\n",
+        static_cast<long long>(tally.finished), static_cast<long long>(tally.unreported));
     EXPECT_EQ(tally.survived, tally.trials);
-    if (trials >= 5) EXPECT_GT(tally.mid_campaign, 0);
+    if (trials >= 5) {
+      EXPECT_GT(tally.mid_campaign, 0);
+    }
   }
 
   static int FailureCount() {
@@ -334,18 +342,19 @@ class AgentCrashTest : public ::testing::Test {
 // The real binary: each start loads LibTorch and measures the CPU's rates
 // (seconds), so only a few kills.
 TEST_F(AgentCrashTest, KilledAgentBinaryKeepsEveryFinishedConfiguration) {
-  KillCampaigns("agent binary", [&](const std::string& node) { return Child::Exec(RunArgs(node), log_); },
-                EnvInt("PERFCAST_AGENT_BINARY_CRASH_TRIALS", 2));
+  KillCampaigns(
+      "agent binary", [&](const std::string& node) { return Child::Exec(RunArgs(node), log_); },
+      EnvInt("PERFCAST_AGENT_BINARY_CRASH_TRIALS", 2));
 }
 
 // The same run loop and store code in a fork of this test: many kills.
 TEST_F(AgentCrashTest, KilledRunLoopKeepsEveryFinishedConfiguration) {
-  KillCampaigns("agent run loop",
-                [&](const std::string& node) {
-                  return Child::Fork([&, node] { return RunCampaignInProcess(kPlan, store_, node); },
-                                     log_);
-                },
-                EnvInt("PERFCAST_AGENT_CRASH_TRIALS", 40));
+  KillCampaigns(
+      "agent run loop",
+      [&](const std::string& node) {
+        return Child::Fork([&, node] { return RunCampaignInProcess(kPlan, store_, node); }, log_);
+      },
+      EnvInt("PERFCAST_AGENT_CRASH_TRIALS", 40));
 }
 
 }  // namespace

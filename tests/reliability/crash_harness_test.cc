@@ -59,10 +59,14 @@ enum class Phase { kNotStarted, kStreaming, kCommitting, kBetween };
 
 const char* PhaseName(Phase phase) {
   switch (phase) {
-    case Phase::kNotStarted: return "before the first stream";
-    case Phase::kStreaming: return "mid-stream (sending)";
-    case Phase::kCommitting: return "mid-stream (end sent, awaiting commit/ack)";
-    case Phase::kBetween: return "between streams";
+    case Phase::kNotStarted:
+      return "before the first stream";
+    case Phase::kStreaming:
+      return "mid-stream (sending)";
+    case Phase::kCommitting:
+      return "mid-stream (end sent, awaiting commit/ack)";
+    case Phase::kBetween:
+      return "between streams";
   }
   return "?";
 }
@@ -79,8 +83,8 @@ struct Ledger {
 void StreamBatches(const std::string& address, int trial, uint64_t seed, Ledger& ledger,
                    std::atomic<Phase>& phase, const std::atomic<bool>& stop) {
   std::mt19937_64 rng(seed);
-  auto stub = v1::ProfileStore::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::ProfileStore::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   for (int b = 0; !stop.load(); ++b) {
     const std::string node = absl::StrFormat("%st%03d-b%03d", kBatchPrefix, trial, b);
     const int size = 500 + static_cast<int>(rng() % 1501);
@@ -92,7 +96,8 @@ void StreamBatches(const std::string& address, int trial, uint64_t seed, Ledger&
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     v1::ImportResponse response;
-    std::unique_ptr<grpc::ClientWriter<v1::ImportRequest>> writer = stub->Import(&context, &response);
+    std::unique_ptr<grpc::ClientWriter<v1::ImportRequest>> writer =
+        stub->Import(&context, &response);
     bool sent = true;
     for (int first = 0; first < size && sent; first += kProfilesPerMessage) {
       v1::ImportRequest request;
@@ -120,8 +125,8 @@ void StreamBatches(const std::string& address, int trial, uint64_t seed, Ledger&
 
 // Nodes named with `prefix`, through the API (every page).
 int64_t ListNodesWithPrefix(const std::string& address, const std::string& prefix) {
-  auto stub = v1::NodeRegistry::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::NodeRegistry::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   int64_t count = 0;
   std::string token;
   do {
@@ -143,8 +148,8 @@ int64_t ListNodesWithPrefix(const std::string& address, const std::string& prefi
 }
 
 int64_t ExportCount(const std::string& address, const std::string& node) {
-  auto stub = v1::ProfileStore::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::ProfileStore::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::ExportRequest request;
@@ -159,8 +164,8 @@ int64_t ExportCount(const std::string& address, const std::string& node) {
 }
 
 grpc::Status RegisterNode(const std::string& address, const std::string& name) {
-  auto stub = v1::NodeRegistry::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::NodeRegistry::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::RegisterNodeRequest request;
@@ -182,8 +187,7 @@ TEST(CrashHarnessTest, AcknowledgedImportsSurviveSigkill) {
                             ? std::strtoull(std::getenv("PERFCAST_CRASH_SEED"), nullptr, 10)
                             : std::random_device()();
   std::printf("crash harness: %d trials, seed %llu (replay with PERFCAST_CRASH_SEED=%llu)\n",
-              trials, static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
+              trials, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
 
   TempDir dir;

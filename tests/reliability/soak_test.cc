@@ -69,8 +69,8 @@ struct ClientLog {
   // Calls that began before SIGTERM and ended after it: how they ended.
   std::array<int64_t, kRpcCount> in_flight_ok{};
   std::array<int64_t, kRpcCount> in_flight_clean{};
-  std::vector<std::string> unexpected;              // "<rpc>: <code> <message>"
-  std::map<std::string, int64_t> imports_started;   // node -> profiles
+  std::vector<std::string> unexpected;             // "<rpc>: <code> <message>"
+  std::map<std::string, int64_t> imports_started;  // node -> profiles
   std::set<std::string> imports_acknowledged;
   std::set<std::string> registered;  // acknowledged registrations
 };
@@ -145,7 +145,10 @@ void RunClient(const std::string& address, int id, uint64_t seed, LoadControl& c
 
   while (!control.stop.load()) {
     const int pick = static_cast<int>(rng() % 100);
-    const Rpc rpc = pick < 50 ? kPredict : pick < 65 ? kPredictBatch : pick < 80 ? kImport : kRegister;
+    const Rpc rpc = pick < 50   ? kPredict
+                    : pick < 65 ? kPredictBatch
+                    : pick < 80 ? kImport
+                                : kRegister;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
     grpc::Status status;
@@ -214,9 +217,9 @@ void RunClient(const std::string& address, int id, uint64_t seed, LoadControl& c
       case kRegister: {
         // Every fifth registration repeats an acknowledged name on purpose.
         const bool duplicate = !last_registered.empty() && rng() % 5 == 0;
-        const std::string name = duplicate ? last_registered
-                                           : absl::StrFormat("%sc%02d-%05d", kRegisterPrefix, id,
-                                                             registrations++);
+        const std::string name =
+            duplicate ? last_registered
+                      : absl::StrFormat("%sc%02d-%05d", kRegisterPrefix, id, registrations++);
         v1::RegisterNodeRequest request;
         request.set_name(name);
         request.set_catalog_gpu(CatalogTargets()[rng() % CatalogTargets().size()]);
@@ -241,7 +244,8 @@ void RunClient(const std::string& address, int id, uint64_t seed, LoadControl& c
       if (!status.ok() && IsCleanShutdownCode(status.error_code())) ++log.in_flight_clean[rpc];
     }
     log.latency_ms[rpc].push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
     if (!problem.empty()) {
       log.unexpected.push_back(absl::StrCat(kRpcNames[rpc], ": ", problem));
     } else if (intended_error) {
@@ -252,8 +256,8 @@ void RunClient(const std::string& address, int id, uint64_t seed, LoadControl& c
         // The server is going or gone: do not spin on a closed port.
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       } else {
-        log.unexpected.push_back(absl::StrCat(kRpcNames[rpc], ": ", status.error_code(), " ",
-                                              status.error_message()));
+        log.unexpected.push_back(
+            absl::StrCat(kRpcNames[rpc], ": ", status.error_code(), " ", status.error_message()));
       }
     }
   }
@@ -267,8 +271,7 @@ double Percentile(std::vector<double>& values, double p) {
 }
 
 // Prints the per-RPC table; returns the unexpected errors (their texts).
-std::vector<std::string> Report(const char* title, std::vector<ClientLog>& logs,
-                                double seconds) {
+std::vector<std::string> Report(const char* title, std::vector<ClientLog>& logs, double seconds) {
   std::vector<std::string> unexpected;
   std::printf("%s (%zu clients, %.1f s)\n", title, logs.size(), seconds);
   std::printf("  %-13s %9s %8s %9s %9s %9s %9s %9s\n", "rpc", "calls", "calls/s", "p50 ms",
@@ -303,8 +306,10 @@ std::vector<std::string> Report(const char* title, std::vector<ClientLog>& logs,
     }
   }
   if (in_flight_ok + in_flight_clean > 0) {
-    std::printf("  calls in flight at SIGTERM: %lld finished OK, %lld ended UNAVAILABLE/CANCELLED/ABORTED\n",
-                static_cast<long long>(in_flight_ok), static_cast<long long>(in_flight_clean));
+    std::printf(
+        "  calls in flight at SIGTERM: %lld finished OK, %lld ended "
+        "UNAVAILABLE/CANCELLED/ABORTED\n",
+        static_cast<long long>(in_flight_ok), static_cast<long long>(in_flight_clean));
   }
   return unexpected;
 }
@@ -411,9 +416,11 @@ TEST_F(SoakTest, MixedLoadHasNoUnexpectedErrorsAndBoundedMemory) {
   int64_t peak_kib = start_kib;
   const auto begin = std::chrono::steady_clock::now();
   const auto end = begin + std::chrono::seconds(seconds);
+  std::vector<int64_t> samples_kib;  // every 250 ms
   while (std::chrono::steady_clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    peak_kib = std::max(peak_kib, ResidentKib(server_->pid()));
+    samples_kib.push_back(ResidentKib(server_->pid()));
+    peak_kib = std::max(peak_kib, samples_kib.back());
   }
   const int64_t end_kib = ResidentKib(server_->pid());
   StopLoad();
@@ -422,9 +429,16 @@ TEST_F(SoakTest, MixedLoadHasNoUnexpectedErrorsAndBoundedMemory) {
       std::chrono::duration<double>(warm_up).count();
 
   const std::vector<std::string> unexpected = Report("soak", logs_, elapsed);
-  std::printf("  perfcastd VmRSS: start (after %.1f s warm-up) %.1f MiB, end %.1f MiB, peak %.1f MiB\n",
-              std::chrono::duration<double>(warm_up).count(), start_kib / 1024.0, end_kib / 1024.0,
-              peak_kib / 1024.0);
+  std::printf(
+      "  perfcastd VmRSS: start (after %.1f s warm-up) %.1f MiB, end %.1f MiB, peak %.1f MiB\n",
+      std::chrono::duration<double>(warm_up).count(), start_kib / 1024.0, end_kib / 1024.0,
+      peak_kib / 1024.0);
+  // The trend: a plateau is caches filling up, a steady climb a leak.
+  std::printf("  VmRSS MiB at each tenth of the run:");
+  for (size_t tenth = 1; tenth <= 10 && !samples_kib.empty(); ++tenth) {
+    std::printf(" %.0f", samples_kib[(samples_kib.size() - 1) * tenth / 10] / 1024.0);
+  }
+  std::printf("\n");
   for (size_t i = 0; i < std::min<size_t>(unexpected.size(), 20); ++i) {
     ADD_FAILURE() << "unexpected: " << unexpected[i];
   }
@@ -460,7 +474,8 @@ void SoakTest::SigtermUnderLoad(const char* title, bool stall_an_import, uint64_
     stalled = stalled_stub->Import(&stalled_context, &stalled_response);
     v1::ImportRequest request;
     proto::ToProto(SampleNode(stalled_node), request.add_nodes());
-    for (int i = 0; i < 100; ++i) proto::ToProto(SampleProfile(stalled_node, i), request.add_profiles());
+    for (int i = 0; i < 100; ++i)
+      proto::ToProto(SampleProfile(stalled_node, i), request.add_profiles());
     ASSERT_TRUE(stalled->Write(request));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -78,10 +78,10 @@ absl::StatusOr<std::map<std::string, int64_t>> ProfilesPerNode(const std::string
                                                                const std::string& prefix) {
   absl::StatusOr<Database> db = OpenReadOnly(path);
   if (!db.ok()) return db.status();
-  absl::StatusOr<Statement> stmt = Prepare(
-      db->get(),
-      "SELECT n.name, COUNT(p.id) FROM nodes n LEFT JOIN profiles p ON p.node_id = n.id "
-      "WHERE substr(n.name, 1, length(?1)) = ?1 GROUP BY n.id");
+  absl::StatusOr<Statement> stmt =
+      Prepare(db->get(),
+              "SELECT n.name, COUNT(p.id) FROM nodes n LEFT JOIN profiles p ON p.node_id = n.id "
+              "WHERE substr(n.name, 1, length(?1)) = ?1 GROUP BY n.id");
   if (!stmt.ok()) return stmt.status();
   sqlite3_bind_text(stmt->get(), 1, prefix.c_str(), -1, SQLITE_TRANSIENT);
   std::map<std::string, int64_t> counts;
@@ -97,10 +97,10 @@ absl::StatusOr<std::set<std::string>> WorkloadKeysOf(const std::string& path,
                                                      const std::string& node) {
   absl::StatusOr<Database> db = OpenReadOnly(path);
   if (!db.ok()) return db.status();
-  absl::StatusOr<Statement> stmt = Prepare(
-      db->get(),
-      "SELECT w.key FROM profiles p JOIN workloads w ON w.id = p.workload_id "
-      "JOIN nodes n ON n.id = p.node_id WHERE n.name = ?1");
+  absl::StatusOr<Statement> stmt =
+      Prepare(db->get(),
+              "SELECT w.key FROM profiles p JOIN workloads w ON w.id = p.workload_id "
+              "JOIN nodes n ON n.id = p.node_id WHERE n.name = ?1");
   if (!stmt.ok()) return stmt.status();
   sqlite3_bind_text(stmt->get(), 1, node.c_str(), -1, SQLITE_TRANSIENT);
   std::set<std::string> keys;
