@@ -77,11 +77,43 @@ ServerProcess::ServerProcess(const std::string& database, std::vector<std::strin
   }
 }
 
-ServerProcess::~ServerProcess() { Stop(); }
+ServerProcess::~ServerProcess() {
+  Stop();
+  std::filesystem::remove(log_path_);
+}
 
 int ServerProcess::Stop() {
   if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  std::filesystem::remove(port_file_);
+  return status;
+}
+
+void ServerProcess::Signal(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
+std::optional<int> ServerProcess::WaitExit(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return std::nullopt;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      std::filesystem::remove(port_file_);
+      return status;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+int ServerProcess::Kill(int signal) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, signal);
   int status = 0;
   waitpid(pid_, &status, 0);
   pid_ = -1;

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +35,21 @@ class ServerProcess {
   // Sends SIGTERM and returns the exit status (as from waitpid).
   int Stop();
 
+  // The child's process id; -1 once its exit has been collected.
+  pid_t pid() const { return pid_; }
+  // Where the server's standard error (its log) goes; removed with the object.
+  const std::string& log_path() const { return log_path_; }
+  // Sends `signal` without waiting for the exit (e.g. SIGTERM under load).
+  void Signal(int signal);
+  // Waits up to `timeout` for the child to exit: its status (as from
+  // waitpid), or nullopt while it still runs (or was already collected).
+  std::optional<int> WaitExit(std::chrono::milliseconds timeout);
+  // Sends `signal` (e.g. SIGKILL) and waits for the exit; returns the status.
+  // A restart is a new ServerProcess on the same database.
+  int Kill(int signal);
+
   // Runs the perfcast CLI against this server with `args`.
   CommandResult Cli(const std::vector<std::string>& args) const;
-
-  // The file the server's standard error (its JSON log lines) goes to.
-  const std::string& log_path() const { return log_path_; }
 
  private:
   pid_t pid_ = -1;
