@@ -4,14 +4,11 @@
 
 namespace perfcast::client {
 
-std::shared_ptr<grpc::Channel> ClientContext::Channel() {
-  if (channel_ == nullptr) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(64 << 20);
-    args.SetMaxSendMessageSize(64 << 20);
-    channel_ = grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
-  }
-  return channel_;
+absl::Status ClientContext::Connect() {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(server, connection);
+  if (!channel.ok()) return channel.status();
+  channel_ = *std::move(channel);
+  return absl::OkStatus();
 }
 
 std::string Describe(const grpc::Status& status) {

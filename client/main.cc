@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", context.timeout_s, "Deadline of each call, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  perfcast::client::AddConnectionFlags(app, context.connection);
 
   perfcast::client::Dispatch dispatch;
   perfcast::client::RegisterNodeCommands(app, context, dispatch);
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
   if (!dispatch.action) {
     std::cerr << "perfcast: no command given (see --help)\n";
     return perfcast::client::kExitUsage;
+  }
+  if (absl::Status connected = context.Connect(); !connected.ok()) {
+    std::cerr << "perfcast: " << perfcast::client::Describe(connected) << "\n";
+    return perfcast::client::kExitFailure;
   }
   if (auto error = dispatch.action(); error.has_value()) {
     std::cerr << "perfcast: " << error->message << "\n";
