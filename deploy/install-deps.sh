@@ -16,6 +16,8 @@ packages=(
   libtorch-dev
   # Tests and benchmarks; scikit-learn is the peer the SFS benchmark runs against.
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-sklearn python3-numpy
+  # The TLS tests make a throwaway CA and certificates when they run.
+  openssl
 )
 
 missing=()

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "db/store.h"
 #ifdef PERFCAST_AGENT_PUSH
+#include "client/cli_error.h"
 #include "client/connection.h"
 #include "client/importer.h"
 #endif
@@ -110,7 +111,11 @@ int Push(const std::shared_ptr<grpc::Channel>& channel, const std::string& serve
          const std::string& store_path) {
   absl::StatusOr<client::ImportReport> report = client::ImportFiles(
       channel, {{store_path, client::ProfileFormat::kAgentSqlite}}, {});
-  if (!report.ok()) return Fail(report.status());
+  if (!report.ok()) {
+    std::cerr << "perfcast-agent: push to " << server << " failed, the store " << store_path
+              << " is kept: " << client::Describe(report.status()) << "\n";
+    return 1;
+  }
   std::cerr << absl::StrFormat("perfcast-agent: pushed to %s: %d accepted, %d duplicates, %d rejected\n",
                                server, report->accepted, report->duplicates,
                                report->rejected.size());
