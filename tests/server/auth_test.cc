@@ -24,6 +24,7 @@
 #include "server/logger.h"
 #include "server/server.h"
 #include "tests/db/test_util.h"
+#include "tests/server/synthetic_store.h"
 
 namespace perfcast::server {
 namespace {
@@ -407,6 +408,54 @@ TEST_F(SecuredServerTest, AnImportOverTheProfileLimitStoresNothing) {
   grpc::Status status = writer->Finish();
   EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
   EXPECT_EQ(CountProfiles(""), 0);
+}
+
+// A cap already spent when the handler first looks: every long call stops
+// with DEADLINE_EXCEEDED, and Fit saves no model.
+TEST_F(SecuredServerTest, LongCallsStopAtTheCapAndFitSavesNothing) {
+  ServerOptions options;
+  options.max_call = absl::Nanoseconds(1);
+  Start(options);
+  ASSERT_TRUE(testing::FillSyntheticStore(*store_, testing::SyntheticNodes(), {}).ok());
+  auto predictor = v1::Predictor::NewStub(channel_);
+
+  v1::FitResponse fitted;
+  grpc::Status status = predictor->Fit(Call("").get(), v1::FitRequest(), &fitted);
+  EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  v1::ListModelsResponse models;
+  ASSERT_TRUE(predictor->ListModels(Call("").get(), v1::ListModelsRequest(), &models).ok());
+  EXPECT_EQ(models.models_size(), 0);
+
+  v1::EvaluateRequest evaluate;
+  evaluate.set_split(v1::SPLIT_K_FOLD);
+  v1::EvaluateResponse evaluated;
+  status = predictor->Evaluate(Call("").get(), evaluate, &evaluated);
+  EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+
+  {
+    auto context = Call("");
+    auto stream = predictor->PredictBatch(context.get());
+    v1::PredictBatchRequest batch;
+    batch.add_queries()->set_node_name("alpha1");
+    stream->Write(batch);
+    stream->WritesDone();
+    v1::PredictBatchResponse answer;
+    while (stream->Read(&answer)) {
+    }
+    status = stream->Finish();
+    EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  }
+  {
+    v1::ExportRequest request;
+    request.set_batch_size(1);
+    auto context = Call("");
+    auto reader = v1::ProfileStore::NewStub(channel_)->Export(context.get(), request);
+    v1::ExportResponse batch;
+    while (reader->Read(&batch)) {
+    }
+    status = reader->Finish();
+    EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  }
 }
 
 TEST(ServerStartTest, RefusesHalfATlsConfiguration) {
