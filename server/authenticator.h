@@ -22,6 +22,7 @@
 #define PERFCAST_SERVER_AUTHENTICATOR_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -34,9 +35,9 @@ namespace perfcast::server {
 
 // Reads a token file: one token per line; surrounding whitespace, blank lines
 // and lines starting with '#' are ignored. InvalidArgument when the file
-// holds no token or a token with a character that cannot travel in an HTTP/2
-// header (the message names the line, never the token); NotFound or
-// PermissionDenied style errors (as InvalidArgument) when it cannot be read.
+// cannot be read, holds no token, or holds a token with a character that
+// cannot travel in an HTTP/2 header (the message names the line, never the
+// token).
 absl::StatusOr<std::vector<std::string>> ReadTokenFile(const std::string& path);
 
 // True when `a` and `b` are equal, in time that depends only on `a`'s length
