@@ -5,17 +5,11 @@
 
 namespace perfcast::client {
 
-std::shared_ptr<grpc::Channel> ClientContext::Channel() {
-  if (channel_ == nullptr) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(64 << 20);
-    args.SetMaxSendMessageSize(64 << 20);
-    std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> creators;
-    creators.push_back(std::make_unique<RequestIdInterceptorFactory>());
-    channel_ = grpc::experimental::CreateCustomChannelWithInterceptors(
-        server, grpc::InsecureChannelCredentials(), args, std::move(creators));
-  }
-  return channel_;
+absl::Status ClientContext::Connect() {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(server, connection);
+  if (!channel.ok()) return channel.status();
+  channel_ = *std::move(channel);
+  return absl::OkStatus();
 }
 
 std::string Describe(const grpc::Status& status) {

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
+#include "client/connection.h"
 #include "grpcpp/grpcpp.h"
 
 namespace perfcast::client {
@@ -18,9 +20,14 @@ struct ClientContext {
   std::string server = "127.0.0.1:50051";  // --server, or $PERFCAST_SERVER
   OutputFormat output = OutputFormat::kTable;  // --output table|json
   double timeout_s = 30;                    // --timeout: deadline of unary calls
+  ConnectionFlags connection;               // TLS and token (see connection.h)
 
-  // A channel to `server`, created on first use.
-  std::shared_ptr<grpc::Channel> Channel();
+  // Opens the channel to `server` as `connection` says; main() calls it once
+  // after parsing. InvalidArgument for unreadable TLS or token files.
+  absl::Status Connect();
+
+  // The channel Connect() opened (null before).
+  std::shared_ptr<grpc::Channel> Channel() const { return channel_; }
 
   // Sets the deadline of a unary call (streams set their own).
   void SetDeadline(grpc::ClientContext& call) const {

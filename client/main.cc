@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "client/command.h"
+#include "grpc/support/log.h"
 
 int main(int argc, char** argv) {
   using perfcast::client::ClientContext;
@@ -24,6 +25,12 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", context.timeout_s, "Deadline of each call, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  perfcast::client::AddConnectionFlags(app, context.connection);
+
+  // gRPC core logs failures such as a refused TLS handshake itself; the
+  // one-line error below already says what went wrong. GRPC_VERBOSITY set:
+  // keep gRPC's lines for debugging.
+  if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function([](gpr_log_func_args*) {});
 
   perfcast::client::Dispatch dispatch;
   perfcast::client::RegisterNodeCommands(app, context, dispatch);
@@ -42,7 +49,18 @@ int main(int argc, char** argv) {
     std::cerr << "perfcast: no command given (see --help)\n";
     return perfcast::client::kExitUsage;
   }
+  if (absl::Status connected = context.Connect(); !connected.ok()) {
+    std::cerr << "perfcast: " << perfcast::client::Describe(connected) << "\n";
+    return perfcast::client::kExitFailure;
+  }
   if (auto error = dispatch.action(); error.has_value()) {
+    // A TLS mismatch shows only as a closed connection; say what to check.
+    if (error->message.rfind("UNAVAILABLE:", 0) == 0) {
+      error->message += context.connection.tls_ca.empty()
+                            ? " (if perfcastd serves TLS, pass --tls-ca)"
+                            : " (check --tls-ca, and --tls-cert/--tls-key if perfcastd requires "
+                              "client certificates)";
+    }
     std::cerr << "perfcast: " << error->message << "\n";
     return error->exit_code;
   }

@@ -22,6 +22,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-sklearn python3-numpy
   # Checks of the deployment artefacts (tests/deploy): systemd-analyze, linters.
   systemd shellcheck yamllint python3-yaml
+  # The TLS tests make a throwaway CA and certificates when they run.
+  openssl
 )
 
 missing=()

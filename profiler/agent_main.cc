@@ -20,6 +20,8 @@
 #include "absl/time/time.h"
 #include "db/store.h"
 #ifdef PERFCAST_AGENT_PUSH
+#include "client/cli_error.h"
+#include "client/connection.h"
 #include "client/importer.h"
 #endif
 #include "models/gpu_catalog.h"
@@ -97,16 +99,23 @@ struct RunFlags {
   double max_minutes = 0;
   bool quiet = false;
   std::string server;  // push the store to this perfcastd afterwards
+#ifdef PERFCAST_AGENT_PUSH
+  client::ConnectionFlags connection;  // TLS and token of the push
+#endif
 };
 
 #ifdef PERFCAST_AGENT_PUSH
 // Sends the whole store (its node and every profile) to perfcastd in one
 // import; profiles the server already has count as duplicates.
-int Push(const std::string& server, const std::string& store_path) {
+int Push(const std::shared_ptr<grpc::Channel>& channel, const std::string& server,
+         const std::string& store_path) {
   absl::StatusOr<client::ImportReport> report = client::ImportFiles(
-      grpc::CreateChannel(server, grpc::InsecureChannelCredentials()),
-      {{store_path, client::ProfileFormat::kAgentSqlite}}, {});
-  if (!report.ok()) return Fail(report.status());
+      channel, {{store_path, client::ProfileFormat::kAgentSqlite}}, {});
+  if (!report.ok()) {
+    std::cerr << "perfcast-agent: push to " << server << " failed, the store " << store_path
+              << " is kept: " << client::Describe(report.status()) << "\n";
+    return 1;
+  }
   std::cerr << absl::StrFormat("perfcast-agent: pushed to %s: %d accepted, %d duplicates, %d rejected\n",
                                server, report->accepted, report->duplicates,
                                report->rejected.size());
@@ -121,6 +130,14 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
   if (!specs.ok()) return Fail(specs.status());
   if (flags.max_minutes < 0) return Fail(absl::InvalidArgumentError("--max-minutes must be >= 0"));
   const double minutes = flags.max_minutes > 0 ? flags.max_minutes : plan->max_minutes;
+#ifdef PERFCAST_AGENT_PUSH
+  // Unreadable TLS or token files fail now, not after the whole run.
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel;
+  if (!flags.server.empty()) {
+    channel = client::OpenChannel(flags.server, flags.connection);
+    if (!channel.ok()) return Fail(channel.status());
+  }
+#endif
 
   const absl::Time start = absl::Now();
   absl::StatusOr<models::Node> node = profiler::Fingerprint(device, flags.name, true);
@@ -149,7 +166,7 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
 #ifdef PERFCAST_AGENT_PUSH
   if (!flags.server.empty()) {
     store->reset();  // close it: the push reads the file
-    return Push(flags.server, flags.out);
+    return Push(*channel, flags.server, flags.out);
   }
 #endif
   return 0;
@@ -190,6 +207,7 @@ int Main(int argc, char** argv) {
 #ifdef PERFCAST_AGENT_PUSH
   run->add_option("--server", run_flags.server,
                   "perfcastd host:port: register this node and push the profiles after the run");
+  client::AddConnectionFlags(*run, run_flags.connection);
 #endif
 
   std::string show_plan = "default";

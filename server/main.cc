@@ -11,10 +11,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "db/store.h"
 #include "models/gpu_catalog.h"
+#include "server/authenticator.h"
 #include "server/logger.h"
 #include "server/metrics.h"
 #include "server/server.h"
@@ -37,6 +39,19 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "127.0.0.1:9464; port 0 picks a free port, logged as metrics_port). Empty: no metrics.");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "How long in-flight calls may run after SIGINT/SIGTERM before they are cancelled.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "Serve TLS with this certificate chain (PEM file); needs --tls_key. Default: plaintext.");
+ABSL_FLAG(std::string, tls_key, "", "Private key (PEM file) of --tls_cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "Require client certificates signed by this CA (PEM file); needs --tls_cert.");
+ABSL_FLAG(std::string, token_file, "",
+          "Require a bearer token on every perfcast.v1 call: one accepted token per line ('#' "
+          "comments and blank lines ignored). Health checks stay open. Default: no "
+          "authentication.");
+ABSL_FLAG(int, max_message_bytes, 64 << 20, "Largest gRPC message received or sent, bytes.");
+ABSL_FLAG(int64_t, max_call_seconds, 0,
+          "Longest an import/export stream, fit, evaluation or prediction batch may run before "
+          "it fails with DEADLINE_EXCEEDED (an import then stores nothing); 0: no limit.");
 
 namespace {
 
@@ -59,6 +74,53 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read --", flag, " file ", path));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.find("-----BEGIN ") == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " file ", path, " is not readable PEM"));
+  }
+  return text;
+}
+
+// TLS files, tokens and limits from the flags into `options`.
+absl::Status ApplySecurityFlags(perfcast::server::ServerOptions& options,
+                                perfcast::server::Logger& logger) {
+  absl::StatusOr<std::string> cert = ReadPemFile("tls_cert", absl::GetFlag(FLAGS_tls_cert));
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPemFile("tls_key", absl::GetFlag(FLAGS_tls_key));
+  if (!key.ok()) return key.status();
+  absl::StatusOr<std::string> ca = ReadPemFile("tls_client_ca", absl::GetFlag(FLAGS_tls_client_ca));
+  if (!ca.ok()) return ca.status();
+  options.tls_cert_pem = *std::move(cert);
+  options.tls_key_pem = *std::move(key);
+  options.tls_client_ca_pem = *std::move(ca);
+  if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+    absl::StatusOr<std::vector<std::string>> tokens = perfcast::server::ReadTokenFile(path);
+    if (!tokens.ok()) return tokens.status();
+    options.tokens = *std::move(tokens);
+    logger.Info("bearer tokens loaded", {{"file", path},
+                                         {"count", absl::StrCat(options.tokens.size())}});
+    const bool loopback = absl::StartsWith(options.listen_address, "127.") ||
+                          absl::StartsWith(options.listen_address, "localhost:") ||
+                          absl::StartsWith(options.listen_address, "[::1]:");
+    if (options.tls_cert_pem.empty() && !loopback) {
+      logger.Warning("bearer tokens travel in clear text without TLS (--tls_cert, --tls_key)");
+    }
+  }
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  if (options.max_message_bytes <= 0) {
+    return absl::InvalidArgumentError("--max_message_bytes must be positive");
+  }
+  const int64_t max_call_seconds = absl::GetFlag(FLAGS_max_call_seconds);
+  if (max_call_seconds < 0) return absl::InvalidArgumentError("--max_call_seconds must be >= 0");
+  if (max_call_seconds > 0) options.max_call = absl::Seconds(max_call_seconds);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,6 +140,16 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  // Every flag is checked before the database is opened, so a refused start
+  // leaves no new database file behind.
+  perfcast::server::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.max_request_threads = absl::GetFlag(FLAGS_max_threads);
+  options.max_profiles_per_import = absl::GetFlag(FLAGS_max_import_profiles);
+  if (absl::Status security = ApplySecurityFlags(options, logger); !security.ok()) {
+    return Fail(std::string(security.message()));
+  }
 
   std::string uri = absl::GetFlag(FLAGS_db);
   if (uri.empty()) uri = DefaultDatabase();
@@ -100,10 +172,6 @@ int main(int argc, char** argv) {
                                     {"metrics_port", absl::StrCat(metrics->exposer_port())}});
   }
 
-  perfcast::server::ServerOptions options;
-  options.listen_address = absl::GetFlag(FLAGS_listen);
-  options.max_request_threads = absl::GetFlag(FLAGS_max_threads);
-  options.max_profiles_per_import = absl::GetFlag(FLAGS_max_import_profiles);
   options.metrics = metrics.get();
   auto server = perfcast::server::Server::Start(options, **store,
                                                 perfcast::models::GpuCatalog::BuiltIn(), logger);

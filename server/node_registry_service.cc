@@ -10,6 +10,7 @@ namespace perfcast::server {
 grpc::Status NodeRegistryService::Register(grpc::ServerContext* context,
                                            const v1::RegisterNodeRequest* request,
                                            v1::RegisterNodeResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "NodeRegistry.Register"); !s.ok()) return s;
   models::Node node;
   node.name = request->name();
   if (node.name.empty()) {
@@ -55,6 +56,7 @@ grpc::Status NodeRegistryService::Register(grpc::ServerContext* context,
 grpc::Status NodeRegistryService::Get(grpc::ServerContext* context,
                                       const v1::GetNodeRequest* request,
                                       v1::GetNodeResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "NodeRegistry.Get"); !s.ok()) return s;
   if (request->name().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "node name is required");
   }
@@ -67,6 +69,7 @@ grpc::Status NodeRegistryService::Get(grpc::ServerContext* context,
 grpc::Status NodeRegistryService::List(grpc::ServerContext* context,
                                        const v1::ListNodesRequest* request,
                                        v1::ListNodesResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "NodeRegistry.List"); !s.ok()) return s;
   db::NodeFilter filter;
   filter.gpu_model = request->gpu_model();
   for (const auto& [key, value] : request->labels()) filter.labels[key] = value;
@@ -82,6 +85,7 @@ grpc::Status NodeRegistryService::List(grpc::ServerContext* context,
 grpc::Status NodeRegistryService::Deregister(grpc::ServerContext* context,
                                              const v1::DeregisterNodeRequest* request,
                                              v1::DeregisterNodeResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "NodeRegistry.Deregister"); !s.ok()) return s;
   if (request->name().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "node name is required");
   }

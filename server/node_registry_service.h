@@ -6,15 +6,17 @@
 #include "db/store.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/node_registry.grpc.pb.h"
+#include "server/authenticator.h"
 #include "server/logger.h"
 
 namespace perfcast::server {
 
 class NodeRegistryService final : public v1::NodeRegistry::Service {
  public:
-  // `store`, `catalog` and `logger` must outlive the service.
-  NodeRegistryService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger)
-      : store_(store), catalog_(catalog), logger_(logger) {}
+  // `store`, `catalog`, `logger` and `auth` must outlive the service.
+  NodeRegistryService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
+                      const Authenticator& auth)
+      : store_(store), catalog_(catalog), logger_(logger), auth_(auth) {}
 
   grpc::Status Register(grpc::ServerContext* context, const v1::RegisterNodeRequest* request,
                         v1::RegisterNodeResponse* response) override;
@@ -29,6 +31,7 @@ class NodeRegistryService final : public v1::NodeRegistry::Service {
   db::Store& store_;
   const models::GpuCatalog& catalog_;
   Logger& logger_;
+  const Authenticator& auth_;
 };
 
 }  // namespace perfcast::server

@@ -16,6 +16,7 @@
 #include "predictor/evaluate.h"
 #include "predictor/predictor.h"
 #include "proto/convert.h"
+#include "server/call_timer.h"
 #include "server/grpc_status.h"
 #include "server/rpc_observer.h"
 
@@ -429,6 +430,10 @@ grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext*
                                                     const v1::PredictRequest* request,
                                                     v1::PredictResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status s = auth_.Check(*context, "Predictor.Predict"); !s.ok()) {
+    reactor->Finish(s);
+    return reactor;
+  }
   reactor->Finish(PredictOne(*request, response));
   return reactor;
 }
@@ -493,6 +498,8 @@ grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
 grpc::Status PredictorService::PredictBatch(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::PredictBatchResponse, v1::PredictBatchRequest>* stream) {
+  if (grpc::Status s = auth_.Check(*context, "Predictor.PredictBatch"); !s.ok()) return s;
+  const CallTimer timer(*context, max_call_);
   // Per distinct (model, target, workload) in this stream: the encoded
   // job-independent part of the answer, or the error, and the batch size.
   struct Entry {
@@ -512,6 +519,10 @@ grpc::Status PredictorService::PredictBatch(
     response.mutable_results()->Reserve(request.queries_size());
     models.clear();  // a refit between messages of a long stream takes effect
     for (const v1::PredictRequest& query : request.queries()) {
+      // One message may hold many queries; a clock read per 256 costs nothing.
+      if (response.results_size() % 256 == 0) {
+        if (grpc::Status s = timer.Check(); !s.ok()) return s;
+      }
       v1::PredictResult* result = response.add_results();
       key = AnswerKey(query);
       key.push_back(request.brief() ? 'b' : 'f');
@@ -569,6 +580,7 @@ grpc::Status PredictorService::PredictBatch(
     // A stream of distinct workloads must not grow without bound.
     if (entries.size() > 100'000) entries.clear();
   }
+  if (grpc::Status s = timer.Check(); !s.ok()) return s;
   logger_.Debug("predict batch done",
                 {{"request_id", RequestIdOf(*context)}, {"rows", absl::StrCat(rows)}});
   return grpc::Status::OK;
@@ -576,14 +588,20 @@ grpc::Status PredictorService::PredictBatch(
 
 grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRequest* request,
                                    v1::FitResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "Predictor.Fit"); !s.ok()) return s;
+  // Fitting itself cannot be interrupted; the timer is checked around it, and
+  // a fit that finishes past the deadline saves nothing.
+  const CallTimer timer(*context, max_call_);
   const std::string name = ModelName(request->model_name());
   absl::StatusOr<predictor::FitOptions> options = ToFitOptions(request->options());
   if (!options.ok()) return ToGrpcStatus(options.status());
   absl::StatusOr<Selection> selection = LoadSelection(store_, request->selection());
   if (!selection.ok()) return ToGrpcStatus(Prefixed("fit: ", selection.status()));
+  if (grpc::Status s = timer.Check(); !s.ok()) return s;
   absl::StatusOr<predictor::PredictorModel> model =
       predictor::Fit(selection->profiles, selection->nodes, *options);
   if (!model.ok()) return ToGrpcStatus(model.status());
+  if (grpc::Status s = timer.Check(); !s.ok()) return s;
   // When no feature varies (one workload on one GPU, say) selection keeps
   // intercepts only; such a model answers one constant for every query,
   // which is the singular design wearing a disguise.
@@ -633,6 +651,7 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
 grpc::Status PredictorService::GetModel(grpc::ServerContext* context,
                                         const v1::GetModelRequest* request,
                                         v1::GetModelResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "Predictor.GetModel"); !s.ok()) return s;
   absl::StatusOr<db::StoredModel> stored = request->id() != 0
                                                ? store_.GetModel(request->id())
                                                : store_.LatestModel(ModelName(request->name()));
@@ -656,6 +675,7 @@ grpc::Status PredictorService::GetModel(grpc::ServerContext* context,
 grpc::Status PredictorService::ListModels(grpc::ServerContext* context,
                                           const v1::ListModelsRequest* request,
                                           v1::ListModelsResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "Predictor.ListModels"); !s.ok()) return s;
   absl::StatusOr<std::vector<db::StoredModel>> models = store_.ListModels();
   if (!models.ok()) return ToGrpcStatus(models.status());
   for (const db::StoredModel& m : *models) ToProto(m, response->add_models());
@@ -665,6 +685,8 @@ grpc::Status PredictorService::ListModels(grpc::ServerContext* context,
 grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
                                         const v1::EvaluateRequest* request,
                                         v1::EvaluateResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "Predictor.Evaluate"); !s.ok()) return s;
+  const CallTimer timer(*context, max_call_);
   absl::StatusOr<predictor::FitOptions> fit = ToFitOptions(request->options());
   if (!fit.ok()) return ToGrpcStatus(fit.status());
   if (request->size_threshold() < 0) {
@@ -672,6 +694,7 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
   }
   absl::StatusOr<Selection> selection = LoadSelection(store_, request->selection());
   if (!selection.ok()) return ToGrpcStatus(Prefixed("evaluate: ", selection.status()));
+  if (grpc::Status s = timer.Check(); !s.ok()) return s;
   std::vector<predictor::DescribedProfile> profiles;
   profiles.reserve(selection->profiles.size());
   std::vector<int64_t> sizes;
@@ -711,6 +734,7 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
   absl::StatusOr<predictor::EvaluationReport> report =
       predictor::EvaluateDescribed(profiles, selection->nodes, options);
   if (!report.ok()) return ToGrpcStatus(report.status());
+  if (grpc::Status s = timer.Check(); !s.ok()) return s;
 
   response->set_level1_mape(report->level1.overall.mape);
   response->set_level2_mape(report->level2.overall.mape);
@@ -742,6 +766,7 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
   nlohmann::json model_json = nullptr;
   absl::StatusOr<predictor::PredictorModel> full =
       predictor::FitDescribed(profiles, selection->nodes, *fit);
+  if (grpc::Status s = timer.Check(); !s.ok()) return s;
   if (full.ok()) {
     for (const std::string& f : SelectedFeatures(*full)) response->add_selected_features(f);
     absl::StatusOr<std::string> text = predictor::SerializeModel(*full);

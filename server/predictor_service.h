@@ -28,6 +28,7 @@
 #include "perfcast/v1/predictor.grpc.pb.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
+#include "server/authenticator.h"
 #include "server/logger.h"
 
 namespace perfcast::server {
@@ -44,9 +45,12 @@ class PredictorService final
   static constexpr absl::Duration kModelRecheck = absl::Seconds(1);
   static constexpr absl::Duration kNodeRecheck = absl::Seconds(1);
 
-  // `store`, `catalog` and `logger` must outlive the service.
-  PredictorService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger)
-      : store_(store), catalog_(catalog), logger_(logger) {}
+  // `store`, `catalog`, `logger` and `auth` must outlive the service.
+  // PredictBatch, Fit and Evaluate stop with DEADLINE_EXCEEDED after
+  // `max_call` (see CallTimer); Fit then saves no model.
+  PredictorService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
+                   const Authenticator& auth, absl::Duration max_call = absl::InfiniteDuration())
+      : store_(store), catalog_(catalog), logger_(logger), auth_(auth), max_call_(max_call) {}
 
   // NOT_FOUND: unknown node or catalog GPU, no model of that name.
   // INVALID_ARGUMENT: missing or invalid workload fields (the message names
@@ -113,6 +117,8 @@ class PredictorService final
   db::Store& store_;
   const models::GpuCatalog& catalog_;
   Logger& logger_;
+  const Authenticator& auth_;
+  const absl::Duration max_call_;
 
   absl::Mutex mu_;
   std::map<std::string, ModelSlot> models_ ABSL_GUARDED_BY(mu_);

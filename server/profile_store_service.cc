@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
+#include "server/call_timer.h"
 #include "server/grpc_status.h"
 #include "server/rpc_observer.h"
 
@@ -13,6 +14,14 @@ namespace perfcast::server {
 grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::ImportRequest>* reader,
                                          v1::ImportResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "ProfileStore.Import"); !s.ok()) return s;
+  const CallTimer timer(*context, limits_.max_call);
+  // Returning before the commit rolls the transaction back; say why.
+  auto abandon = [&](const grpc::Status& why) {
+    logger_.Warning("import rolled back", {{"peer", context->peer()},
+                                           {"reason", why.error_message()}});
+    return grpc::Status(why.error_code(), why.error_message() + "; nothing stored");
+  };
   // The transaction begins before the first message and rolls back when this
   // function returns without committing: a client that disconnects, a
   // cancellation or a shutdown mid-stream stores nothing.
@@ -46,13 +55,11 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
       }
       if (absl::Status s = tx.Add(index++, *profile); !s.ok()) return ToGrpcStatus(s);
     }
-    if (context->IsCancelled()) {
-      return grpc::Status(grpc::StatusCode::CANCELLED, "import cancelled; nothing stored");
-    }
+    if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
   }
-  if (context->IsCancelled()) {
-    return grpc::Status(grpc::StatusCode::CANCELLED, "import cancelled; nothing stored");
-  }
+  // Read() also ends when the call is cancelled (by the client, its deadline
+  // or the server's cap), which must not commit what arrived so far.
+  if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
   absl::StatusOr<db::ImportSummary> summary = tx.Commit();
   if (!summary.ok()) return ToGrpcStatus(summary.status());
   response->set_received(index);
@@ -82,6 +89,8 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
 grpc::Status ProfileStoreService::Export(grpc::ServerContext* context,
                                          const v1::ExportRequest* request,
                                          grpc::ServerWriter<v1::ExportResponse>* writer) {
+  if (grpc::Status s = auth_.Check(*context, "ProfileStore.Export"); !s.ok()) return s;
+  const CallTimer timer(*context, limits_.max_call);
   db::ProfileFilter filter;
   filter.node_name = request->node_name();
   filter.gpu_model = request->gpu_model();
@@ -108,20 +117,21 @@ grpc::Status ProfileStoreService::Export(grpc::ServerContext* context,
   const int batch_size = request->batch_size() == 0 ? 1000 : request->batch_size();
 
   v1::ExportResponse batch;
-  bool client_gone = false;
+  grpc::Status stopped;
   absl::Status status = store_.ScanProfiles(filter, [&](const models::Profile& profile) {
     proto::ToProto(profile, batch.add_profiles());
     if (batch.profiles_size() >= batch_size) {
-      if (context->IsCancelled() || !writer->Write(batch)) {
-        client_gone = true;
-        return false;
+      stopped = timer.Check();
+      if (stopped.ok() && !writer->Write(batch)) {
+        stopped = grpc::Status(grpc::StatusCode::CANCELLED, "export cancelled");
       }
+      if (!stopped.ok()) return false;
       batch.Clear();
     }
     return true;
   });
   if (!status.ok()) return ToGrpcStatus(status);
-  if (client_gone) return grpc::Status(grpc::StatusCode::CANCELLED, "export cancelled");
+  if (!stopped.ok()) return stopped;
   if (batch.profiles_size() > 0 && !writer->Write(batch)) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "export cancelled");
   }

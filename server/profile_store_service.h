@@ -5,9 +5,11 @@
 
 #include <cstdint>
 
+#include "absl/time/time.h"
 #include "db/store.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/profile_store.grpc.pb.h"
+#include "server/authenticator.h"
 #include "server/logger.h"
 #include "server/metrics.h"
 
@@ -17,15 +19,24 @@ struct ProfileStoreLimits {
   // Profiles one Import stream may carry; beyond it the stream fails with
   // RESOURCE_EXHAUSTED and stores nothing (one stream is one transaction).
   int64_t max_profiles_per_import = 10'000'000;
+  // How long one Import or Export may run (see CallTimer); an import past it
+  // fails with DEADLINE_EXCEEDED and stores nothing.
+  absl::Duration max_call = absl::InfiniteDuration();
 };
 
 class ProfileStoreService final : public v1::ProfileStore::Service {
  public:
-  // `store`, `catalog`, `logger` and `metrics` (null: none) must outlive the
-  // service.
+  // `store`, `catalog`, `logger`, `auth` and `metrics` (null: none) must
+  // outlive the service.
   ProfileStoreService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
-                      ProfileStoreLimits limits = {}, Metrics* metrics = nullptr)
-      : store_(store), catalog_(catalog), logger_(logger), limits_(limits), metrics_(metrics) {}
+                      const Authenticator& auth, ProfileStoreLimits limits = {},
+                      Metrics* metrics = nullptr)
+      : store_(store),
+        catalog_(catalog),
+        logger_(logger),
+        auth_(auth),
+        limits_(limits),
+        metrics_(metrics) {}
 
   grpc::Status Import(grpc::ServerContext* context, grpc::ServerReader<v1::ImportRequest>* reader,
                       v1::ImportResponse* response) override;
@@ -36,6 +47,7 @@ class ProfileStoreService final : public v1::ProfileStore::Service {
   db::Store& store_;
   const models::GpuCatalog& catalog_;
   Logger& logger_;
+  const Authenticator& auth_;
   ProfileStoreLimits limits_;
   Metrics* const metrics_;
 };

@@ -4,6 +4,8 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/security/server_credentials.h"
+#include "server/authenticator.h"
 #include "server/node_registry_service.h"
 #include "server/predictor_service.h"
 #include "server/profile_store_service.h"
@@ -11,11 +13,47 @@
 
 namespace perfcast::server {
 
+namespace {
+
+// Plaintext without a certificate; TLS (and mTLS with a client CA) with one.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& options) {
+  if (options.tls_cert_pem.empty() != options.tls_key_pem.empty()) {
+    return absl::InvalidArgumentError("TLS needs both a certificate and its private key");
+  }
+  if (options.tls_cert_pem.empty()) {
+    if (!options.tls_client_ca_pem.empty()) {
+      return absl::InvalidArgumentError(
+          "client certificates (a client CA) need TLS: give a certificate and key too");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  grpc::SslServerCredentialsOptions ssl(
+      options.tls_client_ca_pem.empty()
+          ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = options.tls_client_ca_pem;
+  ssl.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
+  return grpc::SslServerCredentials(ssl);
+}
+
+const char* TlsMode(const ServerOptions& options) {
+  if (options.tls_cert_pem.empty()) return "off";
+  return options.tls_client_ca_pem.empty() ? "on" : "mutual";
+}
+
+}  // namespace
+
 struct Server::Services {
   Services(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
-           ProfileStoreLimits limits, Metrics* metrics)
-      : nodes(store, catalog, logger), profiles(store, catalog, logger, limits, metrics),
-        predictor(store, catalog, logger) {}
+           const ServerOptions& options)
+      : auth(options.tokens, logger),
+        nodes(store, catalog, logger, auth),
+        profiles(store, catalog, logger, auth,
+                 ProfileStoreLimits{.max_profiles_per_import = options.max_profiles_per_import,
+                                    .max_call = options.max_call},
+                  options.metrics),
+        predictor(store, catalog, logger, auth, options.max_call) {}
+  Authenticator auth;  // before the services that hold it
   NodeRegistryService nodes;
   ProfileStoreService profiles;
   PredictorService predictor;
@@ -25,17 +63,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                                                       db::Store& store,
                                                       const models::GpuCatalog& catalog,
                                                       Logger& logger) {
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials(options);
+  if (!credentials.ok()) return credentials.status();
   std::unique_ptr<Server> server(new Server());
-  server->services_ = std::make_unique<Services>(
-      store, catalog, logger,
-      ProfileStoreLimits{.max_profiles_per_import = options.max_profiles_per_import},
-      options.metrics);
+  server->services_ = std::make_unique<Services>(store, catalog, logger, options);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(),
-                           &server->port_);
+  builder.AddListeningPort(options.listen_address, *credentials, &server->port_);
   builder.RegisterService(&server->services_->nodes);
   builder.RegisterService(&server->services_->profiles);
   builder.RegisterService(&server->services_->predictor);
@@ -50,10 +86,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", options.listen_address, " (address in use or invalid)"));
+        absl::StrCat("cannot listen on ", options.listen_address, " (address in use or invalid",
+                     options.tls_cert_pem.empty() ? "" : ", or an unusable TLS certificate or key",
+                     ")"));
   }
   logger.Info("serving", {{"address", options.listen_address},
-                          {"port", absl::StrCat(server->port_)}});
+                          {"port", absl::StrCat(server->port_)},
+                          {"tls", TlsMode(options)},
+                          {"auth", options.tokens.empty() ? "off" : "bearer token"}});
   return server;
 }
 

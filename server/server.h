@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -28,12 +29,27 @@ struct ServerOptions {
   int64_t max_profiles_per_import = 10'000'000;
   // Where RPC and import metrics go; null: none. Must outlive the server.
   Metrics* metrics = nullptr;
+
+  // TLS: the server's certificate chain and private key, PEM text (not
+  // paths). Both empty: plaintext.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  // With TLS: when set, clients must present a certificate signed by this CA
+  // (PEM text); the handshake fails otherwise.
+  std::string tls_client_ca_pem;
+  // Bearer tokens that perfcast.v1 calls must carry (see Authenticator).
+  // Empty: no authentication. Health checks never need one.
+  std::vector<std::string> tokens;
+  // The longest a streaming import/export, fit, evaluation or batch of
+  // predictions may run (see CallTimer); infinite: no cap.
+  absl::Duration max_call = absl::InfiniteDuration();
 };
 
 class Server {
  public:
   // Starts serving `store` (which must outlive the server). Unavailable if
-  // the address cannot be bound.
+  // the address cannot be bound; InvalidArgument for a key without a
+  // certificate (or the reverse) or a client CA without TLS.
   static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options,
                                                        db::Store& store,
                                                        const models::GpuCatalog& catalog,

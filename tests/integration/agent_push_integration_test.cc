@@ -1,6 +1,8 @@
 // perfcast-agent measures this machine's CPU with the quick plan and pushes
 // its store to a real perfcastd; the node and its profiles arrive there.
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
@@ -33,6 +35,40 @@ TEST(AgentPushIntegrationTest, QuickPlanReachesTheServer) {
   CommandResult again = server.Cli({"--output", "json", "import", dir.File("agent.sqlite")});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("\"accepted\":0"), std::string::npos) << again.out;
+}
+
+TEST(AgentPushIntegrationTest, PushCarriesTheToken) {
+  TempDir dir;
+  {
+    std::ofstream(dir.File("tokens")) << "agent-push-token-77\n";
+    // One tiny GEMM: the push, not the measurement, is under test.
+    std::ofstream(dir.File("plan.json"))
+        << R"({"timing": {"warmup": 1, "repeats": 1, "target_repeat_ms": 5},)"
+        << R"( "grids": [{"family": "gemm", "params": {"m": 64, "n": 64, "k": 64, "batch": 1}}]})";
+  }
+  ServerProcess server(dir.File("perfcast.db"), {"--token_file=" + dir.File("tokens")});
+  ASSERT_TRUE(server.started());
+  auto run = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {PERFCAST_AGENT_PATH, "run", "--plan-file", dir.File("plan.json"),
+                                     "--device", "cpu", "--threads", "1", "--name", "ci-token",
+                                     "--quiet", "--out", dir.File("agent.sqlite"), "--server",
+                                     server.address()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv);
+  };
+
+  CommandResult refused = run({});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("UNAUTHENTICATED"), std::string::npos) << refused.err;
+  CommandResult nodes = server.Cli({"--token", "agent-push-token-77", "nodes", "list"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  EXPECT_EQ(nodes.out.find("ci-token"), std::string::npos) << nodes.out;
+
+  CommandResult pushed = run({"--token", "agent-push-token-77"});
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  EXPECT_NE(pushed.err.find("pushed to"), std::string::npos) << pushed.err;
+  CommandResult node = server.Cli({"--token", "agent-push-token-77", "nodes", "get", "ci-token"});
+  EXPECT_EQ(node.exit_code, 0) << node.err;
 }
 
 }  // namespace
