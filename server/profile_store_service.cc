@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
 #include "server/grpc_status.h"
+#include "server/request_validation.h"
 
 namespace perfcast::server {
 
@@ -22,11 +23,8 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
   v1::ImportRequest request;
   while (reader->Read(&request)) {
     for (const v1::Node& wire_node : request.nodes()) {
-      absl::StatusOr<models::Node> node = proto::FromProto(wire_node);
+      absl::StatusOr<models::Node> node = NodeFromImport(wire_node, catalog_);
       if (!node.ok()) return ToGrpcStatus(node.status());
-      // Agents know what they measured, not the vendor's peak rates; the
-      // predictor learns per-architecture efficiencies from nodes with both.
-      models::CompleteFromCatalog(catalog_, node->gpu);
       if (absl::Status s = tx.UpsertNode(*node); !s.ok()) return ToGrpcStatus(s);
     }
     if (index + request.profiles_size() > limits_.max_profiles_per_import) {
@@ -77,30 +75,10 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
 grpc::Status ProfileStoreService::Export(grpc::ServerContext* context,
                                          const v1::ExportRequest* request,
                                          grpc::ServerWriter<v1::ExportResponse>* writer) {
-  db::ProfileFilter filter;
-  filter.node_name = request->node_name();
-  filter.gpu_model = request->gpu_model();
-  filter.family = request->family();
-  if (request->phase() != v1::PHASE_UNSPECIFIED) {
-    absl::StatusOr<models::Phase> phase = proto::FromProto(request->phase());
-    if (!phase.ok()) return ToGrpcStatus(phase.status());
-    filter.phase = *phase;
-  }
-  if (request->kind() != v1::WORKLOAD_KIND_UNSPECIFIED) {
-    absl::StatusOr<models::WorkloadKind> kind = proto::FromProto(request->kind());
-    if (!kind.ok()) return ToGrpcStatus(kind.status());
-    filter.kind = *kind;
-  }
-  if (request->since_us() < 0 || request->until_us() < 0 || request->limit() < 0 ||
-      request->batch_size() < 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "since, until, limit and batch size must be non-negative");
-  }
-  filter.since_us = request->since_us();
-  filter.until_us =
-      request->until_us() == 0 ? std::numeric_limits<int64_t>::max() : request->until_us();
-  filter.limit = request->limit();
-  const int batch_size = request->batch_size() == 0 ? 1000 : request->batch_size();
+  absl::StatusOr<ExportQuery> query = ExportQueryFromRequest(*request);
+  if (!query.ok()) return ToGrpcStatus(query.status());
+  const db::ProfileFilter& filter = query->filter;
+  const int batch_size = query->batch_size;
 
   v1::ExportResponse batch;
   bool client_gone = false;
