@@ -1,6 +1,8 @@
 #include "profiler/plan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -248,6 +250,12 @@ RunPlan GridPlan(std::string name, int level) {
 
 // ---- Plan documents (JSON; YAML is converted to the same JSON tree) ----
 
+// JSON text of a value for messages. YAML scalars need not be UTF-8, which
+// a plain dump() would throw on.
+std::string Dump(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 absl::Status FieldError(absl::string_view where, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("plan: ", where, ": ", message));
 }
@@ -271,14 +279,15 @@ absl::StatusOr<int64_t> JsonInt(const Json& item) {
   if (item.is_number_integer()) return item.get<int64_t>();
   if (item.is_number_float()) {
     const double d = item.get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    // In range first: converting a larger double (or NaN) to int64 is undefined.
+    if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<int64_t>(d);
   }
-  return absl::InvalidArgumentError(absl::StrCat("expected an integer, got ", item.dump()));
+  return absl::InvalidArgumentError(absl::StrCat("expected an integer, got ", Dump(item)));
 }
 
 absl::StatusOr<std::string> JsonString(const Json& item) {
   if (item.is_string()) return item.get<std::string>();
-  return absl::InvalidArgumentError(absl::StrCat("expected a string, got ", item.dump()));
+  return absl::InvalidArgumentError(absl::StrCat("expected a string, got ", Dump(item)));
 }
 
 // Adapts a parser of names (ParsePrecision, ParsePhase) to JSON items.
@@ -407,8 +416,9 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
   }
   for (const RealField& f : reals) {
     if (!node.contains(f.name)) continue;
-    if (!node[f.name].is_number() || !(node[f.name].get<double>() > 0)) {
-      return FieldError(absl::StrCat("timing.", f.name), "expected a positive number");
+    if (!node[f.name].is_number() || !(node[f.name].get<double>() > 0) ||
+        !std::isfinite(node[f.name].get<double>())) {
+      return FieldError(absl::StrCat("timing.", f.name), "expected a positive, finite number");
     }
     *f.field = node[f.name].get<double>();
   }
@@ -431,8 +441,10 @@ absl::StatusOr<RunPlan> PlanFromJson(const Json& root) {
     plan.name = *name;
   }
   if (root.contains("max_minutes")) {
-    if (!root["max_minutes"].is_number() || root["max_minutes"].get<double>() < 0) {
-      return FieldError("max_minutes", "expected a non-negative number");
+    // Written so that YAML's .nan fails too.
+    if (!root["max_minutes"].is_number() || !(root["max_minutes"].get<double>() >= 0) ||
+        !std::isfinite(root["max_minutes"].get<double>())) {
+      return FieldError("max_minutes", "expected a non-negative, finite number");
     }
     plan.max_minutes = root["max_minutes"].get<double>();
   }
@@ -450,18 +462,28 @@ absl::StatusOr<RunPlan> PlanFromJson(const Json& root) {
   return plan;
 }
 
-// YAML scalars carry no type; integers, then reals, then strings.
-Json YamlToJson(const YAML::Node& node) {
+// A plan has at most a few thousand values; YAML aliases can make a small
+// document expand exponentially, so the conversion stops beyond this.
+constexpr int64_t kMaxPlanValues = 100'000;
+
+// YAML scalars carry no type; integers, then reals, then strings. Counts
+// converted nodes in `budget`; throws YAML::Exception for keys that are not
+// scalars (as.<std::string>) and when the budget runs out.
+Json YamlToJson(const YAML::Node& node, int64_t& budget) {
+  if (--budget < 0) {
+    throw YAML::Exception(YAML::Mark::null_mark(),
+                          absl::StrCat("more than ", kMaxPlanValues, " values"));
+  }
   switch (node.Type()) {
     case YAML::NodeType::Sequence: {
       Json list = Json::array();
-      for (const YAML::Node& item : node) list.push_back(YamlToJson(item));
+      for (const YAML::Node& item : node) list.push_back(YamlToJson(item, budget));
       return list;
     }
     case YAML::NodeType::Map: {
       Json object = Json::object();
       for (const auto& entry : node) {
-        object[entry.first.as<std::string>()] = YamlToJson(entry.second);
+        object[entry.first.as<std::string>()] = YamlToJson(entry.second, budget);
       }
       return object;
     }
@@ -485,13 +507,22 @@ std::string GridName(const Grid& grid, size_t index) {
 }  // namespace
 
 int64_t Grid::Size() const {
-  int64_t size = static_cast<int64_t>(batch_sizes.size() * precisions.size() * phases.size());
+  // Saturates instead of overflowing: a hostile plan file may list many values.
+  int64_t size = 1;
+  auto times = [&size](size_t n) {
+    if (__builtin_mul_overflow(size, static_cast<int64_t>(n), &size)) {
+      size = std::numeric_limits<int64_t>::max();
+    }
+  };
+  times(batch_sizes.size());
+  times(precisions.size());
+  times(phases.size());
   const bool uses_optimizer =
       family == "optimizer" ||
       (kind == WorkloadKind::kModel &&
        std::find(phases.begin(), phases.end(), Phase::kTrain) != phases.end());
-  if (uses_optimizer) size *= static_cast<int64_t>(optimizers.size());
-  for (const auto& [name, values] : params) size *= static_cast<int64_t>(values.size());
+  if (uses_optimizer) times(optimizers.size());
+  for (const auto& [name, values] : params) times(values.size());
   return size;
 }
 
@@ -516,13 +547,14 @@ absl::StatusOr<RunPlan> ParsePlanJson(absl::string_view text) {
 }
 
 absl::StatusOr<RunPlan> ParsePlanYaml(absl::string_view text) {
-  YAML::Node root;
+  Json root;
   try {
-    root = YAML::Load(std::string(text));
+    int64_t budget = kMaxPlanValues;
+    root = YamlToJson(YAML::Load(std::string(text)), budget);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("plan: not valid YAML: ", e.what()));
   }
-  return PlanFromJson(YamlToJson(root));
+  return PlanFromJson(root);
 }
 
 absl::StatusOr<RunPlan> LoadPlanFile(const std::string& path) {
