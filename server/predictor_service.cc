@@ -487,7 +487,7 @@ grpc::Status PredictorService::PredictBatch(
       }
       if (!status.ok()) {
         result->set_code(static_cast<int>(status.code()));
-        result->set_error(std::string(status.message()));
+        result->set_error(BoundedMessage(status.message()));
         continue;
       }
       v1::PredictResponse* prediction = result->mutable_prediction();

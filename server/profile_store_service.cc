@@ -38,7 +38,7 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
       if (!profile.ok()) {
         v1::Rejection* rejection = response->add_rejected();
         rejection->set_index(index++);
-        rejection->set_reason(std::string(profile.status().message()));
+        rejection->set_reason(BoundedMessage(profile.status().message()));
         continue;
       }
       if (absl::Status s = tx.Add(index++, *profile); !s.ok()) return ToGrpcStatus(s);
@@ -58,7 +58,7 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
   for (const db::Rejection& r : summary->rejected) {
     v1::Rejection* rejection = response->add_rejected();
     rejection->set_index(r.index);
-    rejection->set_reason(r.reason);
+    rejection->set_reason(BoundedMessage(r.reason));
   }
   // Conversion rejections and store rejections interleave by index.
   std::sort(response->mutable_rejected()->begin(), response->mutable_rejected()->end(),
