@@ -250,9 +250,12 @@ RunPlan GridPlan(std::string name, int level) {
 
 // ---- Plan documents (JSON; YAML is converted to the same JSON tree) ----
 
-// JSON text of a value for messages. YAML scalars need not be UTF-8, which
-// a plain dump() would throw on.
+// A value for messages: scalars as JSON text (YAML scalars need not be
+// UTF-8, which a plain dump() would throw on); containers by kind only, as
+// dumping a deeply nested one recurses without bound.
 std::string Dump(const Json& value) {
+  if (value.is_array()) return "a list";
+  if (value.is_object()) return "a mapping";
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -265,12 +268,20 @@ template <typename T, typename Convert>
 absl::StatusOr<std::vector<T>> ListOf(const Json& value, absl::string_view where,
                                       Convert convert) {
   std::vector<T> out;
-  const Json list = value.is_array() ? value : Json::array({value});
-  if (list.empty()) return FieldError(where, "empty list");
-  for (const Json& item : list) {
+  // No copy of `value`: copying a deeply nested value recurses without bound.
+  auto add = [&](const Json& item) -> absl::Status {
     absl::StatusOr<T> converted = convert(item);
     if (!converted.ok()) return FieldError(where, converted.status().message());
     out.push_back(*std::move(converted));
+    return absl::OkStatus();
+  };
+  if (!value.is_array()) {
+    if (absl::Status s = add(value); !s.ok()) return s;
+    return out;
+  }
+  if (value.empty()) return FieldError(where, "empty list");
+  for (const Json& item : value) {
+    if (absl::Status s = add(item); !s.ok()) return s;
   }
   return out;
 }
@@ -462,28 +473,35 @@ absl::StatusOr<RunPlan> PlanFromJson(const Json& root) {
   return plan;
 }
 
-// A plan has at most a few thousand values; YAML aliases can make a small
-// document expand exponentially, so the conversion stops beyond this.
+// A plan has at most a few thousand values nested four deep; YAML aliases
+// can make a small document expand exponentially, or refer to themselves
+// (an endless recursion), so the conversion stops beyond these.
 constexpr int64_t kMaxPlanValues = 100'000;
+constexpr int kMaxPlanDepth = 32;
 
 // YAML scalars carry no type; integers, then reals, then strings. Counts
 // converted nodes in `budget`; throws YAML::Exception for keys that are not
-// scalars (as.<std::string>) and when the budget runs out.
-Json YamlToJson(const YAML::Node& node, int64_t& budget) {
+// scalars (as.<std::string>), when the budget runs out and beyond
+// kMaxPlanDepth levels.
+Json YamlToJson(const YAML::Node& node, int64_t& budget, int depth = 0) {
   if (--budget < 0) {
     throw YAML::Exception(YAML::Mark::null_mark(),
                           absl::StrCat("more than ", kMaxPlanValues, " values"));
   }
+  if (depth > kMaxPlanDepth) {
+    throw YAML::Exception(YAML::Mark::null_mark(),
+                          absl::StrCat("nested deeper than ", kMaxPlanDepth, " levels"));
+  }
   switch (node.Type()) {
     case YAML::NodeType::Sequence: {
       Json list = Json::array();
-      for (const YAML::Node& item : node) list.push_back(YamlToJson(item, budget));
+      for (const YAML::Node& item : node) list.push_back(YamlToJson(item, budget, depth + 1));
       return list;
     }
     case YAML::NodeType::Map: {
       Json object = Json::object();
       for (const auto& entry : node) {
-        object[entry.first.as<std::string>()] = YamlToJson(entry.second, budget);
+        object[entry.first.as<std::string>()] = YamlToJson(entry.second, budget, depth + 1);
       }
       return object;
     }

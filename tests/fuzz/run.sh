@@ -23,7 +23,10 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
   if command -v ccache > /dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
-  CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja \
+  # Debian's clang-14 package installs versioned names only; "clang" comes with the clang package.
+  cc=clang cxx=clang++
+  if ! command -v clang++ > /dev/null; then cc=clang-14 cxx=clang++-14; fi
+  CC="$cc" CXX="$cxx" cmake -S "$repo" -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFCAST_BUILD_FUZZERS=ON -DPERFCAST_WITH_TORCH=OFF \
     -DPERFCAST_BUILD_BENCHMARKS=OFF "${launcher[@]}" > /dev/null
 fi

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
@@ -181,6 +182,16 @@ TEST(PlanFileTest, HostileDocumentsFailClearly) {
   auto bombed = ParsePlanYaml(bomb);
   EXPECT_EQ(bombed.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bombed.status().message()), HasSubstr("values"));
+  // Found by plan_file_fuzz in 11,208 runs: an anchor whose sequence holds
+  // its own alias recursed until the stack overflowed.
+  auto cycle = ParsePlanYaml("a: &a [1, a, *a, *a]\ngrids: [{family: lstm}]\n");
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(cycle.status().message()), HasSubstr("nested deeper"));
+  // Quoting a deeply nested value in the message recursed without bound.
+  const std::string deep = absl::StrCat(R"({"grids":[{"family":"lstm","batch":[)",
+                                        std::string(200'000, '['), std::string(200'000, ']'),
+                                        "]}]}");
+  EXPECT_EQ(ParsePlanJson(deep).status().code(), absl::StatusCode::kInvalidArgument);
   // Non-UTF-8 text in a message made nlohmann::json::dump throw.
   auto binary = ParsePlanYaml("name: [\"\xff\"]\ngrids: [{family: lstm}]\n");
   EXPECT_EQ(binary.status().code(), absl::StatusCode::kInvalidArgument);
