@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "db/store.h"
+#include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "nlohmann/json.hpp"
 
@@ -140,14 +142,12 @@ absl::StatusOr<models::Profile> ProfileFromCells(const Cells& cells) {
   t.min_ms = min.value_or(std::min(t.mean_ms, t.median_ms));
   t.max_ms = max.value_or(std::max({t.mean_ms, t.median_ms, t.p95_ms}));
   models::PhaseBreakdown& ph = p.phases;
-  std::optional<double> repeats;
   for (auto [column, slot] :
        {std::pair<const char*, std::optional<double>*>{"data_load_ms", &ph.data_load_ms},
         {"h2d_ms", &ph.h2d_ms},
         {"forward_ms", &ph.forward_ms},
         {"backward_ms", &ph.backward_ms},
         {"optimizer_ms", &ph.optimizer_ms},
-        {"repeats", &repeats},
         {"repeat_cv", &p.repeat_cv},
         {"epoch_s", &p.epoch_s},
         {"throughput_per_s", &p.throughput_per_s},
@@ -156,7 +156,16 @@ absl::StatusOr<models::Profile> ProfileFromCells(const Cells& cells) {
         {"roofline_fraction", &p.roofline_fraction}}) {
     if (absl::Status s = Optional(cells, column, *slot); !s.ok()) return s;
   }
-  p.repeats = repeats.has_value() ? static_cast<int>(*repeats) : 1;
+  p.repeats = 1;
+  if (!Cell(cells, "repeats").empty()) {
+    absl::StatusOr<int64_t> repeats = Integer(cells, "repeats");
+    if (!repeats.ok()) return repeats.status();
+    // ValidateProfile checks the lower bound; an int must hold the value.
+    if (*repeats > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat("repeats is too large: ", *repeats));
+    }
+    p.repeats = static_cast<int>(*repeats);
+  }
   if (!Cell(cells, "measured_at_us").empty()) {
     absl::StatusOr<int64_t> at = Integer(cells, "measured_at_us");
     if (!at.ok()) return at.status();
@@ -247,7 +256,8 @@ absl::StatusOr<std::vector<std::string>> SplitCsv(absl::string_view line) {
 }
 
 std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  // A bare \r would be dropped on reading, so it is quoted too.
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";
   for (char c : text) {
     if (c == '"') out.push_back('"');
@@ -263,6 +273,14 @@ class RecordDelivery {
 
   void Deliver(int64_t line, const Cells& cells) {
     absl::StatusOr<models::Profile> profile = ProfileFromCells(cells);
+    // What the store would refuse is reported here, with its line.
+    if (profile.ok()) {
+      if (absl::Status known = models::NormalizeSpec(profile->workload).status(); !known.ok()) {
+        profile = known;
+      } else if (absl::Status valid = models::ValidateProfile(*profile); !valid.ok()) {
+        profile = valid;
+      }
+    }
     if (!profile.ok()) {
       sink_.bad_record(line, std::string(profile.status().message()));
       return;
@@ -294,9 +312,7 @@ class RecordDelivery {
   std::map<std::string, std::string> node_of_gpu_;
 };
 
-absl::Status ReadCsv(const std::string& path, const ProfileSink& sink) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+absl::Status ReadCsv(std::istream& in, absl::string_view path, const ProfileSink& sink) {
   std::string line;
   if (!std::getline(in, line)) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   absl::StatusOr<std::vector<std::string>> header = SplitCsv(line);
@@ -346,9 +362,7 @@ absl::Status ReadCsv(const std::string& path, const ProfileSink& sink) {
   return absl::OkStatus();
 }
 
-absl::Status ReadJsonLines(const std::string& path, const ProfileSink& sink) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+absl::Status ReadJsonLines(std::istream& in, const ProfileSink& sink) {
   const std::vector<std::string>& known = ProfileColumns();
   RecordDelivery delivery(sink);
   std::string line;
@@ -461,7 +475,8 @@ class JsonLinesWriter final : public ProfileWriter {
       }
     }
     record["params"] = profile.workload.params;
-    out_ << record.dump() << "\n";
+    // Text from a CSV file need not be UTF-8; JSON must be.
+    out_ << record.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
 
  private:
@@ -505,12 +520,21 @@ absl::StatusOr<ProfileFormat> FormatOfPath(absl::string_view path) {
 }
 
 absl::Status ReadProfiles(const std::string& path, ProfileFormat format, const ProfileSink& sink) {
+  if (format == ProfileFormat::kAgentSqlite) return ReadAgentStore(path, sink);
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  return ReadProfiles(in, path, format, sink);
+}
+
+absl::Status ReadProfiles(std::istream& in, absl::string_view name, ProfileFormat format,
+                          const ProfileSink& sink) {
   switch (format) {
-    case ProfileFormat::kCsv: return ReadCsv(path, sink);
-    case ProfileFormat::kJsonLines: return ReadJsonLines(path, sink);
-    case ProfileFormat::kAgentSqlite: return ReadAgentStore(path, sink);
+    case ProfileFormat::kCsv: return ReadCsv(in, name, sink);
+    case ProfileFormat::kJsonLines: return ReadJsonLines(in, sink);
+    case ProfileFormat::kAgentSqlite: break;
   }
-  return absl::InvalidArgumentError("unknown format");
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, ": an agent SQLite store is read from its file, not a stream"));
 }
 
 absl::StatusOr<std::unique_ptr<ProfileWriter>> ProfileWriter::Create(ProfileFormat format,

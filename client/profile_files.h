@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -51,6 +52,10 @@ struct ProfileSink {
 // (InvalidArgument), a file that is not SQLite (DataLoss) or an SQLite file
 // of another application (FailedPrecondition).
 absl::Status ReadProfiles(const std::string& path, ProfileFormat format, const ProfileSink& sink);
+// Reads CSV or JSON Lines text from `in` the same way; `name` prefixes the
+// file-level errors. InvalidArgument for kAgentSqlite (SQLite needs a file).
+absl::Status ReadProfiles(std::istream& in, absl::string_view name, ProfileFormat format,
+                          const ProfileSink& sink);
 
 // Writes profiles as CSV (header first) or JSON Lines.
 class ProfileWriter {

@@ -36,19 +36,51 @@ bool IsLabelKey(absl::string_view key) {
   return true;
 }
 
+// Names, versions and label values: short texts, not documents.
+constexpr size_t kMaxTextLength = 256;
+
 absl::Status ValidateNode(const models::Node& node) {
   if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");
   if (node.name.size() > 253) return absl::InvalidArgumentError("node name is too long");
   if (node.gpu.model.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' has no GPU model"));
   }
-  if (node.gpu_count < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GPU count must be non-negative, got ", node.gpu_count));
+  if (node.gpu_count < 0 || node.gpu_count > models::kMaxGpusPerNode) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GPU count must be in [0, ", models::kMaxGpusPerNode, "], got ", node.gpu_count));
   }
   for (const auto& [key, value] : node.labels) {
     if (!IsLabelKey(key)) {
       return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
+    }
+    if (value.size() > kMaxTextLength) {
+      return absl::InvalidArgumentError(absl::StrCat("label '", key, "' is longer than ",
+                                                     kMaxTextLength, " bytes"));
+    }
+  }
+  if (node.labels.size() > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name, "' has more than 64 labels"));
+  }
+  const models::HostSpec& host = node.host;
+  for (const std::string* text :
+       {&node.gpu.model, &node.gpu.vendor_name, &node.gpu.architecture,
+        &node.gpu.compute_capability, &node.gpu.interconnect, &host.hostname, &host.cpu_model,
+        &host.driver_version, &host.cuda_version, &host.torch_version}) {
+    if (text->size() > kMaxTextLength) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", node.name, "' has a field longer than ", kMaxTextLength, " bytes"));
+    }
+  }
+  const models::MeasuredRates& m = node.measured;
+  for (const std::optional<double>* v :
+       {&m.memory_bandwidth_gbs, &m.fp32_tflops, &m.tf32_tflops, &m.fp16_tflops, &m.bf16_tflops,
+        &m.fp64_tflops, &m.launch_latency_us, &m.h2d_pinned_gbs, &m.h2d_pageable_gbs,
+        &m.cpu_single_thread_score, &m.idle_power_watts}) {
+    // Written so that NaN fails too.
+    if (v->has_value() && (!(**v >= 0) || **v > 1e9)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", node.name, "' has a negative or non-finite measured rate"));
     }
   }
   const models::GpuSpec& g = node.gpu;

@@ -130,9 +130,10 @@ absl::StatusOr<WorkloadSpec> NormalizeSpec(const WorkloadSpec& spec) {
           param.min_value, ", ", param.max_value, "]"));
     }
   }
-  if (spec.batch_size < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(spec.family, ": parameter 'batch_size' = ", spec.batch_size, " must be >= 1"));
+  if (spec.batch_size < 1 || spec.batch_size > kMaxBatchSize) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.family, ": parameter 'batch_size' = ",
+                                                   spec.batch_size, " is out of range [1, ",
+                                                   kMaxBatchSize, "]"));
   }
   if (!def->uses_batch) out.batch_size = 1;
   if (!def->uses_precision) out.precision = Precision::kFp32;

@@ -107,8 +107,13 @@ const std::vector<FamilyInfo>& Families();
 // NotFound for an unknown family name.
 absl::StatusOr<FamilyInfo> FindFamily(absl::string_view name);
 
+// The largest batch size a workload may state: far beyond any real
+// iteration, small enough that sizes times batch stay exact in a double.
+inline constexpr int64_t kMaxBatchSize = int64_t{1} << 24;
+
 // Fills in defaulted parameters and checks the spec: known family of the
-// right kind, no unknown parameters, every value in range, batch >= 1, and
+// right kind, no unknown parameters, every value in range, batch in
+// [1, kMaxBatchSize], and
 // the family's own constraints (e.g. hidden divisible by heads).
 // InvalidArgument names the offending parameter.
 absl::StatusOr<WorkloadSpec> NormalizeSpec(const WorkloadSpec& spec);

@@ -213,8 +213,16 @@ absl::StatusOr<Node> NodeFromSpecJson(absl::string_view text, const GpuCatalog& 
   if (absl::Status s = Field(*doc, "name", node.name, true); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("node spec: ", s.message()));
   }
+  // As the store's limit on node names (a DNS name's length).
+  if (node.name.empty() || node.name.size() > 253) {
+    return absl::InvalidArgumentError("node spec: 'name' must be 1 to 253 bytes");
+  }
   if (absl::Status s = Field(*doc, "count", node.gpu_count, false); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("node spec: ", s.message()));
+  }
+  if (node.gpu_count < 1 || node.gpu_count > kMaxGpusPerNode) {
+    return absl::InvalidArgumentError(absl::StrCat("node spec: 'count' must be in [1, ",
+                                                   kMaxGpusPerNode, "], got ", node.gpu_count));
   }
   if (auto labels = doc->find("labels"); labels != doc->end()) {
     if (!labels->is_object()) return absl::InvalidArgumentError("node spec: 'labels' must be an object");

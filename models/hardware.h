@@ -68,6 +68,11 @@ struct MeasuredRates {
   friend bool operator==(const MeasuredRates&, const MeasuredRates&) = default;
 };
 
+// The most accelerators one node may declare. A node is one host; the
+// largest single NVLink domains hold a few hundred GPUs, so anything above
+// this is a typo or hostile input, not hardware.
+inline constexpr int kMaxGpusPerNode = 1024;
+
 // How a node entered the registry.
 enum class NodeSource { kCatalog, kSpecFile, kAgent };
 

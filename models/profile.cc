@@ -11,20 +11,28 @@
 namespace perfcast::models {
 namespace {
 
+// Longer than any run could take (about 30 years): beyond it a time is a
+// unit mix-up or hostile input, and it would swamp every fit.
+constexpr double kMaxTimeMs = 1e12;
+// Free-text fields are names and versions, not documents.
+constexpr size_t kMaxNodeNameLength = 253;
+constexpr size_t kMaxTextLength = 256;
+
 absl::Status CheckTime(absl::string_view field, double value) {
-  if (!std::isfinite(value) || value < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " must be a finite, non-negative number of milliseconds, got ",
-                     value));
+  if (!std::isfinite(value) || value < 0 || value > kMaxTimeMs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " must be a finite number of milliseconds in [0, ", kMaxTimeMs, "], got ", value));
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckOptional(absl::string_view field, const std::optional<double>& value) {
+  // Above any byte count, rate or time a run reports (1 EB, 1e18/s, ...).
+  constexpr double kMaxValue = 1e18;
   if (!value.has_value()) return absl::OkStatus();
-  if (!std::isfinite(*value) || *value < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " must be finite and non-negative, got ", *value));
+  if (!std::isfinite(*value) || *value < 0 || *value > kMaxValue) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " must be finite, non-negative and at most ", kMaxValue, ", got ", *value));
   }
   return absl::OkStatus();
 }
@@ -47,6 +55,17 @@ void Put(std::string& out, const std::optional<double>& value) {
 
 absl::Status ValidateProfile(const Profile& profile) {
   if (profile.node_name.empty()) return absl::InvalidArgumentError("profile has no node");
+  if (profile.node_name.size() > kMaxNodeNameLength) {
+    return absl::InvalidArgumentError(absl::StrCat("node name is too long (",
+                                                   profile.node_name.size(), " bytes, at most ",
+                                                   kMaxNodeNameLength, ")"));
+  }
+  if (profile.agent_version.size() > kMaxTextLength ||
+      profile.workload.family.size() > kMaxTextLength ||
+      profile.workload.optimizer.size() > kMaxTextLength) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "agent version, family and optimizer must be at most ", kMaxTextLength, " bytes"));
+  }
   if (profile.workload.family.empty()) {
     return absl::InvalidArgumentError("profile workload has no family");
   }

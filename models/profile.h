@@ -60,7 +60,8 @@ struct Profile {
 };
 
 // Checks what a stored profile must satisfy: a node, a valid workload key,
-// finite non-negative times, count >= 1, median/p95 consistent with min/max.
+// finite non-negative times (at most 1e12 ms), count >= 1, median/p95
+// consistent with min/max, names and versions of bounded length.
 // InvalidArgument names the first offending field.
 absl::Status ValidateProfile(const Profile& profile);
 

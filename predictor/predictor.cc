@@ -323,7 +323,13 @@ absl::StatusOr<JobEstimate> EstimateJob(const Prediction& prediction, int64_t sa
         "job estimate: samples, batch size and epochs must be >= 1, overhead >= 0");
   }
   JobEstimate job;
-  job.iterations = (samples + batch_size - 1) / batch_size * epochs;
+  // samples/batch rounded up, without the overflow of samples + batch - 1.
+  const int64_t per_epoch = samples / batch_size + (samples % batch_size != 0 ? 1 : 0);
+  if (__builtin_mul_overflow(per_epoch, epochs, &job.iterations)) {
+    return absl::OutOfRangeError(absl::StrCat("job estimate: ", per_epoch,
+                                              " iterations per epoch times ", epochs,
+                                              " epochs overflows the iteration count"));
+  }
   const double overhead = epochs * per_epoch_overhead_s;
   job.seconds = job.iterations * prediction.iteration_ms / 1e3 + overhead;
   job.lo_seconds = job.iterations * prediction.lo_ms / 1e3 + overhead;

@@ -124,7 +124,7 @@ struct JobEstimate {
 
 // Job time = iterations × per-iteration time + epochs × per-epoch overhead.
 // InvalidArgument unless samples, batch and epochs are >= 1 and the
-// overhead is >= 0.
+// overhead is >= 0; OutOfRange when the iteration count overflows int64.
 absl::StatusOr<JobEstimate> EstimateJob(const Prediction& prediction, int64_t samples,
                                         int64_t batch_size, int64_t epochs,
                                         double per_epoch_overhead_s = 0);

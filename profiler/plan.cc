@@ -1,6 +1,8 @@
 #include "profiler/plan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -248,6 +250,15 @@ RunPlan GridPlan(std::string name, int level) {
 
 // ---- Plan documents (JSON; YAML is converted to the same JSON tree) ----
 
+// A value for messages: scalars as JSON text (YAML scalars need not be
+// UTF-8, which a plain dump() would throw on); containers by kind only, as
+// dumping a deeply nested one recurses without bound.
+std::string Dump(const Json& value) {
+  if (value.is_array()) return "a list";
+  if (value.is_object()) return "a mapping";
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 absl::Status FieldError(absl::string_view where, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("plan: ", where, ": ", message));
 }
@@ -257,12 +268,20 @@ template <typename T, typename Convert>
 absl::StatusOr<std::vector<T>> ListOf(const Json& value, absl::string_view where,
                                       Convert convert) {
   std::vector<T> out;
-  const Json list = value.is_array() ? value : Json::array({value});
-  if (list.empty()) return FieldError(where, "empty list");
-  for (const Json& item : list) {
+  // No copy of `value`: copying a deeply nested value recurses without bound.
+  auto add = [&](const Json& item) -> absl::Status {
     absl::StatusOr<T> converted = convert(item);
     if (!converted.ok()) return FieldError(where, converted.status().message());
     out.push_back(*std::move(converted));
+    return absl::OkStatus();
+  };
+  if (!value.is_array()) {
+    if (absl::Status s = add(value); !s.ok()) return s;
+    return out;
+  }
+  if (value.empty()) return FieldError(where, "empty list");
+  for (const Json& item : value) {
+    if (absl::Status s = add(item); !s.ok()) return s;
   }
   return out;
 }
@@ -271,14 +290,15 @@ absl::StatusOr<int64_t> JsonInt(const Json& item) {
   if (item.is_number_integer()) return item.get<int64_t>();
   if (item.is_number_float()) {
     const double d = item.get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    // In range first: converting a larger double (or NaN) to int64 is undefined.
+    if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<int64_t>(d);
   }
-  return absl::InvalidArgumentError(absl::StrCat("expected an integer, got ", item.dump()));
+  return absl::InvalidArgumentError(absl::StrCat("expected an integer, got ", Dump(item)));
 }
 
 absl::StatusOr<std::string> JsonString(const Json& item) {
   if (item.is_string()) return item.get<std::string>();
-  return absl::InvalidArgumentError(absl::StrCat("expected a string, got ", item.dump()));
+  return absl::InvalidArgumentError(absl::StrCat("expected a string, got ", Dump(item)));
 }
 
 // Adapts a parser of names (ParsePrecision, ParsePhase) to JSON items.
@@ -407,8 +427,9 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
   }
   for (const RealField& f : reals) {
     if (!node.contains(f.name)) continue;
-    if (!node[f.name].is_number() || !(node[f.name].get<double>() > 0)) {
-      return FieldError(absl::StrCat("timing.", f.name), "expected a positive number");
+    if (!node[f.name].is_number() || !(node[f.name].get<double>() > 0) ||
+        !std::isfinite(node[f.name].get<double>())) {
+      return FieldError(absl::StrCat("timing.", f.name), "expected a positive, finite number");
     }
     *f.field = node[f.name].get<double>();
   }
@@ -431,8 +452,10 @@ absl::StatusOr<RunPlan> PlanFromJson(const Json& root) {
     plan.name = *name;
   }
   if (root.contains("max_minutes")) {
-    if (!root["max_minutes"].is_number() || root["max_minutes"].get<double>() < 0) {
-      return FieldError("max_minutes", "expected a non-negative number");
+    // Written so that YAML's .nan fails too.
+    if (!root["max_minutes"].is_number() || !(root["max_minutes"].get<double>() >= 0) ||
+        !std::isfinite(root["max_minutes"].get<double>())) {
+      return FieldError("max_minutes", "expected a non-negative, finite number");
     }
     plan.max_minutes = root["max_minutes"].get<double>();
   }
@@ -450,18 +473,35 @@ absl::StatusOr<RunPlan> PlanFromJson(const Json& root) {
   return plan;
 }
 
-// YAML scalars carry no type; integers, then reals, then strings.
-Json YamlToJson(const YAML::Node& node) {
+// A plan has at most a few thousand values nested four deep; YAML aliases
+// can make a small document expand exponentially, or refer to themselves
+// (an endless recursion), so the conversion stops beyond these.
+constexpr int64_t kMaxPlanValues = 100'000;
+constexpr int kMaxPlanDepth = 32;
+
+// YAML scalars carry no type; integers, then reals, then strings. Counts
+// converted nodes in `budget`; throws YAML::Exception for keys that are not
+// scalars (as.<std::string>), when the budget runs out and beyond
+// kMaxPlanDepth levels.
+Json YamlToJson(const YAML::Node& node, int64_t& budget, int depth = 0) {
+  if (--budget < 0) {
+    throw YAML::Exception(YAML::Mark::null_mark(),
+                          absl::StrCat("more than ", kMaxPlanValues, " values"));
+  }
+  if (depth > kMaxPlanDepth) {
+    throw YAML::Exception(YAML::Mark::null_mark(),
+                          absl::StrCat("nested deeper than ", kMaxPlanDepth, " levels"));
+  }
   switch (node.Type()) {
     case YAML::NodeType::Sequence: {
       Json list = Json::array();
-      for (const YAML::Node& item : node) list.push_back(YamlToJson(item));
+      for (const YAML::Node& item : node) list.push_back(YamlToJson(item, budget, depth + 1));
       return list;
     }
     case YAML::NodeType::Map: {
       Json object = Json::object();
       for (const auto& entry : node) {
-        object[entry.first.as<std::string>()] = YamlToJson(entry.second);
+        object[entry.first.as<std::string>()] = YamlToJson(entry.second, budget, depth + 1);
       }
       return object;
     }
@@ -485,13 +525,22 @@ std::string GridName(const Grid& grid, size_t index) {
 }  // namespace
 
 int64_t Grid::Size() const {
-  int64_t size = static_cast<int64_t>(batch_sizes.size() * precisions.size() * phases.size());
+  // Saturates instead of overflowing: a hostile plan file may list many values.
+  int64_t size = 1;
+  auto times = [&size](size_t n) {
+    if (__builtin_mul_overflow(size, static_cast<int64_t>(n), &size)) {
+      size = std::numeric_limits<int64_t>::max();
+    }
+  };
+  times(batch_sizes.size());
+  times(precisions.size());
+  times(phases.size());
   const bool uses_optimizer =
       family == "optimizer" ||
       (kind == WorkloadKind::kModel &&
        std::find(phases.begin(), phases.end(), Phase::kTrain) != phases.end());
-  if (uses_optimizer) size *= static_cast<int64_t>(optimizers.size());
-  for (const auto& [name, values] : params) size *= static_cast<int64_t>(values.size());
+  if (uses_optimizer) times(optimizers.size());
+  for (const auto& [name, values] : params) times(values.size());
   return size;
 }
 
@@ -516,13 +565,14 @@ absl::StatusOr<RunPlan> ParsePlanJson(absl::string_view text) {
 }
 
 absl::StatusOr<RunPlan> ParsePlanYaml(absl::string_view text) {
-  YAML::Node root;
+  Json root;
   try {
-    root = YAML::Load(std::string(text));
+    int64_t budget = kMaxPlanValues;
+    root = YamlToJson(YAML::Load(std::string(text)), budget);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("plan: not valid YAML: ", e.what()));
   }
-  return PlanFromJson(YamlToJson(root));
+  return PlanFromJson(root);
 }
 
 absl::StatusOr<RunPlan> LoadPlanFile(const std::string& path) {

@@ -19,6 +19,7 @@
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
 #include "server/rpc_observer.h"
+#include "server/request_validation.h"
 
 namespace perfcast::server {
 namespace {
@@ -70,12 +71,9 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelec
   const absl::flat_hash_set<std::string> excluded(s.exclude_gpu_models().begin(),
                                                   s.exclude_gpu_models().end());
   const absl::flat_hash_set<std::string> families(s.families().begin(), s.families().end());
-  std::optional<models::Phase> phase;
-  if (s.phase() != v1::PHASE_UNSPECIFIED) {
-    absl::StatusOr<models::Phase> parsed = proto::FromProto(s.phase());
-    if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());
-    phase = *parsed;
-  }
+  absl::StatusOr<std::optional<models::Phase>> selected_phase = SelectionPhase(s);
+  if (!selected_phase.ok()) return selected_phase.status();
+  const std::optional<models::Phase> phase = *selected_phase;
   db::ProfileFilter filter;
   filter.since_us = s.since_us();
   absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
@@ -97,33 +95,6 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelec
         absl::StrCat("no profiles match the selection (", DescribeSelection(s), ")"));
   }
   return selection;
-}
-
-absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in) {
-  predictor::FitOptions out;
-  if (in.folds() < 0 || in.max_features() < 0 || in.ridge() < 0 || in.min_improvement() < 0) {
-    return absl::InvalidArgumentError(
-        "options: folds, max_features, ridge and min_improvement must be >= 0");
-  }
-  if (in.folds() != 0) out.folds = in.folds();
-  if (in.max_features() != 0) out.max_features = in.max_features();
-  if (in.min_improvement() != 0) out.min_improvement = in.min_improvement();
-  if (in.seed() != 0) out.seed = in.seed();
-  out.ridge = in.ridge();
-  switch (in.group_by()) {
-    case v1::GROUP_BY_NONE: out.group_by = predictor::GroupBy::kNone; break;
-    case v1::GROUP_BY_GPU: out.group_by = predictor::GroupBy::kGpu; break;
-    case v1::GROUP_BY_FAMILY: out.group_by = predictor::GroupBy::kFamily; break;
-    case v1::GROUP_BY_ARCHITECTURE: out.group_by = predictor::GroupBy::kArchitecture; break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat("options.group_by: unknown value ", in.group_by()));
-  }
-  if (in.level1_only() && in.level2_only()) {
-    return absl::InvalidArgumentError("options: level1_only and level2_only exclude each other");
-  }
-  out.fit_level1 = !in.level2_only();
-  out.fit_level2 = !in.level1_only();
-  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -185,46 +156,6 @@ void ToProto(const db::StoredModel& meta, const predictor::PredictorModel& model
 
 // ---------------------------------------------------------------------------
 // Predict helpers
-
-// Decodes and describes the request's workload. InvalidArgument names the field.
-absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request) {
-  if (!request.has_workload()) return absl::InvalidArgumentError("workload is required");
-  const v1::Workload& w = request.workload();
-  if (w.family().empty()) return absl::InvalidArgumentError("workload.family is required");
-  if (w.batch_size() <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("workload.batch_size must be >= 1, got ", w.batch_size()));
-  }
-  absl::StatusOr<models::WorkloadSpec> spec = proto::FromProto(w);
-  if (!spec.ok()) return Prefixed("workload: ", spec.status());
-  absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(*spec);
-  if (!descriptor.ok()) return Prefixed("workload: ", descriptor.status());
-  return descriptor;
-}
-
-absl::Status ValidateJob(const v1::PredictRequest& request) {
-  if (!request.has_job()) {
-    return absl::InvalidArgumentError("job is required: samples and epochs, or iterations");
-  }
-  const v1::JobSize& job = request.job();
-  if (job.iterations() != 0) {
-    if (job.samples() != 0 || job.epochs() != 0) {
-      return absl::InvalidArgumentError("job: give samples and epochs, or iterations, not both");
-    }
-    if (job.iterations() < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job.iterations must be >= 1, got ", job.iterations()));
-    }
-    return absl::OkStatus();
-  }
-  if (job.samples() <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("job.samples must be >= 1, got ", job.samples()));
-  }
-  if (job.epochs() <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("job.epochs must be >= 1, got ", job.epochs()));
-  }
-  return absl::OkStatus();
-}
 
 // Needs ValidateJob first. FailedPrecondition rather than a NaN answer.
 absl::StatusOr<predictor::JobEstimate> EstimateJob(const predictor::Prediction& p,
@@ -568,7 +499,7 @@ grpc::Status PredictorService::PredictBatch(
       }
       if (!status.ok()) {
         result->set_code(static_cast<int>(status.code()));
-        result->set_error(std::string(status.message()));
+        result->set_error(BoundedMessage(status.message()));
         continue;
       }
       v1::PredictResponse* prediction = result->mutable_prediction();

@@ -8,6 +8,7 @@
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
 #include "server/rpc_observer.h"
+#include "server/request_validation.h"
 
 namespace perfcast::server {
 
@@ -32,11 +33,8 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
   v1::ImportRequest request;
   while (reader->Read(&request)) {
     for (const v1::Node& wire_node : request.nodes()) {
-      absl::StatusOr<models::Node> node = proto::FromProto(wire_node);
+      absl::StatusOr<models::Node> node = NodeFromImport(wire_node, catalog_);
       if (!node.ok()) return ToGrpcStatus(node.status());
-      // Agents know what they measured, not the vendor's peak rates; the
-      // predictor learns per-architecture efficiencies from nodes with both.
-      models::CompleteFromCatalog(catalog_, node->gpu);
       if (absl::Status s = tx.UpsertNode(*node); !s.ok()) return ToGrpcStatus(s);
     }
     if (index + request.profiles_size() > limits_.max_profiles_per_import) {
@@ -50,7 +48,7 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
       if (!profile.ok()) {
         v1::Rejection* rejection = response->add_rejected();
         rejection->set_index(index++);
-        rejection->set_reason(std::string(profile.status().message()));
+        rejection->set_reason(BoundedMessage(profile.status().message()));
         continue;
       }
       if (absl::Status s = tx.Add(index++, *profile); !s.ok()) return ToGrpcStatus(s);
@@ -68,7 +66,7 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
   for (const db::Rejection& r : summary->rejected) {
     v1::Rejection* rejection = response->add_rejected();
     rejection->set_index(r.index);
-    rejection->set_reason(r.reason);
+    rejection->set_reason(BoundedMessage(r.reason));
   }
   // Conversion rejections and store rejections interleave by index.
   std::sort(response->mutable_rejected()->begin(), response->mutable_rejected()->end(),
@@ -91,30 +89,10 @@ grpc::Status ProfileStoreService::Export(grpc::ServerContext* context,
                                          grpc::ServerWriter<v1::ExportResponse>* writer) {
   if (grpc::Status s = auth_.Check(*context, "ProfileStore.Export"); !s.ok()) return s;
   const CallTimer timer(*context, limits_.max_call);
-  db::ProfileFilter filter;
-  filter.node_name = request->node_name();
-  filter.gpu_model = request->gpu_model();
-  filter.family = request->family();
-  if (request->phase() != v1::PHASE_UNSPECIFIED) {
-    absl::StatusOr<models::Phase> phase = proto::FromProto(request->phase());
-    if (!phase.ok()) return ToGrpcStatus(phase.status());
-    filter.phase = *phase;
-  }
-  if (request->kind() != v1::WORKLOAD_KIND_UNSPECIFIED) {
-    absl::StatusOr<models::WorkloadKind> kind = proto::FromProto(request->kind());
-    if (!kind.ok()) return ToGrpcStatus(kind.status());
-    filter.kind = *kind;
-  }
-  if (request->since_us() < 0 || request->until_us() < 0 || request->limit() < 0 ||
-      request->batch_size() < 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "since, until, limit and batch size must be non-negative");
-  }
-  filter.since_us = request->since_us();
-  filter.until_us =
-      request->until_us() == 0 ? std::numeric_limits<int64_t>::max() : request->until_us();
-  filter.limit = request->limit();
-  const int batch_size = request->batch_size() == 0 ? 1000 : request->batch_size();
+  absl::StatusOr<ExportQuery> query = ExportQueryFromRequest(*request);
+  if (!query.ok()) return ToGrpcStatus(query.status());
+  const db::ProfileFilter& filter = query->filter;
+  const int batch_size = query->batch_size;
 
   v1::ExportResponse batch;
   grpc::Status stopped;

@@ -1,6 +1,7 @@
 #include "models/descriptor.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -341,6 +342,24 @@ TEST(NormalizeSpecTest, RejectsBadSpecsNamingTheParameter) {
   WorkloadSpec bad_optimizer = Model("lstm");
   bad_optimizer.optimizer = "lbfgs";
   ExpectInvalid(bad_optimizer, "optimizer");
+}
+
+// Numeric hostility: absurd sizes are refused before any arithmetic on them.
+TEST(NormalizeSpecTest, RejectsAbsurdSizes) {
+  ExpectInvalid(Model("lstm", {}, 1'000'000'000'000'000'000), "batch_size");
+  ExpectInvalid(Model("lstm", {}, kMaxBatchSize + 1), "batch_size");
+  ExpectInvalid(Model("lstm", {}, -1), "batch_size");
+  ExpectInvalid(Model("lstm", {{"seq_len", int64_t{1} << 62}}), "seq_len");
+  ExpectInvalid(Model("transformer", {{"layers", std::numeric_limits<int64_t>::max()}}), "layers");
+  ExpectInvalid(Model("lstm", {{"hidden", std::numeric_limits<int64_t>::min()}}), "hidden");
+  ExpectInvalid(Op("gemm", {{"m", int64_t{1} << 40}}), "m");
+  ExpectInvalid(Model(""), "family");
+  ExpectInvalid(Model(std::string(1 << 20, 'x')), "unknown workload family");
+  // The largest batch is accepted and describes to finite totals.
+  absl::StatusOr<WorkloadDescriptor> largest = Describe(Model("lstm", {}, kMaxBatchSize));
+  ASSERT_TRUE(largest.ok()) << largest.status();
+  EXPECT_TRUE(std::isfinite(largest->total_flops()));
+  EXPECT_GT(largest->total_flops(), 0);
 }
 
 TEST(ScalingTest, FlopsGrowWithInnerModulesAndBatch) {

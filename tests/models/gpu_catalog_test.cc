@@ -1,5 +1,6 @@
 #include "models/gpu_catalog.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace perfcast::models {
@@ -72,6 +73,34 @@ TEST(NodeSpecTest, ParsesCatalogAndCustomGpus) {
   EXPECT_EQ(NodeFromSpecJson(R"({"gpu": "L4-24GB"})", catalog).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(NodeFromSpecJson("[1,2]", catalog).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Numeric hostility in node spec files: impossible counts, rates, names.
+TEST(NodeSpecTest, RejectsHostileNumbersAndNames) {
+  const GpuCatalog& catalog = GpuCatalog::BuiltIn();
+  auto code = [&](const std::string& json) { return NodeFromSpecJson(json, catalog).status().code(); };
+  for (const char* count : {"0", "-1", "1e9", "1025", "2.5", "1e999", "\"8\"", "null"}) {
+    EXPECT_EQ(code(absl::StrCat(R"({"name": "n", "gpu": "L4-24GB", "count": )", count, "}")),
+              absl::StatusCode::kInvalidArgument)
+        << count;
+  }
+  EXPECT_TRUE(NodeFromSpecJson(R"({"name": "n", "gpu": "L4-24GB", "count": 1024})", catalog).ok());
+  EXPECT_EQ(code(R"({"name": "", "gpu": "L4-24GB"})"), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(absl::StrCat(R"({"name": ")", std::string(1 << 20, 'x'), R"(", "gpu": "L4-24GB"})")),
+            absl::StatusCode::kInvalidArgument);
+  for (const char* rates : {R"("memory_bandwidth_gbs": -1, "fp32_tflops": 10)",
+                            R"("memory_bandwidth_gbs": 0, "fp32_tflops": 10)",
+                            R"("memory_bandwidth_gbs": 100, "fp32_tflops": 1e999)",
+                            R"("memory_bandwidth_gbs": 100, "fp32_tflops": NaN)",
+                            R"("memory_bandwidth_gbs": 100, "fp32_tflops": "fast")",
+                            R"("memory_bandwidth_gbs": 100, "fp32_tflops": 10, "sm_count": 1e12)"}) {
+    EXPECT_EQ(code(absl::StrCat(R"({"name": "n", "gpu": {"model": "X", )", rates, "}}")),
+              absl::StatusCode::kInvalidArgument)
+        << rates;
+  }
+  EXPECT_EQ(code(R"({"name": "n", "gpu": ""})"), absl::StatusCode::kNotFound);
+  EXPECT_EQ(code(absl::StrCat(R"({"name": "n", "gpu": ")", std::string(1 << 20, 'g'), R"("})")),
+            absl::StatusCode::kNotFound);
 }
 
 TEST(NodeSpecTest, GpuSpecJsonRoundTrips) {

@@ -49,6 +49,36 @@ TEST(ValidateProfileTest, RejectsBadTimes) {
   EXPECT_FALSE(ValidateProfile(p).ok());
 }
 
+// Numeric hostility: absurd but finite times and huge texts are refused
+// too, so they never reach a fit.
+TEST(ValidateProfileTest, RejectsAbsurdTimesAndHugeTexts) {
+  for (double bad : {1e13, 1e300, -std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::quiet_NaN()}) {
+    Profile p = ValidProfile();
+    p.iteration.max_ms = bad;
+    EXPECT_EQ(ValidateProfile(p).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  Profile p = ValidProfile();
+  p.epoch_s = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(ValidateProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  p = ValidProfile();
+  p.node_name = std::string(1 << 20, 'n');
+  EXPECT_EQ(ValidateProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  p = ValidProfile();
+  p.agent_version = std::string(1 << 20, 'v');
+  EXPECT_EQ(ValidateProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  p = ValidProfile();
+  p.workload.family = std::string(1 << 20, 'f');
+  EXPECT_EQ(ValidateProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  p = ValidProfile();
+  p.repeats = 0;
+  EXPECT_EQ(ValidateProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  // The limits leave real runs alone: an hour-long iteration is fine.
+  p = ValidProfile();
+  p.iteration.max_ms = 3.6e6;
+  EXPECT_TRUE(ValidateProfile(p).ok()) << ValidateProfile(p);
+}
+
 TEST(ContentHashTest, SameRunSameHashDifferentRunDifferentHash) {
   Profile a = ValidProfile();
   Profile b = ValidProfile();

@@ -1,5 +1,6 @@
 #include "models/workload.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace perfcast::models {
@@ -50,6 +51,35 @@ TEST(PrecisionTest, ParsesAliasesAndRejectsUnknown) {
   EXPECT_EQ(ParsePrecision("int8").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*ParsePhase("inference"), Phase::kInference);
   EXPECT_FALSE(ParsePhase("serve").ok());
+}
+
+}  // namespace
+}  // namespace perfcast::models
+
+namespace perfcast::models {
+namespace {
+
+// Numeric hostility in workload keys and enum names: refused, never wrapped.
+TEST(WorkloadSpecTest, HostileKeysAndNamesAreRefused) {
+  for (const char* key : {"model/lstm{}/b99999999999999999999/fp32/train/adam",
+                          "model/lstm{layers=99999999999999999999}/b1/fp32/train/adam",
+                          "model/lstm{layers=1e3}/b1/fp32/train/adam",
+                          "model/lstm{}/b-/fp32/train/adam", "model/lstm{}/bNaN/fp32/train/adam",
+                          "model/lstm{}/b1/fp7/train/adam", "model/lstm{}/b1/fp32/phase99/adam",
+                          "kind9/lstm{}/b1/fp32/train/adam", "model/{}/b1/fp32/train/adam", "",
+                          "{}"}) {
+    EXPECT_EQ(ParseWorkloadKey(key).status().code(), absl::StatusCode::kInvalidArgument) << key;
+  }
+  const std::string long_family(1 << 20, 'x');
+  auto long_key = ParseWorkloadKey(absl::StrCat("model/", long_family, "{}/b1/fp32/train/adam"));
+  // Parsing is syntax only: the long family parses, and NormalizeSpec refuses it.
+  ASSERT_TRUE(long_key.ok());
+  EXPECT_EQ(long_key->family.size(), long_family.size());
+  for (const char* name : {"fp7", "", "FP32 ", "bf17"}) {
+    EXPECT_EQ(ParsePrecision(name).status().code(), absl::StatusCode::kInvalidArgument) << name;
+  }
+  EXPECT_EQ(ParsePhase("99").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseWorkloadKind("").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

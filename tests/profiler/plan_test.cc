@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
@@ -149,6 +151,57 @@ TEST(PlanFileTest, BadPlansFailClearly) {
     EXPECT_THAT(plan.status().message(), HasSubstr(c.message)) << c.text;
   }
   EXPECT_FALSE(ParsePlanYaml("grids: [unclosed").ok());
+}
+
+// Found while writing tests/fuzz/plan_file_fuzz.cc (inputs in
+// tests/fuzz/regressions/plan_file_fuzz/): each crashed or slipped through.
+TEST(PlanFileTest, HostileDocumentsFailClearly) {
+  // A YAML key that is a sequence threw YAML::TypedBadConversion out of the
+  // parser (std::terminate).
+  auto complex_key = ParsePlanYaml("? [complex, key]\n: value\ngrids: [{family: lstm}]\n");
+  EXPECT_EQ(complex_key.status().code(), absl::StatusCode::kInvalidArgument);
+  // Converting 1e30 to int64 was undefined behaviour.
+  for (const char* json : {R"({"grids":[{"family":"lstm","batch":[1e30]}]})",
+                           R"({"grids":[{"family":"lstm","params":{"layers":[-1e300]}}]})"}) {
+    auto plan = ParsePlanJson(json);
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << json;
+    EXPECT_THAT(std::string(plan.status().message()), HasSubstr("integer")) << json;
+  }
+  // NaN and infinity passed the "non-negative" and "positive" checks.
+  for (const char* yaml : {"max_minutes: .nan\ngrids: [{family: lstm}]\n",
+                           "max_minutes: .inf\ngrids: [{family: lstm}]\n",
+                           "timing: {target_repeat_ms: .inf}\ngrids: [{family: lstm}]\n",
+                           "timing: {op_target_block_ms: .nan}\ngrids: [{family: lstm}]\n"}) {
+    EXPECT_EQ(ParsePlanYaml(yaml).status().code(), absl::StatusCode::kInvalidArgument) << yaml;
+  }
+  // Aliases expanding to 10^5 values are refused instead of exhausting memory.
+  const std::string bomb =
+      "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+      "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+      "e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n";
+  auto bombed = ParsePlanYaml(bomb);
+  EXPECT_EQ(bombed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bombed.status().message()), HasSubstr("values"));
+  // Found by plan_file_fuzz in 11,208 runs: an anchor whose sequence holds
+  // its own alias recursed until the stack overflowed.
+  auto cycle = ParsePlanYaml("a: &a [1, a, *a, *a]\ngrids: [{family: lstm}]\n");
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(cycle.status().message()), HasSubstr("nested deeper"));
+  // Quoting a deeply nested value in the message recursed without bound.
+  const std::string deep = absl::StrCat(R"({"grids":[{"family":"lstm","batch":[)",
+                                        std::string(200'000, '['), std::string(200'000, ']'),
+                                        "]}]}");
+  EXPECT_EQ(ParsePlanJson(deep).status().code(), absl::StatusCode::kInvalidArgument);
+  // Non-UTF-8 text in a message made nlohmann::json::dump throw.
+  auto binary = ParsePlanYaml("name: [\"\xff\"]\ngrids: [{family: lstm}]\n");
+  EXPECT_EQ(binary.status().code(), absl::StatusCode::kInvalidArgument);
+  // The size of a grid saturates instead of overflowing.
+  Grid huge;
+  huge.family = "gemm";
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    huge.params[name] = std::vector<int64_t>(100'000, 1);
+  }
+  EXPECT_EQ(huge.Size(), std::numeric_limits<int64_t>::max());
 }
 
 TEST(PlanFileTest, UnreadableFileIsNotFound) {

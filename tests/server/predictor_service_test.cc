@@ -1,6 +1,7 @@
 // PredictorService through a real server on loopback, over a temporary
 // SQLite store of synthetic profiles that follow a known roofline law.
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
@@ -245,6 +247,87 @@ TEST_F(PredictorServiceTest, BadFitInputsGiveFailedPrecondition) {
   EXPECT_NE(status.error_message().find("singular"), std::string::npos);
   request.mutable_options()->set_folds(-1);
   EXPECT_EQ(Fit(request, &response).error_code(), StatusCode::INVALID_ARGUMENT);
+}
+
+// Numeric hostility: absurd sizes and unknown enum values are refused with
+// a clear code, and extreme but valid sizes give a finite answer or an
+// error, never NaN or infinity.
+TEST_F(PredictorServiceTest, HostileSizesNeverGiveNonFiniteAnswers) {
+  FitHoldingOutBeta2();
+  v1::PredictResponse response;
+  auto expect = [&](const v1::PredictRequest& request, StatusCode code, const std::string& says) {
+    grpc::Status status = Predict(request, &response);
+    EXPECT_EQ(status.error_code(), code) << status.error_message();
+    EXPECT_NE(status.error_message().find(says), std::string::npos) << status.error_message();
+  };
+  v1::PredictRequest r = LstmQuery("beta2");
+  r.mutable_workload()->set_batch_size(1'000'000'000'000'000'000);
+  expect(r, StatusCode::INVALID_ARGUMENT, "batch_size");
+  r = LstmQuery("beta2");
+  (*r.mutable_workload()->mutable_params())["seq_len"] = int64_t{1} << 62;
+  expect(r, StatusCode::INVALID_ARGUMENT, "seq_len");
+  r = LstmQuery("beta2");
+  r.mutable_workload()->set_precision(static_cast<v1::Precision>(77));
+  expect(r, StatusCode::INVALID_ARGUMENT, "precision");
+  r = LstmQuery("beta2");
+  r.mutable_workload()->set_phase(static_cast<v1::Phase>(99));
+  expect(r, StatusCode::INVALID_ARGUMENT, "phase");
+  r = LstmQuery("beta2");
+  r.mutable_workload()->set_kind(static_cast<v1::WorkloadKind>(42));
+  expect(r, StatusCode::INVALID_ARGUMENT, "kind");
+  r = LstmQuery("beta2");
+  r.mutable_workload()->set_family(std::string(1 << 20, 'f'));
+  expect(r, StatusCode::INVALID_ARGUMENT, "family");
+  r = LstmQuery("");
+  r.set_catalog_gpu(std::string(1 << 20, 'g'));
+  expect(r, StatusCode::NOT_FOUND, "unknown GPU");
+  r = LstmQuery("beta2");
+  r.mutable_job()->set_samples(std::numeric_limits<int64_t>::max());
+  r.mutable_job()->set_epochs(std::numeric_limits<int64_t>::max());
+  expect(r, StatusCode::OUT_OF_RANGE, "overflow");
+
+  // The largest sizes every family accepts, on a profiled and a spec-only GPU.
+  auto finite_or_refused = [&](const v1::PredictRequest& request) {
+    grpc::Status status = Predict(request, &response);
+    if (status.ok()) {
+      for (double v : {response.iteration_ms(), response.iteration_ms_low(),
+                       response.iteration_ms_high(), response.job_seconds(),
+                       response.job_seconds_low(), response.job_seconds_high()}) {
+        EXPECT_TRUE(std::isfinite(v)) << request.ShortDebugString().substr(0, 200);
+      }
+      EXPECT_GT(response.iteration_ms(), 0);
+    } else {
+      EXPECT_TRUE(status.error_code() == StatusCode::INVALID_ARGUMENT ||
+                  status.error_code() == StatusCode::FAILED_PRECONDITION ||
+                  status.error_code() == StatusCode::OUT_OF_RANGE)
+          << status.error_code() << " " << status.error_message();
+      EXPECT_FALSE(status.error_message().empty());
+    }
+  };
+  int answered = 0;
+  for (const models::FamilyInfo& family : models::Families()) {
+    for (const char* target : {"beta2", "spec-only"}) {
+      v1::PredictRequest extreme;
+      v1::Workload* w = extreme.mutable_workload();
+      w->set_family(family.name);
+      w->set_kind(family.kind == models::WorkloadKind::kModel ? v1::WORKLOAD_KIND_MODEL
+                                                             : v1::WORKLOAD_KIND_OPERATION);
+      for (const models::ParamInfo& param : family.params) {
+        (*w->mutable_params())[param.name] = param.max_value;
+      }
+      w->set_batch_size(models::kMaxBatchSize);
+      extreme.set_node_name(target);
+      extreme.mutable_job()->set_iterations(std::numeric_limits<int64_t>::max());
+      finite_or_refused(extreme);
+      extreme.mutable_job()->clear_iterations();
+      extreme.mutable_job()->set_samples(std::numeric_limits<int64_t>::max());
+      extreme.mutable_job()->set_epochs(1);
+      finite_or_refused(extreme);
+      answered += Predict(extreme, &response).ok() ? 1 : 0;
+    }
+  }
+  // Not every extreme is refused: the check above saw real answers.
+  EXPECT_GT(answered, 0);
 }
 
 TEST_F(PredictorServiceTest, PredictBatchReportsPerQueryErrors) {

@@ -1,0 +1,186 @@
+#include "server/request_validation.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "proto/convert.h"
+
+namespace perfcast::server {
+namespace {
+
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<models::Node> NodeFromRegisterRequest(const v1::RegisterNodeRequest& request,
+                                                     const models::GpuCatalog& catalog) {
+  models::Node node;
+  node.name = request.name();
+  if (node.name.empty()) return absl::InvalidArgumentError("node name is required");
+  switch (request.hardware_case()) {
+    case v1::RegisterNodeRequest::kCatalogGpu: {
+      absl::StatusOr<models::GpuSpec> spec = catalog.Find(request.catalog_gpu());
+      if (!spec.ok()) return spec.status();
+      node.gpu = *std::move(spec);
+      node.source = models::NodeSource::kCatalog;
+      break;
+    }
+    case v1::RegisterNodeRequest::kGpu:
+      node.gpu = proto::FromProto(request.gpu());
+      node.source = models::NodeSource::kSpecFile;
+      // Written so that NaN fails too.
+      if (!(node.gpu.memory_bandwidth_gbs > 0) || !(node.gpu.fp32_tflops > 0) ||
+          !std::isfinite(node.gpu.memory_bandwidth_gbs) || !std::isfinite(node.gpu.fp32_tflops)) {
+        return absl::InvalidArgumentError(
+            "a GPU spec needs positive, finite memory_bandwidth_gbs and fp32_tflops");
+      }
+      break;
+    case v1::RegisterNodeRequest::HARDWARE_NOT_SET:
+      return absl::InvalidArgumentError("a node needs its GPU: a catalog name or a spec");
+  }
+  if (request.gpu_count() < 0 || request.gpu_count() > models::kMaxGpusPerNode) {
+    return absl::InvalidArgumentError(absl::StrCat("GPU count must be in [0, ",
+                                                   models::kMaxGpusPerNode, "], got ",
+                                                   request.gpu_count()));
+  }
+  node.gpu_count = request.gpu_count() == 0 ? 1 : request.gpu_count();
+  for (const auto& [key, value] : request.labels()) node.labels[key] = value;
+  node.host = proto::FromProto(request.host());
+  node.measured = proto::FromProto(request.measured());
+  // Measured rates mean an agent ran there, whatever the spec came from.
+  if (node.measured != models::MeasuredRates{}) node.source = models::NodeSource::kAgent;
+  return node;
+}
+
+absl::Status ValidateNodeName(absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("node name is required");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<db::NodeFilter> NodeFilterFromRequest(const v1::ListNodesRequest& request) {
+  db::NodeFilter filter;
+  filter.gpu_model = request.gpu_model();
+  for (const auto& [key, value] : request.labels()) filter.labels[key] = value;
+  filter.page_size = request.page_size() == 0 ? 100 : request.page_size();
+  filter.page_token = request.page_token();
+  return filter;
+}
+
+absl::StatusOr<models::Node> NodeFromImport(const v1::Node& wire,
+                                            const models::GpuCatalog& catalog) {
+  absl::StatusOr<models::Node> node = proto::FromProto(wire);
+  if (!node.ok()) return node.status();
+  // Agents know what they measured, not the vendor's peak rates; the
+  // predictor learns per-architecture efficiencies from nodes with both.
+  models::CompleteFromCatalog(catalog, node->gpu);
+  return node;
+}
+
+absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& request) {
+  ExportQuery query;
+  db::ProfileFilter& filter = query.filter;
+  filter.node_name = request.node_name();
+  filter.gpu_model = request.gpu_model();
+  filter.family = request.family();
+  if (request.phase() != v1::PHASE_UNSPECIFIED) {
+    absl::StatusOr<models::Phase> phase = proto::FromProto(request.phase());
+    if (!phase.ok()) return phase.status();
+    filter.phase = *phase;
+  }
+  if (request.kind() != v1::WORKLOAD_KIND_UNSPECIFIED) {
+    absl::StatusOr<models::WorkloadKind> kind = proto::FromProto(request.kind());
+    if (!kind.ok()) return kind.status();
+    filter.kind = *kind;
+  }
+  if (request.since_us() < 0 || request.until_us() < 0 || request.limit() < 0 ||
+      request.batch_size() < 0) {
+    return absl::InvalidArgumentError("since, until, limit and batch size must be non-negative");
+  }
+  filter.since_us = request.since_us();
+  filter.until_us =
+      request.until_us() == 0 ? std::numeric_limits<int64_t>::max() : request.until_us();
+  filter.limit = request.limit();
+  query.batch_size = request.batch_size() == 0 ? 1000 : request.batch_size();
+  return query;
+}
+
+absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request) {
+  if (!request.has_workload()) return absl::InvalidArgumentError("workload is required");
+  const v1::Workload& w = request.workload();
+  if (w.family().empty()) return absl::InvalidArgumentError("workload.family is required");
+  if (w.batch_size() <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.batch_size must be >= 1, got ", w.batch_size()));
+  }
+  absl::StatusOr<models::WorkloadSpec> spec = proto::FromProto(w);
+  if (!spec.ok()) return Prefixed("workload: ", spec.status());
+  absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(*spec);
+  if (!descriptor.ok()) return Prefixed("workload: ", descriptor.status());
+  return descriptor;
+}
+
+absl::Status ValidateJob(const v1::PredictRequest& request) {
+  if (!request.has_job()) {
+    return absl::InvalidArgumentError("job is required: samples and epochs, or iterations");
+  }
+  const v1::JobSize& job = request.job();
+  if (job.iterations() != 0) {
+    if (job.samples() != 0 || job.epochs() != 0) {
+      return absl::InvalidArgumentError("job: give samples and epochs, or iterations, not both");
+    }
+    if (job.iterations() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job.iterations must be >= 1, got ", job.iterations()));
+    }
+    return absl::OkStatus();
+  }
+  if (job.samples() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("job.samples must be >= 1, got ", job.samples()));
+  }
+  if (job.epochs() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("job.epochs must be >= 1, got ", job.epochs()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in) {
+  predictor::FitOptions out;
+  // Written so that NaN and infinities fail too.
+  if (in.folds() < 0 || in.max_features() < 0 || !(in.ridge() >= 0) ||
+      !(in.min_improvement() >= 0) || !std::isfinite(in.ridge()) ||
+      !std::isfinite(in.min_improvement())) {
+    return absl::InvalidArgumentError(
+        "options: folds, max_features, ridge and min_improvement must be finite and >= 0");
+  }
+  if (in.folds() != 0) out.folds = in.folds();
+  if (in.max_features() != 0) out.max_features = in.max_features();
+  if (in.min_improvement() != 0) out.min_improvement = in.min_improvement();
+  if (in.seed() != 0) out.seed = in.seed();
+  out.ridge = in.ridge();
+  switch (in.group_by()) {
+    case v1::GROUP_BY_NONE: out.group_by = predictor::GroupBy::kNone; break;
+    case v1::GROUP_BY_GPU: out.group_by = predictor::GroupBy::kGpu; break;
+    case v1::GROUP_BY_FAMILY: out.group_by = predictor::GroupBy::kFamily; break;
+    case v1::GROUP_BY_ARCHITECTURE: out.group_by = predictor::GroupBy::kArchitecture; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("options.group_by: unknown value ", in.group_by()));
+  }
+  if (in.level1_only() && in.level2_only()) {
+    return absl::InvalidArgumentError("options: level1_only and level2_only exclude each other");
+  }
+  out.fit_level1 = !in.level2_only();
+  out.fit_level2 = !in.level1_only();
+  return out;
+}
+
+absl::StatusOr<std::optional<models::Phase>> SelectionPhase(const v1::ProfileSelection& selection) {
+  if (selection.phase() == v1::PHASE_UNSPECIFIED) return std::optional<models::Phase>();
+  absl::StatusOr<models::Phase> parsed = proto::FromProto(selection.phase());
+  if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());
+  return std::optional<models::Phase>(*parsed);
+}
+
+}  // namespace perfcast::server

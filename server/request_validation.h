@@ -1,0 +1,64 @@
+// Request validation of every perfcast.v1 RPC, as pure functions of the
+// request message: what the services check before they touch the store or
+// the predictor. Kept apart from the services so that the same code is unit
+// tested and fuzzed (tests/fuzz/rpc_request_fuzz.cc) without a server.
+//
+// Errors are InvalidArgument naming the offending field, or NotFound for an
+// unknown catalog GPU; nothing here reads or writes a store.
+//
+// Thread-safe: all functions are pure.
+#ifndef PERFCAST_SERVER_REQUEST_VALIDATION_H_
+#define PERFCAST_SERVER_REQUEST_VALIDATION_H_
+
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "db/store.h"
+#include "models/descriptor.h"
+#include "models/gpu_catalog.h"
+#include "models/hardware.h"
+#include "perfcast/v1/node_registry.pb.h"
+#include "perfcast/v1/predictor.pb.h"
+#include "perfcast/v1/profile_store.pb.h"
+#include "predictor/predictor.h"
+
+namespace perfcast::server {
+
+// --- NodeRegistry ---
+// Register: the node to store. A catalog GPU name is resolved against
+// `catalog` (NotFound if unknown); a spec needs positive, finite
+// memory_bandwidth_gbs and fp32_tflops; gpu_count 0 reads as 1 and may not
+// exceed models::kMaxGpusPerNode.
+absl::StatusOr<models::Node> NodeFromRegisterRequest(const v1::RegisterNodeRequest& request,
+                                                     const models::GpuCatalog& catalog);
+// Get, Deregister: a node name is required.
+absl::Status ValidateNodeName(absl::string_view name);
+// List: the store filter (page size 0 reads as 100).
+absl::StatusOr<db::NodeFilter> NodeFilterFromRequest(const v1::ListNodesRequest& request);
+
+// --- ProfileStore ---
+// Import: a streamed node, its spec-sheet rates completed from `catalog`.
+absl::StatusOr<models::Node> NodeFromImport(const v1::Node& wire, const models::GpuCatalog& catalog);
+// Export: the scan filter and the number of profiles per response message.
+struct ExportQuery {
+  db::ProfileFilter filter;
+  int batch_size = 1000;
+};
+absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& request);
+
+// --- Predictor ---
+// Predict / PredictBatch: the request's workload, decoded, normalised and
+// described (see models::Describe for the ranges).
+absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request);
+// Predict / PredictBatch: the job size, samples and epochs or iterations.
+absl::Status ValidateJob(const v1::PredictRequest& request);
+// Fit / Evaluate: fit options (zero fields take the defaults).
+absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in);
+// Fit / Evaluate: the phase a profile selection keeps (none: all).
+absl::StatusOr<std::optional<models::Phase>> SelectionPhase(const v1::ProfileSelection& selection);
+
+}  // namespace perfcast::server
+
+#endif  // PERFCAST_SERVER_REQUEST_VALIDATION_H_

@@ -1,0 +1,123 @@
+// The profile file readers on hostile input: every refused record is
+// reported with its line and a reason, and nothing refused is delivered.
+#include "client/profile_files.h"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace perfcast::client {
+namespace {
+
+struct Read {
+  absl::Status status;
+  std::vector<models::Profile> profiles;
+  std::vector<std::pair<int64_t, std::string>> bad;
+};
+
+Read ReadText(const std::string& text, ProfileFormat format) {
+  Read read;
+  ProfileSink sink;
+  sink.node = [](const models::Node&) {};
+  sink.profile = [&](int64_t, const models::Profile& p) { read.profiles.push_back(p); };
+  sink.bad_record = [&](int64_t line, const std::string& reason) { read.bad.emplace_back(line, reason); };
+  std::istringstream in(text);
+  read.status = ReadProfiles(in, "test", format, sink);
+  return read;
+}
+
+constexpr char kHeader[] = "node,family,params,batch_size,precision,phase,mean_ms,repeats\n";
+
+TEST(ProfileFilesTest, CsvRefusesHostileNumbersLineByLine) {
+  const std::vector<std::string> rows = {
+      "n1,lstm,,64,fp32,train,nan,1",          // NaN time
+      "n1,lstm,,64,fp32,train,inf,1",          // infinite time
+      "n1,lstm,,64,fp32,train,-inf,1",
+      "n1,lstm,,64,fp32,train,-1,1",           // negative time
+      "n1,lstm,,64,fp32,train,1e300,1",        // absurd time
+      "n1,lstm,,1000000000000000000,fp32,train,1,1",  // batch 1e18
+      "n1,lstm,,-64,fp32,train,1,1",           // negative batch
+      "n1,lstm,seq_len=4611686018427387904,64,fp32,train,1,1",  // seq len 2^62
+      "n1,lstm,layers=99999999999999999999,64,fp32,train,1,1",  // beyond int64
+      "n1,lstm,,64,fp7,train,1,1",             // unknown precision
+      "n1,lstm,,64,fp32,phase99,1,1",          // unknown phase
+      "n1,lstm,,64,fp32,train,1,1e300",        // absurd repeats
+      "n1,lstm,,64,fp32,train,1,nan",
+      "n1,lstm,,64,fp32,train,1,99999999999",  // repeats beyond int
+      ",lstm,,64,fp32,train,1,1",              // empty node
+      "n1,,,64,fp32,train,1,1",                // empty family
+      absl::StrCat(std::string(1 << 20, 'n'), ",lstm,,64,fp32,train,1,1"),  // 1 MB node name
+      absl::StrCat("n1,", std::string(1 << 20, 'f'), ",,64,fp32,train,1,1"),  // 1 MB family
+  };
+  std::string text = kHeader;
+  for (const std::string& row : rows) absl::StrAppend(&text, row, "\n");
+  absl::StrAppend(&text, "n1,lstm,layers=2,64,bf16,train,2.5,3\n");  // the one good row
+  Read read = ReadText(text, ProfileFormat::kCsv);
+  ASSERT_TRUE(read.status.ok()) << read.status;
+  ASSERT_EQ(read.bad.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(read.bad[i].first, static_cast<int64_t>(i) + 2) << rows[i].substr(0, 60);
+    EXPECT_FALSE(read.bad[i].second.empty());
+  }
+  ASSERT_EQ(read.profiles.size(), 1u);
+  EXPECT_EQ(read.profiles[0].iteration.mean_ms, 2.5);
+  EXPECT_EQ(read.profiles[0].repeats, 3);
+  EXPECT_EQ(read.profiles[0].workload.precision, models::Precision::kBf16Amp);
+}
+
+TEST(ProfileFilesTest, JsonLinesRefusesHostileNumbers) {
+  const std::vector<std::string> records = {
+      R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":1e999})",
+      R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":-1})",
+      R"({"node":"n1","family":"lstm","batch_size":1000000000000000000,"mean_ms":1})",
+      R"({"node":"n1","family":"lstm","batch_size":18446744073709551615,"mean_ms":1})",
+      R"({"node":"n1","family":"lstm","params":{"seq_len":4611686018427387904},"batch_size":64,"mean_ms":1})",
+      R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":1,"precision":"fp7"})",
+      R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":1,"phase":99})",
+      R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":1,"repeats":1e300})",
+      R"({"node":"","family":"lstm","batch_size":64,"mean_ms":1})",
+      R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":"NaN"})",
+      absl::StrCat(R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":1,"agent_version":")",
+                   std::string(1 << 20, 'v'), R"("})"),
+  };
+  std::string text;
+  for (const std::string& record : records) absl::StrAppend(&text, record, "\n");
+  Read read = ReadText(text, ProfileFormat::kJsonLines);
+  ASSERT_TRUE(read.status.ok()) << read.status;
+  EXPECT_EQ(read.bad.size(), records.size());
+  EXPECT_TRUE(read.profiles.empty());
+}
+
+TEST(ProfileFilesTest, CsvExportOfAcceptedRowsReadsBackIdentical) {
+  Read read = ReadText(absl::StrCat(kHeader, "\"n,\r1\",lstm,layers=2,64,bf16,train,2.5,3\n",
+                                    "n2,gemm,m=64,1,fp32,inference,0.125,1\n"),
+                       ProfileFormat::kCsv);
+  ASSERT_EQ(read.profiles.size(), 1u);  // gemm is an op family: kind model refuses it
+  std::ostringstream out;
+  auto writer = ProfileWriter::Create(ProfileFormat::kCsv, out);
+  ASSERT_TRUE(writer.ok());
+  (*writer)->Write(read.profiles[0]);
+  Read again = ReadText(out.str(), ProfileFormat::kCsv);
+  ASSERT_EQ(again.profiles.size(), 1u) << out.str();
+  EXPECT_EQ(again.profiles[0], read.profiles[0]);
+  EXPECT_EQ(again.profiles[0].node_name, "n,\r1");
+}
+
+TEST(ProfileFilesTest, JsonLinesExportOfNonUtf8TextDoesNotThrow) {
+  models::Profile p;
+  p.node_name = "n\xff\xfe";  // a CSV file need not be UTF-8
+  p.workload.family = "lstm";
+  p.iteration = {.count = 1, .mean_ms = 1, .median_ms = 1, .p95_ms = 1, .min_ms = 1, .max_ms = 1};
+  std::ostringstream out;
+  auto writer = ProfileWriter::Create(ProfileFormat::kJsonLines, out);
+  ASSERT_TRUE(writer.ok());
+  (*writer)->Write(p);
+  EXPECT_NE(out.str().find("\"node\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfcast::client
