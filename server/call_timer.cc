@@ -60,4 +60,47 @@ grpc::Status CallTimer::Check() const {
   return grpc::Status::OK;
 }
 
+struct IdleWatchdog::Shared {
+  absl::Mutex mu;
+  grpc::ServerContextBase* context ABSL_GUARDED_BY(mu) = nullptr;
+  bool fired ABSL_GUARDED_BY(mu) = false;
+};
+
+IdleWatchdog::IdleWatchdog(grpc::ServerContextBase& context, absl::Duration idle) : idle_(idle) {
+  if (idle <= absl::ZeroDuration() || idle == absl::InfiniteDuration()) return;
+  shared_ = std::make_shared<Shared>();
+  {
+    absl::MutexLock lock(&shared_->mu);
+    shared_->context = &context;
+  }
+  Touch();
+}
+
+IdleWatchdog::~IdleWatchdog() {
+  if (shared_ == nullptr) return;
+  absl::MutexLock lock(&shared_->mu);
+  shared_->context = nullptr;
+}
+
+void IdleWatchdog::Touch() {
+  if (shared_ == nullptr) return;
+  // A fresh alarm per message: destroying the old one cancels it (its
+  // callback then runs with fired == false), and re-arming a grpc::Alarm
+  // whose cancellation is still in flight is not allowed.
+  alarm_ = std::make_unique<grpc::Alarm>();
+  alarm_->Set(absl::ToChronoTime(absl::Now() + idle_), [shared = shared_](bool fired) {
+    if (!fired) return;
+    absl::MutexLock lock(&shared->mu);
+    if (shared->context == nullptr) return;
+    shared->fired = true;
+    shared->context->TryCancel();
+  });
+}
+
+bool IdleWatchdog::Fired() const {
+  if (shared_ == nullptr) return false;
+  absl::MutexLock lock(&shared_->mu);
+  return shared_->fired;
+}
+
 }  // namespace perfcast::server

@@ -47,6 +47,34 @@ class CallTimer {
   std::unique_ptr<grpc::Alarm> alarm_;
 };
 
+// Cancels a streaming call whose client has sent nothing for `idle`: an
+// Import stream holds the store's write lock from its first message to its
+// end, so one client that opens a stream and goes quiet would otherwise block
+// every other writer (imports, registrations, fits) until the call's cap.
+// The handler calls Touch() after each message it reads; when the watchdog
+// has cancelled the call, Fired() says so and the handler reports why.
+class IdleWatchdog {
+ public:
+  // `context` must outlive the watchdog. `idle` <= 0 or infinite: never fires.
+  IdleWatchdog(grpc::ServerContextBase& context, absl::Duration idle);
+  ~IdleWatchdog();
+  IdleWatchdog(const IdleWatchdog&) = delete;
+  IdleWatchdog& operator=(const IdleWatchdog&) = delete;
+
+  // A message arrived: the idle period starts again.
+  void Touch();
+  // True once the watchdog has cancelled the call.
+  bool Fired() const;
+  absl::Duration idle() const { return idle_; }
+
+ private:
+  struct Shared;
+
+  absl::Duration idle_;
+  std::shared_ptr<Shared> shared_;
+  std::unique_ptr<grpc::Alarm> alarm_;
+};
+
 }  // namespace perfcast::server
 
 #endif  // PERFCAST_SERVER_CALL_TIMER_H_

@@ -53,6 +53,10 @@ ABSL_FLAG(int64_t, max_call_seconds, 0,
           "Longest an import/export stream, fit, evaluation or prediction batch may run before "
           "it fails with DEADLINE_EXCEEDED (an import then stores nothing); 0: no limit.");
 
+ABSL_FLAG(int64_t, import_idle_seconds, 60,
+          "Cancel (and roll back) an import stream that sends nothing for this long, so a "
+          "stalled client cannot hold the store's write lock; 0: no limit.");
+
 namespace {
 
 std::string DefaultDatabase() {
@@ -118,6 +122,12 @@ absl::Status ApplySecurityFlags(perfcast::server::ServerOptions& options,
   const int64_t max_call_seconds = absl::GetFlag(FLAGS_max_call_seconds);
   if (max_call_seconds < 0) return absl::InvalidArgumentError("--max_call_seconds must be >= 0");
   if (max_call_seconds > 0) options.max_call = absl::Seconds(max_call_seconds);
+  const int64_t import_idle_seconds = absl::GetFlag(FLAGS_import_idle_seconds);
+  if (import_idle_seconds < 0) {
+    return absl::InvalidArgumentError("--import_idle_seconds must be >= 0");
+  }
+  options.max_import_idle =
+      import_idle_seconds > 0 ? absl::Seconds(import_idle_seconds) : absl::InfiniteDuration();
   return absl::OkStatus();
 }
 

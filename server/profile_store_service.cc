@@ -23,15 +23,25 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
                                            {"reason", why.error_message()}});
     return grpc::Status(why.error_code(), why.error_message() + "; nothing stored");
   };
-  // The transaction begins before the first message and rolls back when this
-  // function returns without committing: a client that disconnects, a
-  // cancellation or a shutdown mid-stream stores nothing.
-  absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = store_.BeginImport();
-  if (!import.ok()) return ToGrpcStatus(import.status());
-  db::ImportTransaction& tx = **import;
+  // The transaction begins with the first message (a client that connects and
+  // sends nothing holds no lock) and rolls back when this function returns
+  // without committing: a client that disconnects, a cancellation, a stall or
+  // a shutdown mid-stream stores nothing.
+  IdleWatchdog idle(*context, limits_.max_import_idle);
+  std::unique_ptr<db::ImportTransaction> import;
+  auto begin = [&]() -> absl::Status {
+    if (import != nullptr) return absl::OkStatus();
+    absl::StatusOr<std::unique_ptr<db::ImportTransaction>> begun = store_.BeginImport();
+    if (!begun.ok()) return begun.status();
+    import = *std::move(begun);
+    return absl::OkStatus();
+  };
   int64_t index = 0;
   v1::ImportRequest request;
   while (reader->Read(&request)) {
+    idle.Touch();
+    if (absl::Status s = begin(); !s.ok()) return ToGrpcStatus(s);
+    db::ImportTransaction& tx = *import;
     for (const v1::Node& wire_node : request.nodes()) {
       absl::StatusOr<models::Node> node = NodeFromImport(wire_node, catalog_);
       if (!node.ok()) return ToGrpcStatus(node.status());
@@ -55,10 +65,18 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
     }
     if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
   }
-  // Read() also ends when the call is cancelled (by the client, its deadline
-  // or the server's cap), which must not commit what arrived so far.
+  // Read() also ends when the call is cancelled (by the client, its deadline,
+  // the server's cap or the idle watchdog), which must not commit what
+  // arrived so far.
+  if (idle.Fired()) {
+    return abandon(grpc::Status(
+        grpc::StatusCode::DEADLINE_EXCEEDED,
+        absl::StrCat("the import stream sent nothing for ", absl::FormatDuration(idle.idle()),
+                     " (perfcastd --import_idle_seconds)")));
+  }
   if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
-  absl::StatusOr<db::ImportSummary> summary = tx.Commit();
+  if (absl::Status s = begin(); !s.ok()) return ToGrpcStatus(s);  // an empty import
+  absl::StatusOr<db::ImportSummary> summary = import->Commit();
   if (!summary.ok()) return ToGrpcStatus(summary.status());
   response->set_received(index);
   response->set_accepted(summary->accepted);

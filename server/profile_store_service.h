@@ -22,6 +22,9 @@ struct ProfileStoreLimits {
   // How long one Import or Export may run (see CallTimer); an import past it
   // fails with DEADLINE_EXCEEDED and stores nothing.
   absl::Duration max_call = absl::InfiniteDuration();
+  // How long an Import stream may go without a message before it is
+  // cancelled (and rolled back); see IdleWatchdog. Infinite: no limit.
+  absl::Duration max_import_idle = absl::Seconds(60);
 };
 
 class ProfileStoreService final : public v1::ProfileStore::Service {

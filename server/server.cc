@@ -50,7 +50,8 @@ struct Server::Services {
         nodes(store, catalog, logger, auth),
         profiles(store, catalog, logger, auth,
                  ProfileStoreLimits{.max_profiles_per_import = options.max_profiles_per_import,
-                                    .max_call = options.max_call},
+                                    .max_call = options.max_call,
+                                    .max_import_idle = options.max_import_idle},
                   options.metrics),
         predictor(store, catalog, logger, auth, options.max_call) {}
   Authenticator auth;  // before the services that hold it

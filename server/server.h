@@ -43,6 +43,8 @@ struct ServerOptions {
   // The longest a streaming import/export, fit, evaluation or batch of
   // predictions may run (see CallTimer); infinite: no cap.
   absl::Duration max_call = absl::InfiniteDuration();
+  // The longest an Import stream may go without a message (see IdleWatchdog).
+  absl::Duration max_import_idle = absl::Seconds(60);
 };
 
 class Server {

@@ -342,6 +342,23 @@ TEST_F(SecuredServerTest, AStalledImportIsCutOffAtTheCapAndStoresNothing) {
   EXPECT_EQ(CountProfiles(""), 10);
 }
 
+TEST_F(SecuredServerTest, AnIdleImportIsCutOffSoOtherWritersGoOn) {
+  ServerOptions options;
+  options.max_import_idle = absl::Seconds(1);  // no cap on the whole call
+  Start(options);
+  ASSERT_TRUE(Register("", "n1").ok());
+  auto context = Call("");
+  v1::ImportResponse response;
+  auto writer = v1::ProfileStore::NewStub(channel_)->Import(context.get(), &response);
+  ASSERT_TRUE(writer->Write(Profiles(0, 10)));
+  // The stream now holds the write lock and goes quiet. Another writer waits
+  // for the lock, and gets it once the watchdog has cut the stream off.
+  EXPECT_TRUE(Register("", "n2").ok());
+  EXPECT_FALSE(writer->Finish().ok());
+  EXPECT_EQ(CountProfiles(""), 0);
+  EXPECT_EQ(CountNodes(), 2);
+}
+
 TEST_F(SecuredServerTest, AClientDeadlineRollsTheImportBack) {
   Start(ServerOptions());
   ASSERT_TRUE(Register("", "n1").ok());
