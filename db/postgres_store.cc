@@ -301,18 +301,9 @@ class PostgresImport final : public ImportTransaction {
 
   absl::Status Add(int64_t index, const Profile& input) override {
     if (absl::Status s = Usable(); !s.ok()) return s;
-    absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
-    if (!spec.ok()) return Reject(index, spec.status().message());
-    Profile profile = input;
-    profile.workload = *std::move(spec);
-    if (absl::Status s = models::ValidateProfile(profile); !s.ok()) {
-      return Reject(index, s.message());
-    }
-    if (profile.content_hash.empty()) {
-      profile.content_hash = models::ComputeContentHash(profile);
-    } else if (!IsHexHash(profile.content_hash)) {
-      return Reject(index, "content hash must be 32 hexadecimal digits");
-    }
+    absl::StatusOr<Profile> prepared = PrepareProfile(input);
+    if (!prepared.ok()) return Reject(index, prepared.status().message());
+    Profile profile = *std::move(prepared);
     try {
       std::optional<int64_t> node_id = NodeId(profile.node_name);
       if (!node_id.has_value()) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "models/descriptor.h"
 
 namespace perfcast::db {
 
@@ -105,6 +106,22 @@ bool IsHexHash(absl::string_view hash) {
     if (!absl::ascii_isxdigit(c)) return false;
   }
   return true;
+}
+
+absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input) {
+  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
+  if (!spec.ok()) return absl::InvalidArgumentError(spec.status().message());
+  models::Profile profile = input;
+  profile.workload = *std::move(spec);
+  if (absl::Status s = models::ValidateProfile(profile); !s.ok()) {
+    return absl::InvalidArgumentError(s.message());
+  }
+  if (profile.content_hash.empty()) {
+    profile.content_hash = models::ComputeContentHash(profile);
+  } else if (!IsHexHash(profile.content_hash)) {
+    return absl::InvalidArgumentError("content hash must be 32 hexadecimal digits");
+  }
+  return profile;
 }
 
 }  // namespace perfcast::db

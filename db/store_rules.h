@@ -7,8 +7,10 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "models/hardware.h"
+#include "models/profile.h"
 
 namespace perfcast::db {
 
@@ -30,6 +32,11 @@ absl::Status ValidateNode(const models::Node& node);
 
 // Whether `hash` is a content hash as stored: 32 hexadecimal digits.
 bool IsHexHash(absl::string_view hash);
+
+// A profile as every store keeps it: its workload normalised, then checked
+// (models::ValidateProfile), and its content hash computed when absent. An
+// InvalidArgument message is the reason an import rejects the record.
+absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input);
 
 }  // namespace perfcast::db
 
