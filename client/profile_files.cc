@@ -418,14 +418,10 @@ absl::Status ReadAgentStore(const std::string& path, const ProfileSink& sink) {
     return absl::Status(store.status().code(),
                         absl::StrCat(path, ": not a perfcast agent store: ", store.status().message()));
   }
-  db::NodeFilter filter;
-  filter.page_size = 1000;
-  do {
-    absl::StatusOr<db::NodePage> page = (*store)->ListNodes(filter);
-    if (!page.ok()) return page.status();
-    for (const models::Node& node : page->nodes) sink.node(node);
-    filter.page_token = page->next_page_token;
-  } while (!filter.page_token.empty());
+  if (absl::Status s = db::ForEachNode(**store, {}, [&](models::Node& node) { sink.node(node); });
+      !s.ok()) {
+    return s;
+  }
   int64_t row = 0;
   return (*store)->ScanProfiles({}, [&](const models::Profile& profile) {
     sink.profile(++row, profile);

@@ -95,4 +95,16 @@ std::string RedactDatabaseUri(absl::string_view uri) {
   return out;
 }
 
+absl::Status ForEachNode(Store& store, NodeFilter filter,
+                         const std::function<void(models::Node&)>& visit) {
+  if (filter.page_size == 0) filter.page_size = 1000;
+  do {
+    absl::StatusOr<NodePage> page = store.ListNodes(filter);
+    if (!page.ok()) return page.status();
+    for (models::Node& node : page->nodes) visit(node);
+    filter.page_token = page->next_page_token;
+  } while (!filter.page_token.empty());
+  return absl::OkStatus();
+}
+
 }  // namespace perfcast::db

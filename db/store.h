@@ -155,6 +155,12 @@ class Store {
   }
 };
 
+// Calls `visit` for every node `filter` matches, in id order, across all
+// pages (the filter's page token is the starting point). Stops at the first
+// error of the store.
+absl::Status ForEachNode(Store& store, NodeFilter filter,
+                         const std::function<void(models::Node&)>& visit);
+
 // Opens (creating and migrating if needed) the store at `uri`:
 // "sqlite:///abs/path.db", "sqlite://rel/path.db" or a plain file path, or a
 // PostgreSQL connection URI "postgresql://user@host:port/database?..." (also

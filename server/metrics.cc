@@ -133,16 +133,9 @@ class StoreGauges final : public prometheus::Collectable {
   }
 
   std::optional<int64_t> CountNodes() const {
-    db::NodeFilter filter;
-    filter.page_size = 1000;
     int64_t count = 0;
-    while (true) {
-      absl::StatusOr<db::NodePage> page = store_.ListNodes(filter);
-      if (!page.ok()) return std::nullopt;
-      count += static_cast<int64_t>(page->nodes.size());
-      if (page->next_page_token.empty()) return count;
-      filter.page_token = page->next_page_token;
-    }
+    if (!db::ForEachNode(store_, {}, [&](models::Node&) { ++count; }).ok()) return std::nullopt;
+    return count;
   }
 
   db::Store& store_;

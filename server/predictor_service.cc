@@ -58,14 +58,11 @@ std::string DescribeSelection(const v1::ProfileSelection& s) {
 // FailedPrecondition when none match.
 absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelection& s) {
   Selection selection;
-  db::NodeFilter node_filter;
-  node_filter.page_size = 1000;
-  do {
-    absl::StatusOr<db::NodePage> page = store.ListNodes(node_filter);
-    if (!page.ok()) return page.status();
-    for (models::Node& node : page->nodes) selection.nodes[node.name] = std::move(node);
-    node_filter.page_token = page->next_page_token;
-  } while (!node_filter.page_token.empty());
+  if (absl::Status s = db::ForEachNode(
+          store, {}, [&](models::Node& node) { selection.nodes[node.name] = std::move(node); });
+      !s.ok()) {
+    return s;
+  }
 
   const absl::flat_hash_set<std::string> gpus(s.gpu_models().begin(), s.gpu_models().end());
   const absl::flat_hash_set<std::string> excluded(s.exclude_gpu_models().begin(),

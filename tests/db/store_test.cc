@@ -354,6 +354,19 @@ TEST_P(StoreTest, ListingIsPagedByIdWhateverTheInsertionOrder) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_P(StoreTest, ForEachNodeVisitsEveryPageOnce) {
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    ASSERT_TRUE(store_->RegisterNode(SampleNode(name)).ok());
+  }
+  std::vector<std::string> seen;
+  ASSERT_TRUE(ForEachNode(*store_, {.page_size = 2}, [&](models::Node& n) {
+                seen.push_back(n.name);
+              }).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(ForEachNode(*store_, {.page_token = "-4"}, [](models::Node&) {}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_P(StoreTest, ScanStopsWhenTheVisitorSaysSo) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   std::vector<models::Profile> batch;
