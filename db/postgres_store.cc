@@ -264,11 +264,11 @@ class PostgresImport final : public ImportTransaction {
       : lease_(std::move(lease)), tx_(std::move(tx)) {}
 
   ~PostgresImport() override {
-    if (!finished_) RollBack();
+    if (!state_.finished) RollBack();
   }
 
   absl::Status UpsertNode(const Node& node) override {
-    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = state_.Usable(); !s.ok()) return s;
     if (absl::Status s = ValidateNode(node); !s.ok()) return s;
     try {
       Node stored = node;
@@ -300,15 +300,15 @@ class PostgresImport final : public ImportTransaction {
   }
 
   absl::Status Add(int64_t index, const Profile& input) override {
-    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = state_.Usable(); !s.ok()) return s;
     absl::StatusOr<Profile> prepared = PrepareProfile(input);
-    if (!prepared.ok()) return Reject(index, prepared.status().message());
+    if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
     Profile profile = *std::move(prepared);
     try {
       std::optional<int64_t> node_id = NodeId(profile.node_name);
       if (!node_id.has_value()) {
-        return Reject(index, absl::StrCat("unknown node '", profile.node_name,
-                                          "' (register it first: perfcast nodes register)"));
+        return state_.Reject(index, absl::StrCat("unknown node '", profile.node_name,
+                                                 "' (register it first: perfcast nodes register)"));
       }
       std::string key = profile.workload.Key();
       if (!workload_ids_.contains(key)) unresolved_workloads_.emplace(key, profile.workload);
@@ -325,18 +325,18 @@ class PostgresImport final : public ImportTransaction {
   // fails, the import is rolled back and the next call reports it.
   const ImportSummary& summary() const override {
     auto* self = const_cast<PostgresImport*>(this);
-    if (self->Usable().ok() && !pending_.empty()) {
+    if (self->state_.Usable().ok() && !pending_.empty()) {
       try {
         self->FlushPending();
       } catch (...) {
         self->FailWithCurrentException().IgnoreError();
       }
     }
-    return summary_;
+    return state_.summary;
   }
 
   absl::StatusOr<ImportSummary> Commit() override {
-    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = state_.Usable(); !s.ok()) return s;
     try {
       FlushPending();
       tx_->commit();
@@ -344,28 +344,17 @@ class PostgresImport final : public ImportTransaction {
       return FailWithCurrentException();
     }
     Finish();
-    return summary_;
+    return state_.summary;
   }
 
  private:
-  absl::Status Usable() const {
-    if (failed_) return absl::AbortedError("the import failed earlier and was rolled back");
-    if (finished_) return absl::FailedPreconditionError("the import has already ended");
-    return absl::OkStatus();
-  }
-
-  absl::Status Reject(int64_t index, absl::string_view reason) {
-    summary_.rejected.push_back({index, std::string(reason)});
-    return absl::OkStatus();
-  }
-
   // A failed statement aborts the PostgreSQL transaction: roll back at once
   // so the connection and the import lock are released before the caller
   // drops the object. Call only inside a catch.
   absl::Status FailWithCurrentException() {
     absl::Status status = PqxxExceptionToStatus();
     if (PqxxConnectionLost()) lease_->MarkBroken();
-    failed_ = true;
+    state_.failed = true;
     RollBack();
     return status;
   }
@@ -382,7 +371,7 @@ class PostgresImport final : public ImportTransaction {
   // Ends the transaction and hands the connection back: the import object
   // may outlive its transaction.
   void Finish() {
-    finished_ = true;
+    state_.finished = true;
     tx_.reset();
     lease_.reset();
   }
@@ -483,8 +472,8 @@ class PostgresImport final : public ImportTransaction {
                      " ON CONFLICT (content_hash) DO NOTHING"),
         pqxx::prepare::make_dynamic_params(values));
     const int64_t inserted = static_cast<int64_t>(r.affected_rows());
-    summary_.accepted += inserted;
-    summary_.duplicates += rows - inserted;
+    state_.summary.accepted += inserted;
+    state_.summary.duplicates += rows - inserted;
     pending_.clear();
   }
 
@@ -500,9 +489,7 @@ class PostgresImport final : public ImportTransaction {
 
   std::optional<PostgresConnectionPool::Lease> lease_;
   std::unique_ptr<pqxx::work> tx_;
-  ImportSummary summary_;
-  bool finished_ = false;
-  bool failed_ = false;
+  ImportState state_;
   absl::flat_hash_map<std::string, int64_t> node_ids_;
   absl::flat_hash_map<std::string, int64_t> workload_ids_;
   // Validated profiles waiting for the next FlushPending, and the workloads

@@ -586,11 +586,11 @@ class SqliteImport final : public ImportTransaction {
       : store_(store), lock_(std::move(lock)) {}
 
   ~SqliteImport() override {
-    if (!finished_) RollBack();
+    if (!state_.finished) RollBack();
   }
 
   absl::Status UpsertNode(const Node& node) override {
-    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = state_.Usable(); !s.ok()) return s;
     if (absl::Status s = ValidateNode(node); !s.ok()) return s;
     ImportStatements& st = store_.import_statements();
     st.find_node->Bind(1, node.name);
@@ -627,13 +627,15 @@ class SqliteImport final : public ImportTransaction {
   }
 
   absl::Status Add(int64_t index, const Profile& input) override {
-    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = state_.Usable(); !s.ok()) return s;
     absl::StatusOr<Profile> prepared = PrepareProfile(input);
-    if (!prepared.ok()) return Reject(index, prepared.status().message());
+    if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
     Profile profile = *std::move(prepared);
     absl::StatusOr<int64_t> node_id = NodeId(profile.node_name);
     if (!node_id.ok()) {
-      if (absl::IsNotFound(node_id.status())) return Reject(index, node_id.status().message());
+      if (absl::IsNotFound(node_id.status())) {
+        return state_.Reject(index, node_id.status().message());
+      }
       return Fail(node_id.status());
     }
     absl::StatusOr<int64_t> workload_id = WorkloadId(profile.workload);
@@ -653,50 +655,39 @@ class SqliteImport final : public ImportTransaction {
     s.Bind(24, profile.roofline_fraction);
     if (absl::Status status = s.Run(); !status.ok()) return Fail(status);
     if (store_.writer().changes() == 0) {
-      ++summary_.duplicates;
+      ++state_.summary.duplicates;
     } else {
-      ++summary_.accepted;
+      ++state_.summary.accepted;
     }
     return absl::OkStatus();
   }
 
-  const ImportSummary& summary() const override { return summary_; }
+  const ImportSummary& summary() const override { return state_.summary; }
 
   absl::StatusOr<ImportSummary> Commit() override {
-    if (absl::Status s = Usable(); !s.ok()) return s;
+    if (absl::Status s = state_.Usable(); !s.ok()) return s;
     absl::Status status = store_.writer().Execute("COMMIT");
     if (!status.ok()) {
       RollBack();
       return status;
     }
-    finished_ = true;
+    state_.finished = true;
     lock_.unlock();  // the import object may outlive its transaction
-    return summary_;
+    return state_.summary;
   }
 
  private:
-  absl::Status Usable() const {
-    if (failed_) return absl::AbortedError("the import failed earlier and was rolled back");
-    if (finished_) return absl::FailedPreconditionError("the import has already ended");
-    return absl::OkStatus();
-  }
-
-  absl::Status Reject(int64_t index, absl::string_view reason) {
-    summary_.rejected.push_back({index, std::string(reason)});
-    return absl::OkStatus();
-  }
-
   // A failed statement leaves the transaction unusable: undo it at once so
   // the write lock is not held until the caller drops the object.
   absl::Status Fail(absl::Status status) {
-    failed_ = true;
+    state_.failed = true;
     RollBack();
     return status;
   }
 
   void RollBack() {
     store_.writer().Execute("ROLLBACK").IgnoreError();
-    finished_ = true;
+    state_.finished = true;
     if (lock_.owns_lock()) lock_.unlock();
   }
 
@@ -750,9 +741,7 @@ class SqliteImport final : public ImportTransaction {
 
   SqliteStore& store_;
   std::unique_lock<std::mutex> lock_;
-  ImportSummary summary_;
-  bool finished_ = false;
-  bool failed_ = false;
+  ImportState state_;
   absl::flat_hash_map<std::string, int64_t> node_ids_;
   absl::flat_hash_map<std::string, int64_t> workload_ids_;
 };

@@ -124,4 +124,15 @@ absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input) {
   return profile;
 }
 
+absl::Status ImportState::Usable() const {
+  if (failed) return absl::AbortedError("the import failed earlier and was rolled back");
+  if (finished) return absl::FailedPreconditionError("the import has already ended");
+  return absl::OkStatus();
+}
+
+absl::Status ImportState::Reject(int64_t index, absl::string_view reason) {
+  summary.rejected.push_back({index, std::string(reason)});
+  return absl::OkStatus();
+}
+
 }  // namespace perfcast::db

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "models/hardware.h"
+#include "db/store.h"
 #include "models/profile.h"
 
 namespace perfcast::db {
@@ -37,6 +38,20 @@ bool IsHexHash(absl::string_view hash);
 // (models::ValidateProfile), and its content hash computed when absent. An
 // InvalidArgument message is the reason an import rejects the record.
 absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input);
+
+// Where one import stands, kept the same way by every backend's
+// ImportTransaction so that a misused import gets the same codes everywhere.
+struct ImportState {
+  ImportSummary summary;
+  bool finished = false;  // committed or rolled back
+  bool failed = false;    // rolled back because a statement failed
+
+  // OK while Add and Commit may still be called: Aborted after a failure,
+  // FailedPrecondition once the import has ended.
+  absl::Status Usable() const;
+  // Records record `index` as rejected for `reason`; the import goes on (OK).
+  absl::Status Reject(int64_t index, absl::string_view reason);
+};
 
 }  // namespace perfcast::db
 
