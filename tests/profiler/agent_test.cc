@@ -39,6 +39,8 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
   EXPECT_EQ(node->gpu.model, "cpu-1t");
   EXPECT_TRUE(node->measured.fp32_tflops.has_value());
   EXPECT_GT(*node->measured.cpu_single_thread_score, 0);
+  EXPECT_GT(node->measured.dispatch_ops_per_s.value_or(0), 0);
+  EXPECT_GT(node->measured.launch_latency_us.value_or(0), 0);
 
   absl::StatusOr<RunPlan> plan = BuiltinPlan("quick");
   ASSERT_TRUE(plan.ok());
@@ -57,6 +59,7 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
     ASSERT_TRUE(summary.ok()) << summary.status();
     EXPECT_GT(summary->measured, 0);
     EXPECT_EQ(summary->measured + summary->skipped + summary->not_run, summary->planned);
+    EXPECT_GT(summary->end_host.dispatch_ops_per_s.value_or(0), 0);
     measured = summary->measured;
   }
   absl::StatusOr<std::unique_ptr<db::Store>> reader = db::OpenStoreReadOnly(path);
@@ -68,8 +71,15 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
                     EXPECT_TRUE(models::ValidateProfile(p).ok()) << p.workload.Key();
                     EXPECT_EQ(p.node_name, "ci-cpu");
                     EXPECT_GT(p.throughput_per_s.value_or(0), 0);
+                    EXPECT_EQ(p.method_version, models::kCurrentMethodVersion);
+                    EXPECT_GT(p.conditions.dispatch_ops_per_s.value_or(0), 0);
+                    EXPECT_GT(p.conditions.cpu_single_thread_score.value_or(0), 0);
+                    // No GPU: no board power.
+                    EXPECT_FALSE(p.conditions.board_power_w.has_value());
                     if (p.workload.kind == models::WorkloadKind::kModel) {
                       EXPECT_TRUE(p.phases.forward_ms.has_value());
+                      // The generator's cost is a phase of its own.
+                      EXPECT_GT(p.phases.data_load_ms.value_or(0), 0);
                       EXPECT_TRUE(p.epoch_s.has_value());
                     }
                     return true;
@@ -129,10 +139,33 @@ TEST(AgentCliTest, CudaWithoutGpuFails) {
   EXPECT_THAT(output, HasSubstr("--device cuda"));
 }
 
+TEST(AgentCliTest, ARunThatNeedsAMissingGpuWritesNothing) {
+  const std::string out = TempPath("no_gpu.sqlite");
+  RemoveStore(out);
+  std::string output;
+  EXPECT_NE(RunAgent("run --device cuda --plan quick --out " + out, &output), 0);
+  EXPECT_THAT(output, HasSubstr("--device cuda"));
+  EXPECT_FALSE(std::ifstream(out).good()) << "the store was created";
+}
+
+TEST(AgentCliTest, OverheadComparesAlternatingPairs) {
+  std::string output;
+  ASSERT_EQ(RunAgent("overhead --device cpu --threads 1 --families lstm,dlrm --batch 4 "
+                     "--pairs 4 --block-ms 5",
+                     &output),
+            0)
+      << output;
+  EXPECT_THAT(output, HasSubstr("overhead: 4 pairs: median ratio"));
+  EXPECT_THAT(output, HasSubstr("model/lstm{"));
+  EXPECT_THAT(output, HasSubstr("model/dlrm{"));
+  EXPECT_NE(RunAgent("overhead --device cpu --families gemm --pairs 2", &output), 0);
+  EXPECT_THAT(output, HasSubstr("family 'gemm'"));
+}
+
 TEST(AgentCliTest, PlanShowPrintsTheGridSize) {
   std::string output;
   ASSERT_EQ(RunAgent("plan --show default", &output), 0) << output;
-  EXPECT_THAT(output, HasSubstr("total: 7202 configurations (1752 model, 5450 operation)"));
+  EXPECT_THAT(output, HasSubstr("total: 479 configurations (228 model, 251 operation)"));
 }
 
 }  // namespace
