@@ -51,7 +51,7 @@ struct TimingPolicy {
   double target_repeat_ms = 100;  // timed work per block
   int passes = 2;                // passes over the plan sharing the repeats
   double warmup_tolerance = 0.02;  // relative difference of consecutive warm-up blocks
-  int max_warmup_blocks = 8;
+  int max_warmup_blocks = 6;
   int prefetch_batches = 8;      // host batches in the prefetch ring
   // Operation micro-benchmarks: `op_repeats` blocks of calls (split over the
   // passes like `repeats`), each aiming for `op_target_block_ms` of device
