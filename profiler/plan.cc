@@ -522,9 +522,7 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
   if (timing.min_iterations > timing.max_iterations) {
     return FieldError("timing", "min_iterations exceeds max_iterations");
   }
-  if (timing.passes > 8 || timing.passes > timing.repeats) {
-    return FieldError("timing.passes", "expected at most 8 passes and no more than repeats");
-  }
+  if (timing.passes > 8) return FieldError("timing.passes", "expected at most 8 passes");
   if (timing.prefetch_batches > 1024) {
     return FieldError("timing.prefetch", "expected at most 1024 batches");
   }

@@ -65,7 +65,8 @@ struct TimingPolicy {
 
 // The timed blocks pass `pass` (0-based) of `passes` runs out of `total`:
 // an even split, the earlier passes taking the remainder (5 over 2 passes:
-// 3 then 2). At least 1.
+// 3 then 2). At least 1, so every pass times a block even where `total` is
+// smaller than `passes`.
 int RepeatsInPass(int total, int passes, int pass);
 
 // One grid: every combination of the listed values. Parameters a grid does

@@ -1,6 +1,7 @@
 // The agent end to end on the CPU: the quick plan with LibTorch under a small
 // budget, and the command line's answers to bad input.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -85,7 +86,9 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
 }
 
 int RunAgent(const std::string& args, std::string* output) {
-  const std::string log = TempPath("agent_cli.log");
+  // ctest runs the cases of this file in parallel processes: one log each.
+  static int calls = 0;
+  const std::string log = TempPath(absl::StrCat("agent_cli_", getpid(), "_", ++calls, ".log"));
   const int status =
       std::system(absl::StrCat(PERFCAST_AGENT_PATH, " ", args, " >", log, " 2>&1").c_str());
   std::ifstream in(log);
