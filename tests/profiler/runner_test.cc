@@ -177,10 +177,18 @@ TEST_F(RunnerTest, PassesRunInAlternatingOrderAndPoolIntoOneProfile) {
   TimingPolicy timing;
   timing.repeats = 5;
   timing.passes = 2;
+  std::ostringstream progress;
+  RunOptions options;
+  options.progress = &progress;
   absl::StatusOr<RunSummary> summary =
-      RunWorkloads(specs, timing, TestNode(), measurer, *store_, {});
+      RunWorkloads(specs, timing, TestNode(), measurer, *store_, options);
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_EQ(measurer.order, (std::vector<int64_t>{11, 19, 29, 29, 19, 11}));
+  // The first pass is reported apart; "[i/N]" lines only once stored, in
+  // the order the second pass stored them.
+  EXPECT_THAT(progress.str(), HasSubstr("  pass 1/2 " + Gemm(11).Key() + ": 2.000 ms"));
+  EXPECT_THAT(progress.str(), HasSubstr("[1/3] " + Gemm(29).Key() + ": 2.000 ms"));
+  EXPECT_THAT(progress.str(), HasSubstr("[3/3] " + Gemm(11).Key()));
   EXPECT_EQ(summary->measured, 3);
   EXPECT_EQ(summary->partial, 0);
   EXPECT_TRUE(summary->notes.empty()) << summary->notes[0];
