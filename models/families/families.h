@@ -33,6 +33,10 @@ FamilyDef StgcnFamily();
 FamilyDef ResNetFamily();
 FamilyDef TransformerFamily();
 FamilyDef DlrmFamily();
+FamilyDef DecoderFamily();
+FamilyDef BertFamily();
+FamilyDef VitFamily();
+FamilyDef ResNetImageNetFamily();
 // gemm, conv2d, lstm_cell, attention, elementwise, layernorm, softmax,
 // embedding, optimizer, h2d.
 std::vector<FamilyDef> OperationFamilies();
