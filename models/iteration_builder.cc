@@ -192,7 +192,7 @@ void IterationBuilder::TiedLinear(const std::string& name, double rows, int64_t 
   if (!training()) return;
   activation_bytes_ += rows * in * act_bytes();
   Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward);
-  Gemm(name + ".dw", out, in, rows, 1, Stage::kBackward);
+  Gemm(name + ".dw_shared", out, in, rows, 1, Stage::kBackward);
   if (bias) {
     ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), rows * out,
               act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward);

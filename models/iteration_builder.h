@@ -67,7 +67,8 @@ class IterationBuilder {
               bool input_grad = true);
   // A Linear whose weight is another layer's [out, in] table (an LM head
   // tied to the token embedding): only the bias, if any, is a new parameter,
-  // and the weight gradient is accumulated into the owner's gradient.
+  // and the weight gradient (op ".dw_shared") is accumulated into the
+  // owner's gradient.
   void TiedLinear(const std::string& name, double rows, int64_t in, int64_t out, bool bias);
   // A matmul without parameters (attention-free products, graph propagation):
   // both operands are activations; backward computes both gradients unless

@@ -105,7 +105,8 @@ WorkloadDescriptor Describe(const WorkloadSpec& spec) {
       Rope(b, layer + ".attn.rope_k", tokens * kv_heads * head_dim);
     }
     if (kv_heads != heads) {
-      b.Copy(layer + ".attn.repeat_kv", 2 * tokens * heads * head_dim, b.act_bytes());
+      b.Copy(layer + ".attn.repeat_k", tokens * heads * head_dim, b.act_bytes());
+      b.Copy(layer + ".attn.repeat_v", tokens * heads * head_dim, b.act_bytes());
     }
     b.FusedAttention(layer + ".attn.core", heads, seq_len, head_dim, /*causal=*/true);
     // [batch, heads, seq, head_dim] back to [batch, seq, hidden].

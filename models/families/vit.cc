@@ -56,9 +56,8 @@ WorkloadDescriptor Describe(const WorkloadSpec& spec) {
   shape.kernel_h = shape.kernel_w = patch;
   shape.stride = patch;
   b.Conv("patch_embed", shape, /*bias=*/true, /*input_grad=*/false);
-  // [batch, hidden, side, side] -> [batch, patches, hidden], then the class
-  // token concatenated in front.
-  b.Copy("patch_embed.to_tokens", batch * (seq_len - 1) * hidden, b.act_bytes());
+  // [batch, hidden, side, side] viewed as [batch, patches, hidden], with the
+  // class token concatenated in front: one copy.
   b.AddParameters(static_cast<double>(hidden), 1);  // class token
   b.Copy("class_token.cat", tokens * hidden, b.act_bytes());
   b.AddParameters(static_cast<double>(seq_len) * hidden, 1);  // position embedding
