@@ -79,7 +79,9 @@ const std::vector<std::string>& BuiltinPlanNames();
 
 // A built-in plan: "quick" (< 1 minute on a 2-core CPU: tests and the demo),
 // "default" (<= 10 minutes on one H100: >= 1,500 model and >= 5,000
-// operation profiles) or "full" (denser grids, hours). NotFound otherwise.
+// operation profiles), "full" (denser grids, hours) or "architectures" (the
+// models users train and their operations, about 3 minutes on one H200; see
+// architectures_plan.h). NotFound otherwise.
 absl::StatusOr<RunPlan> BuiltinPlan(absl::string_view name);
 
 // Parses a plan document (structure in the file comment). InvalidArgument

@@ -37,8 +37,8 @@ FamilyDef DecoderFamily();
 FamilyDef BertFamily();
 FamilyDef VitFamily();
 FamilyDef ResNetImageNetFamily();
-// gemm, conv2d, lstm_cell, attention, elementwise, layernorm, softmax,
-// embedding, optimizer, h2d.
+// gemm, conv2d, lstm_cell, attention, sdpa, rmsnorm, swiglu,
+// cross_entropy, elementwise, layernorm, softmax, embedding, optimizer, h2d.
 std::vector<FamilyDef> OperationFamilies();
 
 // For checks that need none.

@@ -6,10 +6,9 @@
 #include <string>
 #include <utility>
 
-#include <torch/version.h>
-
 #include "absl/strings/str_cat.h"
 #include "models/architecture.h"
+#include "models/torch/layers.h"
 
 namespace perfcast::models::torch_proxy {
 namespace {
@@ -288,41 +287,18 @@ class TransformerNet final : public Net {
 
 // ---- shared by decoder, bert, vit ----
 
-// Scaled dot-product attention of q [batch, heads, seq, head_dim] and k, v
-// of the same shape: the fused kernels (flash / memory-efficient) that
-// PyTorch 2 runs by default, which the descriptors describe. LibTorch 1.x
-// has none: there the product is written out (tests only check shapes,
-// parameters and finiteness on the CPU).
-Tensor Attend(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
-#if TORCH_VERSION_MAJOR >= 2
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
-#else
-  Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
-  if (causal) {
-    const int64_t seq = q.size(-2);
-    Tensor above = torch::ones({seq, seq}, q.options().dtype(torch::kBool)).triu(1);
-    scores = scores.masked_fill(above, -std::numeric_limits<float>::infinity());
-  }
-  return torch::matmul(torch::softmax(scores, -1), v);
-#endif
-}
-
 // [batch, heads, seq, head_dim] -> [batch, seq, heads * head_dim]: one copy.
 Tensor MergeHeads(const Tensor& x) {
   return x.transpose(1, 2).reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
 }
 
-// RMSNorm as Hugging Face's Llama writes it (see IterationBuilder::RmsNorm).
+// RMSNorm with its weight (see RmsNormForward).
 class RmsNormImpl final : public nn::Module {
  public:
   explicit RmsNormImpl(int64_t width) {
     weight_ = register_parameter("weight", torch::ones({width}));
   }
-  Tensor forward(const Tensor& x) {
-    Tensor wide = x.to(torch::kFloat32);
-    Tensor variance = wide.pow(2).mean(-1, /*keepdim=*/true);
-    return weight_ * (wide * torch::rsqrt(variance + 1e-5)).to(x.scalar_type());
-  }
+  Tensor forward(const Tensor& x) { return RmsNormForward(x, weight_); }
 
  private:
   Tensor weight_;
@@ -396,14 +372,10 @@ class DecoderBlock final : public nn::Module {
       k = k.repeat_interleave(s_.heads / s_.kv_heads, 1);
       v = v.repeat_interleave(s_.heads / s_.kv_heads, 1);
     }
-    Tensor y = x + out_->forward(MergeHeads(Attend(q, k, v, /*causal=*/true)));
+    Tensor context = ScaledDotProductAttention(q, k, v, /*causal=*/true);
+    Tensor y = x + out_->forward(MergeHeads(context));
     Tensor h = up_->forward(norm2_->forward(y));
-    if (s_.swiglu) {
-      std::vector<Tensor> gate_up = h.chunk(2, -1);
-      h = torch::silu(gate_up[0]) * gate_up[1];
-    } else {
-      h = torch::gelu(h, "tanh");
-    }
+    h = s_.swiglu ? SwiGlu(h) : torch::gelu(h, "tanh");
     return y + down_->forward(h);
   }
 
@@ -483,8 +455,9 @@ class BertLayer final : public nn::Module {
   Tensor forward(const Tensor& x) {
     const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
     Tensor qkv = qkv_->forward(x).view({batch, seq, 3 * heads_, hidden / heads_}).transpose(1, 2);
-    Tensor context = Attend(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
-                            qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
+    Tensor context =
+        ScaledDotProductAttention(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
+                                  qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
     Tensor y = ln1_->forward(x + out_->forward(MergeHeads(context)));
     return ln2_->forward(y + down_->forward(torch::gelu(up_->forward(y))));
   }
@@ -548,8 +521,9 @@ class VitLayer final : public nn::Module {
     Tensor qkv = qkv_->forward(ln1_->forward(x))
                      .view({batch, seq, 3 * heads_, hidden / heads_})
                      .transpose(1, 2);
-    Tensor context = Attend(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
-                            qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
+    Tensor context =
+        ScaledDotProductAttention(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
+                                  qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
     Tensor y = x + out_->forward(MergeHeads(context));
     return y + down_->forward(torch::gelu(up_->forward(ln2_->forward(y))));
   }

@@ -76,6 +76,7 @@ TEST(FamiliesTest, ModelsFirstAndAllKnown) {
                                            "transformer", "dlrm", "decoder", "bert",
                                            "vit",     "resnet_imagenet"};
   const std::vector<std::string> ops = {"gemm",      "conv2d",  "lstm_cell", "attention",
+                                        "sdpa",      "rmsnorm", "swiglu", "cross_entropy",
                                         "elementwise", "layernorm", "softmax", "embedding",
                                         "optimizer", "h2d"};
   ASSERT_EQ(Families().size(), models.size() + ops.size());
