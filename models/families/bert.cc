@@ -88,7 +88,7 @@ FamilyDef BertFamily() {
             {"heads", 12, 1, 1024, "attention heads; must divide hidden"},
             {"ffn", 3072, 1, 262144, "feed-forward inner width (intermediate_size)"},
             {"seq_len", 512, 1, 131072, "tokens per sample"},
-            {"vocab", 30522, 2, 4194304, "token vocabulary"},
+            {"vocab", 30522, 2, 2097152, "token vocabulary"},
             {"positions", 512, 1, 1048576, "rows of the position table (max_position_embeddings)"},
             {"type_vocab", 2, 1, 1024, "token types (type_vocab_size)"}}},
           &Check,

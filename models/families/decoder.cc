@@ -154,7 +154,7 @@ FamilyDef DecoderFamily() {
              "key/value heads (grouped-query attention); must divide heads; 0: as many as heads"},
             {"ffn", 3072, 1, 262144, "MLP inner width (intermediate_size)"},
             {"seq_len", 1024, 1, 131072, "tokens per sample"},
-            {"vocab", 50257, 2, 4194304, "token vocabulary"},
+            {"vocab", 50257, 2, 2097152, "token vocabulary"},
             {"positions", 1024, 0, 1048576,
              "rows of the learned position table (OPT: max positions + 2); 0: rotary"},
             {"norm", 0, 0, 1, "0: LayerNorm (weight and bias), 1: RMSNorm (weight)"},

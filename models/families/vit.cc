@@ -96,8 +96,8 @@ FamilyDef VitFamily() {
             {"hidden", 768, 1, 65536, "model width"},
             {"heads", 12, 1, 1024, "attention heads; must divide hidden"},
             {"ffn", 3072, 1, 262144, "MLP inner width (mlp_dim)"},
-            {"patch", 16, 1, 1024, "patch height and width"},
-            {"image", 224, 1, 8192, "image height and width; a multiple of patch"},
+            {"patch", 16, 2, 1024, "patch height and width"},
+            {"image", 224, 2, 4096, "image height and width; a multiple of patch"},
             {"classes", 1000, 2, 100000, "output classes"}}},
           &Check,
           &Describe};
