@@ -125,6 +125,13 @@ CREATE TABLE skipped_runs (
   at_us bigint NOT NULL
 );
 )sql",
+    // v2: the links between GPUs, for multi-GPU predictions.
+    R"sql(
+ALTER TABLE nodes ADD COLUMN nvlink_gbs double precision NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN nvlink_gpus integer NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN pcie_gbs double precision NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN network_gbs double precision NOT NULL DEFAULT 0;
+)sql",
 };
 
 // The store's version: 0 for a database without perfcast's migrations table.

@@ -121,6 +121,13 @@ ALTER TABLE workloads ADD COLUMN parameters REAL;
 ALTER TABLE workloads ADD COLUMN total_flops REAL;
 ALTER TABLE workloads ADD COLUMN inner_modules INTEGER;
 )sql",
+      // v3: the links between GPUs, for multi-GPU predictions.
+      R"sql(
+ALTER TABLE nodes ADD COLUMN nvlink_gbs REAL NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN nvlink_gpus INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN pcie_gbs REAL NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN network_gbs REAL NOT NULL DEFAULT 0;
+)sql",
   };
   return *kMigrations;
 }

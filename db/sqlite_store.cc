@@ -33,8 +33,8 @@ constexpr absl::string_view kNodeColumns =
     "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
     "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
     "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
-    "idle_power_watts";
-constexpr int kNodeColumnCount = 39;
+    "idle_power_watts, nvlink_gbs, nvlink_gpus, pcie_gbs, network_gbs";
+constexpr int kNodeColumnCount = 43;
 
 void BindNode(Statement& s, const Node& n) {
   nlohmann::json labels(n.labels);
@@ -54,6 +54,8 @@ void BindNode(Statement& s, const Node& n) {
   s.Bind(31, m.bf16_tflops).Bind(32, m.fp64_tflops).Bind(33, m.launch_latency_us);
   s.Bind(34, m.h2d_pinned_gbs).Bind(35, m.h2d_pageable_gbs).Bind(36, m.cpu_single_thread_score);
   s.Bind(37, n.registered_at_us).Bind(38, g.tdp_watts).Bind(39, m.idle_power_watts);
+  s.Bind(40, g.nvlink_gbs).Bind(41, int64_t{g.nvlink_gpus}).Bind(42, g.pcie_gbs);
+  s.Bind(43, g.network_gbs);
 }
 
 // Reads a node whose columns start at `c` in kNodeColumns order, preceded by id.
@@ -108,6 +110,10 @@ Node ReadNode(const Statement& s) {
   n.registered_at_us = s.Int(c++);
   g.tdp_watts = s.Double(c++);
   m.idle_power_watts = s.OptionalDouble(c++);
+  g.nvlink_gbs = s.Double(c++);
+  g.nvlink_gpus = static_cast<int>(s.Int(c++));
+  g.pcie_gbs = s.Double(c++);
+  g.network_gbs = s.Double(c++);
   return n;
 }
 
