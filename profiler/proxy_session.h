@@ -9,7 +9,9 @@
 #define PERFCAST_PROFILER_PROXY_SESSION_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "models/descriptor.h"
@@ -49,6 +51,11 @@ class ProxySession {
   // clocks; synchronises once at its end like Step().
   void BareStep();
 
+  // Runs after each training backward, before the optimizer (and inside the
+  // backward phase's time): a data-parallel run averages gradients here.
+  void set_after_backward(std::function<void()> hook) { after_backward_ = std::move(hook); }
+  std::vector<torch::Tensor> parameters() const { return proxy_.model->Parameters(); }
+
   const models::WorkloadDescriptor& descriptor() const { return proxy_.descriptor; }
   int64_t samples_per_epoch() const { return proxy_.data->samples_per_epoch(); }
 
@@ -70,6 +77,7 @@ class ProxySession {
   // overflow check that torch.cuda.amp.GradScaler runs each step.
   std::optional<torch::Tensor> loss_scale_, inverse_scale_, found_inf_;
   Timeline timeline_;
+  std::function<void()> after_backward_;
 };
 
 }  // namespace perfcast::profiler
