@@ -326,7 +326,8 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   out.memory.parameters = parameters_per_gpu * weight_bytes;
   if (training) {
     out.memory.gradients = out.memory.parameters;
-    out.memory.optimizer = spec->optimizer == "adam" ? 2 * out.memory.parameters : 0;
+    // Adam keeps two moments; the agent's SGD one momentum buffer.
+    out.memory.optimizer = (spec->optimizer == "adam" ? 2 : 1) * out.memory.parameters;
   }
   const double split_share = forward_bytes > 0 ? split_bytes / forward_bytes : 0;
   int64_t most_layers = 0;

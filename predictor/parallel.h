@@ -83,7 +83,7 @@ struct ParallelOptions {
 struct MemoryPerGpu {
   double parameters = 0;  // master weights ÷ (T · P)
   double gradients = 0;
-  double optimizer = 0;   // Adam: two moments per parameter; SGD: none
+  double optimizer = 0;   // Adam: two moments per parameter; SGD: its momentum
   double activations = 0; // saved for backward: in-flight micro-batches of one stage
   double total() const { return parameters + gradients + optimizer + activations; }
 };

@@ -179,7 +179,7 @@ TEST(Parallel, MemoryPerGpuShardsStateAndKeepsInFlightMicroBatches) {
 
   models::WorkloadSpec sgd = Transformer(4);
   sgd.optimizer = "sgd";
-  EXPECT_EQ(Parallel(sgd, {}).memory.optimizer, 0);
+  EXPECT_DOUBLE_EQ(Parallel(sgd, {}).memory.optimizer, 4 * d.parameters);  // momentum
   models::WorkloadSpec inference = Transformer(4);
   inference.phase = models::Phase::kInference;
   absl::StatusOr<ParallelPrediction> serving =
