@@ -340,4 +340,19 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   return out;
 }
 
+Prediction AsPrediction(const ParallelPrediction& parallel) {
+  Prediction p = parallel.micro_batch;
+  p.iteration_ms = parallel.step_ms;
+  p.lo_ms = parallel.lo_ms;
+  p.hi_ms = parallel.hi_ms;
+  p.breakdown_ms = parallel.breakdown_ms;
+  return p;
+}
+
+std::string DescribeLink(const Link& link) {
+  if (link.source.empty()) return "";
+  return absl::StrCat(link.source, " ", absl::SixDigits(link.bus_gbs), " GB/s, ",
+                      absl::SixDigits(link.latency_us), " us");
+}
+
 }  // namespace perfcast::predictor

@@ -134,6 +134,14 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
                                                    const ParallelLayout& layout,
                                                    const ParallelOptions& options = {});
 
+// The step as a Prediction, for callers that answer single- and multi-GPU
+// questions alike: iteration_ms is the step, the band and breakdown are the
+// step's, the method, features and rate source are the micro-batch's.
+Prediction AsPrediction(const ParallelPrediction& parallel);
+
+// "nvlink 360 GB/s, 3 us"; empty for a link that was not used.
+std::string DescribeLink(const Link& link);
+
 }  // namespace perfcast::predictor
 
 #endif  // PERFCAST_PREDICTOR_PARALLEL_H_

@@ -109,8 +109,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Join(
                    " backend (c10d headers or libraries missing)"));
 }
 
-absl::StatusOr<models::Profile> AllReduceMeasurer::Measure(const models::WorkloadSpec& spec,
-                                                          const TimingPolicy& timing) {
+absl::StatusOr<Measurement> AllReduceMeasurer::Measure(const models::WorkloadSpec& spec,
+                                                      const TimingPolicy& timing, int pass) {
   if (spec.family != "allreduce") {
     return absl::InvalidArgumentError(absl::StrCat(spec.Key(), " is not an all-reduce"));
   }
@@ -122,22 +122,19 @@ absl::StatusOr<models::Profile> AllReduceMeasurer::Measure(const models::Workloa
                                                    communicator_.world()));
   }
   const int calls = CallsPerBlock(bytes->second);
-  models::Profile profile;
+  Measurement m;
+  models::Profile& profile = m.profile;
   profile.workload = spec;
   absl::Status status = RunGuarded(device_, [&]() -> absl::Status {
     torch::Tensor tensor = torch::ones(
         {std::max<int64_t>(1, bytes->second / 4)},
         torch::TensorOptions().dtype(torch::kFloat32).device(device_.torch_device()));
     auto run = [&](int n) {
-      std::function<void()> wait;
-      for (int c = 0; c < n; ++c) {
-        wait = communicator_.AllReduce(tensor);
-        wait();
-      }
+      for (int c = 0; c < n; ++c) communicator_.AllReduce(tensor)();
     };
     run(std::max(1, timing.warmup_iterations));
-    std::vector<double> block_ms;
-    for (int r = 0; r < std::max(1, timing.op_repeats); ++r) {
+    const int blocks = RepeatsInPass(timing.op_repeats, timing.passes, pass);
+    for (int r = 0; r < blocks; ++r) {
       // Start every block together, so that no rank's wait for a late peer
       // counts as communication.
       communicator_.Barrier();
@@ -145,20 +142,21 @@ absl::StatusOr<models::Profile> AllReduceMeasurer::Measure(const models::Workloa
       const auto start = std::chrono::steady_clock::now();
       run(calls);
       device_.Synchronize();
-      block_ms.push_back(
+      m.block_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count() /
           calls);
     }
-    profile.iteration = Summarize(block_ms);
-    profile.iteration.count = static_cast<int64_t>(calls) * static_cast<int64_t>(block_ms.size());
-    profile.repeats = static_cast<int>(block_ms.size());
-    profile.repeat_cv = CoefficientOfVariation(block_ms);
+    m.steps = static_cast<int64_t>(calls) * blocks;
+    profile.iteration = Summarize(m.block_ms);
+    profile.iteration.count = m.steps;
+    profile.repeats = blocks;
+    profile.repeat_cv = CoefficientOfVariation(m.block_ms);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   profile.throughput_per_s = 1e3 / profile.iteration.mean_ms;
-  return profile;
+  return m;
 }
 
 GradientBuckets::GradientBuckets(Communicator& communicator,

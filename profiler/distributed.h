@@ -66,15 +66,16 @@ class Communicator {
 };
 
 // Times all-reduce workloads (family "allreduce"; its `gpus` must be the
-// group's size). Every rank must measure the same specs in the same order;
-// the profile each returns is its own view, rank 0's is the one kept.
+// group's size). Every rank must measure the same specs and passes in the
+// same order; the profile each returns is its own view, rank 0's is the one
+// kept.
 class AllReduceMeasurer : public Measurer {
  public:
   AllReduceMeasurer(const Device& device, Communicator& communicator)
       : device_(device), communicator_(communicator) {}
 
-  absl::StatusOr<models::Profile> Measure(const models::WorkloadSpec& spec,
-                                          const TimingPolicy& timing) override;
+  absl::StatusOr<Measurement> Measure(const models::WorkloadSpec& spec,
+                                      const TimingPolicy& timing, int pass) override;
 
  private:
   const Device& device_;

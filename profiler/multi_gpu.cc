@@ -1,5 +1,6 @@
 #include "profiler/multi_gpu.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -38,11 +39,15 @@ absl::Status RunCollectivesWorker(const DeviceOptions& device_options, const Wor
   if (!communicator.ok()) return communicator.status();
   AllReduceMeasurer measurer(*device, **communicator);
   const std::vector<models::WorkloadSpec> specs = AllReduceSpecs(*sizes, place.world);
-  const TimingPolicy timing;
+  // One pass over the sizes: every rank must issue the same collectives in
+  // the same order, which the run loop's reversed second pass would only
+  // complicate.
+  TimingPolicy timing;
+  timing.passes = 1;
   if (place.rank != 0) {
     // The peers issue the same collectives; rank 0 keeps the results.
     for (const models::WorkloadSpec& spec : specs) {
-      absl::StatusOr<models::Profile> ignored = measurer.Measure(spec, timing);
+      absl::StatusOr<Measurement> ignored = measurer.Measure(spec, timing, 0);
       (void)ignored;
     }
     return absl::OkStatus();
@@ -105,13 +110,16 @@ absl::Status RunDdpWorker(const DeviceOptions& device_options, const WorkerPlace
     absl::StatusOr<std::unique_ptr<ProxySession>> session =
         ProxySession::Create(*device, local, device_options.seed);
     if (!session.ok()) return session.status();
+    // Steady-state steps from a prefetched ring (as the agent's profiles),
+    // timed one block per step so that the median drops stragglers; the
+    // backward (with the exposed gradient averaging) from instrumented steps.
+    (*session)->Prefetch(8);
     auto timed = [&](int steps) {
       std::vector<double> total, backward;
-      for (int i = 0; i < flags.warmup; ++i) (*session)->Step();
-      for (int i = 0; i < steps; ++i) {
-        const StepTimes t = (*session)->Step();
-        total.push_back(t.total_ms);
-        backward.push_back(t.backward_ms);
+      for (int i = 0; i < flags.warmup; ++i) (*session)->SteadyStep();
+      for (int i = 0; i < steps; ++i) total.push_back((*session)->TimedBlockMs(1));
+      for (int i = 0; i < std::min(steps, 3); ++i) {
+        backward.push_back((*session)->InstrumentedStep().backward_ms);
       }
       return std::pair{Summarize(total), Summarize(backward)};
     };

@@ -233,3 +233,19 @@ TEST(Parallel, LinksFollowPlacementAndMeasurements) {
 
 }  // namespace
 }  // namespace perfcast::predictor
+
+namespace perfcast::predictor {
+namespace {
+
+TEST(Parallel, AsPredictionCarriesTheStep) {
+  const ParallelPrediction p = Parallel(Transformer(16), {.data = 2, .tensor = 2});
+  const Prediction q = AsPrediction(p);
+  EXPECT_EQ(q.iteration_ms, p.step_ms);
+  EXPECT_EQ(q.breakdown_ms, p.breakdown_ms);
+  EXPECT_EQ(q.method, p.micro_batch.method);
+  EXPECT_EQ(DescribeLink(p.tp_link), "nvlink 360 GB/s, 3 us");
+  EXPECT_EQ(DescribeLink(p.pp_link), "");
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
