@@ -99,6 +99,10 @@ const NodeColumn kColumns[] = {
     PERFCAST_REAL("tdp_watts", gpu.tdp_watts, false),
     PERFCAST_RATE("idle_power_watts", idle_power_watts),
     PERFCAST_RATE("dispatch_ops_per_s", dispatch_ops_per_s),
+    PERFCAST_REAL("nvlink_gbs", gpu.nvlink_gbs, false),
+    PERFCAST_INT("nvlink_gpus", gpu.nvlink_gpus, false),
+    PERFCAST_REAL("pcie_gbs", gpu.pcie_gbs, false),
+    PERFCAST_REAL("network_gbs", gpu.network_gbs, false),
 };
 
 #undef PERFCAST_TEXT

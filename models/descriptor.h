@@ -35,10 +35,12 @@ enum class OpClass {
   kOptimizer,        // optimizer update over all parameters
   kHostToDevice,     // input batch copy host -> device
   kHostOverhead,     // per-iteration framework/host work not on the device
+  kCollective,       // communication between GPUs (all-reduce benchmarks); priced
+                     // by the communication model, never by a roofline
 };
 
 // Stable names: "gemm", "conv", "recurrent", "attention", "elementwise",
-// "embedding", "optimizer", "h2d", "host".
+// "embedding", "optimizer", "h2d", "host", "collective".
 absl::string_view OpClassName(OpClass op_class);
 absl::StatusOr<OpClass> ParseOpClass(absl::string_view name);
 // All classes, in enum order.

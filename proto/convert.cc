@@ -31,6 +31,10 @@ void ToProto(const models::GpuSpec& g, v1::GpuSpec* out) {
   out->set_l2_cache_mib(g.l2_cache_mib);
   out->set_interconnect(g.interconnect);
   out->set_tdp_watts(g.tdp_watts);
+  out->set_nvlink_gbs(g.nvlink_gbs);
+  out->set_nvlink_gpus(g.nvlink_gpus);
+  out->set_pcie_gbs(g.pcie_gbs);
+  out->set_network_gbs(g.network_gbs);
 }
 
 models::GpuSpec FromProto(const v1::GpuSpec& in) {
@@ -52,6 +56,10 @@ models::GpuSpec FromProto(const v1::GpuSpec& in) {
   g.l2_cache_mib = in.l2_cache_mib();
   g.interconnect = in.interconnect();
   g.tdp_watts = in.tdp_watts();
+  g.nvlink_gbs = in.nvlink_gbs();
+  g.nvlink_gpus = in.nvlink_gpus();
+  g.pcie_gbs = in.pcie_gbs();
+  g.network_gbs = in.network_gbs();
   return g;
 }
 
@@ -202,6 +210,11 @@ void ToProto(const models::WorkloadSpec& w, v1::Workload* out) {
 }
 
 absl::StatusOr<models::WorkloadSpec> FromProto(const v1::Workload& in) {
+  if (!in.hf_config_json().empty() || !in.torchvision().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: hf_config_json and torchvision describe models to predict; a stored "
+        "workload states its family and params");
+  }
   models::WorkloadSpec w;
   absl::StatusOr<models::WorkloadKind> kind = FromProto(in.kind());
   if (!kind.ok()) return kind.status();
