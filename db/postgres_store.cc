@@ -14,11 +14,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "db/postgres_connection.h"
+#include "db/node_columns.h"
 #include "db/postgres_schema.h"
 #include "db/store_rules.h"
 #include "models/descriptor.h"
 #include "models/profile_columns.h"
-#include "nlohmann/json.hpp"
 
 namespace perfcast::db {
 namespace {
@@ -39,17 +39,6 @@ constexpr int64_t kScanBatch = 2000;
 // up to 65,535 per statement).
 constexpr size_t kInsertBatch = 500;
 
-constexpr absl::string_view kNodeColumns =
-    "name, source, labels, gpu_count, gpu_model, gpu_vendor_name, architecture, "
-    "compute_capability, sm_count, boost_clock_mhz, memory_gib, memory_bus_width_bits, "
-    "memory_bandwidth_gbs, fp32_tflops, tf32_tflops, fp16_tflops, bf16_tflops, fp64_tflops, "
-    "l2_cache_mib, interconnect, hostname, cpu_model, cpu_cores, driver_version, cuda_version, "
-    "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
-    "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
-    "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
-    "idle_power_watts, dispatch_ops_per_s, nvlink_gbs, nvlink_gpus, pcie_gbs, network_gbs";
-constexpr int kNodeColumnCount = 44;
-
 // The profile row as an import inserts it: content hash, node id, workload
 // id, then the profile columns.
 constexpr int kProfileKeyColumns = 3;
@@ -68,6 +57,8 @@ std::string ScanSelect() {
 constexpr absl::string_view kModelColumns =
     "id, name, version, target, summary, cv_mape, created_at_us";
 
+int NodeColumnCount() { return static_cast<int>(NodeColumns().size()); }
+
 std::string Placeholders(int count, int first = 1) {
   std::string out;
   for (int i = first; i < first + count; ++i) absl::StrAppend(&out, i > first ? ", $" : "$", i);
@@ -78,20 +69,15 @@ std::string Placeholders(int count, int first = 1) {
 // registrations.
 std::vector<std::pair<std::string, std::string>> PreparedStatements() {
   return {
-      {"insert_node", absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
-                                   Placeholders(kNodeColumnCount), ") RETURNING id")},
+      {"insert_node", absl::StrCat("INSERT INTO nodes (", NodeColumnList(), ") VALUES (",
+                                   Placeholders(NodeColumnCount()), ") RETURNING id")},
       {"insert_node_if_absent",
-       absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
-                    Placeholders(kNodeColumnCount),
+       absl::StrCat("INSERT INTO nodes (", NodeColumnList(), ") VALUES (",
+                    Placeholders(NodeColumnCount()),
                     ") ON CONFLICT (name) DO NOTHING RETURNING id")},
       {"find_node", "SELECT id, gpu_model FROM nodes WHERE name = $1"},
       {"refresh_node",
-       "UPDATE nodes SET hostname = $2, cpu_model = $3, cpu_cores = $4, driver_version = $5, "
-       "cuda_version = $6, torch_version = $7, measured_bandwidth_gbs = $8, "
-       "measured_fp32_tflops = $9, measured_tf32_tflops = $10, measured_fp16_tflops = $11, "
-       "measured_bf16_tflops = $12, measured_fp64_tflops = $13, launch_latency_us = $14, "
-       "h2d_pinned_gbs = $15, h2d_pageable_gbs = $16, cpu_single_thread_score = $17, "
-       "idle_power_watts = $18, dispatch_ops_per_s = $19 WHERE name = $1"},
+       absl::StrCat("UPDATE nodes SET ", NodeRefreshAssignments("$"), " WHERE name = $1")},
   };
 }
 
@@ -100,83 +86,44 @@ std::optional<double> OptionalDouble(const pqxx::field& f) {
   return f.as<double>();
 }
 
-std::string NodeLabelsJson(const Node& n) { return nlohmann::json(n.labels).dump(); }
+// A node cell as a statement parameter (NULL for an absent rate).
+std::optional<std::string> NodeParam(const NodeCell& cell) {
+  return std::visit(
+      [](const auto& value) -> std::optional<std::string> {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return value;
+        } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+          if (!value.has_value()) return std::nullopt;
+          return pqxx::to_string(*value);
+        } else {
+          return pqxx::to_string(value);
+        }
+      },
+      cell);
+}
 
 // Runs the insert statement `name` (insert_node or insert_node_if_absent).
 pqxx::result InsertNode(pqxx::transaction_base& tx, const std::string& name, const Node& n) {
-  const models::GpuSpec& g = n.gpu;
-  const models::HostSpec& h = n.host;
-  const models::MeasuredRates& m = n.measured;
-  return tx.exec_prepared(
-      name, n.name, std::string(NodeSourceName(n.source)), NodeLabelsJson(n), n.gpu_count,
-      g.model, g.vendor_name, g.architecture, g.compute_capability, g.sm_count, g.boost_clock_mhz,
-      g.memory_gib, g.memory_bus_width_bits, g.memory_bandwidth_gbs, g.fp32_tflops,
-      g.tf32_tflops, g.fp16_tflops, g.bf16_tflops, g.fp64_tflops, g.l2_cache_mib, g.interconnect,
-      h.hostname, h.cpu_model, h.cpu_cores, h.driver_version, h.cuda_version, h.torch_version,
-      m.memory_bandwidth_gbs, m.fp32_tflops, m.tf32_tflops, m.fp16_tflops, m.bf16_tflops,
-      m.fp64_tflops, m.launch_latency_us, m.h2d_pinned_gbs, m.h2d_pageable_gbs,
-      m.cpu_single_thread_score, n.registered_at_us, g.tdp_watts, m.idle_power_watts,
-      m.dispatch_ops_per_s, g.nvlink_gbs, g.nvlink_gpus, g.pcie_gbs, g.network_gbs);
+  std::vector<std::optional<std::string>> values;
+  for (const NodeColumn& column : NodeColumns()) values.push_back(NodeParam(column.get(n)));
+  return tx.exec_prepared(name, pqxx::prepare::make_dynamic_params(values));
 }
 
-// Reads a node from a row of `id, kNodeColumns`.
+// Reads a node from a row of `id, NodeColumnList()`.
 Node ReadNode(const pqxx::row& r) {
   Node n;
   n.id = r[0].as<int64_t>();
   int c = 1;
-  n.name = r[c++].as<std::string>();
-  n.source = ParseNodeSource(r[c++].as<std::string>());
-  nlohmann::json labels =
-      nlohmann::json::parse(r[c++].as<std::string>(), nullptr, /*allow_exceptions=*/false);
-  if (labels.is_object()) {
-    for (auto& [key, value] : labels.items()) {
-      if (value.is_string()) n.labels[key] = value.get<std::string>();
+  for (const NodeColumn& column : NodeColumns()) {
+    switch (column.kind) {
+      case NodeCellKind::kInteger: column.set(r[c].as<int64_t>(), n); break;
+      case NodeCellKind::kReal: column.set(r[c].as<double>(), n); break;
+      case NodeCellKind::kOptionalReal: column.set(OptionalDouble(r[c]), n); break;
+      case NodeCellKind::kText: column.set(r[c].as<std::string>(), n); break;
     }
+    ++c;
   }
-  n.gpu_count = r[c++].as<int>();
-  models::GpuSpec& g = n.gpu;
-  g.model = r[c++].as<std::string>();
-  g.vendor_name = r[c++].as<std::string>();
-  g.architecture = r[c++].as<std::string>();
-  g.compute_capability = r[c++].as<std::string>();
-  g.sm_count = r[c++].as<int>();
-  g.boost_clock_mhz = r[c++].as<double>();
-  g.memory_gib = r[c++].as<double>();
-  g.memory_bus_width_bits = r[c++].as<int>();
-  g.memory_bandwidth_gbs = r[c++].as<double>();
-  g.fp32_tflops = r[c++].as<double>();
-  g.tf32_tflops = r[c++].as<double>();
-  g.fp16_tflops = r[c++].as<double>();
-  g.bf16_tflops = r[c++].as<double>();
-  g.fp64_tflops = r[c++].as<double>();
-  g.l2_cache_mib = r[c++].as<double>();
-  g.interconnect = r[c++].as<std::string>();
-  models::HostSpec& h = n.host;
-  h.hostname = r[c++].as<std::string>();
-  h.cpu_model = r[c++].as<std::string>();
-  h.cpu_cores = r[c++].as<int>();
-  h.driver_version = r[c++].as<std::string>();
-  h.cuda_version = r[c++].as<std::string>();
-  h.torch_version = r[c++].as<std::string>();
-  models::MeasuredRates& m = n.measured;
-  m.memory_bandwidth_gbs = OptionalDouble(r[c++]);
-  m.fp32_tflops = OptionalDouble(r[c++]);
-  m.tf32_tflops = OptionalDouble(r[c++]);
-  m.fp16_tflops = OptionalDouble(r[c++]);
-  m.bf16_tflops = OptionalDouble(r[c++]);
-  m.fp64_tflops = OptionalDouble(r[c++]);
-  m.launch_latency_us = OptionalDouble(r[c++]);
-  m.h2d_pinned_gbs = OptionalDouble(r[c++]);
-  m.h2d_pageable_gbs = OptionalDouble(r[c++]);
-  m.cpu_single_thread_score = OptionalDouble(r[c++]);
-  n.registered_at_us = r[c++].as<int64_t>();
-  g.tdp_watts = r[c++].as<double>();
-  m.idle_power_watts = OptionalDouble(r[c++]);
-  m.dispatch_ops_per_s = OptionalDouble(r[c++]);
-  g.nvlink_gbs = r[c++].as<double>();
-  g.nvlink_gpus = r[c++].as<int>();
-  g.pcie_gbs = r[c++].as<double>();
-  g.network_gbs = r[c++].as<double>();
   return n;
 }
 
@@ -290,14 +237,11 @@ class PostgresImport final : public ImportTransaction {
         return absl::FailedPreconditionError(absl::StrCat(
             "node '", node.name, "' is registered with GPU ", model, ", not ", node.gpu.model));
       }
-      const models::HostSpec& h = node.host;
-      const models::MeasuredRates& m = node.measured;
-      tx_->exec_prepared("refresh_node", node.name, h.hostname, h.cpu_model, h.cpu_cores,
-                         h.driver_version, h.cuda_version, h.torch_version,
-                         m.memory_bandwidth_gbs, m.fp32_tflops, m.tf32_tflops, m.fp16_tflops,
-                         m.bf16_tflops, m.fp64_tflops, m.launch_latency_us, m.h2d_pinned_gbs,
-                         m.h2d_pageable_gbs, m.cpu_single_thread_score, m.idle_power_watts,
-                         m.dispatch_ops_per_s);
+      std::vector<std::optional<std::string>> values = {node.name};
+      for (const NodeColumn& column : NodeColumns()) {
+        if (column.refreshed) values.push_back(NodeParam(column.get(node)));
+      }
+      tx_->exec_prepared("refresh_node", pqxx::prepare::make_dynamic_params(values));
       node_ids_[node.name] = found[0][0].as<int64_t>();
       return absl::OkStatus();
     } catch (...) {
@@ -539,7 +483,7 @@ class PostgresStore final : public Store {
     return WithConnection([&](pqxx::connection& c) -> absl::StatusOr<Node> {
       pqxx::nontransaction tx(c);
       pqxx::result r = tx.exec_params(
-          absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE name = $1"),
+          absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE name = $1"),
           std::string(name));
       if (r.empty()) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
       return ReadNode(r[0]);
@@ -563,7 +507,7 @@ class PostgresStore final : public Store {
     }
     QueryParams params;
     std::string sql =
-        absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE id > ", params.Add(after_id));
+        absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE id > ", params.Add(after_id));
     if (!filter.gpu_model.empty()) {
       absl::StrAppend(&sql, " AND gpu_model = ", params.Add(filter.gpu_model));
     }

@@ -16,12 +16,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "db/node_columns.h"
 #include "db/schema.h"
 #include "db/sqlite_handle.h"
 #include "db/store_rules.h"
 #include "models/descriptor.h"
 #include "models/profile_columns.h"
-#include "nlohmann/json.hpp"
 
 namespace perfcast::db {
 namespace {
@@ -29,98 +29,30 @@ namespace {
 using models::Node;
 using models::Profile;
 
-// The node columns in one fixed order, shared by INSERT and SELECT.
-constexpr absl::string_view kNodeColumns =
-    "name, source, labels, gpu_count, gpu_model, gpu_vendor_name, architecture, "
-    "compute_capability, sm_count, boost_clock_mhz, memory_gib, memory_bus_width_bits, "
-    "memory_bandwidth_gbs, fp32_tflops, tf32_tflops, fp16_tflops, bf16_tflops, fp64_tflops, "
-    "l2_cache_mib, interconnect, hostname, cpu_model, cpu_cores, driver_version, cuda_version, "
-    "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
-    "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
-    "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
-    "idle_power_watts, dispatch_ops_per_s, nvlink_gbs, nvlink_gpus, pcie_gbs, network_gbs";
-constexpr int kNodeColumnCount = 44;
-
-void BindNode(Statement& s, const Node& n) {
-  nlohmann::json labels(n.labels);
-  const models::GpuSpec& g = n.gpu;
-  const models::HostSpec& h = n.host;
-  const models::MeasuredRates& m = n.measured;
-  s.Bind(1, n.name).Bind(2, NodeSourceName(n.source)).Bind(3, labels.dump());
-  s.Bind(4, int64_t{n.gpu_count}).Bind(5, g.model).Bind(6, g.vendor_name);
-  s.Bind(7, g.architecture).Bind(8, g.compute_capability).Bind(9, int64_t{g.sm_count});
-  s.Bind(10, g.boost_clock_mhz).Bind(11, g.memory_gib).Bind(12, int64_t{g.memory_bus_width_bits});
-  s.Bind(13, g.memory_bandwidth_gbs).Bind(14, g.fp32_tflops).Bind(15, g.tf32_tflops);
-  s.Bind(16, g.fp16_tflops).Bind(17, g.bf16_tflops).Bind(18, g.fp64_tflops);
-  s.Bind(19, g.l2_cache_mib).Bind(20, g.interconnect).Bind(21, h.hostname);
-  s.Bind(22, h.cpu_model).Bind(23, int64_t{h.cpu_cores}).Bind(24, h.driver_version);
-  s.Bind(25, h.cuda_version).Bind(26, h.torch_version).Bind(27, m.memory_bandwidth_gbs);
-  s.Bind(28, m.fp32_tflops).Bind(29, m.tf32_tflops).Bind(30, m.fp16_tflops);
-  s.Bind(31, m.bf16_tflops).Bind(32, m.fp64_tflops).Bind(33, m.launch_latency_us);
-  s.Bind(34, m.h2d_pinned_gbs).Bind(35, m.h2d_pageable_gbs).Bind(36, m.cpu_single_thread_score);
-  s.Bind(37, n.registered_at_us).Bind(38, g.tdp_watts).Bind(39, m.idle_power_watts);
-  s.Bind(40, m.dispatch_ops_per_s);
-  s.Bind(41, g.nvlink_gbs).Bind(42, int64_t{g.nvlink_gpus}).Bind(43, g.pcie_gbs);
-  s.Bind(44, g.network_gbs);
+void BindCell(Statement& s, int index, const NodeCell& cell) {
+  std::visit([&](const auto& value) { s.Bind(index, value); }, cell);
 }
 
-// Reads a node whose columns start at `c` in kNodeColumns order, preceded by id.
+// Binds every node column, parameters 1.. in NodeColumns() order.
+void BindNode(Statement& s, const Node& n) {
+  int index = 1;
+  for (const NodeColumn& column : NodeColumns()) BindCell(s, index++, column.get(n));
+}
+
+// Reads a node from a row of `id, NodeColumnList()`.
 Node ReadNode(const Statement& s) {
   Node n;
   n.id = s.Int(0);
   int c = 1;
-  n.name = s.Text(c++);
-  n.source = ParseNodeSource(s.Text(c++));
-  nlohmann::json labels = nlohmann::json::parse(s.Text(c++), nullptr, /*allow_exceptions=*/false);
-  if (labels.is_object()) {
-    for (auto& [key, value] : labels.items()) {
-      if (value.is_string()) n.labels[key] = value.get<std::string>();
+  for (const NodeColumn& column : NodeColumns()) {
+    switch (column.kind) {
+      case NodeCellKind::kInteger: column.set(s.Int(c), n); break;
+      case NodeCellKind::kReal: column.set(s.Double(c), n); break;
+      case NodeCellKind::kOptionalReal: column.set(s.OptionalDouble(c), n); break;
+      case NodeCellKind::kText: column.set(s.Text(c), n); break;
     }
+    ++c;
   }
-  n.gpu_count = static_cast<int>(s.Int(c++));
-  models::GpuSpec& g = n.gpu;
-  g.model = s.Text(c++);
-  g.vendor_name = s.Text(c++);
-  g.architecture = s.Text(c++);
-  g.compute_capability = s.Text(c++);
-  g.sm_count = static_cast<int>(s.Int(c++));
-  g.boost_clock_mhz = s.Double(c++);
-  g.memory_gib = s.Double(c++);
-  g.memory_bus_width_bits = static_cast<int>(s.Int(c++));
-  g.memory_bandwidth_gbs = s.Double(c++);
-  g.fp32_tflops = s.Double(c++);
-  g.tf32_tflops = s.Double(c++);
-  g.fp16_tflops = s.Double(c++);
-  g.bf16_tflops = s.Double(c++);
-  g.fp64_tflops = s.Double(c++);
-  g.l2_cache_mib = s.Double(c++);
-  g.interconnect = s.Text(c++);
-  models::HostSpec& h = n.host;
-  h.hostname = s.Text(c++);
-  h.cpu_model = s.Text(c++);
-  h.cpu_cores = static_cast<int>(s.Int(c++));
-  h.driver_version = s.Text(c++);
-  h.cuda_version = s.Text(c++);
-  h.torch_version = s.Text(c++);
-  models::MeasuredRates& m = n.measured;
-  m.memory_bandwidth_gbs = s.OptionalDouble(c++);
-  m.fp32_tflops = s.OptionalDouble(c++);
-  m.tf32_tflops = s.OptionalDouble(c++);
-  m.fp16_tflops = s.OptionalDouble(c++);
-  m.bf16_tflops = s.OptionalDouble(c++);
-  m.fp64_tflops = s.OptionalDouble(c++);
-  m.launch_latency_us = s.OptionalDouble(c++);
-  m.h2d_pinned_gbs = s.OptionalDouble(c++);
-  m.h2d_pageable_gbs = s.OptionalDouble(c++);
-  m.cpu_single_thread_score = s.OptionalDouble(c++);
-  n.registered_at_us = s.Int(c++);
-  g.tdp_watts = s.Double(c++);
-  m.idle_power_watts = s.OptionalDouble(c++);
-  m.dispatch_ops_per_s = s.OptionalDouble(c++);
-  g.nvlink_gbs = s.Double(c++);
-  g.nvlink_gpus = static_cast<int>(s.Int(c++));
-  g.pcie_gbs = s.Double(c++);
-  g.network_gbs = s.Double(c++);
   return n;
 }
 
@@ -239,16 +171,11 @@ class SqliteStore final : public Store {
                            ProfileColumnList(), ") VALUES (",
                            Placeholders(ProfileInsertColumnCount()),
                            ") ON CONFLICT (content_hash) DO NOTHING")},
-             {&st.insert_node, absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
-                                            Placeholders(kNodeColumnCount), ")")},
-             {&st.refresh_node,
-              "UPDATE nodes SET hostname = ?2, cpu_model = ?3, cpu_cores = ?4, "
-              "driver_version = ?5, cuda_version = ?6, torch_version = ?7, "
-              "measured_bandwidth_gbs = ?8, measured_fp32_tflops = ?9, "
-              "measured_tf32_tflops = ?10, measured_fp16_tflops = ?11, "
-              "measured_bf16_tflops = ?12, measured_fp64_tflops = ?13, launch_latency_us = ?14, "
-              "h2d_pinned_gbs = ?15, h2d_pageable_gbs = ?16, cpu_single_thread_score = ?17, "
-              "idle_power_watts = ?18, dispatch_ops_per_s = ?19 WHERE name = ?1"},
+             {&st.insert_node,
+              absl::StrCat("INSERT INTO nodes (", NodeColumnList(), ") VALUES (",
+                           Placeholders(static_cast<int>(NodeColumns().size())), ")")},
+             {&st.refresh_node, absl::StrCat("UPDATE nodes SET ", NodeRefreshAssignments("?"),
+                                             " WHERE name = ?1")},
          }) {
       if (absl::Status s = prepare(*slot, sql); !s.ok()) return s;
     }
@@ -275,7 +202,7 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<Node> GetNode(absl::string_view name) override {
     return WithReader([&](Connection& c) -> absl::StatusOr<Node> {
-      auto stmt = c.Prepare(absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE name = ?1"));
+      auto stmt = c.Prepare(absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE name = ?1"));
       if (!stmt.ok()) return stmt.status();
       (*stmt)->Bind(1, name);
       absl::StatusOr<bool> row = (*stmt)->Step();
@@ -300,7 +227,7 @@ class SqliteStore final : public Store {
         return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
       }
     }
-    std::string sql = absl::StrCat("SELECT id, ", kNodeColumns, " FROM nodes WHERE id > ?1");
+    std::string sql = absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE id > ?1");
     if (!filter.gpu_model.empty()) absl::StrAppend(&sql, " AND gpu_model = ?2");
     int param = 3;
     for (const auto& [key, value] : filter.labels) {
@@ -637,16 +564,12 @@ class SqliteImport final : public ImportTransaction {
         return absl::FailedPreconditionError(absl::StrCat(
             "node '", node.name, "' is registered with GPU ", model, ", not ", node.gpu.model));
       }
-      const models::HostSpec& h = node.host;
-      const models::MeasuredRates& m = node.measured;
       Statement& u = *st.refresh_node;
-      u.Bind(1, node.name).Bind(2, h.hostname).Bind(3, h.cpu_model);
-      u.Bind(4, int64_t{h.cpu_cores}).Bind(5, h.driver_version).Bind(6, h.cuda_version);
-      u.Bind(7, h.torch_version).Bind(8, m.memory_bandwidth_gbs).Bind(9, m.fp32_tflops);
-      u.Bind(10, m.tf32_tflops).Bind(11, m.fp16_tflops).Bind(12, m.bf16_tflops);
-      u.Bind(13, m.fp64_tflops).Bind(14, m.launch_latency_us).Bind(15, m.h2d_pinned_gbs);
-      u.Bind(16, m.h2d_pageable_gbs).Bind(17, m.cpu_single_thread_score);
-      u.Bind(18, m.idle_power_watts).Bind(19, m.dispatch_ops_per_s);
+      u.Bind(1, node.name);
+      int index = 2;
+      for (const NodeColumn& column : NodeColumns()) {
+        if (column.refreshed) BindCell(u, index++, column.get(node));
+      }
       if (absl::Status s = u.Run(); !s.ok()) return Fail(s);
       node_ids_[node.name] = id;
       return absl::OkStatus();

@@ -87,6 +87,44 @@ TEST_P(StoreTest, RegisterGetRoundTripsEveryField) {
   EXPECT_FALSE(fetched->measured.fp32_tflops.has_value());
 }
 
+// Every node column, the measured rates and the source included, comes back
+// as it was registered, and an upsert refreshes exactly the host and rates.
+TEST_P(StoreTest, EveryNodeFieldRoundTripsAndRefreshes) {
+  models::Node node = SampleNode("full");
+  node.source = models::NodeSource::kSpecFile;
+  models::MeasuredRates& m = node.measured;
+  double value = 1.5;
+  for (std::optional<double>* rate :
+       {&m.memory_bandwidth_gbs, &m.fp32_tflops, &m.tf32_tflops, &m.fp16_tflops, &m.bf16_tflops,
+        &m.fp64_tflops, &m.launch_latency_us, &m.h2d_pinned_gbs, &m.h2d_pageable_gbs,
+        &m.cpu_single_thread_score, &m.idle_power_watts, &m.dispatch_ops_per_s}) {
+    *rate = value;
+    value += 1.25;
+  }
+  node.host.driver_version = "550.54";
+  node.host.cuda_version = "12.4";
+  node.host.torch_version = "2.3";
+  auto registered = store_->RegisterNode(node);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  EXPECT_EQ(*store_->GetNode("full"), *registered);
+
+  models::Node refreshed = *registered;
+  refreshed.host.hostname = "moved.example";
+  refreshed.host.cpu_cores = 64;
+  refreshed.measured.dispatch_ops_per_s = 123456;
+  refreshed.measured.fp32_tflops.reset();
+  refreshed.gpu.sm_count = 1;  // hardware identity: not refreshed
+  refreshed.labels = {{"zone", "elsewhere"}};  // not refreshed either
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  ASSERT_TRUE((*import)->UpsertNode(refreshed).ok());
+  ASSERT_TRUE((*import)->Commit().ok());
+  models::Node expected = *registered;
+  expected.host = refreshed.host;
+  expected.measured = refreshed.measured;
+  EXPECT_EQ(*store_->GetNode("full"), expected);
+}
+
 TEST_P(StoreTest, DuplicateNameIsAlreadyExists) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   auto again = store_->RegisterNode(SampleNode("n1", "A100-SXM4-80GB"));
