@@ -53,7 +53,9 @@ struct Server::Services {
                                     .max_call = options.max_call,
                                     .max_import_idle = options.max_import_idle},
                   options.metrics),
-        predictor(store, catalog, logger, auth, options.max_call) {}
+        predictor(store, catalog, logger, auth,
+                  PredictorServiceOptions{.max_call = options.max_call,
+                                          .answer_cache = options.predict_answer_cache}) {}
   Authenticator auth;  // before the services that hold it
   NodeRegistryService nodes;
   ProfileStoreService profiles;
