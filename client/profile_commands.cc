@@ -60,7 +60,7 @@ std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& fla
   absl::StatusOr<ImportReport> report = ImportFiles(context.Channel(), files, options);
   progress.Done();
   if (!report.ok()) {
-    return CliError{kExitFailure, absl::StrCat(Describe(report.status()), "; nothing imported")};
+    return CliError{kExitFailure, Describe(report.status())};
   }
   const int64_t rejected = static_cast<int64_t>(report->rejected.size());
   if (context.output == OutputFormat::kJson) {
