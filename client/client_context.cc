@@ -7,7 +7,7 @@
 namespace perfcast::client {
 namespace {
 
-constexpr size_t kMaxMessageBytes = 2048;
+constexpr size_t kMaxShownMessageBytes = 2048;
 
 }  // namespace
 
@@ -29,7 +29,7 @@ std::string Describe(const grpc::Status& status) {
   const char* name = code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN";
   // Messages quote names and values from requests and files; a terminal must
   // see them cut and with control bytes escaped.
-  return std::string(name) + ": " + Printable(status.error_message(), kMaxMessageBytes);
+  return std::string(name) + ": " + Printable(status.error_message(), kMaxShownMessageBytes);
 }
 
 std::string Describe(const absl::Status& status) {

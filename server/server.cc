@@ -74,6 +74,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second perfcastd on a busy port
+  // would start, and clients would alternate between two databases.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen_address, *credentials, &server->port_);
   builder.RegisterService(&server->services_->nodes);
   builder.RegisterService(&server->services_->profiles);
