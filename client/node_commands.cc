@@ -12,6 +12,7 @@
 #include "client/table.h"
 #include "client/text_input.h"
 #include "models/gpu_catalog.h"
+#include "nlohmann/json.hpp"
 #include "perfcast/v1/node_registry.grpc.pb.h"
 #include "proto/convert.h"
 
@@ -157,9 +158,11 @@ std::optional<CliError> RunRemove(ClientContext& context, const std::string& nam
   grpc::Status status = stub->Deregister(&call, request, &response);
   if (!status.ok()) return CliError{kExitFailure, Describe(status)};
   if (context.output == OutputFormat::kJson) {
-    std::cout << "{\"removed\":\"" << name << "\"}\n";
+    std::cout << nlohmann::json{{"removed", name}}.dump(-1, ' ', false,
+                                                        nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
-    std::cout << "removed node " << name << "\n";
+    std::cout << "removed node " << Printable(name) << "\n";
   }
   return std::nullopt;
 }

@@ -166,7 +166,8 @@ void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& di
   export_cmd->add_option("--family", exp->family, "Only this family");
   export_cmd->add_option("--phase", exp->phase, "train or inference");
   export_cmd->add_option("--kind", exp->kind, "model or op");
-  export_cmd->add_option("--limit", exp->limit, "At most this many profiles");
+  export_cmd->add_option("--limit", exp->limit, "At most this many profiles")
+      ->check(DecimalInteger());
   export_cmd->callback([&context, &dispatch, exp] {
     dispatch.action = [&context, exp] { return RunExport(context, *exp); };
   });

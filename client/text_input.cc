@@ -126,7 +126,10 @@ absl::StatusOr<std::vector<std::string>> SplitCsvLine(absl::string_view line) {
 absl::StatusOr<bool> CsvReader::Next(std::vector<std::string>& fields) {
   while (true) {
     absl::StatusOr<bool> more = ReadBoundedLine(in_, line_, line_number_ + 1, max_line_bytes_);
-    if (!more.ok()) return more.status();
+    if (!more.ok()) {
+      ++line_number_;
+      return more.status();
+    }
     if (!*more) return false;
     ++line_number_;
     absl::string_view text = line_;

@@ -51,7 +51,7 @@ class CsvReader {
   // (that record only: the next call goes on with the next line).
   absl::StatusOr<bool> Next(std::vector<std::string>& fields);
 
-  // The 1-based line of the record Next() returned last.
+  // The 1-based line of the record (or error) Next() returned last.
   int64_t line_number() const { return line_number_; }
 
  private:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -753,11 +754,18 @@ absl::StatusOr<std::unique_ptr<ImportTransaction>> SqliteStore::BeginImport() {
   return std::unique_ptr<ImportTransaction>(new SqliteImport(*this, std::move(lock)));
 }
 
-absl::Status ConfigureWriter(Connection& c, bool file_backed) {
+enum class Role { kServer, kAgent };
+
+absl::Status ConfigureWriter(Connection& c, bool file_backed, Role role) {
   // WAL lets readers run beside the single writer; FULL makes an
   // acknowledged commit durable across power loss, not only process crashes.
+  // An agent has no concurrent readers and hands its file on whole.
   if (file_backed) {
-    if (absl::Status s = c.Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
+    if (absl::Status s = c.Execute(role == Role::kServer ? "PRAGMA journal_mode = WAL"
+                                                         : "PRAGMA journal_mode = DELETE");
+        !s.ok()) {
+      return s;
+    }
   }
   return c.Execute(
       "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
@@ -766,7 +774,9 @@ absl::Status ConfigureWriter(Connection& c, bool file_backed) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Role role) {
   const bool in_memory = path == ":memory:";
   if (!in_memory) {
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -775,8 +785,23 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) 
   }
   auto writer = Connection::Open(path, Connection::Mode::kReadWriteCreate);
   if (!writer.ok()) return writer.status();
-  if (absl::StatusOr<int64_t> v = CheckStore(**writer); !v.ok()) return v.status();
-  if (absl::Status s = ConfigureWriter(**writer, !in_memory); !s.ok()) {
+  absl::StatusOr<int64_t> version = CheckStore(**writer);
+  if (!version.ok()) return version.status();
+  if (role == Role::kServer && !in_memory && *version > 0) {
+    // Reading the mode writes nothing; switching it would.
+    absl::StatusOr<std::unique_ptr<Statement>> mode = (*writer)->Prepare("PRAGMA journal_mode");
+    if (!mode.ok()) return mode.status();
+    absl::StatusOr<bool> row = (*mode)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row || absl::AsciiStrToLower((*mode)->Text(0)) != "wal") {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, " is a perfcast agent store (or a copy), not a server database: it was left "
+          "untouched. Import it with `perfcast import ", path, "` into the server's own "
+          "database; to adopt a copied server database, run `sqlite3 ", path,
+          " 'PRAGMA journal_mode=WAL'` first"));
+    }
+  }
+  if (absl::Status s = ConfigureWriter(**writer, !in_memory, role); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("cannot configure ", path, ": ", s.message()));
   }
   if (absl::Status s = Migrate(**writer); !s.ok()) return s;
@@ -784,6 +809,16 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) 
                                              in_memory ? std::string() : path);
   if (absl::Status s = store->Init(); !s.ok()) return s;
   return store;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
+  return Open(path, Role::kServer);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteAgentStore(const std::string& path) {
+  return Open(path, Role::kAgent);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path) {
@@ -817,6 +852,8 @@ absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version
   }
   auto connection = Connection::Open(path, Connection::Mode::kReadWriteCreate);
   if (!connection.ok()) return connection.status();
+  // As perfcastd left its database at every version.
+  if (absl::Status s = (*connection)->Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
   return Migrate(**connection, version);
 }
 

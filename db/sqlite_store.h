@@ -1,4 +1,5 @@
-// The SQLite implementation of Store: one file, WAL journal, foreign keys,
+// The SQLite implementation of Store: one file, WAL journal (server) or a
+// rollback journal (agents), foreign keys,
 // STRICT tables, migrations keyed by `PRAGMA user_version` (schema.h),
 // prepared statements and one transaction per import.
 //
@@ -15,17 +16,27 @@
 
 namespace perfcast::db {
 
-// Opens or creates the store file at `path`, migrating it to the current
-// schema. ":memory:" gives a private in-memory store (tests, benchmarks).
+// Opens or creates perfcastd's database at `path`, in WAL mode, migrating it
+// to the current schema. ":memory:" gives a private in-memory store (tests,
+// benchmarks). Server databases are always in WAL mode, and agent stores
+// (OpenSqliteAgentStore) never are: an existing file that is not in WAL
+// mode is an agent's store, a copy or another program's file, and is
+// refused with FailedPrecondition before anything is written to it (the
+// same for a foreign SQLite file; see CheckStore).
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path);
+
+// Opens or creates an agent's local store at `path`: the same schema, in
+// rollback-journal mode, so that the store is one self-contained file to
+// copy or import, and perfcastd refuses it as its own database.
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteAgentStore(const std::string& path);
 
 // Opens an existing store file without ever writing to it. A file of an older
 // schema version is copied into memory and migrated there, so an agent file
 // from an older release imports as well as a current one.
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path);
 
-// Creates a store at `path` with schema version `version` exactly (tests of
-// migrations from every older version use this). FailedPrecondition if the
+// Creates a server database at `path` (WAL mode) with schema version
+// `version` exactly (tests of migrations from every older version use this). FailedPrecondition if the
 // file already exists.
 absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version);
 

@@ -55,7 +55,8 @@ struct Server::Services {
                   options.metrics),
         predictor(store, catalog, logger, auth,
                   PredictorServiceOptions{.max_call = options.max_call,
-                                          .answer_cache = options.predict_answer_cache}) {}
+                                          .answer_cache = options.predict_answer_cache,
+                                          .pricing = {}}) {}
   Authenticator auth;  // before the services that hold it
   NodeRegistryService nodes;
   ProfileStoreService profiles;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_split.h"
+#include "db/sqlite_store.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
 #include "tests/db/test_util.h"
@@ -156,7 +157,7 @@ TEST_F(CliIntegrationTest, ExportRoundTripsThroughCsvAndJsonLines) {
 TEST_F(CliIntegrationTest, ImportsAnAgentStoreWithItsNode) {
   const std::string agent_file = dir_.File("agent.sqlite");
   {
-    auto store = db::OpenStore(agent_file);
+    auto store = db::OpenSqliteAgentStore(agent_file);
     ASSERT_TRUE(store.ok());
     auto tx = (*store)->BeginImport();
     ASSERT_TRUE(tx.ok());
