@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
@@ -92,6 +93,28 @@ TEST(SchemaTest, MigratesFromEveryOlderVersion) {
   }
 }
 
+// Every profile the shipped agent files hold still hashes to the hash stored
+// with it, so re-importing them (or an export of them) finds the same rows
+// after fields were added to the profile.
+TEST(SchemaTest, ShippedProfilesKeepTheirContentHashes) {
+  for (const char* file : {"cpu-1t.sqlite", "h100.sqlite"}) {
+    SCOPED_TRACE(file);
+    auto store = OpenStoreReadOnly(absl::StrCat(PERFCAST_DATA_DIR, "/", file));
+    ASSERT_TRUE(store.ok()) << store.status();
+    int64_t checked = 0;
+    ASSERT_TRUE((*store)
+                    ->ScanProfiles({},
+                                   [&](const models::Profile& p) {
+                                     EXPECT_EQ(models::ComputeContentHash(p), p.content_hash)
+                                         << p.workload.Key();
+                                     ++checked;
+                                     return true;
+                                   })
+                    .ok());
+    EXPECT_GT(checked, 100);
+  }
+}
+
 TEST(SchemaTest, RejectsNonSqliteFile) {
   TempDir dir;
   const std::string path = dir.File("garbage.sqlite");
@@ -154,7 +177,7 @@ TEST(SchemaTest, ServerRefusesAgentStoresWithoutTouchingThem) {
     ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
   }
   const std::string shipped = dir.File("h100.sqlite");
-  std::filesystem::copy_file(std::string(PERFCAST_SOURCE_DIR) + "/data/h100.sqlite", shipped);
+  std::filesystem::copy_file(std::string(PERFCAST_DATA_DIR) + "/h100.sqlite", shipped);
   for (const std::string& path : {agent, shipped}) {
     const FileState before = StateOf(path);
     EXPECT_FALSE(before.wal);
