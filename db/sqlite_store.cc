@@ -756,16 +756,11 @@ absl::StatusOr<std::unique_ptr<ImportTransaction>> SqliteStore::BeginImport() {
 
 enum class Role { kServer, kAgent };
 
-absl::Status ConfigureWriter(Connection& c, bool file_backed, Role role) {
+absl::Status ConfigureWriter(Connection& c, bool file_backed) {
   // WAL lets readers run beside the single writer; FULL makes an
   // acknowledged commit durable across power loss, not only process crashes.
-  // An agent has no concurrent readers and hands its file on whole.
   if (file_backed) {
-    if (absl::Status s = c.Execute(role == Role::kServer ? "PRAGMA journal_mode = WAL"
-                                                         : "PRAGMA journal_mode = DELETE");
-        !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = c.Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
   }
   return c.Execute(
       "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
@@ -775,6 +770,30 @@ absl::Status ConfigureWriter(Connection& c, bool file_backed, Role role) {
 }  // namespace
 
 namespace {
+
+// OK when the perfcast store behind `c` is a server database. An agent's
+// store carries kAgentApplicationId; one written before that mark existed
+// (as the shipped data/*.sqlite) or a copy of a database is told apart by its
+// journal: perfcastd keeps its database in WAL mode, and SQLite keeps that
+// mode in the file.
+absl::Status IsServerDatabase(Connection& c, const std::string& path, bool in_memory) {
+  absl::StatusOr<int64_t> app = c.QueryInt("PRAGMA application_id");
+  if (!app.ok()) return app.status();
+  bool agent = *app == kAgentApplicationId;
+  if (!agent && !in_memory) {
+    absl::StatusOr<std::unique_ptr<Statement>> mode = c.Prepare("PRAGMA journal_mode");
+    if (!mode.ok()) return mode.status();
+    absl::StatusOr<bool> row = (*mode)->Step();
+    if (!row.ok()) return row.status();
+    agent = !*row || absl::AsciiStrToLower((*mode)->Text(0)) != "wal";
+  }
+  if (!agent) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      path, " is a perfcast agent store (or a copy), not a server database: it was left "
+      "untouched. Import it with `perfcast import ", path,
+      "` into the server's own database; a copied server database is adopted with `sqlite3 ",
+      path, " 'PRAGMA journal_mode=WAL'`"));
+}
 
 absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Role role) {
   const bool in_memory = path == ":memory:";
@@ -787,24 +806,23 @@ absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Role role) 
   if (!writer.ok()) return writer.status();
   absl::StatusOr<int64_t> version = CheckStore(**writer);
   if (!version.ok()) return version.status();
-  if (role == Role::kServer && !in_memory && *version > 0) {
-    // Reading the mode writes nothing; switching it would.
-    absl::StatusOr<std::unique_ptr<Statement>> mode = (*writer)->Prepare("PRAGMA journal_mode");
-    if (!mode.ok()) return mode.status();
-    absl::StatusOr<bool> row = (*mode)->Step();
-    if (!row.ok()) return row.status();
-    if (!*row || absl::AsciiStrToLower((*mode)->Text(0)) != "wal") {
-      return absl::FailedPreconditionError(absl::StrCat(
-          path, " is a perfcast agent store (or a copy), not a server database: it was left "
-          "untouched. Import it with `perfcast import ", path, "` into the server's own "
-          "database; to adopt a copied server database, run `sqlite3 ", path,
-          " 'PRAGMA journal_mode=WAL'` first"));
-    }
+  if (role == Role::kServer && *version > 0) {
+    // Reading the header and the journal mode writes nothing; the checks
+    // come before anything that would.
+    absl::Status refused = IsServerDatabase(**writer, path, in_memory);
+    if (!refused.ok()) return refused;
   }
-  if (absl::Status s = ConfigureWriter(**writer, !in_memory, role); !s.ok()) {
+  if (absl::Status s = ConfigureWriter(**writer, !in_memory); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("cannot configure ", path, ": ", s.message()));
   }
   if (absl::Status s = Migrate(**writer); !s.ok()) return s;
+  if (role == Role::kAgent) {
+    if (absl::Status s = (*writer)->Execute(
+            absl::StrCat("PRAGMA application_id = ", kAgentApplicationId));
+        !s.ok()) {
+      return s;
+    }
+  }
   auto store = std::make_unique<SqliteStore>(*std::move(writer), nullptr,
                                              in_memory ? std::string() : path);
   if (absl::Status s = store->Init(); !s.ok()) return s;

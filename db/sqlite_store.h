@@ -1,5 +1,4 @@
-// The SQLite implementation of Store: one file, WAL journal (server) or a
-// rollback journal (agents), foreign keys,
+// The SQLite implementation of Store: one file, WAL journal, foreign keys,
 // STRICT tables, migrations keyed by `PRAGMA user_version` (schema.h),
 // prepared statements and one transaction per import.
 //
@@ -18,16 +17,15 @@ namespace perfcast::db {
 
 // Opens or creates perfcastd's database at `path`, in WAL mode, migrating it
 // to the current schema. ":memory:" gives a private in-memory store (tests,
-// benchmarks). Server databases are always in WAL mode, and agent stores
-// (OpenSqliteAgentStore) never are: an existing file that is not in WAL
-// mode is an agent's store, a copy or another program's file, and is
-// refused with FailedPrecondition before anything is written to it (the
-// same for a foreign SQLite file; see CheckStore).
+// benchmarks). A file that is not a server database is refused with
+// FailedPrecondition before anything is written to it: an agent's store
+// (marked kAgentApplicationId), a perfcast file not in WAL mode (agent
+// stores from before that mark, copies), or another program's SQLite file.
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path);
 
-// Opens or creates an agent's local store at `path`: the same schema, in
-// rollback-journal mode, so that the store is one self-contained file to
-// copy or import, and perfcastd refuses it as its own database.
+// Opens or creates an agent's local store at `path`: the same schema and
+// journal, marked as an agent's (kAgentApplicationId) so that perfcastd
+// refuses it as its own database; it is imported instead.
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteAgentStore(const std::string& path);
 
 // Opens an existing store file without ever writing to it. A file of an older

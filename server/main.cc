@@ -51,6 +51,9 @@ std::string Names(const std::string& name) {
 }
 
 void AddFlags(CLI::App& app, Flags& f) {
+  // A flag given twice takes its last value, as it always did (scripts
+  // append overrides to a base command line).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option(Names("listen"), f.listen,
                  "Address to serve gRPC on, host:port (port 0 picks a free port)")
       ->capture_default_str();
