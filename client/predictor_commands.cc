@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -40,6 +41,8 @@ struct SelectionFlags {
   std::string group_by = "none";
   int max_features = 0;
   double ridge = 0;
+  int method_version = 0;
+  bool all_methods = false;
 
   void AddTo(CLI::App* command) {
     command->add_option("--gpu", gpus, "Only profiles of these GPU models");
@@ -51,6 +54,12 @@ struct SelectionFlags {
         ->check(CLI::IsMember({"none", "gpu", "family"}));
     command->add_option("--max-features", max_features, "Features per regression");
     command->add_option("--ridge", ridge, "Ridge penalty");
+    CLI::Option* method = command->add_option(
+        "--method-version", method_version,
+        "Only profiles of this measurement method (default: the newest among the selected)");
+    method->check(CLI::PositiveNumber);
+    command->add_flag("--all-methods", all_methods, "Profiles of every measurement method together")
+        ->excludes(method);
   }
 
   std::optional<CliError> Fill(v1::ProfileSelection* selection, v1::FitOptions* options) const {
@@ -62,6 +71,8 @@ struct SelectionFlags {
       if (!parsed.ok()) return CliError{kExitUsage, std::string(parsed.status().message())};
       selection->set_phase(proto::ToProto(*parsed));
     }
+    selection->set_method_version(method_version);
+    selection->set_all_methods(all_methods);
     options->set_folds(folds);
     options->set_max_features(max_features);
     options->set_ridge(ridge);
@@ -120,10 +131,52 @@ struct PredictFlags {
   int64_t iterations = 0;
   std::string model;
   std::string batch_file;
+  // The model as the user describes it, instead of --family and --param.
+  std::string hf_config;    // path of a Hugging Face config.json
+  std::string torchvision;  // a torchvision model name
+  int64_t seq_len = 0;      // with hf_config; 0: the model's maximum positions
+  int64_t image = 0;        // with torchvision; 0: 224
+  // Multi-GPU layout (predictor/parallel.h); 1 everywhere: one GPU.
+  int data_parallel = 1;
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int micro_batches = 1;
   // Whether the batch size and a job size were given (flags or columns).
   bool batch_given = false;
   bool job_given = false;
 };
+
+// Puts --hf-config / --torchvision into the workload (the server resolves
+// them); nothing when neither is given.
+std::optional<CliError> AddModelSource(const PredictFlags& f, v1::Workload* w) {
+  if (f.hf_config.empty() && f.torchvision.empty()) {
+    if (f.seq_len != 0 || f.image != 0) {
+      return CliError{kExitUsage, "--seq-len goes with --hf-config, --image with --torchvision"};
+    }
+    return std::nullopt;
+  }
+  if (!f.hf_config.empty() && !f.torchvision.empty()) {
+    return CliError{kExitUsage, "give --hf-config or --torchvision, not both"};
+  }
+  if (!f.family.empty() || !f.params.empty()) {
+    return CliError{kExitUsage, "--hf-config and --torchvision replace --family and --param"};
+  }
+  w->set_kind(v1::WORKLOAD_KIND_MODEL);
+  if (!f.hf_config.empty()) {
+    if (f.image != 0) return CliError{kExitUsage, "--image goes with --torchvision"};
+    std::ifstream in(f.hf_config);
+    if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", f.hf_config)};
+    std::stringstream text;
+    text << in.rdbuf();
+    w->set_hf_config_json(text.str());
+    if (f.seq_len != 0) (*w->mutable_params())["seq_len"] = f.seq_len;
+  } else {
+    if (f.seq_len != 0) return CliError{kExitUsage, "--seq-len goes with --hf-config"};
+    w->set_torchvision(f.torchvision);
+    if (f.image != 0) (*w->mutable_params())["image"] = f.image;
+  }
+  return std::nullopt;
+}
 
 // Builds one query, checking its fields in the order a reader looks for
 // them (target, workload, job size) so that the first real problem is
@@ -145,7 +198,9 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
     q->set_node_name(f.node);
   }
   // Presence only: the server checks the values and names what is wrong.
-  if (f.family.empty()) return CliError{kExitUsage, "--family is required"};
+  if (f.family.empty() && f.hf_config.empty() && f.torchvision.empty()) {
+    return CliError{kExitUsage, "--family (or --hf-config, --torchvision) is required"};
+  }
   if (!f.batch_given) return CliError{kExitUsage, "--batch (samples per iteration) is required"};
   if (!f.job_given) {
     return CliError{kExitUsage,
@@ -154,6 +209,7 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
   v1::Workload* w = q->mutable_workload();
   w->set_kind(v1::WORKLOAD_KIND_MODEL);
   w->set_family(f.family);
+  if (auto error = AddModelSource(f, w)) return error;
   for (const std::string& item : f.params) {
     for (absl::string_view part : absl::StrSplit(item, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
       std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
@@ -177,6 +233,21 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
   q->mutable_job()->set_epochs(f.epochs);
   q->mutable_job()->set_iterations(f.iterations);
   q->set_model_name(f.model);
+  // The API reads 0 as 1 (unset); on the command line 0 is a mistake.
+  for (auto [flag, value] : {std::pair{"--data-parallel", f.data_parallel},
+                             std::pair{"--tensor-parallel", f.tensor_parallel},
+                             std::pair{"--pipeline-parallel", f.pipeline_parallel},
+                             std::pair{"--micro-batches", f.micro_batches}}) {
+    if (value < 1) return CliError{kExitUsage, absl::StrCat(flag, " must be >= 1, got ", value)};
+  }
+  if (f.data_parallel != 1 || f.tensor_parallel != 1 || f.pipeline_parallel != 1 ||
+      f.micro_batches != 1) {
+    v1::ParallelLayout* layout = q->mutable_parallel();
+    layout->set_data_parallel(f.data_parallel);
+    layout->set_tensor_parallel(f.tensor_parallel);
+    layout->set_pipeline_parallel(f.pipeline_parallel);
+    layout->set_micro_batches(f.micro_batches);
+  }
   return std::nullopt;
 }
 
@@ -186,9 +257,21 @@ std::string Duration(double seconds) {
   return absl::StrFormat("%.2f h", seconds / 3600);
 }
 
+// "decoder{heads=12,hidden=768,...}": the family and parameters predicted.
+std::string WorkloadText(const v1::Workload& w) {
+  const std::map<std::string, int64_t> params(w.params().begin(), w.params().end());
+  return absl::StrCat(w.family(), "{",
+                      absl::StrJoin(params, ",", absl::PairFormatter("=")), "}");
+}
+
 void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) {
+  if (!q.workload().hf_config_json().empty() || !q.workload().torchvision().empty()) {
+    std::cout << "resolved to " << WorkloadText(r.workload()) << "\n";
+  }
   std::cout << absl::StrFormat("%s on %s: %.3f ms per iteration (%.3f .. %.3f), level %d, %s rates\n",
-                               q.workload().family(), r.gpu_model(), r.iteration_ms(),
+                               r.workload().family().empty() ? q.workload().family()
+                                                             : r.workload().family(),
+                               r.gpu_model(), r.iteration_ms(),
                                r.iteration_ms_low(), r.iteration_ms_high(), r.level(),
                                r.rate_source());
   if (r.iterations() > 0) {
@@ -207,10 +290,41 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
     std::cout << "extrapolating beyond the training range of: "
               << absl::StrJoin(r.extrapolated_features(), ", ") << "\n";
   }
+  if (r.has_parallel()) {
+    const v1::ParallelEstimate& p = r.parallel();
+    const v1::ParallelLayout& l = q.parallel();
+    auto degree = [](int value) { return value == 0 ? 1 : value; };
+    std::cout << absl::StrFormat(
+        "%d GPUs (data %d x tensor %d x pipeline %d, %d micro-batches): compute %.3f ms, "
+        "bubble %.3f, tensor all-reduce %.3f, pipeline sends %.3f, gradient all-reduce %.3f "
+        "exposed of %.3f (%d buckets), optimizer %.3f\n",
+        p.gpus(), degree(l.data_parallel()), degree(l.tensor_parallel()),
+        degree(l.pipeline_parallel()), degree(l.micro_batches()), p.compute_ms(), p.bubble_ms(),
+        p.tp_comm_ms(), p.pp_comm_ms(), p.dp_exposed_ms(), p.dp_comm_ms(), p.dp_buckets(),
+        p.optimizer_ms());
+    std::cout << absl::StrFormat(
+        "memory per GPU: %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, "
+        "activations %.2f)\n",
+        p.memory_total_bytes() / (1 << 30), p.memory_parameters_bytes() / (1 << 30),
+        p.memory_gradients_bytes() / (1 << 30), p.memory_optimizer_bytes() / (1 << 30),
+        p.memory_activations_bytes() / (1 << 30));
+    for (const auto& [what, link] : {std::pair{"tensor", p.tp_link()}, std::pair{"data", p.dp_link()},
+                                     std::pair{"pipeline", p.pp_link()}}) {
+      if (!link.empty()) std::cout << absl::StrFormat("%s-parallel link: %s\n", what, link);
+    }
+  }
+}
+
+// `path` as written in `file`: relative paths are relative to its directory.
+std::string RelativeTo(const std::string& file, const std::string& path) {
+  if (path.front() == '/') return path;
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
 }
 
 // jobs.csv: a header naming some of family, params, batch_size, precision,
-// phase, optimizer, node, gpu, samples, epochs, iterations, model; a row per
+// phase, optimizer, node, gpu, samples, epochs, iterations, model, and
+// hf_config,seq_len or torchvision,image instead of family,params; a row per
 // query. Read by the same CSV reader as profile imports (quoted fields,
 // CRLF, a UTF-8 byte-order mark, bounded lines); flags fill columns the
 // file lacks.
@@ -226,8 +340,9 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
   }
   if (!*has_header) return CliError{kExitFailure, absl::StrCat(name, ": empty file")};
   static const std::set<std::string> kColumns = {
-      "family", "params", "batch_size", "precision", "phase",      "optimizer",
-      "node",   "gpu",    "samples",    "epochs",    "iterations", "model"};
+      "family",     "params",  "batch_size", "precision", "phase",     "optimizer",
+      "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
+      "hf_config",  "seq_len", "torchvision", "image"};
   for (std::string& column : header) {
     column = std::string(absl::StripAsciiWhitespace(column));
     if (!kColumns.contains(column)) {
@@ -268,6 +383,10 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       else if (c == "epochs") ok = v.empty() || absl::SimpleAtoi(v, &f.epochs);
       else if (c == "iterations") ok = v.empty() || absl::SimpleAtoi(v, &f.iterations);
       else if (c == "model") f.model = v;
+      else if (c == "hf_config") f.hf_config = v.empty() ? v : RelativeTo(flags.batch_file, v);
+      else if (c == "torchvision") f.torchvision = v;
+      else if (c == "seq_len") ok = v.empty() || absl::SimpleAtoi(v, &f.seq_len);
+      else if (c == "image") ok = v.empty() || absl::SimpleAtoi(v, &f.image);
       if (!ok) {
         return CliError{kExitFailure, absl::StrCat(name, ":", number, ": ", c, " '", Printable(v),
                                                    "' is not an integer in range")};
@@ -304,7 +423,9 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "", r.error()});
     } else {
       const auto& p = r.prediction();
-      table.AddRow({absl::StrCat(lines[i]), q.workload().family(), p.gpu_model(),
+      table.AddRow({absl::StrCat(lines[i]),
+                    p.workload().family().empty() ? q.workload().family() : p.workload().family(),
+                    p.gpu_model(),
                     absl::StrFormat("%.3f", p.iteration_ms()), absl::StrFormat("%.3f", p.iteration_ms_low()),
                     absl::StrFormat("%.3f", p.iteration_ms_high()),
                     p.iterations() > 0 ? Duration(p.job_seconds()) : "", ""});
@@ -346,9 +467,12 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
   if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
     return error;
   }
-  request.set_split(flags.split == "kfold"   ? v1::SPLIT_K_FOLD
-                    : flags.split == "sizes" ? v1::SPLIT_HELD_OUT_LARGER_SIZES
-                                             : v1::SPLIT_LEAVE_ONE_GPU_OUT);
+  // sizes: each family's largest size held out, unless a global threshold
+  // on inner modules is given.
+  request.set_split(flags.split == "kfold" ? v1::SPLIT_K_FOLD
+                    : flags.split != "sizes" ? v1::SPLIT_LEAVE_ONE_GPU_OUT
+                    : flags.size_threshold > 0 ? v1::SPLIT_HELD_OUT_LARGER_SIZES
+                                               : v1::SPLIT_LARGEST_SIZE_PER_FAMILY);
   request.set_size_threshold(flags.size_threshold);
   grpc::ClientContext call;
   call.set_deadline(std::chrono::system_clock::now() +
@@ -435,8 +559,23 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--node", predict->node, "Registered node to predict for; or --gpu")
       ->group(kRequired);
   p->add_option("--family", predict->family,
-                "Model family: lstm, cnn, stgcn, resnet, transformer, dlrm, ...")
+                "Model family: lstm, cnn, stgcn, resnet, transformer, dlrm, decoder, bert, vit, "
+                "resnet_imagenet; or --hf-config, --torchvision")
       ->group(kRequired);
+  p->add_option("--hf-config", predict->hf_config,
+                "A Hugging Face config.json (gpt2, opt, llama, mistral, bert) instead of --family")
+      ->check(CLI::ExistingFile)
+      ->group(kWorkload);
+  p->add_option("--torchvision", predict->torchvision,
+                "A torchvision model (resnet18..resnet152, vit_b_16, ...) instead of --family")
+      ->group(kWorkload);
+  p->add_option("--seq-len", predict->seq_len,
+                "Tokens per sample with --hf-config (default: the model's maximum)")
+      ->group(kWorkload)
+      ->check(DecimalInteger());
+  p->add_option("--image", predict->image, "Image size in pixels with --torchvision (default: 224)")
+      ->group(kWorkload)
+      ->check(DecimalInteger());
   p->add_option("--batch", predict->batch, "Batch size (samples per iteration)")->group(kRequired)
       ->check(DecimalInteger());
   p->add_option("--samples", predict->samples, "Samples per epoch, with --epochs; or --iterations")
@@ -457,10 +596,19 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->group(kWorkload);
   p->add_option("--optimizer", predict->optimizer, "adam or sgd")->group(kWorkload);
   p->add_option("--model", predict->model, "Model name (default: default)");
+  p->add_option("--data-parallel", predict->data_parallel,
+                "Data-parallel replicas (--batch is then the global batch)");
+  p->add_option("--tensor-parallel", predict->tensor_parallel,
+                "Megatron tensor-parallel degree (divides the attention heads)");
+  p->add_option("--pipeline-parallel", predict->pipeline_parallel,
+                "Pipeline stages of contiguous layers (1F1B)");
+  p->add_option("--micro-batches", predict->micro_batches,
+                "Micro-batches per replica and step");
   p->add_option("--batch-file", predict->batch_file,
                 "CSV of queries, one per row; header columns: family, params, batch_size, "
-                "precision, phase, optimizer, node, gpu, samples, epochs, iterations, model "
-                "(flags fill the columns a file lacks)")
+                "precision, phase, optimizer, node, gpu, samples, epochs, iterations, model, "
+                "or hf_config,seq_len / torchvision,image for family,params (flags fill the "
+                "columns a file lacks)")
       ->check(CLI::ExistingFile);
   p->callback([&context, &dispatch, predict, p] {
     predict->batch_given = p->count("--batch") > 0;
@@ -516,10 +664,13 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   auto evaluate = std::make_shared<EvaluateFlags>();
   CLI::App* e = app.add_subcommand("evaluate", "Cross-validate on held-out GPUs, sizes or folds");
   evaluate->selection.AddTo(e);
-  e->add_option("--split", evaluate->split, "gpu (leave one GPU out), sizes (held-out larger sizes), kfold")
+  e->add_option("--split", evaluate->split,
+                "gpu (leave one GPU out), sizes (each family's largest size held out, or all "
+                "above --size-threshold), kfold")
       ->check(CLI::IsMember({"gpu", "sizes", "kfold"}))
       ->capture_default_str();
-  e->add_option("--size-threshold", evaluate->size_threshold, "sizes: train on inner modules <= this")
+  e->add_option("--size-threshold", evaluate->size_threshold,
+                "sizes: train on inner modules <= this in every family (default: per family)")
       ->check(DecimalInteger());
   e->add_option("--held-out-gpu", evaluate->held_out_gpu, "Show predicted vs measured for this GPU");
   e->add_option("--limit", evaluate->limit, "Rows of predicted vs measured to print")->capture_default_str();

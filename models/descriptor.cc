@@ -20,6 +20,7 @@ constexpr std::pair<OpClass, absl::string_view> kOpClassNames[] = {
     {OpClass::kOptimizer, "optimizer"},
     {OpClass::kHostToDevice, "h2d"},
     {OpClass::kHostOverhead, "host"},
+    {OpClass::kCollective, "collective"},
 };
 
 // The registry: models first, then operations. Built once, never destroyed.
@@ -28,6 +29,8 @@ const std::vector<families::FamilyDef>& Registry() {
     auto* defs = new std::vector<families::FamilyDef>{
         families::LstmFamily(),   families::CnnFamily(),         families::StgcnFamily(),
         families::ResNetFamily(), families::TransformerFamily(), families::DlrmFamily(),
+        families::DecoderFamily(), families::BertFamily(),       families::VitFamily(),
+        families::ResNetImageNetFamily(),
     };
     for (families::FamilyDef& def : families::OperationFamilies()) {
       defs->push_back(std::move(def));
@@ -66,8 +69,8 @@ absl::StatusOr<OpClass> ParseOpClass(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown operation class '", name,
-      "' (expected gemm, conv, recurrent, attention, elementwise, embedding, optimizer, h2d "
-      "or host)"));
+      "' (expected gemm, conv, recurrent, attention, elementwise, embedding, optimizer, h2d, "
+      "host or collective)"));
 }
 
 const std::vector<OpClass>& AllOpClasses() {

@@ -35,10 +35,12 @@ enum class OpClass {
   kOptimizer,        // optimizer update over all parameters
   kHostToDevice,     // input batch copy host -> device
   kHostOverhead,     // per-iteration framework/host work not on the device
+  kCollective,       // communication between GPUs (all-reduce benchmarks); priced
+                     // by the communication model, never by a roofline
 };
 
 // Stable names: "gemm", "conv", "recurrent", "attention", "elementwise",
-// "embedding", "optimizer", "h2d", "host".
+// "embedding", "optimizer", "h2d", "host", "collective".
 absl::string_view OpClassName(OpClass op_class);
 absl::StatusOr<OpClass> ParseOpClass(absl::string_view name);
 // All classes, in enum order.
@@ -93,9 +95,11 @@ struct ParamInfo {
 
 // A workload family (model) or an operation family (micro-benchmark).
 struct FamilyInfo {
-  std::string name;  // "lstm", "cnn", "stgcn", "resnet", "transformer", "dlrm";
+  std::string name;  // "lstm", "cnn", "stgcn", "resnet", "transformer", "dlrm",
+                     // "decoder", "bert", "vit", "resnet_imagenet";
                      // operation families: "gemm", "conv2d", "lstm_cell",
-                     // "attention", "elementwise", "layernorm", "softmax",
+                     // "attention", "sdpa", "rmsnorm", "swiglu",
+                     // "cross_entropy", "elementwise", "layernorm", "softmax",
                      // "embedding", "optimizer", "h2d"
   WorkloadKind kind = WorkloadKind::kModel;
   std::string doc;

@@ -79,6 +79,8 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
     absl::StatusOr<EffectiveRates> rates = ResolveRates(**node, efficiencies);
     if (!rates.ok()) return rates.status();
     const models::Operation& op = described.descriptor.operations.front();
+    // Collective benchmarks calibrate links (collectives.h), not a roofline.
+    if (op.op_class == models::OpClass::kCollective) continue;
     absl::StatusOr<std::vector<double>> row =
         EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, *rates), names);
     if (!row.ok()) return row.status();

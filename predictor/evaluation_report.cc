@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/descriptor.h"
 #include "nlohmann/json.hpp"
+#include "predictor/selection.h"
 #include "predictor/summary.h"
 
 namespace perfcast::predictor {
@@ -30,6 +31,7 @@ absl::string_view SplitName(Split split) {
     case Split::kRandomKFold: return "kfold";
     case Split::kLeaveOneGpuOut: return "gpu";
     case Split::kHeldOutSizes: return "sizes";
+    case Split::kLargestSizePerFamily: return "largest-size-per-family";
   }
   return "unknown";
 }
@@ -37,7 +39,7 @@ absl::string_view SplitName(Split split) {
 absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> profiles,
                                                    const std::map<std::string, models::Node>& nodes,
                                                    EvaluateOptions options,
-                                                   absl::string_view selection,
+                                                   const SelectionInfo& selection,
                                                    const KeepGoing& keep_going) {
   std::vector<DescribedProfile> described;
   described.reserve(profiles.size());
@@ -52,11 +54,13 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
     described.push_back({std::move(p), *std::move(d)});
   }
   EvaluationResult result;
+  const bool size_split =
+      options.split == Split::kHeldOutSizes || options.split == Split::kLargestSizePerFamily;
+  if (size_split && sizes.empty()) {
+    return absl::FailedPreconditionError(
+        "evaluate: held-out sizes needs model profiles; the selection has none");
+  }
   if (options.split == Split::kHeldOutSizes) {
-    if (sizes.empty()) {
-      return absl::FailedPreconditionError(
-          "evaluate: held-out sizes needs model profiles; the selection has none");
-    }
     if (options.size_threshold == 0) {
       std::nth_element(sizes.begin(), sizes.begin() + sizes.size() / 2, sizes.end());
       options.size_threshold = sizes[sizes.size() / 2];
@@ -88,11 +92,16 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
   } else {
     result.notes.push_back(absl::StrCat("full fit: ", full.status().message()));
   }
+  result.notes.push_back(
+      absl::StrCat("trained and evaluated on ", MethodNote(selection.method_version)));
   nlohmann::json json = {
       {"split", std::string(SplitName(options.split))},
       {"size_threshold", options.size_threshold},
-      {"selection", std::string(selection)},
+      {"selection", selection.description},
       {"profiles", described.size()},
+      {"method_version", selection.method_version.has_value()
+                             ? nlohmann::json(*selection.method_version)
+                             : nlohmann::json(nullptr)},
       {"level1", ToJson(result.report.level1)},
       {"level2", ToJson(result.report.level2)},
       {"points", std::move(points)},

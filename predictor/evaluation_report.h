@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,19 +41,26 @@ struct EvaluationResult {
 // is returned as is (a server passes its call deadline here).
 using KeepGoing = std::function<absl::Status()>;
 
-// Evaluates `profiles` (all on `nodes`) under `options`; `selection` says in
-// words which profiles these are, for the report. options.size_threshold 0
-// with kHeldOutSizes means the median. Errors: InvalidArgument naming a
-// profile whose workload cannot be described; FailedPrecondition for
-// kHeldOutSizes without model profiles; those of EvaluateDescribed; and
-// whatever `keep_going` returns.
+// What the report says about the profiles it was given.
+struct SelectionInfo {
+  std::string description;         // see DescribeSelection
+  std::optional<int> method_version;  // the measurement method; none: all
+};
+
+// Evaluates `profiles` (all on `nodes`) under `options`; `selection` says
+// which profiles these are, for the report. options.size_threshold 0 with
+// kHeldOutSizes means the median. Errors: InvalidArgument naming a profile
+// whose workload cannot be described; FailedPrecondition for the size splits
+// without model profiles; those of EvaluateDescribed; and whatever
+// `keep_going` returns.
 absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> profiles,
                                                    const std::map<std::string, models::Node>& nodes,
                                                    EvaluateOptions options,
-                                                   absl::string_view selection,
+                                                   const SelectionInfo& selection,
                                                    const KeepGoing& keep_going);
 
-// "kfold", "gpu", "sizes": the split's name in reports.
+// "kfold", "gpu", "sizes", "largest-size-per-family": the split's name in
+// reports.
 absl::string_view SplitName(Split split);
 
 }  // namespace perfcast::predictor

@@ -158,10 +158,12 @@ void Band(const FittedModel& model, double predicted, double& lo, double& hi) {
 }
 
 // Level-1 sum over a workload's operations, with per-class breakdown and
-// (optionally) the band from each class's error quantiles.
+// (optionally) the band from each class's error quantiles, and each
+// operation's share (count × call) when `per_operation` is given.
 absl::StatusOr<double> Level1Sum(const PredictorModel& model,
                                  const models::WorkloadDescriptor& descriptor,
-                                 const EffectiveRates& rates, Prediction* prediction) {
+                                 const EffectiveRates& rates, Prediction* prediction,
+                                 std::vector<double>* per_operation = nullptr) {
   double total = 0;
   for (const models::Operation& op : descriptor.operations) {
     const std::string key(OpClassKey(op.op_class));
@@ -185,6 +187,7 @@ absl::StatusOr<double> Level1Sum(const PredictorModel& model,
       Band(it->second, call_ms, lo, hi);
     }
     total += op.count * call_ms;
+    if (per_operation != nullptr) per_operation->push_back(op.count * call_ms);
     if (prediction != nullptr) {
       prediction->breakdown_ms[key] += op.count * call_ms;
       prediction->lo_ms += op.count * lo;
@@ -305,6 +308,18 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
         " on ", node.name, ": outside what it can extrapolate to"));
   }
   return prediction;
+}
+
+absl::StatusOr<std::vector<double>> PredictOperationTimes(
+    const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
+    const models::Node& node) {
+  absl::StatusOr<EffectiveRates> rates = ResolveRates(node, model.efficiencies);
+  if (!rates.ok()) return rates.status();
+  std::vector<double> times;
+  times.reserve(descriptor.operations.size());
+  absl::StatusOr<double> total = Level1Sum(model, descriptor, *rates, nullptr, &times);
+  if (!total.ok()) return total.status();
+  return times;
 }
 
 absl::StatusOr<double> PredictOperation(const PredictorModel& model, const models::Operation& op,

@@ -14,7 +14,15 @@ std::string DescribeSelection(const ProfileSelection& s) {
   if (!s.families.empty()) parts.push_back(absl::StrCat("families=", absl::StrJoin(s.families, ",")));
   if (s.phase.has_value()) parts.push_back(absl::StrCat("phase=", models::PhaseName(*s.phase)));
   if (s.since_us != 0) parts.push_back(absl::StrCat("since_us=", s.since_us));
+  if (s.method_version.has_value()) {
+    parts.push_back(absl::StrCat("method_version=", *s.method_version));
+  }
   return parts.empty() ? "all profiles" : absl::StrJoin(parts, " ");
+}
+
+std::string MethodNote(std::optional<int> method_version) {
+  return method_version.has_value() ? absl::StrCat("measurement method ", *method_version)
+                                    : "all measurement methods";
 }
 
 ProfileSelector::ProfileSelector(const ProfileSelection& selection)

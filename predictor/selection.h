@@ -26,8 +26,17 @@ struct ProfileSelection {
   std::vector<std::string> exclude_gpu_models;  // wins over gpu_models
   std::vector<std::string> families;            // empty: every family
   std::optional<models::Phase> phase;           // none: both phases
-  int64_t since_us = 0;                         // measured at or after
+  int64_t since_us = 0;                         // measured at or after; 0: any time
+  // Measurement methods measure different quantities (a steady-state step
+  // is not a synchronised one), so a fit learns from one: this one, or the
+  // newest among the selected profiles; all_methods keeps every method.
+  std::optional<int> method_version;
+  bool all_methods = false;
 };
+
+// "measurement method 2" or "all measurement methods" (none): what a fit
+// or an evaluation says about the data it learned from.
+std::string MethodNote(std::optional<int> method_version);
 
 // "gpu_models=a,b families=lstm phase=train", or "all profiles": for
 // messages and reports.

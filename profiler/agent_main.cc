@@ -5,6 +5,8 @@
 //   perfcast-agent plan --show default
 //   perfcast-agent fingerprint
 //   perfcast-agent overhead
+//   perfcast-agent collectives --gpus 8 --out node.sqlite   (one process per GPU)
+//   perfcast-agent ddp --gpus 8 --workload KEY --out ddp.jsonl
 #include <unistd.h>
 
 #include <cstdio>
@@ -31,6 +33,8 @@
 #include "nlohmann/json.hpp"
 #include "profiler/device_options.h"
 #include "profiler/fingerprint.h"
+#include "profiler/launcher.h"
+#include "profiler/multi_gpu.h"
 #include "profiler/overhead.h"
 #include "profiler/plan.h"
 #include "profiler/runner.h"
@@ -203,6 +207,35 @@ int Overhead(const DeviceOptions& device, const OverheadOptions& options) {
   return 0;
 }
 
+// The multi-GPU subcommands: without --rank this process is the launcher and
+// starts one worker per GPU with its own command line; with it, a worker.
+struct GroupFlags {
+  int gpus = 2;
+  int rank = -1;
+  int world = 0;
+  int port = 0;
+};
+
+void AddGroupFlags(CLI::App* command, GroupFlags& flags) {
+  command->add_option("--gpus", flags.gpus, "GPUs (processes) taking part, one process each")
+      ->check(CLI::Range(1, models::kMaxGpusPerNode));
+  // Set by the launcher on its workers' command lines.
+  command->add_option("--rank", flags.rank)->group("");
+  command->add_option("--world", flags.world)->group("");
+  command->add_option("--port", flags.port)->group("");
+}
+
+int RunGroup(int argc, char** argv, const DeviceOptions& device, const GroupFlags& group,
+             const std::function<absl::Status(const WorkerPlace&)>& worker) {
+  if (group.rank >= 0) {
+    absl::Status s = worker({group.rank, group.world, group.port});
+    return s.ok() ? 0 : Fail(s);
+  }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::Status s = LaunchWorkers("/proc/self/exe", args, group.gpus, device.device != "cpu");
+  return s.ok() ? 0 : Fail(s);
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"perfcast-agent: profiles this machine into a perfcast SQLite store"};
   app.require_subcommand(1);
@@ -219,7 +252,7 @@ int Main(int argc, char** argv) {
   RunFlags run_flags;
   CLI::App* run = app.add_subcommand("run", "run a plan and write the profiles to a store");
   add_device_flags(run);
-  run->add_option("--plan", run_flags.plan, "built-in plan: quick, default or full");
+  run->add_option("--plan", run_flags.plan, "built-in plan: quick, default, full or architectures");
   run->add_option("--plan-file", run_flags.plan_file, "plan file (JSON, or YAML by extension)");
   run->add_option("--out", run_flags.out, "SQLite store to create or extend");
   run->add_option("--name", run_flags.name, "node name (default: <hostname>-<model>)");
@@ -268,12 +301,62 @@ int Main(int argc, char** argv) {
   overhead->add_option("--block-ms", overhead_options.block_ms, "timed work of each side")
       ->check(CLI::PositiveNumber);
 
+  GroupFlags collectives_group;
+  CollectivesFlags collectives_flags;
+  CLI::App* collectives = app.add_subcommand(
+      "collectives", "time all-reduces over --gpus GPUs (NCCL; Gloo on CPUs) into a store");
+  add_device_flags(collectives);
+  AddGroupFlags(collectives, collectives_group);
+  collectives->add_option("--sizes", collectives_flags.sizes,
+                          "message sizes: FROM:TO (powers of 4) or a list, e.g. 4K:1G or 1M,64M");
+  collectives->add_option("--out", collectives_flags.out, "SQLite store to create or extend");
+  collectives->add_option("--name", collectives_flags.name, "node name (default: <hostname>-<model>)");
+  collectives->add_option("--node-gpus", collectives_flags.node_gpus,
+                          "GPUs the node has (default: --gpus)")
+      ->check(CLI::Range(0, models::kMaxGpusPerNode));
+
+  GroupFlags ddp_group;
+  DdpFlags ddp_flags;
+  CLI::App* ddp = app.add_subcommand(
+      "ddp", "data-parallel proxy: a model's step alone and over --gpus GPUs, to JSON lines");
+  add_device_flags(ddp);
+  AddGroupFlags(ddp, ddp_group);
+  ddp->add_option("--workload", ddp_flags.workload,
+                  "workload key; its batch is the global batch, e.g. "
+                  "model/transformer{layers=12}/b32/bf16-amp/train/adam")
+      ->required();
+  ddp->add_option("--out", ddp_flags.out, "JSON-lines file to append the result to");
+  ddp->add_option("--steps", ddp_flags.steps, "timed steps")->check(CLI::PositiveNumber);
+  ddp->add_option("--warmup", ddp_flags.warmup, "untimed steps first")
+      ->check(CLI::NonNegativeNumber);
+  ddp->add_option("--bucket-mib", ddp_flags.bucket_mib, "gradient bucket size (DDP: 25)")
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "perfcast-agent: " << e.what() << " (see --help)\n";
     return kExitUsage;
+  }
+  if (*collectives) {
+    if (collectives_group.gpus < 2) return Fail(absl::InvalidArgumentError("--gpus must be >= 2"));
+    if (absl::StatusOr<std::vector<int64_t>> sizes = ParseMessageSizes(collectives_flags.sizes);
+        !sizes.ok()) {
+      return Fail(sizes.status());
+    }
+    return RunGroup(argc, argv, device, collectives_group, [&](const WorkerPlace& place) {
+      return RunCollectivesWorker(device, place, collectives_flags);
+    });
+  }
+  if (*ddp) {
+    if (absl::StatusOr<models::WorkloadSpec> spec = CheckDdpFlags(ddp_flags, ddp_group.gpus);
+        !spec.ok()) {
+      return Fail(spec.status());
+    }
+    return RunGroup(argc, argv, device, ddp_group, [&](const WorkerPlace& place) {
+      return RunDdpWorker(device, place, ddp_flags);
+    });
   }
   if (*run) return Run(device, run_flags);
   if (*plan) return ShowPlan(show_plan, show_file);

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "predictor/summary.h"
 #include "serving/training.h"
+#include "predictor/parallel.h"
+#include "proto/convert.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
 #include "server/request_validation.h"
@@ -24,6 +26,29 @@ void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
   absl::StrAppend(key, query.model_name(), "\x1f", static_cast<int>(query.target_case()),
                   query.node_name(), query.catalog_gpu(), "\x1f", brief ? "b" : "f");
   if (query.has_workload()) query.workload().AppendToString(key);
+  key->push_back('\x1f');
+  if (query.has_parallel()) query.parallel().AppendToString(key);
+}
+
+void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out) {
+  out->set_gpus(p.layout.gpus());
+  out->set_compute_ms(p.compute_ms);
+  out->set_bubble_ms(p.bubble_ms);
+  out->set_tp_comm_ms(p.tp_comm_ms);
+  out->set_pp_comm_ms(p.pp_comm_ms);
+  out->set_dp_exposed_ms(p.dp_exposed_ms);
+  out->set_optimizer_ms(p.optimizer_ms);
+  out->set_dp_comm_ms(p.dp_comm_ms);
+  out->set_dp_buckets(p.dp_buckets);
+  out->set_micro_batch_ms(p.micro_batch.iteration_ms);
+  out->set_memory_parameters_bytes(p.memory.parameters);
+  out->set_memory_gradients_bytes(p.memory.gradients);
+  out->set_memory_optimizer_bytes(p.memory.optimizer);
+  out->set_memory_activations_bytes(p.memory.activations);
+  out->set_memory_total_bytes(p.memory.total());
+  out->set_tp_link(predictor::DescribeLink(p.tp_link));
+  out->set_dp_link(predictor::DescribeLink(p.dp_link));
+  out->set_pp_link(predictor::DescribeLink(p.pp_link));
 }
 
 // Everything of a response that does not depend on the job size; `brief`
@@ -52,6 +77,9 @@ void EncodePrice(const serving::WorkloadPrice& price, bool brief, v1::PredictRes
   out->set_gpu_model(price.node->gpu.model);
   out->set_cv_mape(price.cv_mape);
   out->set_method(std::string(predictor::MethodName(p.method)));
+  // What was predicted: a Hugging Face config or torchvision name resolved.
+  proto::ToProto(price.spec, out->mutable_workload());
+  if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
 }
 
 void EncodeJob(const predictor::JobEstimate& job, v1::PredictResponse* out) {
@@ -140,7 +168,8 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
     absl::StatusOr<models::WorkloadDescriptor> descriptor = DescribeWorkload(query);
     if (!descriptor.ok()) return descriptor.status();
     if (!model.ok()) return model.status();
-    absl::StatusOr<serving::WorkloadPrice> price = pricer_.Price(*model, *descriptor, *target);
+    absl::StatusOr<serving::WorkloadPrice> price =
+        pricer_.Price(*model, *descriptor, *target, LayoutFromRequest(query));
     if (!price.ok()) return price.status();
     answer->price = *std::move(price);
     EncodePrice(answer->price, brief, &answer->encoded);
@@ -255,7 +284,7 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
                                 {"model", loaded.meta.name},
                                 {"version", absl::StrCat(loaded.meta.version)},
                                 {"profiles", absl::StrCat(fitted->profiles)},
-                                {"summary", fitted->summary.line}});
+                                {"summary", loaded.meta.summary}});
   return grpc::Status::OK;
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "models/model_source.h"
 #include "proto/convert.h"
 
 namespace perfcast::server {
@@ -99,17 +100,78 @@ absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& requ
       request.batch_size() < 0) {
     return absl::InvalidArgumentError("since, until, limit and batch size must be non-negative");
   }
-  filter.since_us = request.since_us();
-  filter.until_us =
-      request.until_us() == 0 ? std::numeric_limits<int64_t>::max() : request.until_us();
+  // 0 leaves a bound open (proto3 cannot tell it from unset).
+  if (request.since_us() != 0) filter.since_us = request.since_us();
+  if (request.until_us() != 0) filter.until_us = request.until_us();
+  if (request.method_version() < 0) {
+    return absl::InvalidArgumentError("method_version must be non-negative");
+  }
+  if (request.method_version() != 0) filter.method_version = request.method_version();
   filter.limit = request.limit();
   query.batch_size = request.batch_size() == 0 ? 1000 : request.batch_size();
   return query;
 }
 
+namespace {
+
+// The largest config.json a request may carry: real ones are a few KiB.
+constexpr size_t kMaxConfigBytes = 1 << 20;
+
+// A workload given as a Hugging Face config or a torchvision name, with
+// family and params resolved (see models/model_source.h).
+absl::StatusOr<v1::Workload> ResolveModelSource(const v1::Workload& w) {
+  if (!w.hf_config_json().empty() && !w.torchvision().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: give hf_config_json or torchvision, not both");
+  }
+  if (!w.family().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: family must be empty with hf_config_json or torchvision (it is resolved)");
+  }
+  const bool config = !w.hf_config_json().empty();
+  const std::string allowed = config ? "seq_len" : "image";
+  for (const auto& [name, value] : w.params()) {
+    if (name != allowed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.params: only '", allowed, "' goes with ",
+                       config ? "hf_config_json" : "torchvision", ", not '", name, "'"));
+    }
+  }
+  const auto given = w.params().find(allowed);
+  const int64_t size = given == w.params().end() ? 0 : given->second;
+  if (size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.params: '", allowed, "' must be >= 1, got ", size));
+  }
+  if (w.hf_config_json().size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "workload.hf_config_json: ", w.hf_config_json().size(), " bytes (at most ",
+        kMaxConfigBytes, ")"));
+  }
+  absl::StatusOr<models::ResolvedModel> model =
+      config ? models::FromHuggingFaceConfig(w.hf_config_json(), size)
+             : models::FromTorchvisionName(w.torchvision(), size);
+  if (!model.ok()) return Prefixed("workload: ", model.status());
+  v1::Workload resolved = w;
+  resolved.clear_hf_config_json();
+  resolved.clear_torchvision();
+  resolved.set_kind(v1::WORKLOAD_KIND_MODEL);
+  resolved.set_family(model->family);
+  resolved.mutable_params()->clear();
+  for (const auto& [name, value] : model->params) (*resolved.mutable_params())[name] = value;
+  return resolved;
+}
+
+}  // namespace
+
 absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request) {
   if (!request.has_workload()) return absl::InvalidArgumentError("workload is required");
-  const v1::Workload& w = request.workload();
+  v1::Workload w = request.workload();
+  if (!w.hf_config_json().empty() || !w.torchvision().empty()) {
+    absl::StatusOr<v1::Workload> resolved = ResolveModelSource(w);
+    if (!resolved.ok()) return resolved.status();
+    w = *std::move(resolved);
+  }
   if (w.family().empty()) return absl::InvalidArgumentError("workload.family is required");
   if (w.batch_size() <= 0) {
     return absl::InvalidArgumentError(
@@ -179,6 +241,19 @@ absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in) {
   return out;
 }
 
+std::optional<predictor::ParallelLayout> LayoutFromRequest(const v1::PredictRequest& request) {
+  const v1::ParallelLayout& l = request.parallel();
+  bool multi = false;
+  for (int degree : {l.data_parallel(), l.tensor_parallel(), l.pipeline_parallel(),
+                     l.micro_batches()}) {
+    multi |= degree != 0 && degree != 1;
+  }
+  if (!multi) return std::nullopt;
+  auto degree = [](int value) { return value == 0 ? 1 : value; };
+  return predictor::ParallelLayout{degree(l.data_parallel()), degree(l.tensor_parallel()),
+                                   degree(l.pipeline_parallel()), degree(l.micro_batches())};
+}
+
 absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
     const v1::ProfileSelection& selection) {
   predictor::ProfileSelection out;
@@ -187,6 +262,16 @@ absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
                                 selection.exclude_gpu_models().end());
   out.families.assign(selection.families().begin(), selection.families().end());
   out.since_us = selection.since_us();
+  if (selection.method_version() < 0 || selection.method_version() > models::kCurrentMethodVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("method_version must be in [1, ",
+                                                   models::kCurrentMethodVersion, "], got ",
+                                                   selection.method_version()));
+  }
+  if (selection.all_methods() && selection.method_version() != 0) {
+    return absl::InvalidArgumentError("all_methods and method_version exclude each other");
+  }
+  if (selection.method_version() != 0) out.method_version = selection.method_version();
+  out.all_methods = selection.all_methods();
   if (selection.phase() != v1::PHASE_UNSPECIFIED) {
     absl::StatusOr<models::Phase> parsed = proto::FromProto(selection.phase());
     if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());
@@ -212,6 +297,9 @@ absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
     case v1::SPLIT_HELD_OUT_LARGER_SIZES:
       options.split = predictor::Split::kHeldOutSizes;
       options.size_threshold = request.size_threshold();
+      break;
+    case v1::SPLIT_LARGEST_SIZE_PER_FAMILY:
+      options.split = predictor::Split::kLargestSizePerFamily;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("split: unknown value ", request.split()));

@@ -1,7 +1,9 @@
 #include "serving/pricer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "predictor/summary.h"
@@ -20,7 +22,8 @@ absl::Status CheckFinite(const predictor::Prediction& p) {
 }  // namespace
 
 Pricer::Pricer(db::Store& store, const models::GpuCatalog& catalog, Options options)
-    : catalog_(catalog),
+    : store_(store),
+      catalog_(catalog),
       models_(store, options.model_recheck),
       nodes_(store, options.node_recheck) {}
 
@@ -56,23 +59,61 @@ absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const 
   return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");
 }
 
+std::optional<predictor::Link> Pricer::MeasuredLink(const std::string& node_name) {
+  db::ProfileFilter filter;
+  filter.node_name = node_name;
+  filter.family = "allreduce";
+  std::vector<predictor::AllReduceSample> samples;
+  absl::Status scanned = store_.ScanProfiles(filter, [&](const models::Profile& p) {
+    auto bytes = p.workload.params.find("bytes");
+    auto gpus = p.workload.params.find("gpus");
+    if (bytes != p.workload.params.end() && gpus != p.workload.params.end()) {
+      samples.push_back({static_cast<double>(bytes->second), static_cast<int>(gpus->second),
+                         p.iteration.mean_ms / 1e3});
+    }
+    return true;
+  });
+  if (!scanned.ok()) return std::nullopt;
+  absl::StatusOr<predictor::Link> link = predictor::FitAllReduceLink(samples);
+  if (!link.ok()) return std::nullopt;
+  return *link;
+}
+
 absl::StatusOr<WorkloadPrice> Pricer::Price(std::shared_ptr<const LoadedModel> model,
                                             const models::WorkloadDescriptor& workload,
-                                            const Target& target) {
+                                            const Target& target,
+                                            const std::optional<predictor::ParallelLayout>& layout) {
   absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
   if (!node.ok()) return node.status();
-  absl::StatusOr<predictor::Prediction> prediction =
-      predictor::PredictDescribed(model->model, workload, **node);
-  if (!prediction.ok()) return prediction.status();
-  if (absl::Status finite = CheckFinite(*prediction); !finite.ok()) return finite;
   WorkloadPrice price;
+  if (!layout.has_value()) {
+    absl::StatusOr<predictor::Prediction> prediction =
+        predictor::PredictDescribed(model->model, workload, **node);
+    if (!prediction.ok()) return prediction.status();
+    price.prediction = *std::move(prediction);
+  } else {
+    predictor::ParallelOptions options;
+    models::Node linked = **node;
+    // Nodes stored before the link fields existed take them from the catalog.
+    models::CompleteFromCatalog(catalog_, linked.gpu);
+    if (target.kind == Target::Kind::kNode) {
+      options.max_gpus = std::max(1, linked.gpu_count);
+      options.gpus_per_node = options.max_gpus;
+      options.measured_link = MeasuredLink(linked.name);
+    }
+    absl::StatusOr<predictor::ParallelPrediction> parallel =
+        predictor::PredictParallel(model->model, workload.spec, linked, *layout, options);
+    if (!parallel.ok()) return parallel.status();
+    price.prediction = predictor::AsPrediction(*parallel);
+    price.parallel = *std::move(parallel);
+  }
+  if (absl::Status finite = CheckFinite(price.prediction); !finite.ok()) return finite;
   price.cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
-                                              prediction->method, model->meta.cv_mape);
+                                              price.prediction.method, model->meta.cv_mape);
   price.model = std::move(model);
   price.node = *std::move(node);
-  price.prediction = *std::move(prediction);
+  price.spec = workload.spec;
   price.batch_size = workload.spec.batch_size;
-  price.phase = workload.spec.phase;
   return price;
 }
 

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -34,7 +35,9 @@
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "models/hardware.h"
+#include "predictor/collectives.h"
 #include "predictor/job.h"
+#include "predictor/parallel.h"
 #include "predictor/predictor.h"
 #include "serving/model_cache.h"
 #include "serving/node_cache.h"
@@ -55,9 +58,13 @@ struct Target {
 struct WorkloadPrice {
   std::shared_ptr<const LoadedModel> model;
   std::shared_ptr<const models::Node> node;  // the target as priced
+  models::WorkloadSpec spec;    // what was priced (normalised, resolved)
+  // One iteration: a single GPU's, or with a layout the whole step's
+  // (see predictor::AsPrediction).
   predictor::Prediction prediction;
-  int64_t batch_size = 0;       // samples per iteration, for PriceJob
-  models::Phase phase = models::Phase::kTrain;
+  // With a multi-GPU layout: the step's parts, memory and links.
+  std::optional<predictor::ParallelPrediction> parallel;
+  int64_t batch_size = 0;       // samples per iteration (global), for PriceJob
   double cv_mape = 0;           // of the level that answered
 };
 
@@ -84,15 +91,24 @@ class Pricer {
   // (see GpuCatalog::Find for short names); InvalidArgument for an empty name.
   absl::StatusOr<std::shared_ptr<const models::Node>> ResolveTarget(const Target& target);
 
-  // Prices `workload` on `target` with `model`. Errors: those of
-  // ResolveTarget; InvalidArgument when the node lacks usable rates;
-  // FailedPrecondition when the model cannot price this workload or
-  // answers a non-positive or non-finite time.
-  absl::StatusOr<WorkloadPrice> Price(std::shared_ptr<const LoadedModel> model,
-                                      const models::WorkloadDescriptor& workload,
-                                      const Target& target);
+  // Prices `workload` on `target` with `model`, on one GPU or, given a
+  // `layout`, on as many as it lays the step over (a registered node limits
+  // the layout to its GPU count and lends its measured all-reduce link).
+  // Errors: those of ResolveTarget; InvalidArgument when the node lacks
+  // usable rates or the layout does not fit (predictor::ValidateLayout);
+  // FailedPrecondition when the model cannot price this workload or answers
+  // a non-positive or non-finite time.
+  absl::StatusOr<WorkloadPrice> Price(
+      std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,
+      const Target& target,
+      const std::optional<predictor::ParallelLayout>& layout = std::nullopt);
 
  private:
+  // The node's bus bandwidth and latency from its all-reduce benchmark
+  // profiles (perfcast-agent collectives), when it has at least two sizes.
+  std::optional<predictor::Link> MeasuredLink(const std::string& node_name);
+
+  db::Store& store_;
   const models::GpuCatalog& catalog_;
   ModelCache models_;
   NodeCache nodes_;

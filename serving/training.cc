@@ -1,5 +1,6 @@
 #include "serving/training.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,7 +24,8 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
   }
   const predictor::ProfileSelector selector(selection);
   db::ProfileFilter filter;
-  filter.since_us = selection.since_us;
+  if (selection.since_us != 0) filter.since_us = selection.since_us;
+  filter.method_version = selection.method_version;
   absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
     auto node = loaded.nodes.find(p.node_name);
     if (node != loaded.nodes.end() && selector.Selects(p, node->second.gpu.model)) {
@@ -35,6 +37,13 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
   if (loaded.profiles.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no profiles match the selection (", predictor::DescribeSelection(selection), ")"));
+  }
+  if (!selection.all_methods) {
+    int newest = 0;
+    for (const models::Profile& p : loaded.profiles) newest = std::max(newest, p.method_version);
+    std::erase_if(loaded.profiles,
+                  [&](const models::Profile& p) { return p.method_version != newest; });
+    loaded.method_version = newest;
   }
   return loaded;
 }
@@ -64,7 +73,8 @@ absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
   db::StoredModel stored;
   stored.name = ModelName(name);
   stored.target = fitted.summary.target;
-  stored.summary = fitted.summary.line;
+  stored.summary =
+      absl::StrCat(fitted.summary.line, "; ", predictor::MethodNote(loaded->method_version));
   stored.cv_mape = fitted.summary.cv_mape;
   stored.created_at_us = model->created_at_us;
   stored.payload = *std::move(payload);
@@ -84,8 +94,11 @@ absl::StatusOr<predictor::EvaluationResult> EvaluateSelection(
   absl::StatusOr<Selection> loaded = LoadSelection(store, selection);
   if (!loaded.ok()) return Prefixed("evaluate: ", loaded.status());
   if (absl::Status s = keep_going(); !s.ok()) return s;
-  return predictor::EvaluateAndReport(std::move(loaded->profiles), loaded->nodes, options,
-                                      predictor::DescribeSelection(selection), keep_going);
+  return predictor::EvaluateAndReport(
+      std::move(loaded->profiles), loaded->nodes, options,
+      {.description = predictor::DescribeSelection(selection),
+       .method_version = loaded->method_version},
+      keep_going);
 }
 
 }  // namespace perfcast::serving

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,13 @@ namespace perfcast::serving {
 struct Selection {
   std::vector<models::Profile> profiles;
   std::map<std::string, models::Node> nodes;
+  std::optional<int> method_version;  // of every profile; none: all methods
 };
 
-// Reads every node and the profiles `selection` keeps. FailedPrecondition
-// (naming the selection) when none match; the store's errors.
+// Reads every node and the profiles `selection` keeps: of one measurement
+// method (the one asked for, else the newest present) unless it asks for
+// all. FailedPrecondition (naming the selection) when none match; the
+// store's errors.
 absl::StatusOr<Selection> LoadSelection(db::Store& store,
                                         const predictor::ProfileSelection& selection);
 

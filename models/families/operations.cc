@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/architecture.h"
 #include "models/families/families.h"
+#include "models/hardware.h"
 #include "models/iteration_builder.h"
 
 namespace perfcast::models::families {
@@ -97,6 +98,34 @@ WorkloadDescriptor DescribeAttention(const WorkloadSpec& spec) {
   return Finish(b, OpClass::kAttention, 1, true);
 }
 
+WorkloadDescriptor DescribeSdpa(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  b.FusedAttention("sdpa", Param(spec, "heads"), Param(spec, "seq_len"), Param(spec, "head_dim"),
+                   Param(spec, "causal") == 1);
+  return Finish(b, OpClass::kAttention, 1, true);
+}
+
+WorkloadDescriptor DescribeRmsNorm(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  b.RmsNorm("rmsnorm", static_cast<double>(Param(spec, "rows")), Param(spec, "cols"));
+  return Finish(b, OpClass::kElementwise, 1, false);
+}
+
+WorkloadDescriptor DescribeSwiGlu(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  const double numel = static_cast<double>(Param(spec, "rows")) * Param(spec, "cols");
+  b.Elementwise("swiglu.silu", numel, 1, 5);
+  b.Elementwise("swiglu.mul", numel, 2, 1);
+  return Finish(b, OpClass::kElementwise, 1, false);
+}
+
+WorkloadDescriptor DescribeCrossEntropy(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  b.Loss("cross_entropy", static_cast<double>(Param(spec, "rows")) * Param(spec, "vocab"),
+         Param(spec, "vocab"));
+  return Finish(b, OpClass::kElementwise, 1, false);
+}
+
 WorkloadDescriptor DescribeElementwise(const WorkloadSpec& spec) {
   IterationBuilder b(spec);
   b.Elementwise("elementwise", static_cast<double>(Param(spec, "numel")), 1, 1);
@@ -138,6 +167,22 @@ WorkloadDescriptor DescribeH2d(const WorkloadSpec& spec) {
   d.operations.front().name = "h2d";
   d.operations.front().shape = spec.params;
   return d;
+}
+
+// One all-reduce of `bytes` over `gpus` GPUs. Its record carries the bytes
+// each GPU moves by a ring (2(n-1)/n of the message) and the additions.
+WorkloadDescriptor DescribeAllReduce(const WorkloadSpec& spec) {
+  const double bytes = static_cast<double>(Param(spec, "bytes"));
+  const double gpus = static_cast<double>(Param(spec, "gpus"));
+  IterationBuilder b(spec);
+  Operation op;
+  op.op_class = OpClass::kCollective;
+  op.name = "allreduce";
+  op.shape = spec.params;
+  op.bytes = 2 * (gpus - 1) / gpus * bytes;
+  op.flops = (gpus - 1) / gpus * bytes / 4;
+  b.Add(std::move(op), IterationBuilder::Stage::kOther);
+  return b.Finish(0, 0, 1, /*with_optimizer=*/false, /*with_copy=*/false, /*with_host=*/false);
 }
 
 FamilyDef Op(const char* name, const char* doc, std::vector<ParamInfo> params,
@@ -202,6 +247,31 @@ std::vector<FamilyDef> OperationFamilies() {
           {"seq_len", 512, 1, 131072, "sequence length"},
           {"head_dim", 64, 1, 1024, "width per head"}},
          &DescribeAttention),
+      Op("sdpa",
+         "Fused scaled dot-product attention (flash / memory-efficient kernels) over [batch, "
+         "heads, seq_len, head_dim], causal or not; train adds dQ, dK, dV.",
+         {{"heads", 16, 1, 1024, "attention heads"},
+          {"seq_len", 1024, 1, 131072, "sequence length"},
+          {"head_dim", 64, 1, 256, "width per head"},
+          {"causal", 1, 0, 1, "1: causal mask (decoders), 0: none (encoders)"}},
+         &DescribeSdpa),
+      WithoutBatch(Op("rmsnorm",
+         "RMSNorm over the last dimension of [rows, cols] as Llama writes it, fp32 statistics. "
+         "Ignores the batch size.",
+         {{"rows", 8192, 1, kMaxElements, "rows"}, {"cols", 4096, 1, kMaxDim, "normalised width"}},
+         &DescribeRmsNorm)),
+      WithoutBatch(Op("swiglu",
+         "SwiGLU activation SiLU(gate) * up of a fused [rows, 2 x cols] projection. Ignores "
+         "the batch size.",
+         {{"rows", 8192, 1, kMaxElements, "rows (tokens)"},
+          {"cols", 11008, 1, kMaxDim, "output width (intermediate_size)"}},
+         &DescribeSwiGlu)),
+      WithoutBatch(Op("cross_entropy",
+         "Cross-entropy (log-softmax + NLL) of fp32 logits [rows, vocab] against class ids; "
+         "train adds its backward. Ignores the batch size.",
+         {{"rows", 8192, 1, kMaxElements, "rows (tokens)"},
+          {"vocab", 50257, 2, 4194304, "classes (vocabulary)"}},
+         &DescribeCrossEntropy)),
       WithoutBatch(Op("elementwise",
          "A unary activation (ReLU-like, 1 FLOP/element) over numel elements; train adds its "
          "backward. Ignores the batch size.",
@@ -229,6 +299,13 @@ std::vector<FamilyDef> OperationFamilies() {
          {{"bytes", 1 << 24, 1, kMaxElements, "bytes copied"},
           {"pinned", 1, 0, 1, "1: page-locked host buffer"}},
          &DescribeH2d), Phase::kInference),
+      WithFixedPhase(Op("allreduce",
+         "One all-reduce (sum) of a `bytes`-byte fp32 tensor over `gpus` GPUs, one process "
+         "per GPU (NCCL on GPUs, Gloo on CPUs). Always inference; ignores batch size and "
+         "precision.",
+         {{"bytes", 1 << 24, 4, int64_t{1} << 40, "message size"},
+          {"gpus", 2, 2, kMaxGpusPerNode, "GPUs (processes) taking part"}},
+         &DescribeAllReduce), Phase::kInference),
   };
 }
 
