@@ -2,8 +2,14 @@
 
 #include "client/cli_error.h"
 #include "client/request_id.h"
+#include "client/text_input.h"
 
 namespace perfcast::client {
+namespace {
+
+constexpr size_t kMaxShownMessageBytes = 2048;
+
+}  // namespace
 
 absl::Status ClientContext::Connect() {
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(server, connection);
@@ -21,11 +27,9 @@ std::string Describe(const grpc::Status& status) {
       "UNAUTHENTICATED"};
   const int code = status.error_code();
   const char* name = code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN";
-  std::string message = status.error_message();
-  for (char& c : message) {
-    if (c == '\n') c = ' ';
-  }
-  return std::string(name) + ": " + message;
+  // Messages quote names and values from requests and files; a terminal must
+  // see them cut and with control bytes escaped.
+  return std::string(name) + ": " + Printable(status.error_message(), kMaxShownMessageBytes);
 }
 
 std::string Describe(const absl::Status& status) {

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "CLI/CLI.hpp"
 #include "client/cli_error.h"
@@ -20,11 +21,29 @@ using Action = std::function<std::optional<CliError>()>;
 
 struct Dispatch {
   Action action;
+  // False for commands that never call perfcastd (gpus, completion): they
+  // run without opening a channel.
+  bool needs_server = true;
 };
 
 void RegisterNodeCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
+// perfcast gpus list, perfcast completion bash: answered from this binary.
+void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
+
+// After a parse error: "unknown command 'lst' for 'perfcast nodes' (commands:
+// get, list, register, remove)" when argv names a command that does not
+// exist, else "" (the parser's own message says it better).
+std::string UnknownCommand(const CLI::App& app, int argc, const char* const* argv);
+
+// A bash completion script for `app`'s commands and flags, catalog GPU
+// names after --gpu.
+std::string BashCompletion(const CLI::App& app);
+
+// For integer flags: the value must be a decimal integer that fits in 64
+// bits. CLI11 alone would take 2^64 as 2^63-1 and "010" as 8.
+const CLI::Validator& DecimalInteger();
 
 }  // namespace perfcast::client
 

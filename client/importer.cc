@@ -51,14 +51,23 @@ absl::StatusOr<ImportReport> ImportFiles(const std::shared_ptr<grpc::Channel>& c
     if (!read.ok()) {
       call.TryCancel();
       stream->Finish().IgnoreError();
-      return read;
+      return absl::Status(read.code(), absl::StrCat(read.message(), kNothingImported));
     }
   }
   flush();
-  stream->WritesDone();
+  const bool all_sent = !stream_broken && stream->WritesDone();
   grpc::Status status = stream->Finish();
   if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+    // The server commits when the stream ends; once all of it was sent, a
+    // lost connection or deadline may have come after the commit.
+    const grpc::StatusCode code = status.error_code();
+    const bool unknown = all_sent && (code == grpc::StatusCode::UNAVAILABLE ||
+                                      code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+                                      code == grpc::StatusCode::CANCELLED ||
+                                      code == grpc::StatusCode::UNKNOWN);
+    return absl::Status(static_cast<absl::StatusCode>(code),
+                        absl::StrCat(status.error_message(),
+                                     unknown ? kOutcomeUnknown : kNothingImported));
   }
   const int64_t parse_rejections = static_cast<int64_t>(report.rejected.size());
   for (const v1::Rejection& r : response.rejected()) {

@@ -38,10 +38,19 @@ struct ImportOptions {
   std::function<void(int64_t sent, const std::string& file)> progress;
 };
 
-// Imports `files`. A file-level problem (unreadable, bad header, not a
-// perfcast store) cancels the stream, so nothing is stored, and is returned
-// as the error; so is a failed call (the server stored nothing). Otherwise
-// the report says what was stored and what was rejected.
+// What a failed import's message ends with: nothing was stored, or the
+// call failed after the whole stream was sent and the server may have
+// committed before the connection or deadline was lost.
+inline constexpr char kNothingImported[] = "; nothing imported";
+inline constexpr char kOutcomeUnknown[] =
+    "; outcome unknown: the import may have been stored; re-running is safe (duplicates are "
+    "skipped)";
+
+// Imports `files`. A file-level problem (unreadable, bad header, a line
+// past the length bound, not a perfcast store) cancels the stream, so
+// nothing is stored, and is returned as the error; so is a failed call. The
+// error's message ends with kNothingImported or kOutcomeUnknown, whichever
+// is true. Otherwise the report says what was stored and what was rejected.
 absl::StatusOr<ImportReport> ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
                                          const std::vector<ImportFile>& files,
                                          const ImportOptions& options);

@@ -1,10 +1,30 @@
 // perfcast: the command-line client of perfcastd. See `perfcast --help`.
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <string>
 
 #include "CLI/CLI.hpp"
 #include "client/command.h"
 #include "grpc/support/log.h"
+
+namespace {
+
+// The config file read when --config is not given: $PERFCAST_CONFIG, else
+// $XDG_CONFIG_HOME/perfcast/config.toml, else ~/.config/perfcast/config.toml.
+std::string DefaultConfigFile() {
+  std::filesystem::path dir;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg) {
+    dir = std::filesystem::path(xdg) / "perfcast";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home) {
+    dir = std::filesystem::path(home) / ".config/perfcast";
+  } else {
+    return "";
+  }
+  return (dir / "config.toml").string();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using perfcast::client::ClientContext;
@@ -12,6 +32,9 @@ int main(int argc, char** argv) {
 
   CLI::App app{"perfcast: predict deep-learning training time on GPUs from measured profiles"};
   app.require_subcommand(1);
+  // Global flags work after the subcommand too: `perfcast nodes list -o json`.
+  app.fallthrough();
+  app.set_version_flag("--version", "perfcast " PERFCAST_VERSION);
   ClientContext context;
   if (const char* env = std::getenv("PERFCAST_SERVER"); env != nullptr && *env) {
     context.server = env;
@@ -19,13 +42,19 @@ int main(int argc, char** argv) {
   app.add_option("--server", context.server, "perfcastd address host:port ($PERFCAST_SERVER)")
       ->capture_default_str();
   std::string output = "table";
-  app.add_option("--output,-o", output, "Output format")
+  app.add_option("--output,-o", output, "Output format: table or json (one object per line)")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   app.add_option("--timeout", context.timeout_s, "Deadline of each call, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   perfcast::client::AddConnectionFlags(app, context.connection);
+  app.set_config("--config", DefaultConfigFile(),
+                 "Read flags from this TOML file ($PERFCAST_CONFIG; default "
+                 "~/.config/perfcast/config.toml when it exists): `server = \"host:port\"` and "
+                 "other global flags at the top, a command's flags under [command] or "
+                 "[group.command]; the command line wins")
+      ->envname("PERFCAST_CONFIG");
 
   // gRPC core logs failures such as a refused TLS handshake itself; the
   // one-line error below already says what went wrong. GRPC_VERBOSITY set:
@@ -36,12 +65,15 @@ int main(int argc, char** argv) {
   perfcast::client::RegisterNodeCommands(app, context, dispatch);
   perfcast::client::RegisterProfileCommands(app, context, dispatch);
   perfcast::client::RegisterPredictorCommands(app, context, dispatch);
+  perfcast::client::RegisterLocalCommands(app, context, dispatch);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::cerr << "perfcast: " << e.what() << " (see --help)\n";
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string message = perfcast::client::UnknownCommand(app, argc, argv);
+    if (message.empty()) message = e.what();
+    std::cerr << "perfcast: " << message << " (see --help)\n";
     return perfcast::client::kExitUsage;
   }
   context.output = output == "json" ? OutputFormat::kJson : OutputFormat::kTable;
@@ -49,9 +81,11 @@ int main(int argc, char** argv) {
     std::cerr << "perfcast: no command given (see --help)\n";
     return perfcast::client::kExitUsage;
   }
-  if (absl::Status connected = context.Connect(); !connected.ok()) {
-    std::cerr << "perfcast: " << perfcast::client::Describe(connected) << "\n";
-    return perfcast::client::kExitFailure;
+  if (dispatch.needs_server) {
+    if (absl::Status connected = context.Connect(); !connected.ok()) {
+      std::cerr << "perfcast: " << perfcast::client::Describe(connected) << "\n";
+      return perfcast::client::kExitFailure;
+    }
   }
   if (auto error = dispatch.action(); error.has_value()) {
     // A TLS mismatch shows only as a closed connection; say what to check.

@@ -10,7 +10,9 @@
 #include "absl/strings/str_split.h"
 #include "client/command.h"
 #include "client/table.h"
+#include "client/text_input.h"
 #include "models/gpu_catalog.h"
+#include "nlohmann/json.hpp"
 #include "perfcast/v1/node_registry.grpc.pb.h"
 #include "proto/convert.h"
 
@@ -47,14 +49,17 @@ void PrintNodes(const ClientContext& context, const std::vector<v1::Node>& nodes
   }
   Table table({"NAME", "GPU", "COUNT", "SOURCE", "MEM GiB", "BW GB/s", "BF16 TF/s", "MEASURED", "LABELS"});
   for (const v1::Node& n : nodes) {
+    // Stored before names had to be printable, a name could hold terminal
+    // escapes; tables show every text field escaped.
     std::string labels;
     for (const auto& [key, value] : n.labels()) {
-      absl::StrAppend(&labels, labels.empty() ? "" : ",", key, "=", value);
+      absl::StrAppend(&labels, labels.empty() ? "" : ",", Printable(key), "=", Printable(value));
     }
     const char* source = n.source() == v1::NODE_SOURCE_AGENT       ? "agent"
                          : n.source() == v1::NODE_SOURCE_SPEC_FILE ? "spec"
                                                                    : "catalog";
-    table.AddRow({n.name(), n.gpu().model(), absl::StrCat(n.gpu_count()), source,
+    table.AddRow({Printable(n.name()), Printable(n.gpu().model()), absl::StrCat(n.gpu_count()),
+                  source,
                   absl::StrFormat("%.0f", n.gpu().memory_gib()),
                   absl::StrFormat("%.0f", n.gpu().memory_bandwidth_gbs()),
                   absl::StrFormat("%.1f", n.gpu().bf16_tflops()),
@@ -153,9 +158,11 @@ std::optional<CliError> RunRemove(ClientContext& context, const std::string& nam
   grpc::Status status = stub->Deregister(&call, request, &response);
   if (!status.ok()) return CliError{kExitFailure, Describe(status)};
   if (context.output == OutputFormat::kJson) {
-    std::cout << "{\"removed\":\"" << name << "\"}\n";
+    std::cout << nlohmann::json{{"removed", name}}.dump(-1, ' ', false,
+                                                        nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
-    std::cout << "removed node " << name << "\n";
+    std::cout << "removed node " << Printable(name) << "\n";
   }
   return std::nullopt;
 }

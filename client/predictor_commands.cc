@@ -5,31 +5,28 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/command.h"
+#include "client/proto_json.h"
 #include "client/report_html.h"
 #include "client/table.h"
-#include "google/protobuf/util/json_util.h"
+#include "client/text_input.h"
+#include "models/gpu_catalog.h"
 #include "models/workload.h"
+#include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
 #include "proto/convert.h"
 
 namespace perfcast::client {
 namespace {
-
-std::string Json(const google::protobuf::Message& message) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
-  return out;
-}
 
 std::unique_ptr<v1::Predictor::Stub> Stub(ClientContext& context) {
   return v1::Predictor::NewStub(context.Channel());
@@ -88,7 +85,7 @@ struct SelectionFlags {
 
 void PrintModels(const ClientContext& context, const std::vector<v1::ModelSummary>& models) {
   if (context.output == OutputFormat::kJson) {
-    for (const auto& m : models) std::cout << Json(m) << "\n";
+    for (const auto& m : models) std::cout << ProtoJson(m) << "\n";
     return;
   }
   Table table({"ID", "NAME", "VERSION", "TARGET", "CV MAPE", "SUMMARY"});
@@ -144,6 +141,9 @@ struct PredictFlags {
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   int micro_batches = 1;
+  // Whether the batch size and a job size were given (flags or columns).
+  bool batch_given = false;
+  bool job_given = false;
 };
 
 // Puts --hf-config / --torchvision into the workload (the server resolves
@@ -178,8 +178,34 @@ std::optional<CliError> AddModelSource(const PredictFlags& f, v1::Workload* w) {
   return std::nullopt;
 }
 
-// Builds one query; `row` names the source line for error messages.
+// Builds one query, checking its fields in the order a reader looks for
+// them (target, workload, job size) so that the first real problem is
+// reported; the server checks everything again.
 std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q) {
+  if (f.node.empty() == f.gpu.empty()) {
+    return CliError{kExitUsage, "give exactly one of --node (a registered node) and --gpu (a "
+                                "catalog GPU, see `perfcast gpus list`)"};
+  }
+  if (!f.gpu.empty()) {
+    // Resolved here so that a misspelt or ambiguous GPU is named at once,
+    // whatever else is missing.
+    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(f.gpu);
+    if (!gpu.ok()) {
+      return CliError{kExitUsage, absl::StrCat("--gpu: ", Describe(gpu.status()))};
+    }
+    q->set_catalog_gpu(gpu->model);
+  } else {
+    q->set_node_name(f.node);
+  }
+  // Presence only: the server checks the values and names what is wrong.
+  if (f.family.empty() && f.hf_config.empty() && f.torchvision.empty()) {
+    return CliError{kExitUsage, "--family (or --hf-config, --torchvision) is required"};
+  }
+  if (!f.batch_given) return CliError{kExitUsage, "--batch (samples per iteration) is required"};
+  if (!f.job_given) {
+    return CliError{kExitUsage,
+                    "the job size is required: --samples and --epochs, or --iterations"};
+  }
   v1::Workload* w = q->mutable_workload();
   w->set_kind(v1::WORKLOAD_KIND_MODEL);
   w->set_family(f.family);
@@ -189,7 +215,8 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
       std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
       int64_t value = 0;
       if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
-        return CliError{kExitUsage, absl::StrCat("--param '", part, "' is not name=integer")};
+        return CliError{kExitUsage,
+                        absl::StrCat("--param '", Printable(part), "' is not name=integer")};
       }
       (*w->mutable_params())[std::string(kv.first)] = value;
     }
@@ -202,16 +229,9 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
   if (!phase.ok()) return CliError{kExitUsage, std::string(phase.status().message())};
   w->set_phase(proto::ToProto(*phase));
   w->set_optimizer(f.optimizer);
-  if (!f.node.empty()) {
-    q->set_node_name(f.node);
-  } else if (!f.gpu.empty()) {
-    q->set_catalog_gpu(f.gpu);
-  }
-  if (f.samples != 0 || f.epochs != 0 || f.iterations != 0) {
-    q->mutable_job()->set_samples(f.samples);
-    q->mutable_job()->set_epochs(f.epochs);
-    q->mutable_job()->set_iterations(f.iterations);
-  }
+  q->mutable_job()->set_samples(f.samples);
+  q->mutable_job()->set_epochs(f.epochs);
+  q->mutable_job()->set_iterations(f.iterations);
   q->set_model_name(f.model);
   // The API reads 0 as 1 (unset); on the command line 0 is a mistake.
   for (auto [flag, value] : {std::pair{"--data-parallel", f.data_parallel},
@@ -302,50 +322,79 @@ std::string RelativeTo(const std::string& file, const std::string& path) {
   return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
 }
 
-// jobs.csv: family,params,batch_size,precision,phase,node,gpu,samples,epochs
-// (and hf_config,seq_len or torchvision,image instead of family,params)
+// jobs.csv: a header naming some of family, params, batch_size, precision,
+// phase, optimizer, node, gpu, samples, epochs, iterations, model, and
+// hf_config,seq_len or torchvision,image instead of family,params; a row per
+// query. Read by the same CSV reader as profile imports (quoted fields,
+// CRLF, a UTF-8 byte-order mark, bounded lines); flags fill columns the
+// file lacks.
 std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& flags) {
   std::ifstream in(flags.batch_file);
   if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", flags.batch_file)};
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header = absl::StrSplit(line, ',');
+  const std::string& name = flags.batch_file;
+  CsvReader reader(in);
+  std::vector<std::string> header;
+  absl::StatusOr<bool> has_header = reader.Next(header);
+  if (!has_header.ok()) {
+    return CliError{kExitFailure, absl::StrCat(name, ": ", has_header.status().message())};
+  }
+  if (!*has_header) return CliError{kExitFailure, absl::StrCat(name, ": empty file")};
+  static const std::set<std::string> kColumns = {
+      "family",     "params",  "batch_size", "precision", "phase",     "optimizer",
+      "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
+      "hf_config",  "seq_len", "torchvision", "image"};
+  for (std::string& column : header) {
+    column = std::string(absl::StripAsciiWhitespace(column));
+    if (!kColumns.contains(column)) {
+      return CliError{kExitFailure,
+                      absl::StrCat(name, ": unknown column '", Printable(column),
+                                   "' (columns: ", absl::StrJoin(kColumns, ","), ")")};
+    }
+  }
   v1::PredictBatchRequest request;
   std::vector<int64_t> lines;
-  int64_t number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    std::vector<std::string> cells = absl::StrSplit(line, ',');
+  std::vector<std::string> cells;
+  while (true) {
+    absl::StatusOr<bool> more = reader.Next(cells);
+    if (!more.ok()) {
+      return CliError{kExitFailure, absl::StrCat(name, ":", reader.line_number(), ": ",
+                                                 more.status().message())};
+    }
+    if (!*more) break;
+    const int64_t number = reader.line_number();
     if (cells.size() != header.size()) {
-      return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": expected ",
-                                                 header.size(), " fields, got ", cells.size())};
+      return CliError{kExitFailure, absl::StrCat(name, ":", number, ": expected ", header.size(),
+                                                 " fields, got ", cells.size())};
     }
     PredictFlags f = flags;
     for (size_t i = 0; i < header.size(); ++i) {
       const std::string& c = header[i];
-      const std::string& v = cells[i];
+      const std::string v(absl::StripAsciiWhitespace(cells[i]));
       bool ok = true;
       if (c == "family") f.family = v;
       else if (c == "params") f.params = {v};
-      else if (c == "batch_size") ok = absl::SimpleAtoi(v, &f.batch);
+      else if (c == "batch_size") ok = f.batch_given = absl::SimpleAtoi(v, &f.batch);
       else if (c == "precision") f.precision = v;
       else if (c == "phase") f.phase = v;
+      else if (c == "optimizer") f.optimizer = v;
       else if (c == "node") f.node = v;
       else if (c == "gpu") f.gpu = v;
-      else if (c == "samples") ok = absl::SimpleAtoi(v, &f.samples);
-      else if (c == "epochs") ok = absl::SimpleAtoi(v, &f.epochs);
+      else if (c == "samples") ok = v.empty() || absl::SimpleAtoi(v, &f.samples);
+      else if (c == "epochs") ok = v.empty() || absl::SimpleAtoi(v, &f.epochs);
+      else if (c == "iterations") ok = v.empty() || absl::SimpleAtoi(v, &f.iterations);
+      else if (c == "model") f.model = v;
       else if (c == "hf_config") f.hf_config = v.empty() ? v : RelativeTo(flags.batch_file, v);
       else if (c == "torchvision") f.torchvision = v;
       else if (c == "seq_len") ok = v.empty() || absl::SimpleAtoi(v, &f.seq_len);
       else if (c == "image") ok = v.empty() || absl::SimpleAtoi(v, &f.image);
-      else return CliError{kExitFailure, absl::StrCat(flags.batch_file, ": unknown column '", c, "'")};
       if (!ok) {
-        return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": bad ", c, " '", v, "'")};
+        return CliError{kExitFailure, absl::StrCat(name, ":", number, ": ", c, " '", Printable(v),
+                                                   "' is not an integer in range")};
       }
     }
+    f.job_given = f.samples != 0 || f.epochs != 0 || f.iterations != 0;
     if (auto error = BuildQuery(f, request.add_queries())) {
-      return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": ", error->message)};
+      return CliError{kExitFailure, absl::StrCat(name, ":", number, ": ", error->message)};
     }
     lines.push_back(number);
   }
@@ -366,7 +415,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
     const v1::PredictResult& r = results[i];
     const v1::PredictRequest& q = request.queries(static_cast<int>(i));
     if (context.output == OutputFormat::kJson) {
-      std::cout << Json(r) << "\n";
+      std::cout << ProtoJson(r) << "\n";
       continue;
     }
     if (r.code() != 0) {
@@ -389,13 +438,6 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
 
 std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& flags) {
   if (!flags.batch_file.empty()) return RunBatch(context, flags);
-  if (flags.family.empty() && flags.hf_config.empty() && flags.torchvision.empty()) {
-    return CliError{kExitUsage,
-                    "predict needs --family, --hf-config or --torchvision (or --batch-file)"};
-  }
-  if (flags.node.empty() == flags.gpu.empty()) {
-    return CliError{kExitUsage, "predict needs exactly one of --node and --gpu"};
-  }
   v1::PredictRequest request;
   if (auto error = BuildQuery(flags, &request)) return error;
   grpc::ClientContext call;
@@ -404,7 +446,7 @@ std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& f
   grpc::Status status = Stub(context)->Predict(&call, request, &response);
   if (!status.ok()) return CliError{kExitFailure, Describe(status)};
   if (context.output == OutputFormat::kJson) {
-    std::cout << Json(response) << "\n";
+    std::cout << ProtoJson(response) << "\n";
   } else {
     PrintPrediction(request, response);
   }
@@ -447,18 +489,24 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     std::cout << response.report_json() << "\n";
     return std::nullopt;
   }
-  std::cout << absl::StrFormat("split %s: level-1 (operations) MAPE %.1f%%, level-2 (workloads) MAPE %.1f%%\n",
-                               flags.split, 100 * response.level1_mape(), 100 * response.level2_mape());
-  Table groups({"GROUP", "MAPE", "ROWS"});
-  for (const auto& g : response.per_gpu()) {
-    groups.AddRow({"gpu " + g.group(), absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
-  }
-  for (const auto& g : response.per_family()) {
-    groups.AddRow({"family " + g.group(), absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
-  }
-  for (const auto& g : response.per_precision()) {
-    groups.AddRow({"precision " + g.group(), absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
-  }
+  // A level with no held-out rows was not evaluated (level 1 under held-out
+  // sizes): its MAPE field is a zero, not a result.
+  auto level = [](const char* what, int64_t rows, double mape) {
+    return rows > 0 ? absl::StrFormat("%s MAPE %.1f%% (%d held-out rows)", what, 100 * mape, rows)
+                    : absl::StrFormat("%s not evaluated", what);
+  };
+  std::cout << absl::StrFormat(
+      "split %s: %s, %s\n", flags.split,
+      level("level-1 (operations)", response.level1_rows(), response.level1_mape()),
+      level("level-2 (workloads)", response.level2_rows(), response.level2_mape()));
+  Table groups({"LEVEL", "GROUP", "MAPE", "ROWS"});
+  auto add = [&groups](const char* kind, const v1::GroupError& g) {
+    groups.AddRow({g.level() == 1 ? "1 operations" : "2 workloads", absl::StrCat(kind, " ", g.group()),
+                   absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
+  };
+  for (const auto& g : response.per_gpu()) add("gpu", g);
+  for (const auto& g : response.per_family()) add("family", g);
+  for (const auto& g : response.per_precision()) add("precision", g);
   groups.Print(std::cout);
   if (flags.limit > 0) {
     // A spread of training workloads on the chosen GPU: predicted against measured.
@@ -502,27 +550,51 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
 
   auto predict = std::make_shared<PredictFlags>();
   CLI::App* p = app.add_subcommand("predict", "Predict iteration and job time of a workload");
+  constexpr char kRequired[] = "Required (or --batch-file)";
+  constexpr char kWorkload[] = "Workload";
+  p->add_option("--gpu", predict->gpu,
+                "Catalog GPU to predict for, by name or unique prefix (perfcast gpus list); or "
+                "--node")
+      ->group(kRequired);
+  p->add_option("--node", predict->node, "Registered node to predict for; or --gpu")
+      ->group(kRequired);
   p->add_option("--family", predict->family,
                 "Model family: lstm, cnn, stgcn, resnet, transformer, dlrm, decoder, bert, vit, "
-                "resnet_imagenet");
+                "resnet_imagenet; or --hf-config, --torchvision")
+      ->group(kRequired);
   p->add_option("--hf-config", predict->hf_config,
                 "A Hugging Face config.json (gpt2, opt, llama, mistral, bert) instead of --family")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->group(kWorkload);
   p->add_option("--torchvision", predict->torchvision,
-                "A torchvision model (resnet18..resnet152, vit_b_16, ...) instead of --family");
+                "A torchvision model (resnet18..resnet152, vit_b_16, ...) instead of --family")
+      ->group(kWorkload);
   p->add_option("--seq-len", predict->seq_len,
-                "Tokens per sample with --hf-config (default: the model's maximum)");
-  p->add_option("--image", predict->image, "Image size in pixels with --torchvision (default: 224)");
-  p->add_option("--param", predict->params, "Architecture parameter name=value (repeatable)");
-  p->add_option("--batch", predict->batch, "Batch size");
-  p->add_option("--precision", predict->precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")->capture_default_str();
-  p->add_option("--phase", predict->phase, "train or inference")->capture_default_str();
-  p->add_option("--optimizer", predict->optimizer, "adam or sgd");
-  p->add_option("--node", predict->node, "Registered node to predict for");
-  p->add_option("--gpu", predict->gpu, "Catalog GPU to predict for (spec sheet only)");
-  p->add_option("--samples", predict->samples, "Samples per epoch");
-  p->add_option("--epochs", predict->epochs, "Epochs");
-  p->add_option("--iterations", predict->iterations, "Iterations (instead of samples x epochs)");
+                "Tokens per sample with --hf-config (default: the model's maximum)")
+      ->group(kWorkload)
+      ->check(DecimalInteger());
+  p->add_option("--image", predict->image, "Image size in pixels with --torchvision (default: 224)")
+      ->group(kWorkload)
+      ->check(DecimalInteger());
+  p->add_option("--batch", predict->batch, "Batch size (samples per iteration)")->group(kRequired)
+      ->check(DecimalInteger());
+  p->add_option("--samples", predict->samples, "Samples per epoch, with --epochs; or --iterations")
+      ->group(kRequired)
+      ->check(DecimalInteger());
+  p->add_option("--epochs", predict->epochs, "Epochs, with --samples")->group(kRequired)
+      ->check(DecimalInteger());
+  p->add_option("--iterations", predict->iterations, "Iterations (instead of samples x epochs)")
+      ->group(kRequired)
+      ->check(DecimalInteger());
+  p->add_option("--param", predict->params, "Architecture parameter name=value (repeatable)")
+      ->group(kWorkload);
+  p->add_option("--precision", predict->precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")
+      ->capture_default_str()
+      ->group(kWorkload);
+  p->add_option("--phase", predict->phase, "train or inference")
+      ->capture_default_str()
+      ->group(kWorkload);
+  p->add_option("--optimizer", predict->optimizer, "adam or sgd")->group(kWorkload);
   p->add_option("--model", predict->model, "Model name (default: default)");
   p->add_option("--data-parallel", predict->data_parallel,
                 "Data-parallel replicas (--batch is then the global batch)");
@@ -533,10 +605,15 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--micro-batches", predict->micro_batches,
                 "Micro-batches per replica and step");
   p->add_option("--batch-file", predict->batch_file,
-                "CSV of queries: family,params,batch_size,precision,phase,node,gpu,samples,epochs "
-                "(or hf_config,seq_len / torchvision,image for family,params)")
+                "CSV of queries, one per row; header columns: family, params, batch_size, "
+                "precision, phase, optimizer, node, gpu, samples, epochs, iterations, model, "
+                "or hf_config,seq_len / torchvision,image for family,params (flags fill the "
+                "columns a file lacks)")
       ->check(CLI::ExistingFile);
-  p->callback([&context, &dispatch, predict] {
+  p->callback([&context, &dispatch, predict, p] {
+    predict->batch_given = p->count("--batch") > 0;
+    predict->job_given =
+        p->count("--samples") + p->count("--epochs") + p->count("--iterations") > 0;
     dispatch.action = [&context, predict] { return RunPredict(context, *predict); };
   });
 
@@ -556,8 +633,10 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   });
   auto model_id = std::make_shared<int64_t>(0);
   auto model_name = std::make_shared<std::string>();
-  CLI::App* get = models->add_subcommand("get", "One model with its full detail (JSON)");
-  get->add_option("--id", *model_id, "Model id (default: the latest of --name)");
+  CLI::App* get = models->add_subcommand(
+      "get", "One model with its full detail, as JSON (indented; one line with -o json)");
+  get->add_option("--id", *model_id, "Model id (default: the latest of --name)")
+      ->check(DecimalInteger());
   get->add_option("--name", *model_name, "Model name (default: default)");
   get->callback([&context, &dispatch, model_id, model_name] {
     dispatch.action = [&context, model_id, model_name]() -> std::optional<CliError> {
@@ -569,11 +648,15 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       v1::GetModelResponse response;
       grpc::Status status = Stub(context)->GetModel(&call, request, &response);
       if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-      if (context.output == OutputFormat::kJson) {
-        std::cout << response.model().detail_json() << "\n";
-      } else {
-        PrintModels(context, {response.model()});
-      }
+      // The summary's fields and, under "detail", the fitted model itself;
+      // indented for reading unless -o json asks for one line.
+      nlohmann::json model = nlohmann::json::parse(ProtoJson(response.model()));
+      nlohmann::json detail = nlohmann::json::parse(response.model().detail_json(), nullptr,
+                                                    /*allow_exceptions=*/false);
+      model.erase("detail_json");
+      model["detail"] = detail.is_discarded() ? nlohmann::json(response.model().detail_json())
+                                              : std::move(detail);
+      std::cout << model.dump(context.output == OutputFormat::kJson ? -1 : 2) << "\n";
       return std::nullopt;
     };
   });
@@ -587,7 +670,8 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->check(CLI::IsMember({"gpu", "sizes", "kfold"}))
       ->capture_default_str();
   e->add_option("--size-threshold", evaluate->size_threshold,
-                "sizes: train on inner modules <= this in every family (default: per family)");
+                "sizes: train on inner modules <= this in every family (default: per family)")
+      ->check(DecimalInteger());
   e->add_option("--held-out-gpu", evaluate->held_out_gpu, "Show predicted vs measured for this GPU");
   e->add_option("--limit", evaluate->limit, "Rows of predicted vs measured to print")->capture_default_str();
   e->add_option("--report", evaluate->report, "Write a self-contained HTML report here");

@@ -61,7 +61,7 @@ std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& fla
   absl::StatusOr<ImportReport> report = ImportFiles(context.Channel(), files, options);
   progress.Done();
   if (!report.ok()) {
-    return CliError{kExitFailure, absl::StrCat(Describe(report.status()), "; nothing imported")};
+    return CliError{kExitFailure, Describe(report.status())};
   }
   const int64_t rejected = static_cast<int64_t>(report->rejected.size());
   if (context.output == OutputFormat::kJson) {
@@ -228,7 +228,8 @@ void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& di
   export_cmd->add_option("--family", exp->family, "Only this family");
   export_cmd->add_option("--phase", exp->phase, "train or inference");
   export_cmd->add_option("--kind", exp->kind, "model or op");
-  export_cmd->add_option("--limit", exp->limit, "At most this many profiles");
+  export_cmd->add_option("--limit", exp->limit, "At most this many profiles")
+      ->check(DecimalInteger());
   export_cmd->add_option("--method-version", exp->method_version,
                          "Only profiles of this measurement method (default: every method)")
       ->check(CLI::PositiveNumber);

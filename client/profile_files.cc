@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/text_input.h"
 #include "db/store.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
@@ -40,7 +41,7 @@ absl::StatusOr<double> Number(const Cells& cells, const std::string& column) {
   double value = 0;
   if (it == cells.end() || it->second.empty() || !absl::SimpleAtod(it->second, &value)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        column, " must be a number, got '", it == cells.end() ? "" : it->second, "'"));
+        column, " must be a number, got '", it == cells.end() ? "" : Printable(it->second), "'"));
   }
   return value;
 }
@@ -50,7 +51,7 @@ absl::StatusOr<int64_t> Integer(const Cells& cells, const std::string& column) {
   int64_t value = 0;
   if (it == cells.end() || !absl::SimpleAtoi(it->second, &value)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        column, " must be an integer, got '", it == cells.end() ? "" : it->second, "'"));
+        column, " must be an integer, got '", it == cells.end() ? "" : Printable(it->second), "'"));
   }
   return value;
 }
@@ -77,7 +78,7 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseParams(absl::string_view tex
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     int64_t value = 0;
     if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("parameter '", item, "' is not name=integer"));
+      return absl::InvalidArgumentError(absl::StrCat("parameter '", Printable(item), "' is not name=integer"));
     }
     params[std::string(kv.first)] = value;
   }
@@ -216,33 +217,6 @@ Cells CellsFromProfile(const models::Profile& p) {
   return cells;
 }
 
-// Splits one CSV record (RFC 4180 quoting; no embedded newlines).
-absl::StatusOr<std::vector<std::string>> SplitCsv(absl::string_view line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back().push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back().push_back(c);
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back().push_back(c);
-    }
-  }
-  if (quoted) return absl::InvalidArgumentError("unterminated quoted field");
-  return fields;
-}
-
 std::string CsvField(const std::string& text) {
   // A bare \r would be dropped on reading, so it is quoted too.
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
@@ -301,21 +275,27 @@ class RecordDelivery {
 };
 
 absl::Status ReadCsv(std::istream& in, absl::string_view path, const ProfileSink& sink) {
-  std::string line;
-  if (!std::getline(in, line)) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
-  absl::StatusOr<std::vector<std::string>> header = SplitCsv(line);
-  if (!header.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": bad header"));
+  CsvReader reader(in);
+  std::vector<std::string> header_fields;
+  absl::StatusOr<bool> has_header = reader.Next(header_fields);
+  if (!has_header.ok()) {
+    return absl::Status(has_header.status().code(),
+                        absl::StrCat(path, ": bad header: ", has_header.status().message()));
+  }
+  if (!*has_header) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  std::vector<std::string>* header = &header_fields;
   const std::vector<std::string>& known = ProfileColumns();
   std::set<std::string> seen;
   for (std::string& column : *header) {
     column = std::string(absl::StripAsciiWhitespace(column));
     if (std::find(known.begin(), known.end(), column) == known.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, ": unknown column '", column, "' in the header (expected columns: ",
+          path, ": unknown column '", Printable(column), "' in the header (expected columns: ",
           absl::StrJoin(known, ","), ")"));
     }
     if (!seen.insert(column).second) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": duplicate column '", column, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": duplicate column '", Printable(column), "'"));
     }
   }
   for (const std::string& required : RequiredColumns()) {
@@ -328,34 +308,42 @@ absl::Status ReadCsv(std::istream& in, absl::string_view path, const ProfileSink
     return absl::InvalidArgumentError(absl::StrCat(path, ": the header needs a node or gpu column"));
   }
   RecordDelivery delivery(sink);
-  int64_t line_number = 1;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (absl::StripAsciiWhitespace(line).empty()) continue;
-    absl::StatusOr<std::vector<std::string>> fields = SplitCsv(line);
-    if (!fields.ok()) {
-      sink.bad_record(line_number, std::string(fields.status().message()));
+  std::vector<std::string> fields;
+  while (true) {
+    absl::StatusOr<bool> more = reader.Next(fields);
+    if (!more.ok()) {
+      if (more.status().code() != absl::StatusCode::kInvalidArgument) {
+        return absl::Status(more.status().code(),
+                            absl::StrCat(path, ": ", more.status().message()));
+      }
+      sink.bad_record(reader.line_number(), std::string(more.status().message()));
       continue;
     }
-    if (fields->size() != header->size()) {
-      sink.bad_record(line_number,
-                      absl::StrCat("expected ", header->size(), " fields, got ", fields->size(),
+    if (!*more) break;
+    if (fields.size() != header->size()) {
+      sink.bad_record(reader.line_number(),
+                      absl::StrCat("expected ", header->size(), " fields, got ", fields.size(),
                                    " (truncated line?)"));
       continue;
     }
     Cells cells;
-    for (size_t i = 0; i < fields->size(); ++i) cells[(*header)[i]] = (*fields)[i];
-    delivery.Deliver(line_number, cells);
+    for (size_t i = 0; i < fields.size(); ++i) cells[(*header)[i]] = std::move(fields[i]);
+    delivery.Deliver(reader.line_number(), cells);
   }
   return absl::OkStatus();
 }
 
-absl::Status ReadJsonLines(std::istream& in, const ProfileSink& sink) {
+absl::Status ReadJsonLines(std::istream& in, absl::string_view path, const ProfileSink& sink) {
   const std::vector<std::string>& known = ProfileColumns();
   RecordDelivery delivery(sink);
   std::string line;
   int64_t line_number = 0;
-  while (std::getline(in, line)) {
+  while (true) {
+    absl::StatusOr<bool> more = ReadBoundedLine(in, line, line_number + 1);
+    if (!more.ok()) {
+      return absl::Status(more.status().code(), absl::StrCat(path, ": ", more.status().message()));
+    }
+    if (!*more) break;
     ++line_number;
     if (absl::StripAsciiWhitespace(line).empty()) continue;
     json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -367,14 +355,14 @@ absl::Status ReadJsonLines(std::istream& in, const ProfileSink& sink) {
     std::string problem;
     for (auto& [key, value] : record.items()) {
       if (std::find(known.begin(), known.end(), key) == known.end()) {
-        problem = absl::StrCat("unknown field '", key, "'");
+        problem = absl::StrCat("unknown field '", Printable(key), "'");
         break;
       }
       if (key == "params" && value.is_object()) {
         std::map<std::string, int64_t> params;
         for (auto& [name, v] : value.items()) {
           if (!v.is_number_integer()) {
-            problem = absl::StrCat("parameter '", name, "' must be an integer");
+            problem = absl::StrCat("parameter '", Printable(name), "' must be an integer");
             break;
           }
           params[name] = v.get<int64_t>();
@@ -387,7 +375,7 @@ absl::Status ReadJsonLines(std::istream& in, const ProfileSink& sink) {
       } else if (value.is_number()) {
         cells[key] = FormatNumber(value.get<double>());
       } else if (!value.is_null()) {
-        problem = absl::StrCat("field '", key, "' has an unsupported type");
+        problem = absl::StrCat("field '", Printable(key), "' has an unsupported type");
         break;
       }
     }
@@ -498,7 +486,7 @@ absl::StatusOr<ProfileFormat> ParseProfileFormat(absl::string_view name) {
   if (lower == "jsonl" || lower == "json" || lower == "ndjson") return ProfileFormat::kJsonLines;
   if (lower == "sqlite" || lower == "db") return ProfileFormat::kAgentSqlite;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown format '", name, "' (expected csv, jsonl or sqlite)"));
+      absl::StrCat("unknown format '", Printable(name), "' (expected csv, jsonl or sqlite)"));
 }
 
 absl::StatusOr<ProfileFormat> FormatOfPath(absl::string_view path) {
@@ -527,7 +515,7 @@ absl::Status ReadProfiles(std::istream& in, absl::string_view name, ProfileForma
                           const ProfileSink& sink) {
   switch (format) {
     case ProfileFormat::kCsv: return ReadCsv(in, name, sink);
-    case ProfileFormat::kJsonLines: return ReadJsonLines(in, sink);
+    case ProfileFormat::kJsonLines: return ReadJsonLines(in, name, sink);
     case ProfileFormat::kAgentSqlite: break;
   }
   return absl::InvalidArgumentError(

@@ -159,7 +159,7 @@ absl::StatusOr<int64_t> CheckStore(Connection& connection) {
       connection.QueryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
   if (!tables.ok()) return tables.status();
   if (*app == 0 && *tables == 0 && *version == 0) return 0;  // fresh file
-  if (*app != kApplicationId) {
+  if (*app != kApplicationId && *app != kAgentApplicationId) {
     return absl::FailedPreconditionError(
         "the file is an SQLite database of another application (no perfcast schema)");
   }

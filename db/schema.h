@@ -14,8 +14,12 @@
 
 namespace perfcast::db {
 
-// 'PCFT' in ASCII.
+// 'PCFT' in ASCII: a perfcast store (every server database, and agent
+// stores written before agents had their own mark).
 inline constexpr int64_t kApplicationId = 0x50434654;
+// 'PCFA': an agent's store. Same schema; perfcastd refuses it as its own
+// database (see OpenSqliteStore) and reads it only to import it.
+inline constexpr int64_t kAgentApplicationId = 0x50434641;
 
 // Migration i (0-based) takes a store from version i to version i + 1.
 const std::vector<absl::string_view>& Migrations();
@@ -29,8 +33,9 @@ inline int64_t CurrentSchemaVersion() { return static_cast<int64_t>(Migrations()
 // DataLoss: the file is not an SQLite database.
 absl::Status Migrate(Connection& connection, int64_t target_version = -1);
 
-// Checks, without writing, that `connection` is a perfcast store of a version
-// this build can read; returns its version. Same errors as Migrate.
+// Checks, without writing, that `connection` is a perfcast store (server or
+// agent) of a version this build can read; returns its version. Same errors
+// as Migrate.
 absl::StatusOr<int64_t> CheckStore(Connection& connection);
 
 }  // namespace perfcast::db

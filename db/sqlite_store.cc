@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -701,6 +702,8 @@ absl::StatusOr<std::unique_ptr<ImportTransaction>> SqliteStore::BeginImport() {
   return std::unique_ptr<ImportTransaction>(new SqliteImport(*this, std::move(lock)));
 }
 
+enum class Role { kServer, kAgent };
+
 absl::Status ConfigureWriter(Connection& c, bool file_backed) {
   // WAL lets readers run beside the single writer; FULL makes an
   // acknowledged commit durable across power loss, not only process crashes.
@@ -714,7 +717,33 @@ absl::Status ConfigureWriter(Connection& c, bool file_backed) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
+namespace {
+
+// OK when the perfcast store behind `c` is a server database. An agent's
+// store carries kAgentApplicationId; one written before that mark existed
+// (as the shipped data/*.sqlite) or a copy of a database is told apart by its
+// journal: perfcastd keeps its database in WAL mode, and SQLite keeps that
+// mode in the file.
+absl::Status IsServerDatabase(Connection& c, const std::string& path, bool in_memory) {
+  absl::StatusOr<int64_t> app = c.QueryInt("PRAGMA application_id");
+  if (!app.ok()) return app.status();
+  bool agent = *app == kAgentApplicationId;
+  if (!agent && !in_memory) {
+    absl::StatusOr<std::unique_ptr<Statement>> mode = c.Prepare("PRAGMA journal_mode");
+    if (!mode.ok()) return mode.status();
+    absl::StatusOr<bool> row = (*mode)->Step();
+    if (!row.ok()) return row.status();
+    agent = !*row || absl::AsciiStrToLower((*mode)->Text(0)) != "wal";
+  }
+  if (!agent) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      path, " is a perfcast agent store (or a copy), not a server database: it was left "
+      "untouched. Import it with `perfcast import ", path,
+      "` into the server's own database; a copied server database is adopted with `sqlite3 ",
+      path, " 'PRAGMA journal_mode=WAL'`"));
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Role role) {
   const bool in_memory = path == ":memory:";
   if (!in_memory) {
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -723,15 +752,39 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) 
   }
   auto writer = Connection::Open(path, Connection::Mode::kReadWriteCreate);
   if (!writer.ok()) return writer.status();
-  if (absl::StatusOr<int64_t> v = CheckStore(**writer); !v.ok()) return v.status();
+  absl::StatusOr<int64_t> version = CheckStore(**writer);
+  if (!version.ok()) return version.status();
+  if (role == Role::kServer && *version > 0) {
+    // Reading the header and the journal mode writes nothing; the checks
+    // come before anything that would.
+    absl::Status refused = IsServerDatabase(**writer, path, in_memory);
+    if (!refused.ok()) return refused;
+  }
   if (absl::Status s = ConfigureWriter(**writer, !in_memory); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("cannot configure ", path, ": ", s.message()));
   }
   if (absl::Status s = Migrate(**writer); !s.ok()) return s;
+  if (role == Role::kAgent) {
+    if (absl::Status s = (*writer)->Execute(
+            absl::StrCat("PRAGMA application_id = ", kAgentApplicationId));
+        !s.ok()) {
+      return s;
+    }
+  }
   auto store = std::make_unique<SqliteStore>(*std::move(writer), nullptr,
                                              in_memory ? std::string() : path);
   if (absl::Status s = store->Init(); !s.ok()) return s;
   return store;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
+  return Open(path, Role::kServer);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteAgentStore(const std::string& path) {
+  return Open(path, Role::kAgent);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path) {
@@ -765,6 +818,8 @@ absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version
   }
   auto connection = Connection::Open(path, Connection::Mode::kReadWriteCreate);
   if (!connection.ok()) return connection.status();
+  // As perfcastd left its database at every version.
+  if (absl::Status s = (*connection)->Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
   return Migrate(**connection, version);
 }
 

@@ -15,17 +15,26 @@
 
 namespace perfcast::db {
 
-// Opens or creates the store file at `path`, migrating it to the current
-// schema. ":memory:" gives a private in-memory store (tests, benchmarks).
+// Opens or creates perfcastd's database at `path`, in WAL mode, migrating it
+// to the current schema. ":memory:" gives a private in-memory store (tests,
+// benchmarks). A file that is not a server database is refused with
+// FailedPrecondition before anything is written to it: an agent's store
+// (marked kAgentApplicationId), a perfcast file not in WAL mode (agent
+// stores from before that mark, copies), or another program's SQLite file.
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path);
+
+// Opens or creates an agent's local store at `path`: the same schema and
+// journal, marked as an agent's (kAgentApplicationId) so that perfcastd
+// refuses it as its own database; it is imported instead.
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteAgentStore(const std::string& path);
 
 // Opens an existing store file without ever writing to it. A file of an older
 // schema version is copied into memory and migrated there, so an agent file
 // from an older release imports as well as a current one.
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path);
 
-// Creates a store at `path` with schema version `version` exactly (tests of
-// migrations from every older version use this). FailedPrecondition if the
+// Creates a server database at `path` (WAL mode) with schema version
+// `version` exactly (tests of migrations from every older version use this). FailedPrecondition if the
 // file already exists.
 absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version);
 

@@ -41,11 +41,56 @@ bool IsLabelKey(absl::string_view key) {
 // Names, versions and label values: short texts, not documents.
 constexpr size_t kMaxTextLength = 256;
 
+bool IsPrintableText(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    size_t n = 0;
+    uint32_t code = 0;
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 2;
+      code = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 3;
+      code = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 4;
+      code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n > text.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(text[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      code = (code << 6) | (cc & 0x3f);
+    }
+    constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMin[n] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
+    if (code <= 0x9f) return false;  // C1 controls
+    i += n;
+  }
+  return true;
+}
+
 absl::Status ValidateNode(const models::Node& node) {
   if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");
   if (node.name.size() > 253) return absl::InvalidArgumentError("node name is too long");
+  if (!IsPrintableText(node.name)) {
+    return absl::InvalidArgumentError(
+        "node name must be printable UTF-8 text: no control characters or escape sequences");
+  }
   if (node.gpu.model.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' has no GPU model"));
+  }
+  if (!IsPrintableText(node.gpu.model)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "': the GPU model must be printable text (no control characters)"));
   }
   if (node.gpu_count < 0 || node.gpu_count > models::kMaxGpusPerNode) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -58,6 +103,10 @@ absl::Status ValidateNode(const models::Node& node) {
     if (value.size() > kMaxTextLength) {
       return absl::InvalidArgumentError(absl::StrCat("label '", key, "' is longer than ",
                                                      kMaxTextLength, " bytes"));
+    }
+    if (!IsPrintableText(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("label '", key, "' must be printable text (no control characters)"));
     }
   }
   if (node.labels.size() > 64) {

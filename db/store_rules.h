@@ -28,8 +28,15 @@ models::NodeSource ParseNodeSource(absl::string_view name);
 // alphabet: 1..63 of [A-Za-z0-9._/-].
 bool IsLabelKey(absl::string_view key);
 
-// InvalidArgument for a node no store may hold: empty or overlong name, no
-// GPU model, negative counts or rates, non-finite rates, bad label keys.
+// Whether `text` is valid UTF-8 without control characters (C0, DEL, C1):
+// what names must be, since tables and logs print them to terminals, where
+// an escape sequence in a name would take over the screen.
+bool IsPrintableText(absl::string_view text);
+
+// InvalidArgument for a node no store may hold: empty, overlong or
+// unprintable name (see IsPrintableText), no or unprintable GPU model,
+// negative counts or rates, non-finite rates, bad label keys, unprintable
+// label values.
 absl::Status ValidateNode(const models::Node& node);
 
 // Whether `hash` is a content hash as stored: 32 hexadecimal digits.

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
@@ -160,7 +161,7 @@ absl::StatusOr<GpuCatalog> GpuCatalog::Parse(absl::string_view text) {
   return catalog;
 }
 
-absl::StatusOr<GpuSpec> GpuCatalog::Find(absl::string_view model) const {
+absl::StatusOr<GpuSpec> GpuCatalog::FindExact(absl::string_view model) const {
   const std::string wanted = absl::AsciiStrToLower(model);
   for (const GpuSpec& g : gpus_) {
     if (absl::AsciiStrToLower(g.model) == wanted) return g;
@@ -169,6 +170,28 @@ absl::StatusOr<GpuSpec> GpuCatalog::Find(absl::string_view model) const {
   for (const GpuSpec& g : gpus_) known.push_back(g.model);
   return absl::NotFoundError(absl::StrCat("unknown GPU '", model, "' (catalog has ",
                                           absl::StrJoin(known, ", "), ")"));
+}
+
+absl::StatusOr<GpuSpec> GpuCatalog::Find(absl::string_view model) const {
+  absl::StatusOr<GpuSpec> exact = FindExact(model);
+  if (exact.ok() || model.empty()) return exact;
+  const std::string wanted = absl::AsciiStrToLower(model);
+  // Whole '-' parts first, so that "L4" is the L4 and not also the L40S.
+  std::vector<const GpuSpec*> whole_parts, prefixes;
+  for (const GpuSpec& g : gpus_) {
+    const std::string name = absl::AsciiStrToLower(g.model);
+    if (!absl::StartsWith(name, wanted)) continue;
+    prefixes.push_back(&g);
+    if (name.size() == wanted.size() || name[wanted.size()] == '-') whole_parts.push_back(&g);
+  }
+  const std::vector<const GpuSpec*>& candidates = whole_parts.empty() ? prefixes : whole_parts;
+  if (candidates.size() == 1) return *candidates[0];
+  if (candidates.empty()) return exact.status();
+  std::vector<std::string> names;
+  for (const GpuSpec* g : candidates) names.push_back(g->model);
+  return absl::InvalidArgumentError(absl::StrCat("GPU name '", model, "' is ambiguous: ",
+                                                 absl::StrJoin(names, ", "),
+                                                 " (give more of the name)"));
 }
 
 absl::StatusOr<GpuSpec> GpuCatalog::FindByVendorName(absl::string_view vendor_name) const {
@@ -180,7 +203,9 @@ absl::StatusOr<GpuSpec> GpuCatalog::FindByVendorName(absl::string_view vendor_na
 }
 
 bool CompleteFromCatalog(const GpuCatalog& catalog, GpuSpec& spec) {
-  absl::StatusOr<GpuSpec> known = catalog.Find(spec.model);
+  // An agent's GPU model is a full name; a short one must not borrow a
+  // neighbour's spec sheet.
+  absl::StatusOr<GpuSpec> known = catalog.FindExact(spec.model);
   if (!known.ok()) return false;
   auto fill = [](auto& field, const auto& value) {
     if (field == std::decay_t<decltype(field)>{}) field = value;

@@ -25,9 +25,14 @@ class GpuCatalog {
   // for malformed JSON, missing or negative fields, or duplicate models.
   static absl::StatusOr<GpuCatalog> Parse(absl::string_view json);
 
-  // Looks a model up by catalog name, case-insensitively ("h100-sxm5-80gb").
-  // NotFound names the known models.
+  // Looks a model up by catalog name, case-insensitively ("h100-sxm5-80gb"),
+  // or by a short name that names one model only: a prefix ending where a
+  // '-' part ends ("H200", "L4", "A100-SXM4-80"), else any prefix. NotFound
+  // names the known models; InvalidArgument lists the candidates of an
+  // ambiguous short name ("H100": SXM5, PCIe or NVL).
   absl::StatusOr<GpuSpec> Find(absl::string_view model) const;
+  // Only the full catalog name, case-insensitively; NotFound otherwise.
+  absl::StatusOr<GpuSpec> FindExact(absl::string_view model) const;
 
   // Looks a GPU up by the name its driver reports (cudaDeviceProp::name,
   // e.g. "NVIDIA H100 80GB HBM3"). NotFound if no entry matches.

@@ -20,14 +20,17 @@ constexpr double kSoftmaxBackwardFlops = 4;
 // foreach / fused path in the C++ frontend). Adam per tensor: exp_avg mul_ +
 // add_, exp_avg_sq mul_ + addcmul_, sqrt, div, add_(eps), addcdiv_ into the
 // parameter: 8 kernels, 13 FLOPs and 80 bytes of fp32 traffic per parameter.
-// SGD without momentum: one add_ (2 FLOPs, 12 bytes). Gradients are reset
-// by setting them to none (LibTorch 2.x default): no kernel.
+// SGD with momentum 0.9, as the agent runs it: momentum_buffer.mul_ (1 FLOP,
+// 8 bytes), .add_(grad) (1 FLOP, 12 bytes), then param.add_(buffer, -lr)
+// (2 FLOPs, 12 bytes): 3 kernels, 4 FLOPs and 32 bytes per parameter.
+// Gradients are reset by setting them to none (LibTorch 2.x default): no
+// kernel.
 constexpr double kAdamLaunchesPerTensor = 8;
 constexpr double kAdamFlopsPerParam = 13;
 constexpr double kAdamBytesPerParam = 80;
-constexpr double kSgdLaunchesPerTensor = 1;
-constexpr double kSgdFlopsPerParam = 2;
-constexpr double kSgdBytesPerParam = 12;
+constexpr double kSgdLaunchesPerTensor = 3;
+constexpr double kSgdFlopsPerParam = 4;
+constexpr double kSgdBytesPerParam = 32;
 
 // A cuDNN LSTM layer runs one GEMM for the input projections of all steps,
 // then per step a recurrent GEMM and a fused gate kernel; its backward runs

@@ -118,7 +118,6 @@ class IterationBuilder {
   // Adds trainable parameters without operations (none needed so far by
   // models; operation families use it).
   void AddParameters(double count, int64_t tensors);
-  void AddSavedActivations(double bytes) { activation_bytes_ += bytes; }
 
   // Appends the optimizer step (training), the host->device copy of
   // `input_bytes` in `input_tensors` copies, and the per-iteration host op,

@@ -199,6 +199,17 @@ absl::StatusOr<double> Level1Sum(const PredictorModel& model,
 
 }  // namespace
 
+absl::string_view MethodName(Method method) {
+  switch (method) {
+    case Method::kTwoLevel: return "two-level";
+    case Method::kLevel1Sum: return "level1-sum";
+    case Method::kLevel2Direct: return "level2-direct";
+  }
+  return "unknown";
+}
+
+int MethodLevel(Method method) { return method == Method::kLevel1Sum ? 1 : 2; }
+
 absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> profiles,
                                             const std::map<std::string, models::Node>& nodes,
                                             const FitOptions& options) {
@@ -285,11 +296,11 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     absl::StatusOr<double> y = Apply(level2->second, inputs, WorkloadFeatureTable(), &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    prediction.method = uses_level1 ? "two-level" : "level2-direct";
+    prediction.method = uses_level1 ? Method::kTwoLevel : Method::kLevel2Direct;
     Band(level2->second, *y, prediction.lo_ms, prediction.hi_ms);
   } else {
     prediction.iteration_ms = *level1_ms;
-    prediction.method = "level1-sum";
+    prediction.method = Method::kLevel1Sum;
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -328,28 +339,6 @@ absl::StatusOr<double> PredictOperation(const PredictorModel& model, const model
         absl::StrCat("level-1 model '", OpClassKey(op.op_class), "' predicts ", *y, " ms"));
   }
   return *y;
-}
-
-absl::StatusOr<JobEstimate> EstimateJob(const Prediction& prediction, int64_t samples,
-                                        int64_t batch_size, int64_t epochs,
-                                        double per_epoch_overhead_s) {
-  if (samples < 1 || batch_size < 1 || epochs < 1 || !(per_epoch_overhead_s >= 0)) {
-    return absl::InvalidArgumentError(
-        "job estimate: samples, batch size and epochs must be >= 1, overhead >= 0");
-  }
-  JobEstimate job;
-  // samples/batch rounded up, without the overflow of samples + batch - 1.
-  const int64_t per_epoch = samples / batch_size + (samples % batch_size != 0 ? 1 : 0);
-  if (__builtin_mul_overflow(per_epoch, epochs, &job.iterations)) {
-    return absl::OutOfRangeError(absl::StrCat("job estimate: ", per_epoch,
-                                              " iterations per epoch times ", epochs,
-                                              " epochs overflows the iteration count"));
-  }
-  const double overhead = epochs * per_epoch_overhead_s;
-  job.seconds = job.iterations * prediction.iteration_ms / 1e3 + overhead;
-  job.lo_seconds = job.iterations * prediction.lo_ms / 1e3 + overhead;
-  job.hi_seconds = job.iterations * prediction.hi_ms / 1e3 + overhead;
-  return job;
 }
 
 }  // namespace perfcast::predictor

@@ -13,7 +13,7 @@
 // Example:
 //   absl::StatusOr<PredictorModel> model = Fit(profiles, nodes, FitOptions{});
 //   absl::StatusOr<Prediction> p = Predict(*model, spec, nodes.at("gpu-7"));
-//   absl::StatusOr<JobEstimate> job = EstimateJob(*p, 1'000'000, 256, 30);
+//   (predictor/job.h turns an iteration time into a job time.)
 //
 // Thread-safe: pure functions over plain values.
 #ifndef PERFCAST_PREDICTOR_PREDICTOR_H_
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "models/descriptor.h"
 #include "models/hardware.h"
@@ -77,13 +78,22 @@ absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
                                    const std::map<std::string, models::Node>& nodes,
                                    const FitOptions& options);
 
+// How a prediction was made.
+enum class Method {
+  kTwoLevel,      // level 2 over the sum of level-1 predictions
+  kLevel1Sum,     // no level-2 model for the phase: the level-1 sum itself
+  kLevel2Direct,  // level 2 without level-1 models (roofline sums as features)
+};
+// "two-level", "level1-sum", "level2-direct": the names the API reports.
+absl::string_view MethodName(Method method);
+// The level whose model gave the answer: 1 for kLevel1Sum, 2 otherwise.
+int MethodLevel(Method method);
+
 struct Prediction {
   double iteration_ms = 0;  // per training step or inference batch
   double lo_ms = 0;         // 10th..90th percentile band from CV relative errors
   double hi_ms = 0;
-  // "two-level", "level1-sum" (no level-2 model for the phase) or
-  // "level2-direct" (level 2 without level-1 models).
-  std::string method;
+  Method method = Method::kTwoLevel;
   // Level-1 estimate per operation class (op-class key -> ms per iteration);
   // sums to level 2's leading feature, not necessarily to iteration_ms.
   std::map<std::string, double> breakdown_ms;
@@ -122,20 +132,6 @@ absl::StatusOr<std::vector<double>> PredictOperationTimes(
 // PredictDescribed.
 absl::StatusOr<double> PredictOperation(const PredictorModel& model, const models::Operation& op,
                                         const models::Node& node);
-
-struct JobEstimate {
-  int64_t iterations = 0;  // ceil(samples / batch) × epochs
-  double seconds = 0;
-  double lo_seconds = 0;
-  double hi_seconds = 0;
-};
-
-// Job time = iterations × per-iteration time + epochs × per-epoch overhead.
-// InvalidArgument unless samples, batch and epochs are >= 1 and the
-// overhead is >= 0; OutOfRange when the iteration count overflows int64.
-absl::StatusOr<JobEstimate> EstimateJob(const Prediction& prediction, int64_t samples,
-                                        int64_t batch_size, int64_t epochs,
-                                        double per_epoch_overhead_s = 0);
 
 }  // namespace perfcast::predictor
 

@@ -66,13 +66,6 @@ absl::string_view RateSourceName(RateSource source) {
   return "unknown";
 }
 
-absl::StatusOr<RateSource> ParseRateSource(absl::string_view name) {
-  for (const auto& [value, text] : kSourceNames) {
-    if (text == name) return value;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown rate source '", name, "'"));
-}
-
 EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
   // Sums of log ratios: a geometric mean treats 0.5x and 2x symmetrically.
   std::map<std::string, std::map<std::string, std::pair<double, int>>> arch_sums;

@@ -32,7 +32,6 @@ enum class RateSource {
 };
 // "measured", "spec*efficiency", "spec*global-efficiency", "spec".
 absl::string_view RateSourceName(RateSource source);
-absl::StatusOr<RateSource> ParseRateSource(absl::string_view name);
 
 // Launch latency and host->device bandwidth when nothing was measured: a
 // typical CUDA launch-plus-dispatch cost and practical pageable PCIe 4.0.

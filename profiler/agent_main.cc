@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -20,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "db/sqlite_store.h"
 #include "db/store.h"
 #ifdef PERFCAST_AGENT_PUSH
 #include "client/cli_error.h"
@@ -43,9 +45,15 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Exit codes as perfcast's (client/cli_error.h): 1 a failure, 2 bad usage,
+// 3 a push that stored the valid profiles but rejected some.
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitPartial = 3;
+
 int Fail(const absl::Status& status) {
   std::cerr << "perfcast-agent: " << status.message() << "\n";
-  return 1;
+  return kExitFailure;
 }
 
 absl::StatusOr<RunPlan> ResolvePlan(const std::string& name, const std::string& file) {
@@ -118,12 +126,12 @@ int Push(const std::shared_ptr<grpc::Channel>& channel, const std::string& serve
   if (!report.ok()) {
     std::cerr << "perfcast-agent: push to " << server << " failed, the store " << store_path
               << " is kept: " << client::Describe(report.status()) << "\n";
-    return 1;
+    return kExitFailure;
   }
   std::cerr << absl::StrFormat("perfcast-agent: pushed to %s: %d accepted, %d duplicates, %d rejected\n",
                                server, report->accepted, report->duplicates,
                                report->rejected.size());
-  return report->rejected.empty() ? 0 : 3;
+  return report->rejected.empty() ? 0 : kExitPartial;
 }
 #endif
 
@@ -146,7 +154,7 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
   const absl::Time start = absl::Now();
   absl::StatusOr<models::Node> node = profiler::Fingerprint(device, flags.name, true);
   if (!node.ok()) return Fail(node.status());
-  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(flags.out);
+  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenSqliteAgentStore(flags.out);
   if (!store.ok()) return Fail(store.status());
   std::string sensor_note;
   absl::StatusOr<std::unique_ptr<Measurer>> measurer =
@@ -231,6 +239,7 @@ int RunGroup(int argc, char** argv, const DeviceOptions& device, const GroupFlag
 int Main(int argc, char** argv) {
   CLI::App app{"perfcast-agent: profiles this machine into a perfcast SQLite store"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", kAgentVersion);
   DeviceOptions device;
   auto add_device_flags = [&device](CLI::App* command) {
     command->add_option("--device", device.device, "auto, cuda or cpu")
@@ -253,6 +262,16 @@ int Main(int argc, char** argv) {
 #ifdef PERFCAST_AGENT_PUSH
   run->add_option("--server", run_flags.server,
                   "perfcastd host:port: register this node and push the profiles after the run");
+  bool push = false;
+  run->add_flag("--push", push,
+                "push after the run to --server, else to $PERFCAST_SERVER (as perfcast reads it)");
+  run->callback([&run_flags, &push] {
+    const char* env = std::getenv("PERFCAST_SERVER");
+    if (push && run_flags.server.empty() && env != nullptr) run_flags.server = env;
+    if (push && run_flags.server.empty()) {
+      throw CLI::ValidationError("--push", "needs --server or $PERFCAST_SERVER");
+    }
+  });
   client::AddConnectionFlags(*run, run_flags.connection);
 #endif
 
@@ -313,7 +332,13 @@ int Main(int argc, char** argv) {
   ddp->add_option("--bucket-mib", ddp_flags.bucket_mib, "gradient bucket size (DDP: 25)")
       ->check(CLI::PositiveNumber);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "perfcast-agent: " << e.what() << " (see --help)\n";
+    return kExitUsage;
+  }
   if (*collectives) {
     if (collectives_group.gpus < 2) return Fail(absl::InvalidArgumentError("--gpus must be >= 2"));
     if (absl::StatusOr<std::vector<int64_t>> sizes = ParseMessageSizes(collectives_flags.sizes);

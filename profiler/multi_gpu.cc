@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "db/sqlite_store.h"
 #include "db/store.h"
 #include "models/descriptor.h"
 #include "nlohmann/json.hpp"
@@ -55,7 +56,7 @@ absl::Status RunCollectivesWorker(const DeviceOptions& device_options, const Wor
   absl::StatusOr<models::Node> node = Fingerprint(device_options, flags.name, true);
   if (!node.ok()) return node.status();
   if (node->gpu_count > 0) node->gpu_count = flags.node_gpus > 0 ? flags.node_gpus : place.world;
-  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(flags.out);
+  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenSqliteAgentStore(flags.out);
   if (!store.ok()) return store.status();
   RunOptions options;
   options.progress = &std::cerr;

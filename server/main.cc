@@ -1,5 +1,6 @@
 // perfcastd: the perfcast service. Runs with no flags on an embedded SQLite
 // file in the data directory; see --help.
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -8,9 +9,7 @@
 #include <memory>
 #include <thread>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -21,43 +20,96 @@
 #include "server/metrics.h"
 #include "server/server.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
-          "Address to serve gRPC on, host:port (port 0 picks a free port).");
-ABSL_FLAG(std::string, db, "",
-          "Database URI: sqlite:///path/to/file.db, a file path, or "
-          "postgresql://user@host:5432/dbname?sslmode=require (shared by several perfcastd "
-          "replicas; keep the password in PGPASSWORD or ~/.pgpass). Default: perfcast.db in the "
-          "data directory ($PERFCAST_DATA_DIR, else $XDG_DATA_HOME/perfcast, else "
-          "~/.local/share/perfcast).");
-ABSL_FLAG(std::string, log_level, "info", "Minimum log level: debug, info, warning, error.");
-ABSL_FLAG(std::string, port_file, "",
-          "If set, write the bound port to this file once serving (for scripts and tests).");
-ABSL_FLAG(int, max_threads, 32, "Maximum request-handling threads.");
-ABSL_FLAG(int64_t, max_import_profiles, 10'000'000, "Maximum profiles in one import stream.");
-ABSL_FLAG(std::string, metrics_listen, "",
-          "If set, serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (e.g. "
-          "127.0.0.1:9464; port 0 picks a free port, logged as metrics_port). Empty: no metrics.");
-ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
-          "How long in-flight calls may run after SIGINT/SIGTERM before they are cancelled.");
-ABSL_FLAG(std::string, tls_cert, "",
-          "Serve TLS with this certificate chain (PEM file); needs --tls_key. Default: plaintext.");
-ABSL_FLAG(std::string, tls_key, "", "Private key (PEM file) of --tls_cert.");
-ABSL_FLAG(std::string, tls_client_ca, "",
-          "Require client certificates signed by this CA (PEM file); needs --tls_cert.");
-ABSL_FLAG(std::string, token_file, "",
-          "Require a bearer token on every perfcast.v1 call: one accepted token per line ('#' "
-          "comments and blank lines ignored). Health checks stay open. Default: no "
-          "authentication.");
-ABSL_FLAG(int, max_message_bytes, 64 << 20, "Largest gRPC message received or sent, bytes.");
-ABSL_FLAG(int64_t, max_call_seconds, 0,
-          "Longest an import/export stream, fit, evaluation or prediction batch may run before "
-          "it fails with DEADLINE_EXCEEDED (an import then stores nothing); 0: no limit.");
-
-ABSL_FLAG(int64_t, import_idle_seconds, 60,
-          "Cancel (and roll back) an import stream that sends nothing for this long, so a "
-          "stalled client cannot hold the store's write lock; 0: no limit.");
-
 namespace {
+
+// perfcastd's flags. Every flag is spelled with hyphens, as the CLI and the
+// agent spell theirs; the underscore spellings of earlier releases
+// (--tls_cert, --log_level, ...) stay accepted as aliases.
+struct Flags {
+  std::string listen = "127.0.0.1:50051";
+  std::string db;
+  std::string log_level = "info";
+  std::string port_file;
+  int max_threads = 32;
+  int64_t max_import_profiles = 10'000'000;
+  std::string metrics_listen;
+  std::string shutdown_grace = "30s";
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  std::string token_file;
+  int max_message_bytes = 64 << 20;
+  int64_t max_call_seconds = 0;
+  int64_t import_idle_seconds = 60;
+};
+
+// "--tls-cert,--tls_cert" for "tls-cert": the name and its old alias.
+std::string Names(const std::string& name) {
+  std::string alias = name;
+  std::replace(alias.begin(), alias.end(), '-', '_');
+  return alias == name ? "--" + name : absl::StrCat("--", name, ",--", alias);
+}
+
+void AddFlags(CLI::App& app, Flags& f) {
+  // A flag given twice takes its last value, as it always did (scripts
+  // append overrides to a base command line).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option(Names("listen"), f.listen,
+                 "Address to serve gRPC on, host:port (port 0 picks a free port)")
+      ->capture_default_str();
+  app.add_option(Names("db"), f.db,
+                 "Database URI: sqlite:///path/to/file.db, a file path, or "
+                 "postgresql://user@host:5432/dbname?sslmode=require (shared by several perfcastd "
+                 "replicas; keep the password in PGPASSWORD or ~/.pgpass). Default: perfcast.db in "
+                 "the data directory ($PERFCAST_DATA_DIR, else $XDG_DATA_HOME/perfcast, else "
+                 "~/.local/share/perfcast). An agent's store or another program's SQLite file is "
+                 "refused and left untouched");
+  app.add_option(Names("log-level"), f.log_level, "Minimum log level: debug, info, warning, error")
+      ->capture_default_str();
+  app.add_option(Names("port-file"), f.port_file,
+                 "Write the bound port to this file once serving (for scripts and tests)");
+  app.add_option(Names("max-threads"), f.max_threads, "Maximum request-handling threads")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option(Names("max-import-profiles"), f.max_import_profiles,
+                 "Maximum profiles in one import stream")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option(Names("metrics-listen"), f.metrics_listen,
+                 "Serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (e.g. "
+                 "127.0.0.1:9464; port 0 picks a free port, logged as metrics_port). Default: none");
+  app.add_option(Names("shutdown-grace"), f.shutdown_grace,
+                 "How long in-flight calls may run after SIGINT/SIGTERM before they are "
+                 "cancelled (e.g. 30s, 2m)")
+      ->capture_default_str();
+  app.add_option(Names("tls-cert"), f.tls_cert,
+                 "Serve TLS with this certificate chain (PEM file); needs --tls-key. Default: "
+                 "plaintext");
+  app.add_option(Names("tls-key"), f.tls_key, "Private key (PEM file) of --tls-cert");
+  app.add_option(Names("tls-client-ca"), f.tls_client_ca,
+                 "Require client certificates signed by this CA (PEM file); needs --tls-cert");
+  app.add_option(Names("token-file"), f.token_file,
+                 "Require a bearer token on every perfcast.v1 call: one accepted token per line "
+                 "('#' comments and blank lines ignored). Health checks stay open. Default: no "
+                 "authentication");
+  app.add_option(Names("max-message-bytes"), f.max_message_bytes,
+                 "Largest gRPC message received or sent, bytes")
+      ->capture_default_str();
+  app.add_option(Names("max-call-seconds"), f.max_call_seconds,
+                 "Longest an import/export stream, fit, evaluation or prediction batch may run "
+                 "before it fails with DEADLINE_EXCEEDED (an import then stores nothing); 0: no "
+                 "limit")
+      ->capture_default_str();
+  app.add_option(Names("import-idle-seconds"), f.import_idle_seconds,
+                 "Cancel (and roll back) an import stream that sends nothing for this long, so a "
+                 "stalled client cannot hold the store's write lock; 0: no limit")
+      ->capture_default_str();
+  app.set_config("--config", "",
+                 "Read flags from this TOML/INI file (name = value per line; flags given on the "
+                 "command line win)");
+  app.set_version_flag("--version", "perfcastd " PERFCAST_VERSION);
+}
+
 
 std::string DefaultDatabase() {
   std::filesystem::path dir;
@@ -73,9 +125,10 @@ std::string DefaultDatabase() {
   return (dir / "perfcast.db").string();
 }
 
-int Fail(const std::string& message) {
+// Exit codes as the CLI's: 1 a failure, 2 bad usage.
+int Fail(const std::string& message, int exit_code = 1) {
   std::cerr << "perfcastd: " << message << "\n";
-  return 1;
+  return exit_code;
 }
 
 absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
@@ -91,18 +144,18 @@ absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::stri
 }
 
 // TLS files, tokens and limits from the flags into `options`.
-absl::Status ApplySecurityFlags(perfcast::server::ServerOptions& options,
+absl::Status ApplySecurityFlags(const Flags& flags, perfcast::server::ServerOptions& options,
                                 perfcast::server::Logger& logger) {
-  absl::StatusOr<std::string> cert = ReadPemFile("tls_cert", absl::GetFlag(FLAGS_tls_cert));
+  absl::StatusOr<std::string> cert = ReadPemFile("tls-cert", flags.tls_cert);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadPemFile("tls_key", absl::GetFlag(FLAGS_tls_key));
+  absl::StatusOr<std::string> key = ReadPemFile("tls-key", flags.tls_key);
   if (!key.ok()) return key.status();
-  absl::StatusOr<std::string> ca = ReadPemFile("tls_client_ca", absl::GetFlag(FLAGS_tls_client_ca));
+  absl::StatusOr<std::string> ca = ReadPemFile("tls-client-ca", flags.tls_client_ca);
   if (!ca.ok()) return ca.status();
   options.tls_cert_pem = *std::move(cert);
   options.tls_key_pem = *std::move(key);
   options.tls_client_ca_pem = *std::move(ca);
-  if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+  if (const std::string& path = flags.token_file; !path.empty()) {
     absl::StatusOr<std::vector<std::string>> tokens = perfcast::server::ReadTokenFile(path);
     if (!tokens.ok()) return tokens.status();
     options.tokens = *std::move(tokens);
@@ -112,19 +165,19 @@ absl::Status ApplySecurityFlags(perfcast::server::ServerOptions& options,
                           absl::StartsWith(options.listen_address, "localhost:") ||
                           absl::StartsWith(options.listen_address, "[::1]:");
     if (options.tls_cert_pem.empty() && !loopback) {
-      logger.Warning("bearer tokens travel in clear text without TLS (--tls_cert, --tls_key)");
+      logger.Warning("bearer tokens travel in clear text without TLS (--tls-cert, --tls-key)");
     }
   }
-  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_message_bytes = flags.max_message_bytes;
   if (options.max_message_bytes <= 0) {
-    return absl::InvalidArgumentError("--max_message_bytes must be positive");
+    return absl::InvalidArgumentError("--max-message-bytes must be positive");
   }
-  const int64_t max_call_seconds = absl::GetFlag(FLAGS_max_call_seconds);
-  if (max_call_seconds < 0) return absl::InvalidArgumentError("--max_call_seconds must be >= 0");
+  const int64_t max_call_seconds = flags.max_call_seconds;
+  if (max_call_seconds < 0) return absl::InvalidArgumentError("--max-call-seconds must be >= 0");
   if (max_call_seconds > 0) options.max_call = absl::Seconds(max_call_seconds);
-  const int64_t import_idle_seconds = absl::GetFlag(FLAGS_import_idle_seconds);
+  const int64_t import_idle_seconds = flags.import_idle_seconds;
   if (import_idle_seconds < 0) {
-    return absl::InvalidArgumentError("--import_idle_seconds must be >= 0");
+    return absl::InvalidArgumentError("--import-idle-seconds must be >= 0");
   }
   options.max_import_idle =
       import_idle_seconds > 0 ? absl::Seconds(import_idle_seconds) : absl::InfiniteDuration();
@@ -134,14 +187,28 @@ absl::Status ApplySecurityFlags(perfcast::server::ServerOptions& options,
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "perfcastd: predicts deep-learning training time on GPUs from measured profiles.\n"
-      "Usage: perfcastd [--listen=HOST:PORT] [--db=URI] [--log_level=LEVEL]");
-  absl::ParseCommandLine(argc, argv);
+  CLI::App app{
+      "perfcastd: predicts deep-learning training time on GPUs from measured profiles. Runs "
+      "with no flags on an embedded SQLite file in the data directory."};
+  Flags flags;
+  AddFlags(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return Fail(absl::StrCat(e.what(), " (see --help)"), 2);
+  }
 
-  auto level = perfcast::server::ParseLogLevel(absl::GetFlag(FLAGS_log_level));
-  if (!level.ok()) return Fail(std::string(level.status().message()));
+  auto level = perfcast::server::ParseLogLevel(flags.log_level);
+  if (!level.ok()) return Fail(std::string(level.status().message()), 2);
   perfcast::server::Logger logger(*level);
+  absl::Duration shutdown_grace;
+  if (!absl::ParseDuration(flags.shutdown_grace, &shutdown_grace) ||
+      shutdown_grace < absl::ZeroDuration()) {
+    return Fail(absl::StrCat("--shutdown-grace: '", flags.shutdown_grace,
+                             "' is not a duration such as 30s or 2m"),
+                2);
+  }
 
   // Signals are taken synchronously by one thread so that shutdown runs as
   // ordinary code, not inside a signal handler.
@@ -154,14 +221,14 @@ int main(int argc, char** argv) {
   // Every flag is checked before the database is opened, so a refused start
   // leaves no new database file behind.
   perfcast::server::ServerOptions options;
-  options.listen_address = absl::GetFlag(FLAGS_listen);
-  options.max_request_threads = absl::GetFlag(FLAGS_max_threads);
-  options.max_profiles_per_import = absl::GetFlag(FLAGS_max_import_profiles);
-  if (absl::Status security = ApplySecurityFlags(options, logger); !security.ok()) {
+  options.listen_address = flags.listen;
+  options.max_request_threads = flags.max_threads;
+  options.max_profiles_per_import = flags.max_import_profiles;
+  if (absl::Status security = ApplySecurityFlags(flags, options, logger); !security.ok()) {
     return Fail(std::string(security.message()));
   }
 
-  std::string uri = absl::GetFlag(FLAGS_db);
+  std::string uri = flags.db;
   if (uri.empty()) uri = DefaultDatabase();
   auto store = perfcast::db::OpenStore(uri);
   if (!store.ok()) {
@@ -172,7 +239,7 @@ int main(int argc, char** argv) {
 
   // Created after the store and reset before it: a scrape reads the store.
   std::unique_ptr<perfcast::server::Metrics> metrics;
-  if (const std::string address = absl::GetFlag(FLAGS_metrics_listen); !address.empty()) {
+  if (const std::string& address = flags.metrics_listen; !address.empty()) {
     metrics = std::make_unique<perfcast::server::Metrics>();
     metrics->WatchStore(**store);
     if (absl::Status s = metrics->StartExposer(address); !s.ok()) {
@@ -187,7 +254,7 @@ int main(int argc, char** argv) {
                                                 perfcast::models::GpuCatalog::BuiltIn(), logger);
   if (!server.ok()) return Fail(std::string(server.status().message()));
 
-  if (const std::string port_file = absl::GetFlag(FLAGS_port_file); !port_file.empty()) {
+  if (const std::string& port_file = flags.port_file; !port_file.empty()) {
     const std::string tmp = port_file + ".tmp";
     std::ofstream(tmp) << (*server)->port() << "\n";
     std::filesystem::rename(tmp, port_file);  // readers never see a partial file
@@ -197,7 +264,7 @@ int main(int argc, char** argv) {
     int signal = 0;
     sigwait(&signals, &signal);
     logger.Info("shutting down", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
-    (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+    (*server)->Shutdown(shutdown_grace);
   });
   (*server)->Wait();
   signal_waiter.join();

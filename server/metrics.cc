@@ -182,7 +182,13 @@ Metrics::~Metrics() { exposer_.reset(); }
 absl::Status Metrics::StartExposer(const std::string& address) {
   if (exposer_ != nullptr) return absl::FailedPreconditionError("the metrics exposer is running");
   try {
-    auto exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/2);
+    // Each connection holds a worker thread until its request arrives or
+    // the request timeout passes: with civetweb's defaults (2 threads in
+    // prometheus-cpp, 30 s) two clients that connect and send nothing blind
+    // the endpoint. Scrapes are small and quick; a stalled one is dropped.
+    auto exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", address, "num_threads", absl::StrCat(kExposerThreads),
+        "request_timeout_ms", absl::StrCat(absl::ToInt64Milliseconds(kExposerRequestTimeout))});
     std::vector<int> ports = exposer->GetListeningPorts();
     if (ports.empty() || ports.front() <= 0) {
       return absl::UnavailableError(absl::StrCat("metrics: no port bound for ", address));

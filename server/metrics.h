@@ -48,6 +48,11 @@ class StoreGauges;
 
 class Metrics {
  public:
+  // The exposer's HTTP worker threads, and how long one waits for a
+  // client's request (or for it to read the answer) before dropping it.
+  static constexpr int kExposerThreads = 8;
+  static constexpr absl::Duration kExposerRequestTimeout = absl::Seconds(5);
+
   Metrics();
   // Stops the exposer first, so no scrape runs while the metrics go away.
   ~Metrics();

@@ -1,262 +1,33 @@
 #include "server/predictor_service.h"
 
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <optional>
-#include <set>
 #include <utility>
-#include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "models/descriptor.h"
-#include "nlohmann/json.hpp"
-#include "predictor/collectives.h"
-#include "predictor/evaluate.h"
+#include "predictor/summary.h"
+#include "serving/training.h"
 #include "predictor/parallel.h"
-#include "predictor/predictor.h"
 #include "proto/convert.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
-#include "server/rpc_observer.h"
 #include "server/request_validation.h"
+#include "server/rpc_observer.h"
 
 namespace perfcast::server {
 namespace {
 
-constexpr char kDefaultModelName[] = "default";
-
-std::string ModelName(const std::string& requested) {
-  return requested.empty() ? kDefaultModelName : requested;
-}
-
-absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
-}
-
-// ---------------------------------------------------------------------------
-// Profile selection
-
-struct Selection {
-  std::vector<models::Profile> profiles;
-  std::map<std::string, models::Node> nodes;
-  std::optional<int> method_version;  // nullopt: every method
-};
-
-// What a fit says about the data it learned from.
-std::string MethodNote(const Selection& selection) {
-  return selection.method_version.has_value()
-             ? absl::StrCat("measurement method ", *selection.method_version)
-             : "all measurement methods";
-}
-
-std::string DescribeSelection(const v1::ProfileSelection& s) {
-  std::vector<std::string> parts;
-  if (s.gpu_models_size() > 0) parts.push_back(absl::StrCat("gpu_models=", absl::StrJoin(s.gpu_models(), ",")));
-  if (s.exclude_gpu_models_size() > 0) {
-    parts.push_back(absl::StrCat("exclude_gpu_models=", absl::StrJoin(s.exclude_gpu_models(), ",")));
-  }
-  if (s.families_size() > 0) parts.push_back(absl::StrCat("families=", absl::StrJoin(s.families(), ",")));
-  if (s.phase() != v1::PHASE_UNSPECIFIED) parts.push_back(absl::StrCat("phase=", v1::Phase_Name(s.phase())));
-  if (s.since_us() != 0) parts.push_back(absl::StrCat("since_us=", s.since_us()));
-  if (s.method_version() != 0) {
-    parts.push_back(absl::StrCat("method_version=", s.method_version()));
-  }
-  return parts.empty() ? "all profiles" : absl::StrJoin(parts, " ");
-}
-
-// Every node (all pages) and the profiles the selection keeps.
-// FailedPrecondition when none match.
-absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelection& s) {
-  Selection selection;
-  if (absl::Status s = db::ForEachNode(
-          store, {}, [&](models::Node& node) { selection.nodes[node.name] = std::move(node); });
-      !s.ok()) {
-    return s;
-  }
-
-  const absl::flat_hash_set<std::string> gpus(s.gpu_models().begin(), s.gpu_models().end());
-  const absl::flat_hash_set<std::string> excluded(s.exclude_gpu_models().begin(),
-                                                  s.exclude_gpu_models().end());
-  const absl::flat_hash_set<std::string> families(s.families().begin(), s.families().end());
-  absl::StatusOr<std::optional<models::Phase>> selected_phase = SelectionPhase(s);
-  if (!selected_phase.ok()) return selected_phase.status();
-  const std::optional<models::Phase> phase = *selected_phase;
-  if (s.method_version() < 0 || s.method_version() > models::kCurrentMethodVersion) {
-    return absl::InvalidArgumentError(absl::StrCat("method_version must be in [1, ",
-                                                   models::kCurrentMethodVersion, "], got ",
-                                                   s.method_version()));
-  }
-  if (s.all_methods() && s.method_version() != 0) {
-    return absl::InvalidArgumentError("all_methods and method_version exclude each other");
-  }
-  db::ProfileFilter filter;
-  if (s.since_us() != 0) filter.since_us = s.since_us();
-  if (s.method_version() != 0) filter.method_version = s.method_version();
-  absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
-    auto node = selection.nodes.find(p.node_name);
-    if (node == selection.nodes.end()) return true;
-    const std::string& gpu = node->second.gpu.model;
-    if (!gpus.empty() && !gpus.contains(gpu)) return true;
-    if (excluded.contains(gpu)) return true;
-    if (p.workload.kind == models::WorkloadKind::kModel) {
-      if (!families.empty() && !families.contains(p.workload.family)) return true;
-      if (phase.has_value() && p.workload.phase != *phase) return true;
-    }
-    selection.profiles.push_back(p);
-    return true;
-  });
-  if (!scanned.ok()) return scanned;
-  if (selection.profiles.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no profiles match the selection (", DescribeSelection(s), ")"));
-  }
-  // Methods measure different quantities (a steady-state step is not a
-  // synchronised one): a fit learns from one, the newest present unless the
-  // request names one or asks for all.
-  if (!s.all_methods()) {
-    int newest = 0;
-    for (const models::Profile& p : selection.profiles) newest = std::max(newest, p.method_version);
-    std::erase_if(selection.profiles,
-                  [&](const models::Profile& p) { return p.method_version != newest; });
-    selection.method_version = newest;
-  }
-  return selection;
-}
-
-// ---------------------------------------------------------------------------
-// Model summaries
-
-struct ModelInfo {
-  std::string target;
-  std::string line;
-  double cv_mape = 0;
-  int64_t training_rows = 0;
-};
-
-// The one-line summary the store keeps: levels with their features, and the
-// CV MAPE of the top level (rows-weighted), which is what a user's query sees.
-ModelInfo Summarize(const predictor::PredictorModel& model) {
-  ModelInfo info;
-  auto describe = [](absl::string_view scope, const predictor::FittedModel& m) {
-    return absl::StrFormat("%s[%s] %.1f%%", scope, absl::StrJoin(m.features, ","), 100 * m.cv_mape);
-  };
-  std::vector<std::string> l1, l2;
-  double l1_err = 0, l2_err = 0;
-  int64_t l1_rows = 0, l2_rows = 0;
-  for (const auto& [op_class, m] : model.level1) {
-    l1.push_back(describe(predictor::OpClassKey(op_class), m));
-    l1_err += m.cv_mape * m.training_rows;
-    l1_rows += m.training_rows;
-  }
-  for (const auto& [phase, m] : model.level2) {
-    l2.push_back(describe(models::PhaseName(phase), m));
-    l2_err += m.cv_mape * m.training_rows;
-    l2_rows += m.training_rows;
-  }
-  const bool top_is_l2 = l2_rows > 0;
-  info.target = top_is_l2 ? "iteration_ms" : "call_ms";
-  info.training_rows = l1_rows + l2_rows;
-  info.cv_mape = top_is_l2 ? l2_err / l2_rows : (l1_rows > 0 ? l1_err / l1_rows : 0);
-  info.line = absl::StrFormat("level1: %s; level2: %s; CV MAPE %.2f%%",
-                              l1.empty() ? "-" : absl::StrJoin(l1, " "),
-                              l2.empty() ? "-" : absl::StrJoin(l2, " "), 100 * info.cv_mape);
-  return info;
-}
-
-void ToProto(const db::StoredModel& meta, v1::ModelSummary* out) {
-  out->set_id(meta.id);
-  out->set_name(meta.name);
-  out->set_version(meta.version);
-  out->set_target(meta.target);
-  out->set_summary(meta.summary);
-  out->set_cv_mape(meta.cv_mape);
-  out->set_created_at_us(meta.created_at_us);
-}
-
-void ToProto(const db::StoredModel& meta, const predictor::PredictorModel& model,
-             v1::ModelSummary* out) {
-  ToProto(meta, out);
-  out->set_training_rows(Summarize(model).training_rows);
-  for (const std::string& note : model.notes) out->add_notes(note);
-}
-
-// ---------------------------------------------------------------------------
-// Predict helpers
-
-// Needs ValidateJob first. FailedPrecondition rather than a NaN answer.
-absl::StatusOr<predictor::JobEstimate> EstimateJob(const predictor::Prediction& p,
-                                                   const v1::JobSize& job, int64_t batch_size) {
-  predictor::JobEstimate estimate;
-  if (job.iterations() != 0) {
-    estimate.iterations = job.iterations();
-    const double n = static_cast<double>(job.iterations()) / 1e3;
-    estimate.seconds = n * p.iteration_ms;
-    estimate.lo_seconds = n * p.lo_ms;
-    estimate.hi_seconds = n * p.hi_ms;
-  } else {
-    absl::StatusOr<predictor::JobEstimate> e =
-        predictor::EstimateJob(p, job.samples(), batch_size, job.epochs());
-    if (!e.ok()) return e.status();
-    estimate = *e;
-  }
-  if (!std::isfinite(estimate.seconds) || !std::isfinite(estimate.lo_seconds) ||
-      !std::isfinite(estimate.hi_seconds)) {
-    return absl::FailedPreconditionError("the model predicts a non-finite job time");
-  }
-  return estimate;
-}
+// Answers kept server-wide, and per PredictBatch stream.
+constexpr size_t kMaxAnswers = 10'000;
+constexpr size_t kMaxStreamAnswers = 100'000;
 
 // Identifies what a query asks, job size aside: equal bytes, equal question.
-std::string AnswerKey(const v1::PredictRequest& query) {
-  std::string key = absl::StrCat(query.model_name(), "\x1f", static_cast<int>(query.target_case()),
-                                 query.node_name(), query.catalog_gpu(), "\x1f");
-  if (query.has_workload()) query.workload().AppendToString(&key);
-  key.push_back('\x1f');
-  if (query.has_parallel()) query.parallel().AppendToString(&key);
-  return key;
-}
-
-// Whether a request asks for more than one GPU (or sends a degree that is
-// invalid, which the layout check then reports).
-bool HasLayout(const v1::PredictRequest& request) {
-  const v1::ParallelLayout& l = request.parallel();
-  for (int degree : {l.data_parallel(), l.tensor_parallel(), l.pipeline_parallel(),
-                     l.micro_batches()}) {
-    if (degree != 0 && degree != 1) return true;
-  }
-  return false;
-}
-
-predictor::ParallelLayout LayoutOf(const v1::ParallelLayout& l) {
-  auto degree = [](int value) { return value == 0 ? 1 : value; };
-  return {degree(l.data_parallel()), degree(l.tensor_parallel()),
-          degree(l.pipeline_parallel()), degree(l.micro_batches())};
-}
-
-// The node's bus bandwidth and latency from its all-reduce benchmark
-// profiles (perfcast-agent collectives), when it has at least two sizes.
-std::optional<predictor::Link> MeasuredLink(db::Store& store, const std::string& node_name) {
-  db::ProfileFilter filter;
-  filter.node_name = node_name;
-  filter.family = "allreduce";
-  std::vector<predictor::AllReduceSample> samples;
-  absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
-    auto bytes = p.workload.params.find("bytes");
-    auto gpus = p.workload.params.find("gpus");
-    if (bytes != p.workload.params.end() && gpus != p.workload.params.end()) {
-      samples.push_back({static_cast<double>(bytes->second), static_cast<int>(gpus->second),
-                         p.iteration.mean_ms / 1e3});
-    }
-    return true;
-  });
-  if (!scanned.ok()) return std::nullopt;
-  absl::StatusOr<predictor::Link> link = predictor::FitAllReduceLink(samples);
-  if (!link.ok()) return std::nullopt;
-  return *link;
+void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
+  key->clear();
+  absl::StrAppend(key, query.model_name(), "\x1f", static_cast<int>(query.target_case()),
+                  query.node_name(), query.catalog_gpu(), "\x1f", brief ? "b" : "f");
+  if (query.has_workload()) query.workload().AppendToString(key);
+  key->push_back('\x1f');
+  if (query.has_parallel()) query.parallel().AppendToString(key);
 }
 
 void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out) {
@@ -280,20 +51,17 @@ void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate
   out->set_pp_link(predictor::DescribeLink(p.pp_link));
 }
 
-absl::Status CheckFinite(const predictor::Prediction& p) {
-  bool finite = std::isfinite(p.iteration_ms) && std::isfinite(p.lo_ms) && std::isfinite(p.hi_ms) &&
-                p.iteration_ms > 0;
-  for (const auto& [op_class, ms] : p.breakdown_ms) finite = finite && std::isfinite(ms);
-  if (!finite) return absl::FailedPreconditionError("the model predicts a non-finite time");
-  return absl::OkStatus();
-}
-
-// Everything of a response that does not depend on the job size.
-void EncodePrediction(const predictor::Prediction& p, const PredictorService::LoadedModel& loaded,
-                      const models::Node& node, models::Phase phase, v1::PredictResponse* out) {
+// Everything of a response that does not depend on the job size; `brief`
+// keeps the numbers only (see PredictBatchRequest.brief).
+void EncodePrice(const serving::WorkloadPrice& price, bool brief, v1::PredictResponse* out) {
+  const predictor::Prediction& p = price.prediction;
   out->set_iteration_ms(p.iteration_ms);
   out->set_iteration_ms_low(p.lo_ms);
   out->set_iteration_ms_high(p.hi_ms);
+  out->set_model_id(price.model->meta.id);
+  out->set_model_version(price.model->meta.version);
+  out->set_level(predictor::MethodLevel(p.method));
+  if (brief) return;
   double total = 0;
   for (const auto& [op_class, ms] : p.breakdown_ms) total += ms;
   for (const auto& [op_class, ms] : p.breakdown_ms) {
@@ -302,19 +70,16 @@ void EncodePrediction(const predictor::Prediction& p, const PredictorService::Lo
     op->set_ms(ms);
     op->set_share(total > 0 ? ms / total : 0);
   }
-  out->set_model_id(loaded.meta.id);
-  out->set_model_version(loaded.meta.version);
   for (const std::string& f : p.features_used) out->add_features(f);
   for (const std::string& f : p.extrapolated) out->add_extrapolated_features(f);
   for (const std::string& c : p.uncalibrated_classes) out->add_uncalibrated_classes(c);
   out->set_rate_source(std::string(predictor::RateSourceName(p.rate_source)));
-  out->set_gpu_model(node.gpu.model);
-  auto level2 = loaded.model.level2.find(phase);
-  out->set_cv_mape(level2 != loaded.model.level2.end() && p.method != "level1-sum"
-                       ? level2->second.cv_mape
-                       : loaded.meta.cv_mape);
-  out->set_level(p.method == "level1-sum" ? 1 : 2);
-  out->set_method(p.method);
+  out->set_gpu_model(price.node->gpu.model);
+  out->set_cv_mape(price.cv_mape);
+  out->set_method(std::string(predictor::MethodName(p.method)));
+  // What was predicted: a Hugging Face config or torchvision name resolved.
+  proto::ToProto(price.spec, out->mutable_workload());
+  if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
 }
 
 void EncodeJob(const predictor::JobEstimate& job, v1::PredictResponse* out) {
@@ -324,11 +89,25 @@ void EncodeJob(const predictor::JobEstimate& job, v1::PredictResponse* out) {
   out->set_job_seconds_high(job.hi_seconds);
 }
 
-// ---------------------------------------------------------------------------
-// Evaluate helpers
+void EncodeModel(const db::StoredModel& meta, v1::ModelSummary* out) {
+  out->set_id(meta.id);
+  out->set_name(meta.name);
+  out->set_version(meta.version);
+  out->set_target(meta.target);
+  out->set_summary(meta.summary);
+  out->set_cv_mape(meta.cv_mape);
+  out->set_created_at_us(meta.created_at_us);
+}
 
-void AddGroups(const std::map<std::string, predictor::ErrorSummary>& groups, int level,
-               google::protobuf::RepeatedPtrField<v1::GroupError>* out) {
+void EncodeModel(const db::StoredModel& meta, const predictor::PredictorModel& model,
+                 v1::ModelSummary* out) {
+  EncodeModel(meta, out);
+  out->set_training_rows(predictor::Summarize(model).training_rows);
+  for (const std::string& note : model.notes) out->add_notes(note);
+}
+
+void EncodeGroups(const std::map<std::string, predictor::ErrorSummary>& groups, int level,
+                  google::protobuf::RepeatedPtrField<v1::GroupError>* out) {
   for (const auto& [group, summary] : groups) {
     v1::GroupError* g = out->Add();
     g->set_group(group);
@@ -338,137 +117,84 @@ void AddGroups(const std::map<std::string, predictor::ErrorSummary>& groups, int
   }
 }
 
-nlohmann::json ToJson(const predictor::LevelReport& report) {
-  auto groups = [](const std::map<std::string, predictor::ErrorSummary>& in) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [group, s] : in) out[group] = {{"rows", s.count}, {"mape", s.mape}};
-    return out;
+// The deadline of a long call as the libraries' KeepGoing.
+predictor::KeepGoing KeepGoing(const CallTimer& timer) {
+  return [&timer]() -> absl::Status {
+    grpc::Status s = timer.Check();
+    if (s.ok()) return absl::OkStatus();
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   };
-  return {{"overall", {{"rows", report.overall.count}, {"mape", report.overall.mape}}},
-          {"by_gpu", groups(report.by_gpu)},
-          {"by_family", groups(report.by_family)},
-          {"by_precision", groups(report.by_precision)}};
-}
-
-std::vector<std::string> SelectedFeatures(const predictor::PredictorModel& model) {
-  std::vector<std::string> out;
-  for (const auto& [op_class, m] : model.level1) {
-    for (const std::string& f : m.features) {
-      out.push_back(absl::StrCat("level1/", predictor::OpClassKey(op_class), ":", f));
-    }
-  }
-  for (const auto& [phase, m] : model.level2) {
-    for (const std::string& f : m.features) {
-      out.push_back(absl::StrCat("level2/", models::PhaseName(phase), ":", f));
-    }
-  }
-  return out;
 }
 
 }  // namespace
 
-// ---------------------------------------------------------------------------
-// Caches
+// The job-independent part of an answer, priced and encoded once.
+struct PredictorService::Answer {
+  absl::Status status;
+  serving::WorkloadPrice price;
+  v1::PredictResponse encoded;
+};
 
-absl::StatusOr<std::shared_ptr<const PredictorService::LoadedModel>> PredictorService::LatestModel(
-    const std::string& name) {
-  std::shared_ptr<const LoadedModel> current;
-  {
-    absl::MutexLock lock(&mu_);
-    ModelSlot& slot = models_[name];
-    const absl::Time now = absl::Now();
-    if (slot.loaded != nullptr && now - slot.checked_at < kModelRecheck) return slot.loaded;
-    // Later callers keep the cached model while this one checks the store.
-    slot.checked_at = now;
-    current = slot.loaded;
+PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& catalog,
+                                   Logger& logger, const Authenticator& auth,
+                                   PredictorServiceOptions options)
+    : store_(store),
+      logger_(logger),
+      auth_(auth),
+      options_(options),
+      pricer_(store, catalog, options.pricing),
+      answers_(options.answer_cache
+                   ? std::make_unique<AnswerCache>(kMaxAnswers, options.pricing.node_recheck)
+                   : nullptr) {}
+
+PredictorService::~PredictorService() = default;
+
+std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
+    const v1::PredictRequest& query, bool brief,
+    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model, AnswerCache* cache,
+    bool cache_errors) {
+  thread_local std::string key;
+  if (cache != nullptr && model.ok()) {
+    AnswerKey(query, brief, &key);
+    if (std::shared_ptr<const Answer> hit = cache->Find(key, (*model)->meta.id)) return hit;
   }
-  absl::StatusOr<db::StoredModel> stored = store_.LatestModel(name);
-  if (!stored.ok()) {
-    if (current != nullptr) return current;  // models are never deleted: keep serving
-    if (stored.status().code() == absl::StatusCode::kNotFound) {
-      return absl::NotFoundError(
-          absl::StrCat("no model named '", name, "': run perfcast fit first"));
-    }
-    return stored.status();
+  auto answer = std::make_shared<Answer>();
+  // Problems of the request come before the server's (no model yet).
+  answer->status = [&]() -> absl::Status {
+    absl::StatusOr<serving::Target> target = TargetFromRequest(query);
+    if (!target.ok()) return target.status();
+    absl::StatusOr<std::shared_ptr<const models::Node>> node = pricer_.ResolveTarget(*target);
+    if (!node.ok()) return node.status();
+    absl::StatusOr<models::WorkloadDescriptor> descriptor = DescribeWorkload(query);
+    if (!descriptor.ok()) return descriptor.status();
+    if (!model.ok()) return model.status();
+    absl::StatusOr<serving::WorkloadPrice> price =
+        pricer_.Price(*model, *descriptor, *target, LayoutFromRequest(query));
+    if (!price.ok()) return price.status();
+    answer->price = *std::move(price);
+    EncodePrice(answer->price, brief, &answer->encoded);
+    return absl::OkStatus();
+  }();
+  if (cache != nullptr && model.ok() && (answer->status.ok() || cache_errors)) {
+    cache->Put(key, (*model)->meta.id, answer);
   }
-  if (current != nullptr && current->meta.id == stored->id) return current;
-  absl::StatusOr<predictor::PredictorModel> parsed = predictor::ParseModel(stored->payload);
-  if (!parsed.ok()) {
-    return absl::DataLossError(absl::StrCat("stored model ", stored->id,
-                                            " cannot be read: ", parsed.status().message()));
-  }
-  auto loaded = std::make_shared<LoadedModel>();
-  loaded->meta = *std::move(stored);
-  loaded->meta.payload.clear();
-  loaded->model = *std::move(parsed);
-  absl::MutexLock lock(&mu_);
-  ModelSlot& slot = models_[name];
-  if (slot.loaded == nullptr || slot.loaded->meta.version < loaded->meta.version) {
-    slot.loaded = std::move(loaded);
-  }
-  return slot.loaded;
+  return answer;
 }
 
-absl::StatusOr<models::Node> PredictorService::RegisteredNode(const std::string& name) {
-  const absl::Time now = absl::Now();
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = nodes_.find(name);
-    if (it != nodes_.end() && now - it->second.fetched_at < kNodeRecheck) return it->second.node;
-  }
-  absl::StatusOr<models::Node> node = store_.GetNode(name);
-  // Only found nodes are cached: a node registered right after a miss must
-  // be usable at once.
-  if (node.ok()) {
-    absl::MutexLock lock(&mu_);
-    nodes_[name] = NodeSlot{node, now};
-  }
-  return node;
+absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
+                                          v1::PredictResponse* response) {
+  std::shared_ptr<const Answer> answer =
+      AnswerFor(request, /*brief=*/false, pricer_.Model(request.model_name()), answers_.get(),
+                /*cache_errors=*/false);
+  if (!answer->status.ok()) return answer->status;
+  absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
+  if (!job.ok()) return job.status();
+  absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(answer->price, *job);
+  if (!estimate.ok()) return estimate.status();
+  *response = answer->encoded;
+  EncodeJob(*estimate, response);
+  return absl::OkStatus();
 }
-
-absl::StatusOr<predictor::Prediction> PredictorService::PriceWorkload(
-    const predictor::PredictorModel& model, const v1::PredictRequest& request,
-    const models::WorkloadDescriptor& descriptor, const models::Node& node,
-    v1::ParallelEstimate* parallel) {
-  if (!HasLayout(request)) return predictor::PredictDescribed(model, descriptor, node);
-  predictor::ParallelOptions options;
-  models::Node linked = node;
-  // Nodes stored before the link fields existed take them from the catalog.
-  models::CompleteFromCatalog(catalog_, linked.gpu);
-  if (request.target_case() == v1::PredictRequest::kNodeName) {
-    options.max_gpus = std::max(1, node.gpu_count);
-    options.gpus_per_node = options.max_gpus;
-    options.measured_link = MeasuredLink(store_, node.name);
-  }
-  absl::StatusOr<predictor::ParallelPrediction> p = predictor::PredictParallel(
-      model, descriptor.spec, linked, LayoutOf(request.parallel()), options);
-  if (!p.ok()) return p.status();
-  EncodeParallel(*p, parallel);
-  return predictor::AsPrediction(*p);
-}
-
-absl::StatusOr<models::Node> PredictorService::TargetNode(const v1::PredictRequest& request) {
-  switch (request.target_case()) {
-    case v1::PredictRequest::kNodeName:
-      if (request.node_name().empty()) return absl::InvalidArgumentError("node_name is empty");
-      return RegisteredNode(request.node_name());
-    case v1::PredictRequest::kCatalogGpu: {
-      absl::StatusOr<models::GpuSpec> spec = catalog_.Find(request.catalog_gpu());
-      if (!spec.ok()) return spec.status();
-      models::Node node;
-      node.name = absl::StrCat("catalog:", spec->model);
-      node.gpu = *std::move(spec);
-      node.source = models::NodeSource::kCatalog;
-      return node;
-    }
-    case v1::PredictRequest::TARGET_NOT_SET:
-      break;
-  }
-  return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");
-}
-
-// ---------------------------------------------------------------------------
-// RPCs
 
 grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext* context,
                                                     const v1::PredictRequest* request,
@@ -478,157 +204,58 @@ grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext*
     reactor->Finish(s);
     return reactor;
   }
-  reactor->Finish(PredictOne(*request, response));
+  reactor->Finish(ToGrpcStatus(PredictOne(*request, response)));
   return reactor;
-}
-
-grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
-                                          v1::PredictResponse* response) {
-  const v1::PredictRequest* request = &request_ref;
-  // Describing a workload and pricing its operations costs more than the RPC
-  // itself; a repeated question is answered from the previous answer.
-  std::string key = AnswerKey(*request);
-  absl::StatusOr<std::shared_ptr<const LoadedModel>> current =
-      LatestModel(ModelName(request->model_name()));
-  if (current.ok()) {
-    std::shared_ptr<const Answer> answer;
-    {
-      absl::MutexLock lock(&answers_mu_);
-      auto it = answers_.find(key);
-      if (it != answers_.end()) answer = it->second;
-    }
-    if (answer != nullptr && answer->model_id == (*current)->meta.id &&
-        absl::Now() - answer->at < kNodeRecheck) {
-      if (absl::Status job = ValidateJob(*request); !job.ok()) return ToGrpcStatus(job);
-      absl::StatusOr<predictor::JobEstimate> estimate =
-          EstimateJob(answer->prediction, request->job(), answer->batch_size);
-      if (!estimate.ok()) return ToGrpcStatus(estimate.status());
-      *response = answer->encoded;
-      EncodeJob(*estimate, response);
-      return grpc::Status::OK;
-    }
-  }
-
-  absl::StatusOr<models::WorkloadDescriptor> descriptor = DescribeWorkload(*request);
-  if (!descriptor.ok()) return ToGrpcStatus(descriptor.status());
-  if (absl::Status job = ValidateJob(*request); !job.ok()) return ToGrpcStatus(job);
-  absl::StatusOr<models::Node> node = TargetNode(*request);
-  if (!node.ok()) return ToGrpcStatus(node.status());
-  absl::StatusOr<std::shared_ptr<const LoadedModel>> loaded =
-      LatestModel(ModelName(request->model_name()));
-  if (!loaded.ok()) return ToGrpcStatus(loaded.status());
-  v1::ParallelEstimate parallel;
-  absl::StatusOr<predictor::Prediction> prediction =
-      PriceWorkload((*loaded)->model, *request, *descriptor, *node, &parallel);
-  if (!prediction.ok()) return ToGrpcStatus(prediction.status());
-  if (absl::Status finite = CheckFinite(*prediction); !finite.ok()) return ToGrpcStatus(finite);
-  absl::StatusOr<predictor::JobEstimate> job =
-      EstimateJob(*prediction, request->job(), descriptor->spec.batch_size);
-  if (!job.ok()) return ToGrpcStatus(job.status());
-  EncodePrediction(*prediction, **loaded, *node, descriptor->spec.phase, response);
-  proto::ToProto(descriptor->spec, response->mutable_workload());
-  if (HasLayout(*request)) *response->mutable_parallel() = parallel;
-  auto answer = std::make_shared<Answer>();
-  answer->model_id = (*loaded)->meta.id;
-  answer->at = absl::Now();
-  answer->batch_size = descriptor->spec.batch_size;
-  answer->prediction = *std::move(prediction);
-  answer->encoded = *response;
-  EncodeJob(*job, response);
-  absl::MutexLock lock(&answers_mu_);
-  // Distinct questions must not grow the cache without bound.
-  if (answers_.size() >= kMaxAnswers) answers_.clear();
-  answers_[std::move(key)] = std::move(answer);
-  return grpc::Status::OK;
 }
 
 grpc::Status PredictorService::PredictBatch(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::PredictBatchResponse, v1::PredictBatchRequest>* stream) {
   if (grpc::Status s = auth_.Check(*context, "Predictor.PredictBatch"); !s.ok()) return s;
-  const CallTimer timer(*context, max_call_);
-  // Per distinct (model, target, workload) in this stream: the encoded
-  // job-independent part of the answer, or the error, and the batch size.
-  struct Entry {
-    absl::Status status;
-    v1::PredictResponse encoded;
-    int64_t batch_size = 0;
-    predictor::Prediction prediction;
-  };
-  absl::flat_hash_map<std::string, Entry> entries;
-  absl::flat_hash_map<std::string, absl::StatusOr<std::shared_ptr<const LoadedModel>>> models;
-  std::string key;
+  const CallTimer timer(*context, options_.max_call);
+  // A stream prices each distinct question once, whatever the job sizes.
+  AnswerCache answers(kMaxStreamAnswers, absl::InfiniteDuration());
+  // Looked up once per message, so that a refit between messages of a long
+  // stream takes effect.
+  absl::flat_hash_map<std::string, absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>>
+      models;
   v1::PredictBatchRequest request;
   v1::PredictBatchResponse response;
   int64_t rows = 0;
   while (stream->Read(&request)) {
     response.Clear();
     response.mutable_results()->Reserve(request.queries_size());
-    models.clear();  // a refit between messages of a long stream takes effect
+    models.clear();
     for (const v1::PredictRequest& query : request.queries()) {
       // One message may hold many queries; a clock read per 256 costs nothing.
       if (response.results_size() % 256 == 0) {
         if (grpc::Status s = timer.Check(); !s.ok()) return s;
       }
-      v1::PredictResult* result = response.add_results();
-      key = AnswerKey(query);
-      key.push_back(request.brief() ? 'b' : 'f');
-      auto [it, inserted] = entries.try_emplace(key);
-      Entry& entry = it->second;
-      if (inserted) {
-        entry.status = [&]() -> absl::Status {
-          absl::StatusOr<models::WorkloadDescriptor> descriptor = DescribeWorkload(query);
-          if (!descriptor.ok()) return descriptor.status();
-          absl::StatusOr<models::Node> node = TargetNode(query);
-          if (!node.ok()) return node.status();
-          const std::string name = ModelName(query.model_name());
-          auto model = models.find(name);
-          if (model == models.end()) model = models.emplace(name, LatestModel(name)).first;
-          if (!model->second.ok()) return model->second.status();
-          const LoadedModel& loaded = **model->second;
-          v1::ParallelEstimate parallel;
-          absl::StatusOr<predictor::Prediction> p =
-              PriceWorkload(loaded.model, query, *descriptor, *node, &parallel);
-          if (!p.ok()) return p.status();
-          if (absl::Status finite = CheckFinite(*p); !finite.ok()) return finite;
-          entry.batch_size = descriptor->spec.batch_size;
-          entry.prediction = *std::move(p);
-          if (request.brief()) {
-            entry.encoded.set_iteration_ms(entry.prediction.iteration_ms);
-            entry.encoded.set_iteration_ms_low(entry.prediction.lo_ms);
-            entry.encoded.set_iteration_ms_high(entry.prediction.hi_ms);
-            entry.encoded.set_model_id(loaded.meta.id);
-            entry.encoded.set_model_version(loaded.meta.version);
-            entry.encoded.set_level(entry.prediction.method == "level1-sum" ? 1 : 2);
-          } else {
-            EncodePrediction(entry.prediction, loaded, *node, descriptor->spec.phase,
-                             &entry.encoded);
-            proto::ToProto(descriptor->spec, entry.encoded.mutable_workload());
-            if (HasLayout(query)) *entry.encoded.mutable_parallel() = parallel;
-          }
-          return absl::OkStatus();
-        }();
+      auto model = models.find(query.model_name());
+      if (model == models.end()) {
+        model = models.emplace(query.model_name(), pricer_.Model(query.model_name())).first;
       }
-      absl::Status status = entry.status;
-      absl::StatusOr<predictor::JobEstimate> job;
-      if (status.ok()) status = ValidateJob(query);
+      std::shared_ptr<const Answer> answer =
+          AnswerFor(query, request.brief(), model->second, &answers, /*cache_errors=*/true);
+      absl::Status status = answer->status;
+      absl::StatusOr<predictor::JobEstimate> estimate;
       if (status.ok()) {
-        job = EstimateJob(entry.prediction, query.job(), entry.batch_size);
-        status = job.status();
+        absl::StatusOr<predictor::JobSize> job = JobFromRequest(query);
+        estimate = job.ok() ? serving::PriceJob(answer->price, *job) : job.status();
+        status = estimate.status();
       }
+      v1::PredictResult* result = response.add_results();
       if (!status.ok()) {
         result->set_code(static_cast<int>(status.code()));
         result->set_error(BoundedMessage(status.message()));
         continue;
       }
       v1::PredictResponse* prediction = result->mutable_prediction();
-      *prediction = entry.encoded;
-      EncodeJob(*job, prediction);
+      *prediction = answer->encoded;
+      EncodeJob(*estimate, prediction);
     }
     rows += request.queries_size();
     if (!stream->Write(response)) break;
-    // A stream of distinct workloads must not grow without bound.
-    if (entries.size() > 100'000) entries.clear();
   }
   if (grpc::Status s = timer.Check(); !s.ok()) return s;
   logger_.Debug("predict batch done",
@@ -641,60 +268,23 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
   if (grpc::Status s = auth_.Check(*context, "Predictor.Fit"); !s.ok()) return s;
   // Fitting itself cannot be interrupted; the timer is checked around it, and
   // a fit that finishes past the deadline saves nothing.
-  const CallTimer timer(*context, max_call_);
-  const std::string name = ModelName(request->model_name());
+  const CallTimer timer(*context, options_.max_call);
   absl::StatusOr<predictor::FitOptions> options = ToFitOptions(request->options());
   if (!options.ok()) return ToGrpcStatus(options.status());
-  absl::StatusOr<Selection> selection = LoadSelection(store_, request->selection());
-  if (!selection.ok()) return ToGrpcStatus(Prefixed("fit: ", selection.status()));
-  if (grpc::Status s = timer.Check(); !s.ok()) return s;
-  absl::StatusOr<predictor::PredictorModel> model =
-      predictor::Fit(selection->profiles, selection->nodes, *options);
-  if (!model.ok()) return ToGrpcStatus(model.status());
-  if (grpc::Status s = timer.Check(); !s.ok()) return s;
-  // When no feature varies (one workload on one GPU, say) selection keeps
-  // intercepts only; such a model answers one constant for every query,
-  // which is the singular design wearing a disguise.
-  bool any_feature = false;
-  for (const auto& [op_class, m] : model->level1) any_feature |= !m.features.empty();
-  for (const auto& [phase, m] : model->level2) any_feature |= !m.features.empty();
-  if (!any_feature) {
-    return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
-        "fit: no feature varies over the ", selection->profiles.size(),
-        " selected profiles (a singular design): every regression would predict a constant; "
-        "profile more shapes, sizes or GPUs")));
-  }
-  absl::StatusOr<std::string> payload = predictor::SerializeModel(*model);
-  if (!payload.ok()) return ToGrpcStatus(Prefixed("fit: ", payload.status()));
-  const ModelInfo info = Summarize(*model);
-  db::StoredModel stored;
-  stored.name = name;
-  stored.target = info.target;
-  stored.summary = absl::StrCat(info.line, "; ", MethodNote(*selection));
-  stored.cv_mape = info.cv_mape;
-  stored.created_at_us = model->created_at_us;
-  stored.payload = *std::move(payload);
-  absl::StatusOr<db::StoredModel> saved = store_.SaveModel(stored);
-  if (!saved.ok()) return ToGrpcStatus(saved.status());
-  saved->payload.clear();
-  ToProto(*saved, *model, response->mutable_model());
-
-  auto loaded = std::make_shared<LoadedModel>();
-  loaded->meta = *saved;
-  loaded->model = *std::move(model);
-  {
-    absl::MutexLock lock(&mu_);
-    ModelSlot& slot = models_[name];
-    if (slot.loaded == nullptr || slot.loaded->meta.version < loaded->meta.version) {
-      slot.loaded = std::move(loaded);
-      slot.checked_at = absl::Now();
-    }
-  }
+  absl::StatusOr<predictor::ProfileSelection> selection =
+      SelectionFromRequest(request->selection());
+  if (!selection.ok()) return ToGrpcStatus(selection.status());
+  absl::StatusOr<serving::SavedFit> fitted = serving::FitAndSave(
+      store_, request->model_name(), *selection, *options, KeepGoing(timer));
+  if (!fitted.ok()) return ToGrpcStatus(fitted.status());
+  const serving::LoadedModel& loaded = *fitted->loaded;
+  EncodeModel(loaded.meta, loaded.model, response->mutable_model());
+  pricer_.ModelSaved(fitted->loaded);
   logger_.Info("model fitted", {{"request_id", RequestIdOf(*context)},
-                                {"model", name},
-                                {"version", absl::StrCat(saved->version)},
-                                {"profiles", absl::StrCat(selection->profiles.size())},
-                                {"summary", stored.summary}});
+                                {"model", loaded.meta.name},
+                                {"version", absl::StrCat(loaded.meta.version)},
+                                {"profiles", absl::StrCat(fitted->profiles)},
+                                {"summary", loaded.meta.summary}});
   return grpc::Status::OK;
 }
 
@@ -702,23 +292,22 @@ grpc::Status PredictorService::GetModel(grpc::ServerContext* context,
                                         const v1::GetModelRequest* request,
                                         v1::GetModelResponse* response) {
   if (grpc::Status s = auth_.Check(*context, "Predictor.GetModel"); !s.ok()) return s;
-  absl::StatusOr<db::StoredModel> stored = request->id() != 0
-                                               ? store_.GetModel(request->id())
-                                               : store_.LatestModel(ModelName(request->name()));
+  const std::string name = serving::ModelName(request->name());
+  absl::StatusOr<db::StoredModel> stored =
+      request->id() != 0 ? store_.GetModel(request->id()) : store_.LatestModel(name);
   if (!stored.ok()) {
     if (stored.status().code() == absl::StatusCode::kNotFound && request->id() == 0) {
-      return ToGrpcStatus(absl::NotFoundError(absl::StrCat(
-          "no model named '", ModelName(request->name()), "': run perfcast fit first")));
+      return ToGrpcStatus(absl::NotFoundError(
+          absl::StrCat("no model named '", name, "': run perfcast fit first")));
     }
     return ToGrpcStatus(stored.status());
   }
-  absl::StatusOr<predictor::PredictorModel> parsed = predictor::ParseModel(stored->payload);
-  if (!parsed.ok()) {
-    return ToGrpcStatus(absl::DataLossError(absl::StrCat(
-        "stored model ", stored->id, " cannot be read: ", parsed.status().message())));
-  }
-  ToProto(*stored, *parsed, response->mutable_model());
-  response->mutable_model()->set_detail_json(stored->payload);
+  std::string payload = stored->payload;
+  absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> loaded =
+      serving::LoadModel(*std::move(stored));
+  if (!loaded.ok()) return ToGrpcStatus(loaded.status());
+  EncodeModel((*loaded)->meta, (*loaded)->model, response->mutable_model());
+  response->mutable_model()->set_detail_json(std::move(payload));
   return grpc::Status::OK;
 }
 
@@ -728,7 +317,7 @@ grpc::Status PredictorService::ListModels(grpc::ServerContext* context,
   if (grpc::Status s = auth_.Check(*context, "Predictor.ListModels"); !s.ok()) return s;
   absl::StatusOr<std::vector<db::StoredModel>> models = store_.ListModels();
   if (!models.ok()) return ToGrpcStatus(models.status());
-  for (const db::StoredModel& m : *models) ToProto(m, response->add_models());
+  for (const db::StoredModel& m : *models) EncodeModel(m, response->add_models());
   return grpc::Status::OK;
 }
 
@@ -736,119 +325,42 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
                                         const v1::EvaluateRequest* request,
                                         v1::EvaluateResponse* response) {
   if (grpc::Status s = auth_.Check(*context, "Predictor.Evaluate"); !s.ok()) return s;
-  const CallTimer timer(*context, max_call_);
-  absl::StatusOr<predictor::FitOptions> fit = ToFitOptions(request->options());
-  if (!fit.ok()) return ToGrpcStatus(fit.status());
-  if (request->size_threshold() < 0) {
-    return ToGrpcStatus(absl::InvalidArgumentError("size_threshold must be >= 0"));
-  }
-  absl::StatusOr<Selection> selection = LoadSelection(store_, request->selection());
-  if (!selection.ok()) return ToGrpcStatus(Prefixed("evaluate: ", selection.status()));
-  if (grpc::Status s = timer.Check(); !s.ok()) return s;
-  std::vector<predictor::DescribedProfile> profiles;
-  profiles.reserve(selection->profiles.size());
-  std::vector<int64_t> sizes;
-  for (models::Profile& p : selection->profiles) {
-    absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(p.workload);
-    if (!d.ok()) {
-      return ToGrpcStatus(Prefixed(absl::StrCat("evaluate: profile ", p.id, ": "), d.status()));
-    }
-    if (p.workload.kind == models::WorkloadKind::kModel) sizes.push_back(d->inner_modules);
-    profiles.push_back({std::move(p), *std::move(d)});
-  }
+  const CallTimer timer(*context, options_.max_call);
+  absl::StatusOr<predictor::EvaluateOptions> options = EvaluateOptionsFromRequest(*request);
+  if (!options.ok()) return ToGrpcStatus(options.status());
+  absl::StatusOr<predictor::ProfileSelection> selection =
+      SelectionFromRequest(request->selection());
+  if (!selection.ok()) return ToGrpcStatus(selection.status());
+  absl::StatusOr<predictor::EvaluationResult> result =
+      serving::EvaluateSelection(store_, *selection, *options, KeepGoing(timer));
+  if (!result.ok()) return ToGrpcStatus(result.status());
 
-  predictor::EvaluateOptions options;
-  options.fit = *fit;
-  options.folds = fit->folds;
-  options.seed = fit->seed;
-  switch (request->split()) {
-    case v1::SPLIT_K_FOLD: options.split = predictor::Split::kRandomKFold; break;
-    case v1::SPLIT_LEAVE_ONE_GPU_OUT: options.split = predictor::Split::kLeaveOneGpuOut; break;
-    case v1::SPLIT_HELD_OUT_LARGER_SIZES: {
-      options.split = predictor::Split::kHeldOutSizes;
-      if (sizes.empty()) {
-        return ToGrpcStatus(absl::FailedPreconditionError(
-            "evaluate: held-out sizes needs model profiles; the selection has none"));
-      }
-      options.size_threshold = request->size_threshold();
-      if (options.size_threshold == 0) {
-        std::nth_element(sizes.begin(), sizes.begin() + sizes.size() / 2, sizes.end());
-        options.size_threshold = sizes[sizes.size() / 2];
-      }
-      break;
-    }
-    case v1::SPLIT_LARGEST_SIZE_PER_FAMILY:
-      options.split = predictor::Split::kLargestSizePerFamily;
-      if (sizes.empty()) {
-        return ToGrpcStatus(absl::FailedPreconditionError(
-            "evaluate: held-out sizes needs model profiles; the selection has none"));
-      }
-      break;
-    default:
-      return ToGrpcStatus(
-          absl::InvalidArgumentError(absl::StrCat("split: unknown value ", request->split())));
+  const predictor::EvaluationReport& report = result->report;
+  response->set_level1_mape(report.level1.overall.mape);
+  response->set_level2_mape(report.level2.overall.mape);
+  response->set_level1_rows(report.level1.overall.count);
+  response->set_level2_rows(report.level2.overall.count);
+  response->set_size_threshold(result->size_threshold);
+  for (const predictor::LevelReport* level : {&report.level1, &report.level2}) {
+    const int n = level == &report.level1 ? 1 : 2;
+    EncodeGroups(level->by_gpu, n, response->mutable_per_gpu());
+    EncodeGroups(level->by_family, n, response->mutable_per_family());
+    EncodeGroups(level->by_precision, n, response->mutable_per_precision());
   }
-  absl::StatusOr<predictor::EvaluationReport> report =
-      predictor::EvaluateDescribed(profiles, selection->nodes, options);
-  if (!report.ok()) return ToGrpcStatus(report.status());
-  if (grpc::Status s = timer.Check(); !s.ok()) return s;
-
-  response->set_level1_mape(report->level1.overall.mape);
-  response->set_level2_mape(report->level2.overall.mape);
-  response->set_size_threshold(options.size_threshold);
-  for (const predictor::LevelReport* level : {&report->level1, &report->level2}) {
-    const int n = level == &report->level1 ? 1 : 2;
-    AddGroups(level->by_gpu, n, response->mutable_per_gpu());
-    AddGroups(level->by_family, n, response->mutable_per_family());
-    AddGroups(level->by_precision, n, response->mutable_per_precision());
-  }
-  nlohmann::json points = nlohmann::json::array();
-  for (const predictor::EvaluatedPoint& p : report->points) {
+  for (size_t i = 0; i < report.points.size(); ++i) {
+    const predictor::EvaluatedPoint& p = report.points[i];
     v1::EvaluatedPoint* out = response->add_points();
     out->set_gpu_model(p.gpu);
     out->set_family(p.family);
     out->set_precision(p.precision);
-    out->set_workload_key(profiles[p.profile_index].profile.workload.Key());
+    out->set_workload_key(result->workload_keys[i]);
     out->set_measured_ms(p.measured_ms);
     out->set_predicted_ms(p.predicted_ms);
     out->set_level(p.level);
-    points.push_back({{"level", p.level}, {"gpu", p.gpu}, {"family", p.family},
-                      {"precision", p.precision}, {"workload", out->workload_key()},
-                      {"measured_ms", p.measured_ms}, {"predicted_ms", p.predicted_ms}});
   }
-  for (const std::string& note : report->notes) response->add_notes(note);
-  response->add_notes(absl::StrCat("trained and evaluated on ", MethodNote(*selection)));
-
-  // The model a fit on the whole selection gives: what the report's reader
-  // would deploy, with its features and coefficients.
-  nlohmann::json model_json = nullptr;
-  absl::StatusOr<predictor::PredictorModel> full =
-      predictor::FitDescribed(profiles, selection->nodes, *fit);
-  if (grpc::Status s = timer.Check(); !s.ok()) return s;
-  if (full.ok()) {
-    for (const std::string& f : SelectedFeatures(*full)) response->add_selected_features(f);
-    absl::StatusOr<std::string> text = predictor::SerializeModel(*full);
-    if (text.ok()) model_json = nlohmann::json::parse(*text, nullptr, false);
-  } else {
-    response->add_notes(absl::StrCat("full fit: ", full.status().message()));
-  }
-  const char* split_names[] = {"kfold", "gpu", "sizes", "largest-size-per-family"};
-  nlohmann::json json = {
-      {"split", split_names[static_cast<int>(options.split)]},
-      {"size_threshold", options.size_threshold},
-      {"selection", DescribeSelection(request->selection())},
-      {"profiles", profiles.size()},
-      {"method_version", selection->method_version.has_value()
-                             ? nlohmann::json(*selection->method_version)
-                             : nlohmann::json(nullptr)},
-      {"level1", ToJson(report->level1)},
-      {"level2", ToJson(report->level2)},
-      {"points", std::move(points)},
-      {"notes", response->notes()},
-      {"selected_features", response->selected_features()},
-      {"model", std::move(model_json)},
-  };
-  response->set_report_json(json.dump());
+  for (const std::string& note : result->notes) response->add_notes(note);
+  for (const std::string& f : result->selected_features) response->add_selected_features(f);
+  response->set_report_json(std::move(result->report_json));
   return grpc::Status::OK;
 }
 

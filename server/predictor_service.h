@@ -1,37 +1,37 @@
-// perfcast.v1.Predictor over a Store: selects profiles and nodes, calls
-// predictor/ to fit, predict and evaluate, and keeps fitted models versioned
-// in the store.
-//
-// Predict must cost little more than the RPC itself, so the service keeps
-// the parsed latest model of each name in memory (replaced at once by a Fit
-// through this server; for fits by other servers sharing the store, checked
-// at most every kModelRecheck) and registered nodes for kNodeRecheck.
-// PredictBatch additionally reuses, within one stream, each distinct
-// (model, target, workload) prediction, so a batch that prices the same
-// workloads for many job sizes describes each workload once.
+// perfcast.v1.Predictor: decodes each request, calls serving/ (the Pricer
+// for predictions, FitAndSave and EvaluateSelection for models) and encodes
+// the reply. What a prediction costs and how it is cached is serving/'s
+// business; this file only translates.
 //
 // Thread-safe: gRPC calls the methods concurrently.
 #ifndef PERFCAST_SERVER_PREDICTOR_SERVICE_H_
 #define PERFCAST_SERVER_PREDICTOR_SERVICE_H_
 
-#include <map>
 #include <memory>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "db/store.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/predictor.grpc.pb.h"
-#include "predictor/model.h"
-#include "predictor/predictor.h"
+#include "serving/answer_cache.h"
+#include "serving/pricer.h"
 #include "server/authenticator.h"
 #include "server/logger.h"
 
 namespace perfcast::server {
+
+struct PredictorServiceOptions {
+  // PredictBatch, Fit and Evaluate stop with DEADLINE_EXCEEDED after this
+  // (see CallTimer); Fit then saves no model.
+  absl::Duration max_call = absl::InfiniteDuration();
+  // Predict answers a question asked again within a second from memory
+  // (serving::AnswerCache); off, every Predict is priced afresh.
+  bool answer_cache = true;
+  serving::Pricer::Options pricing;
+};
 
 // Predict runs on gRPC's callback API: it never blocks for long (a store read
 // only on a cache miss), and the synchronous pool's hand-off between polling
@@ -40,23 +40,16 @@ namespace perfcast::server {
 class PredictorService final
     : public v1::Predictor::WithCallbackMethod_Predict<v1::Predictor::Service> {
  public:
-  // How stale a cached model or node may get when another process writes
-  // the store; this server's own fits are visible at once.
-  static constexpr absl::Duration kModelRecheck = absl::Seconds(1);
-  static constexpr absl::Duration kNodeRecheck = absl::Seconds(1);
-
   // `store`, `catalog`, `logger` and `auth` must outlive the service.
-  // PredictBatch, Fit and Evaluate stop with DEADLINE_EXCEEDED after
-  // `max_call` (see CallTimer); Fit then saves no model.
   PredictorService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
-                   const Authenticator& auth, absl::Duration max_call = absl::InfiniteDuration())
-      : store_(store), catalog_(catalog), logger_(logger), auth_(auth), max_call_(max_call) {}
+                   const Authenticator& auth, PredictorServiceOptions options = {});
+  ~PredictorService() override;
 
   // NOT_FOUND: unknown node or catalog GPU, no model of that name.
   // INVALID_ARGUMENT: missing or invalid workload fields (the message names
-  // the field), no target, job size missing or <= 0.
-  // FAILED_PRECONDITION: the model cannot price this workload, or would
-  // answer a non-finite time.
+  // the field), no target, job size missing or <= 0. OUT_OF_RANGE: a job of
+  // more than 2^53 iterations. FAILED_PRECONDITION: the model cannot price
+  // this workload, or would answer a non-finite time.
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
                                     const v1::PredictRequest* request,
                                     v1::PredictResponse* response) override;
@@ -79,60 +72,26 @@ class PredictorService final
   grpc::Status Evaluate(grpc::ServerContext* context, const v1::EvaluateRequest* request,
                         v1::EvaluateResponse* response) override;
 
-  // A stored model with its parsed payload; immutable once built.
-  struct LoadedModel {
-    db::StoredModel meta;  // payload cleared
-    predictor::PredictorModel model;
-  };
-
  private:
-  struct ModelSlot {
-    std::shared_ptr<const LoadedModel> loaded;
-    absl::Time checked_at = absl::InfinitePast();
-  };
-  struct NodeSlot {
-    absl::StatusOr<models::Node> node;
-    absl::Time fetched_at = absl::InfinitePast();
-  };
-  // A successful answer without its job part, reused by Predict for the same
-  // (model version, target, workload) for kNodeRecheck: as long as the node
-  // it was computed for may be cached anyway.
-  struct Answer {
-    int64_t model_id = 0;
-    absl::Time at;
-    int64_t batch_size = 0;
-    predictor::Prediction prediction;
-    v1::PredictResponse encoded;
-  };
-  static constexpr size_t kMaxAnswers = 10'000;
+  struct Answer;
+  using AnswerCache = serving::AnswerCache<Answer>;
 
-  grpc::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response);
-
-  // The latest version of model `name`. NotFound when none was fitted.
-  absl::StatusOr<std::shared_ptr<const LoadedModel>> LatestModel(const std::string& name);
-  // The node a request targets: a registered node by name or a catalog GPU.
-  absl::StatusOr<models::Node> TargetNode(const v1::PredictRequest& request);
-  absl::StatusOr<models::Node> RegisteredNode(const std::string& name);
-  // PredictDescribed, or for a request with a multi-GPU layout the composed
-  // step (predictor/parallel.h), its parts written to `parallel`.
-  absl::StatusOr<predictor::Prediction> PriceWorkload(const predictor::PredictorModel& model,
-                                                      const v1::PredictRequest& request,
-                                                      const models::WorkloadDescriptor& descriptor,
-                                                      const models::Node& node,
-                                                      v1::ParallelEstimate* parallel);
+  // The job-independent answer to `query` with `model`: from `cache` when it
+  // holds one for this model, else priced and encoded (full or brief) and
+  // put there; errors are cached only when `cache_errors`.
+  std::shared_ptr<const Answer> AnswerFor(
+      const v1::PredictRequest& query, bool brief,
+      const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
+      AnswerCache* cache, bool cache_errors);
+  // Predict's whole work, also the code PredictBatch's results carry.
+  absl::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response);
 
   db::Store& store_;
-  const models::GpuCatalog& catalog_;
   Logger& logger_;
   const Authenticator& auth_;
-  const absl::Duration max_call_;
-
-  absl::Mutex mu_;
-  std::map<std::string, ModelSlot> models_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, NodeSlot> nodes_ ABSL_GUARDED_BY(mu_);
-  absl::Mutex answers_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const Answer>> answers_
-      ABSL_GUARDED_BY(answers_mu_);
+  const PredictorServiceOptions options_;
+  serving::Pricer pricer_;
+  std::unique_ptr<AnswerCache> answers_;  // null when options.answer_cache is off
 };
 
 }  // namespace perfcast::server

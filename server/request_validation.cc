@@ -184,28 +184,31 @@ absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictReq
   return descriptor;
 }
 
-absl::Status ValidateJob(const v1::PredictRequest& request) {
+absl::StatusOr<predictor::JobSize> JobFromRequest(const v1::PredictRequest& request) {
   if (!request.has_job()) {
     return absl::InvalidArgumentError("job is required: samples and epochs, or iterations");
   }
-  const v1::JobSize& job = request.job();
-  if (job.iterations() != 0) {
-    if (job.samples() != 0 || job.epochs() != 0) {
-      return absl::InvalidArgumentError("job: give samples and epochs, or iterations, not both");
-    }
-    if (job.iterations() < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job.iterations must be >= 1, got ", job.iterations()));
-    }
-    return absl::OkStatus();
+  predictor::JobSize job{.samples = request.job().samples(),
+                         .epochs = request.job().epochs(),
+                         .iterations = request.job().iterations()};
+  if (absl::Status valid = predictor::ValidateJobSize(job); !valid.ok()) return valid;
+  return job;
+}
+
+absl::StatusOr<serving::Target> TargetFromRequest(const v1::PredictRequest& request) {
+  switch (request.target_case()) {
+    case v1::PredictRequest::kNodeName:
+      if (request.node_name().empty()) return absl::InvalidArgumentError("node_name is empty");
+      return serving::Target::Node(request.node_name());
+    case v1::PredictRequest::kCatalogGpu:
+      if (request.catalog_gpu().empty()) {
+        return absl::InvalidArgumentError("catalog_gpu is empty");
+      }
+      return serving::Target::CatalogGpu(request.catalog_gpu());
+    case v1::PredictRequest::TARGET_NOT_SET:
+      break;
   }
-  if (job.samples() <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("job.samples must be >= 1, got ", job.samples()));
-  }
-  if (job.epochs() <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("job.epochs must be >= 1, got ", job.epochs()));
-  }
-  return absl::OkStatus();
+  return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");
 }
 
 absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in) {
@@ -238,11 +241,70 @@ absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in) {
   return out;
 }
 
-absl::StatusOr<std::optional<models::Phase>> SelectionPhase(const v1::ProfileSelection& selection) {
-  if (selection.phase() == v1::PHASE_UNSPECIFIED) return std::optional<models::Phase>();
-  absl::StatusOr<models::Phase> parsed = proto::FromProto(selection.phase());
-  if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());
-  return std::optional<models::Phase>(*parsed);
+std::optional<predictor::ParallelLayout> LayoutFromRequest(const v1::PredictRequest& request) {
+  const v1::ParallelLayout& l = request.parallel();
+  bool multi = false;
+  for (int degree : {l.data_parallel(), l.tensor_parallel(), l.pipeline_parallel(),
+                     l.micro_batches()}) {
+    multi |= degree != 0 && degree != 1;
+  }
+  if (!multi) return std::nullopt;
+  auto degree = [](int value) { return value == 0 ? 1 : value; };
+  return predictor::ParallelLayout{degree(l.data_parallel()), degree(l.tensor_parallel()),
+                                   degree(l.pipeline_parallel()), degree(l.micro_batches())};
+}
+
+absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
+    const v1::ProfileSelection& selection) {
+  predictor::ProfileSelection out;
+  out.gpu_models.assign(selection.gpu_models().begin(), selection.gpu_models().end());
+  out.exclude_gpu_models.assign(selection.exclude_gpu_models().begin(),
+                                selection.exclude_gpu_models().end());
+  out.families.assign(selection.families().begin(), selection.families().end());
+  out.since_us = selection.since_us();
+  if (selection.method_version() < 0 || selection.method_version() > models::kCurrentMethodVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("method_version must be in [1, ",
+                                                   models::kCurrentMethodVersion, "], got ",
+                                                   selection.method_version()));
+  }
+  if (selection.all_methods() && selection.method_version() != 0) {
+    return absl::InvalidArgumentError("all_methods and method_version exclude each other");
+  }
+  if (selection.method_version() != 0) out.method_version = selection.method_version();
+  out.all_methods = selection.all_methods();
+  if (selection.phase() != v1::PHASE_UNSPECIFIED) {
+    absl::StatusOr<models::Phase> parsed = proto::FromProto(selection.phase());
+    if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());
+    out.phase = *parsed;
+  }
+  return out;
+}
+
+absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
+    const v1::EvaluateRequest& request) {
+  absl::StatusOr<predictor::FitOptions> fit = ToFitOptions(request.options());
+  if (!fit.ok()) return fit.status();
+  if (request.size_threshold() < 0) {
+    return absl::InvalidArgumentError("size_threshold must be >= 0");
+  }
+  predictor::EvaluateOptions options;
+  options.fit = *fit;
+  options.folds = fit->folds;
+  options.seed = fit->seed;
+  switch (request.split()) {
+    case v1::SPLIT_K_FOLD: options.split = predictor::Split::kRandomKFold; break;
+    case v1::SPLIT_LEAVE_ONE_GPU_OUT: options.split = predictor::Split::kLeaveOneGpuOut; break;
+    case v1::SPLIT_HELD_OUT_LARGER_SIZES:
+      options.split = predictor::Split::kHeldOutSizes;
+      options.size_threshold = request.size_threshold();
+      break;
+    case v1::SPLIT_LARGEST_SIZE_PER_FAMILY:
+      options.split = predictor::Split::kLargestSizePerFamily;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("split: unknown value ", request.split()));
+  }
+  return options;
 }
 
 }  // namespace perfcast::server

@@ -22,7 +22,12 @@
 #include "perfcast/v1/node_registry.pb.h"
 #include "perfcast/v1/predictor.pb.h"
 #include "perfcast/v1/profile_store.pb.h"
+#include "predictor/evaluate.h"
+#include "predictor/job.h"
+#include "predictor/parallel.h"
 #include "predictor/predictor.h"
+#include "predictor/selection.h"
+#include "serving/pricer.h"
 
 namespace perfcast::server {
 
@@ -54,12 +59,22 @@ absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& requ
 // Hugging Face config or a torchvision name is resolved first
 // (models/model_source.h); the descriptor's spec is what was predicted.
 absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request);
-// Predict / PredictBatch: the job size, samples and epochs or iterations.
-absl::Status ValidateJob(const v1::PredictRequest& request);
+// Predict / PredictBatch: the job size, samples and epochs or iterations
+// (see predictor::ValidateJobSize).
+absl::StatusOr<predictor::JobSize> JobFromRequest(const v1::PredictRequest& request);
+// Predict / PredictBatch: the node or catalog GPU the request names.
+absl::StatusOr<serving::Target> TargetFromRequest(const v1::PredictRequest& request);
+// Predict / PredictBatch: the multi-GPU layout asked for; none when every
+// degree is 0 (unset) or 1. Degrees are checked by predictor::PredictParallel.
+std::optional<predictor::ParallelLayout> LayoutFromRequest(const v1::PredictRequest& request);
 // Fit / Evaluate: fit options (zero fields take the defaults).
 absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in);
-// Fit / Evaluate: the phase a profile selection keeps (none: all).
-absl::StatusOr<std::optional<models::Phase>> SelectionPhase(const v1::ProfileSelection& selection);
+// Fit / Evaluate: which profiles (an unknown phase is InvalidArgument).
+absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
+    const v1::ProfileSelection& selection);
+// Evaluate: the split and its options; size_threshold must be >= 0.
+absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
+    const v1::EvaluateRequest& request);
 
 }  // namespace perfcast::server
 

@@ -53,7 +53,10 @@ struct Server::Services {
                                     .max_call = options.max_call,
                                     .max_import_idle = options.max_import_idle},
                   options.metrics),
-        predictor(store, catalog, logger, auth, options.max_call) {}
+        predictor(store, catalog, logger, auth,
+                  PredictorServiceOptions{.max_call = options.max_call,
+                                          .answer_cache = options.predict_answer_cache,
+                                          .pricing = {}}) {}
   Authenticator auth;  // before the services that hold it
   NodeRegistryService nodes;
   ProfileStoreService profiles;
@@ -72,6 +75,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second perfcastd on a busy port
+  // would start, and clients would alternate between two databases.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen_address, *credentials, &server->port_);
   builder.RegisterService(&server->services_->nodes);
   builder.RegisterService(&server->services_->profiles);

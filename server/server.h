@@ -43,6 +43,9 @@ struct ServerOptions {
   // The longest a streaming import/export, fit, evaluation or batch of
   // predictions may run (see CallTimer); infinite: no cap.
   absl::Duration max_call = absl::InfiniteDuration();
+  // Predict answers a question asked again within a second from memory;
+  // benchmarks turn this off to measure the pricing path itself.
+  bool predict_answer_cache = true;
   // The longest an Import stream may go without a message (see IdleWatchdog).
   absl::Duration max_import_idle = absl::Seconds(60);
 };

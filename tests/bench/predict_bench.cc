@@ -48,9 +48,10 @@ grpc::ByteBuffer Serialize(const google::protobuf::Message& message) {
   return buffer;
 }
 
-// `threads` clients call `method` back to back for `seconds`.
+// `threads` clients call `method` back to back for `seconds`, cycling
+// through `requests` (each client from its own offset).
 Result Run(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-           const grpc::ByteBuffer& request, int threads, double seconds) {
+           const std::vector<grpc::ByteBuffer>& requests, int threads, double seconds) {
   std::vector<std::vector<double>> latencies(threads);
   std::vector<int64_t> failures(threads, 0);
   const Clock::time_point end =
@@ -61,7 +62,9 @@ Result Run(const std::shared_ptr<grpc::Channel>& channel, const std::string& met
       grpc::GenericStub stub(channel);
       grpc::CompletionQueue cq;
       latencies[t].reserve(200'000);
+      size_t next = static_cast<size_t>(t) * 7;
       while (Clock::now() < end) {
+        const grpc::ByteBuffer& request = requests[next++ % requests.size()];
         const Clock::time_point start = Clock::now();
         grpc::ClientContext context;
         grpc::ByteBuffer response;
@@ -171,6 +174,8 @@ int main(int argc, char** argv) {
   perfcast::server::Logger logger(perfcast::server::LogLevel::kWarning);
   perfcast::server::ServerOptions options;
   options.listen_address = "127.0.0.1:0";
+  // Every query is priced: a repeated question would otherwise be a lookup.
+  options.predict_answer_cache = false;
   auto server = perfcast::server::Server::Start(options, **store,
                                                 perfcast::models::GpuCatalog::BuiltIn(), logger);
   if (!server.ok()) return std::fprintf(stderr, "%s\n", server.status().ToString().c_str()), 1;
@@ -191,16 +196,20 @@ int main(int argc, char** argv) {
 
   // HealthCheckRequest{service: ""} serialises to zero bytes, as does any
   // empty message: no generated health stubs needed.
-  const grpc::ByteBuffer health = Serialize(v1::ListModelsRequest());
-  const grpc::ByteBuffer predict = Serialize(Query(0));
+  const std::vector<grpc::ByteBuffer> health = {Serialize(v1::ListModelsRequest())};
+  // Distinct workloads, targets and job sizes: 24 workloads x 2 nodes,
+  // each with its own job size.
+  std::vector<grpc::ByteBuffer> predict;
+  for (int variant = 0; variant < 96; ++variant) predict.push_back(Serialize(Query(variant)));
   Run(channel, "/perfcast.v1.Predictor/Predict", predict, 4, 0.3);  // warm up
-  std::printf("\nunary over loopback, %.1f s per cell, %u hardware threads\n", seconds,
-              std::thread::hardware_concurrency());
+  std::printf("\nunary over loopback, %.1f s per cell, %u hardware threads, %zu distinct "
+              "Predict queries, answer cache off\n",
+              seconds, std::thread::hardware_concurrency(), predict.size());
   // The health service runs on its own completion queue and thread, not on
   // the synchronous pool that serves perfcast's services; a Predict that
   // fails at once (no workload: INVALID_ARGUMENT) is the empty RPC of that
   // pool, so the table shows both baselines.
-  const grpc::ByteBuffer empty_predict = Serialize(v1::PredictRequest());
+  const std::vector<grpc::ByteBuffer> empty_predict = {Serialize(v1::PredictRequest())};
   std::printf("%-8s %10s %8s %8s %10s %8s %8s %10s %8s %8s %8s %7s %8s\n", "clients", "check/s",
               "p50 us", "p99 us", "empty/s", "p50 us", "p99 us", "predict/s", "p50 us", "p99 us",
               "/check", "p99 x", "/empty");

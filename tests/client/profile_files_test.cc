@@ -50,8 +50,8 @@ TEST(ProfileFilesTest, CsvRefusesHostileNumbersLineByLine) {
       "n1,lstm,,64,fp32,train,1,99999999999",  // repeats beyond int
       ",lstm,,64,fp32,train,1,1",              // empty node
       "n1,,,64,fp32,train,1,1",                // empty family
-      absl::StrCat(std::string(1 << 20, 'n'), ",lstm,,64,fp32,train,1,1"),  // 1 MB node name
-      absl::StrCat("n1,", std::string(1 << 20, 'f'), ",,64,fp32,train,1,1"),  // 1 MB family
+      absl::StrCat(std::string(1 << 19, 'n'), ",lstm,,64,fp32,train,1,1"),  // 1 MB node name
+      absl::StrCat("n1,", std::string(1 << 19, 'f'), ",,64,fp32,train,1,1"),  // 1 MB family
   };
   std::string text = kHeader;
   for (const std::string& row : rows) absl::StrAppend(&text, row, "\n");
@@ -82,7 +82,7 @@ TEST(ProfileFilesTest, JsonLinesRefusesHostileNumbers) {
       R"({"node":"","family":"lstm","batch_size":64,"mean_ms":1})",
       R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":"NaN"})",
       absl::StrCat(R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":1,"agent_version":")",
-                   std::string(1 << 20, 'v'), R"("})"),
+                   std::string(1 << 19, 'v'), R"("})"),
   };
   std::string text;
   for (const std::string& record : records) absl::StrAppend(&text, record, "\n");
@@ -90,6 +90,35 @@ TEST(ProfileFilesTest, JsonLinesRefusesHostileNumbers) {
   ASSERT_TRUE(read.status.ok()) << read.status;
   EXPECT_EQ(read.bad.size(), records.size());
   EXPECT_TRUE(read.profiles.empty());
+}
+
+// A 300 MB file without a newline once took the CLI to 1.5 GB and came back
+// as a 300 MB error message.
+TEST(ProfileFilesTest, OverlongLinesEndTheReadWithABoundedError) {
+  for (ProfileFormat format : {ProfileFormat::kCsv, ProfileFormat::kJsonLines}) {
+    const std::string first = format == ProfileFormat::kCsv ? std::string(kHeader) : "\n";
+    Read read = ReadText(first + std::string(3 << 20, 'x') + "\n", format);
+    EXPECT_EQ(read.status.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(read.status.message().find("line 2 is longer than"), std::string::npos)
+        << read.status;
+    EXPECT_LT(read.status.message().size(), 200u);
+    EXPECT_TRUE(read.profiles.empty());
+  }
+  // /dev/zero: NUL bytes and no newline at all, not even a header.
+  Read read = ReadText(std::string(3 << 20, '\0'), ProfileFormat::kCsv);
+  EXPECT_EQ(read.status.code(), absl::StatusCode::kResourceExhausted);
+}
+
+// Spreadsheets write "CSV UTF-8" with a byte-order mark and CRLF line ends.
+TEST(ProfileFilesTest, CsvWithByteOrderMarkCrlfAndQuotesReads) {
+  Read read = ReadText(
+      "\xEF\xBB\xBFnode,family,params,batch_size,precision,phase,mean_ms,repeats\r\n"
+      "n1,lstm,\"layers=2;hidden=64\",64,bf16,train,2.5,3\r\n",
+      ProfileFormat::kCsv);
+  ASSERT_TRUE(read.status.ok()) << read.status;
+  ASSERT_TRUE(read.bad.empty()) << read.bad[0].second;
+  ASSERT_EQ(read.profiles.size(), 1u);
+  EXPECT_EQ(read.profiles[0].workload.params.at("hidden"), 64);
 }
 
 TEST(ProfileFilesTest, CsvExportOfAcceptedRowsReadsBackIdentical) {

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
@@ -190,6 +192,80 @@ TEST(SchemaTest, RejectsForeignSchemaWithoutTouchingIt) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(*(*c)->QueryInt("SELECT count(*) FROM sqlite_schema"), 1);
   EXPECT_EQ(*(*c)->QueryInt("PRAGMA user_version"), 0);
+}
+
+// What a file looks like from outside: its bytes and modification time,
+// and whether SQLite left a WAL or shared-memory file beside it.
+struct FileState {
+  std::string bytes;
+  std::filesystem::file_time_type mtime;
+  bool wal = false;
+  bool shm = false;
+  friend bool operator==(const FileState&, const FileState&) = default;
+};
+
+FileState StateOf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  FileState state{std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+                  std::filesystem::last_write_time(path)};
+  state.wal = std::filesystem::exists(path + "-wal");
+  state.shm = std::filesystem::exists(path + "-shm");
+  return state;
+}
+
+// perfcastd --db=data/h100.sqlite once switched a shipped agent file to WAL.
+TEST(SchemaTest, ServerRefusesAgentStoresWithoutTouchingThem) {
+  TempDir dir;
+  const std::string agent = dir.File("agent.sqlite");
+  {
+    auto store = OpenSqliteAgentStore(agent);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
+  }
+  const std::string shipped = dir.File("h100.sqlite");
+  std::filesystem::copy_file(std::string(PERFCAST_DATA_DIR) + "/h100.sqlite", shipped);
+  for (const std::string& path : {agent, shipped}) {
+    const FileState before = StateOf(path);
+    absl::StatusOr<std::unique_ptr<Store>> server = OpenStore(path);
+    ASSERT_FALSE(server.ok()) << path;
+    EXPECT_EQ(server.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(server.status().message().find("not a server database"), std::string::npos)
+        << server.status();
+    EXPECT_TRUE(StateOf(path) == before) << path << " was modified";
+    // Reading it (perfcast import) still works and leaves its content alone
+    // (SQLite may leave the shared-memory index of a WAL file beside it).
+    absl::StatusOr<std::unique_ptr<Store>> reader = OpenStoreReadOnly(path);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    reader->reset();
+    EXPECT_TRUE(StateOf(path).bytes == before.bytes) << path << " was modified by reading";
+  }
+  // The agent extends its own store.
+  absl::StatusOr<std::unique_ptr<Store>> again = OpenSqliteAgentStore(agent);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->GetNode("n1").ok());
+}
+
+TEST(SchemaTest, ServerDatabasesReopenAndForeignFilesStayUntouched) {
+  TempDir dir;
+  const std::string path = dir.File("perfcast.db");
+  {
+    auto store = OpenStore(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
+  }
+  auto reopened = OpenStore(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_TRUE((*reopened)->GetNode("n1").ok());
+
+  const std::string foreign = dir.File("recipes.sqlite");
+  {
+    auto c = Connection::Open(foreign, Connection::Mode::kReadWriteCreate);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*c)->Execute("CREATE TABLE recipes (name TEXT); INSERT INTO recipes VALUES ('x')").ok());
+  }
+  const FileState before = StateOf(foreign);
+  EXPECT_EQ(OpenStore(foreign).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(StateOf(foreign) == before);
 }
 
 TEST(SchemaTest, RejectsNewerSchemaVersion) {

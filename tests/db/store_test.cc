@@ -144,6 +144,12 @@ TEST_P(StoreTest, InvalidNodesAreRejected) {
   node = SampleNode("x");
   node.labels["bad key'"] = "v";
   EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
+  // `nodes list` prints names to terminals: escape sequences are refused.
+  node = SampleNode("x\x1b[2J\x1b[H");
+  EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
+  node = SampleNode("x");
+  node.gpu.model = "H100\r\n";
+  EXPECT_EQ(store_->RegisterNode(node).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->GetNode("x").status().code(), absl::StatusCode::kNotFound);
 }
 

@@ -52,7 +52,7 @@ void CheckPredict(const v1::PredictRequest& request) {
                             std::isfinite(d->total_bytes()) && d->total_bytes() >= 0,
                         d->spec.Key());
   }
-  absl::Status job = server::ValidateJob(request);
+  absl::Status job = server::JobFromRequest(request).status();
   CheckRefusal(job);
   if (job.ok()) {
     const v1::JobSize& size = request.job();
@@ -73,7 +73,7 @@ void CheckFitOptions(const v1::FitOptions& options, const v1::ProfileSelection& 
                         options.ShortDebugString());
     PERFCAST_FUZZ_CHECK(fit->fit_level1 || fit->fit_level2, options.ShortDebugString());
   }
-  CheckRefusal(server::SelectionPhase(selection).status());
+  CheckRefusal(server::SelectionFromRequest(selection).status());
 }
 
 template <typename Message>

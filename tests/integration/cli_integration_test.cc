@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "db/sqlite_store.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
 #include "tests/db/test_util.h"
@@ -210,7 +211,7 @@ TEST_F(CliIntegrationTest, ExportRoundTripsThroughCsvAndJsonLines) {
 TEST_F(CliIntegrationTest, ImportsAnAgentStoreWithItsNode) {
   const std::string agent_file = dir_.File("agent.sqlite");
   {
-    auto store = db::OpenStore(agent_file);
+    auto store = db::OpenSqliteAgentStore(agent_file);
     ASSERT_TRUE(store.ok());
     auto tx = (*store)->BeginImport();
     ASSERT_TRUE(tx.ok());

@@ -7,7 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/db/test_util.h"
 #include "tests/integration/process_harness.h"
 
@@ -223,6 +225,56 @@ TEST_F(PredictIntegrationTest, HeldOutGpuEvaluationAndReport) {
   r = server_->Cli({"models", "list"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("default"), std::string::npos);
+}
+
+TEST_F(PredictIntegrationTest, JsonOutputHasNumbersAndEveryField) {
+  CommandResult r = Predict({"--gpu", "L40S", "--iterations", "100", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json answer = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(answer["iterations"].is_number_integer()) << r.out;  // int64, not "100"
+  EXPECT_EQ(answer["iterations"], 100);
+  EXPECT_TRUE(answer["model_id"].is_number_integer()) << r.out;
+  ASSERT_TRUE(answer.contains("extrapolated_features")) << r.out;  // empty, still there
+  EXPECT_TRUE(answer.contains("job_seconds_low"));
+
+  // An iteration count no job has: a range error, not trillions of hours.
+  r = Predict({"--gpu", "L40S", "--iterations", "9223372036854775807"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("OUT_OF_RANGE"), std::string::npos) << r.err;
+}
+
+TEST_F(PredictIntegrationTest, ModelsGetPrintsJson) {
+  CommandResult r = server_->Cli({"models", "get"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json model = nlohmann::json::parse(r.out);
+  EXPECT_EQ(model["name"], "default");
+  EXPECT_TRUE(model["detail"].is_object()) << r.out.substr(0, 300);
+}
+
+// A spreadsheet's CSV: byte-order mark, CRLF, quoted fields, an iterations
+// column; read by the same reader as profile imports.
+TEST_F(PredictIntegrationTest, BatchFileFromASpreadsheet) {
+  const std::string jobs = dir_->File("sheet.csv");
+  std::ofstream(jobs, std::ios::binary)
+      << "\xEF\xBB\xBF" "family,params,batch_size,precision,gpu,iterations,epochs,samples\r\n"
+         "lstm,\"layers=2,hidden=128\",64,bf16-amp,L40S,1000,,\r\n"
+         "lstm,layers=2,64,bf16-amp,H200,,2,6400\r\n";
+  CommandResult r = server_->Cli({"predict", "--batch-file", jobs, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(lines[0])["prediction"]["iterations"], 1000);
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["prediction"]["iterations"], 200);
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["code"], 0);  // zero fields are printed
+}
+
+TEST_F(PredictIntegrationTest, HeldOutSizesSayWhatWasNotEvaluated) {
+  CommandResult r = server_->Cli({"evaluate", "--split", "sizes", "--limit", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("level-1 (operations) not evaluated"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("level-1 (operations) MAPE 0.0%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("LEVEL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 workloads"), std::string::npos) << r.out;
 }
 
 }  // namespace

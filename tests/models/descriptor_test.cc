@@ -132,6 +132,23 @@ TEST(DescribeTest, EveryFamilyDescribesItsDefaultsInEveryMode) {
   }
 }
 
+// The agent's SGD keeps a momentum buffer (momentum 0.9): per parameter
+// tensor buffer.mul_, buffer.add_(grad) and param.add_(buffer), not the
+// single add_ of plain SGD.
+TEST(DescribeTest, SgdStepCountsMomentumKernels) {
+  WorkloadSpec spec = Model("lstm", {{"layers", 2}, {"hidden", 128}}, 8);
+  spec.optimizer = "sgd";
+  const WorkloadDescriptor d = MustDescribe(spec);
+  const Operation* step = nullptr;
+  for (const Operation& op : d.operations) {
+    if (op.op_class == OpClass::kOptimizer) step = &op;
+  }
+  ASSERT_NE(step, nullptr);
+  EXPECT_DOUBLE_EQ(step->flops, 4 * d.parameters);
+  EXPECT_DOUBLE_EQ(step->bytes, 32 * d.parameters);
+  EXPECT_DOUBLE_EQ(step->launches, 3.0 * step->shape.at("tensors"));
+}
+
 TEST(ParameterCountTest, Lstm) {
   // layer 0: 4*128*(32+128) + 8*128; layer 1: 4*128*256 + 8*128; head 128*384+384.
   EXPECT_EQ(MustDescribe(Model("lstm")).parameters, 82944 + 132096 + 49536);

@@ -53,6 +53,24 @@ TEST(GpuCatalogTest, LookupIsCaseInsensitiveAndUnknownNamesListTheCatalog) {
   EXPECT_FALSE(catalog.FindByVendorName("Voodoo 2").ok());
 }
 
+TEST(GpuCatalogTest, UnambiguousShortNamesResolveAndAmbiguousOnesListCandidates) {
+  const GpuCatalog& catalog = GpuCatalog::BuiltIn();
+  EXPECT_EQ(catalog.Find("H200")->model, "H200-SXM-141GB");
+  EXPECT_EQ(catalog.Find("h200")->model, "H200-SXM-141GB");
+  EXPECT_EQ(catalog.Find("L4")->model, "L4-24GB");  // not also the L40S
+  EXPECT_EQ(catalog.Find("L40")->model, "L40S-48GB");
+  EXPECT_EQ(catalog.Find("A10")->model, "A10-24GB");  // not the A100s
+  EXPECT_EQ(catalog.Find("h100-sxm")->model, "H100-SXM5-80GB");
+  absl::StatusOr<GpuSpec> h100 = catalog.Find("H100");
+  EXPECT_EQ(h100.status().code(), absl::StatusCode::kInvalidArgument);
+  for (const char* candidate : {"H100-SXM5-80GB", "H100-PCIE-80GB", "H100-NVL-94GB"}) {
+    EXPECT_NE(h100.status().message().find(candidate), std::string::npos) << h100.status();
+  }
+  EXPECT_EQ(catalog.Find("Z9000").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(catalog.Find("").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(catalog.FindExact("H200").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(GpuCatalogTest, ParseRejectsBadDocuments) {
   EXPECT_FALSE(GpuCatalog::Parse("{").ok());
   EXPECT_FALSE(GpuCatalog::Parse("{\"gpus\": 3}").ok());

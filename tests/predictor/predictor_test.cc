@@ -208,7 +208,7 @@ TEST(Predictor, TwoLevelPredictsHeldOutGpuWithinAFewPercent) {
         ASSERT_TRUE(p.ok()) << p.status();
         const double truth = TrueIterationMs(d, gamma);
         worst = std::max(worst, std::abs(p->iteration_ms - truth) / truth);
-        EXPECT_EQ(p->method, "two-level");
+        EXPECT_EQ(p->method, Method::kTwoLevel);
         EXPECT_EQ(p->rate_source, RateSource::kMeasured);
         EXPECT_LE(p->lo_ms, p->iteration_ms);
         EXPECT_GE(p->hi_ms, p->iteration_ms);
@@ -239,7 +239,7 @@ TEST(Predictor, EitherLevelAloneWorks) {
   const models::WorkloadDescriptor d = Workload(4, 128, 1024, models::Precision::kFp32);
   absl::StatusOr<Prediction> p1 = PredictDescribed(*l1, d, nodes.at("beta1"));
   ASSERT_TRUE(p1.ok()) << p1.status();
-  EXPECT_EQ(p1->method, "level1-sum");
+  EXPECT_EQ(p1->method, Method::kLevel1Sum);
 
   std::vector<DescribedProfile> models_only;
   for (const DescribedProfile& p : data.profiles) {
@@ -250,7 +250,7 @@ TEST(Predictor, EitherLevelAloneWorks) {
   EXPECT_TRUE(l2->level1.empty());
   absl::StatusOr<Prediction> p2 = PredictDescribed(*l2, d, nodes.at("beta1"));
   ASSERT_TRUE(p2.ok()) << p2.status();
-  EXPECT_EQ(p2->method, "level2-direct");
+  EXPECT_EQ(p2->method, Method::kLevel2Direct);
   EXPECT_EQ(p2->uncalibrated_classes.size(), 2u);
   EXPECT_GT(p2->iteration_ms, 0);
   // Without level 1 nothing sees the waves of small GEMMs over the SMs, so
@@ -295,19 +295,6 @@ TEST(Predictor, SpecOnlyNodeUsesLearnedArchitectureEfficiency) {
   spec_only.gpu.architecture = "unknown-generation";
   EXPECT_EQ(ResolveRates(spec_only, table)->source, RateSource::kSpecTimesGlobalEfficiency);
   EXPECT_EQ(ResolveRates(spec_only, EfficiencyTable{})->source, RateSource::kSpec);
-}
-
-TEST(Predictor, JobEstimate) {
-  Prediction p;
-  p.iteration_ms = 20;
-  p.lo_ms = 18;
-  p.hi_ms = 25;
-  absl::StatusOr<JobEstimate> job = EstimateJob(p, 1001, 100, 3, 2.0);
-  ASSERT_TRUE(job.ok());
-  EXPECT_EQ(job->iterations, 33);
-  EXPECT_DOUBLE_EQ(job->seconds, 33 * 0.020 + 6.0);
-  EXPECT_DOUBLE_EQ(job->lo_seconds, 33 * 0.018 + 6.0);
-  EXPECT_EQ(EstimateJob(p, 0, 100, 3).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Model, SerialisationRoundTripsBitExactly) {
@@ -445,7 +432,7 @@ TEST(Predictor, FitAndPredictDescribeRealWorkloads) {
   spec.params["m"] = 2048;
   absl::StatusOr<Prediction> p = Predict(*model, spec, nodes.at("gamma1"));
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->method, "level1-sum");
+  EXPECT_EQ(p->method, Method::kLevel1Sum);
   EXPECT_GT(p->breakdown_ms.at("gemm"), 0);
   models::Profile bad = profiles.front();
   bad.workload.family = "no-such-family";

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "db/sqlite_store.h"
 #include "db/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -52,7 +53,7 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
   ASSERT_TRUE(measurer.ok()) << measurer.status();
   int64_t measured = 0;
   {
-    absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(path);
+    absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenSqliteAgentStore(path);
     ASSERT_TRUE(store.ok()) << store.status();
     RunOptions options;
     options.budget = absl::Seconds(8);

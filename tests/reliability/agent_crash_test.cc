@@ -38,6 +38,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "db/sqlite_store.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
 #include "models/workload.h"
@@ -161,7 +162,7 @@ int RunCampaignInProcess(const std::string& plan_text, const std::string& store_
   profiler::DeviceOptions device{.device = "cpu", .threads = 1, .seed = 7};
   absl::StatusOr<models::Node> node = profiler::Fingerprint(device, node_name, false);
   if (!node.ok()) return 3;
-  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(store_path);
+  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenSqliteAgentStore(store_path);
   if (!store.ok()) return 4;
   absl::StatusOr<std::unique_ptr<profiler::Measurer>> measurer =
       profiler::MakeTorchMeasurer(device, node->measured);
@@ -313,7 +314,7 @@ class AgentCrashTest : public ::testing::Test {
       tally.survived += FailureCount() == failures_before;
     }
     // The file the kills left behind opens as a store.
-    absl::StatusOr<std::unique_ptr<db::Store>> reopened = db::OpenStore(store_);
+    absl::StatusOr<std::unique_ptr<db::Store>> reopened = db::OpenSqliteAgentStore(store_);
     EXPECT_TRUE(reopened.ok()) << reopened.status();
 
     std::printf(

@@ -135,6 +135,15 @@ TEST_F(HostileRequestTest, RegisterRefusesHostileNumbersAndStoresNothing) {
   r = SpecNode("n");
   r.clear_gpu();
   bad.push_back(r);
+  // Names a table prints: no terminal escapes, control bytes or broken UTF-8.
+  for (const std::string& name :
+       {std::string("evil\x1b[2J"), std::string("tab\tbed"), std::string("nul\0x", 5),
+        std::string("c1\xc2\x9b" "31m"), std::string("del\x7f")}) {
+    bad.push_back(SpecNode(name));
+  }
+  r = SpecNode("n");
+  (*r.mutable_labels())["zone"] = "a\x1b]0;title\x07";
+  bad.push_back(r);
 
   for (const v1::RegisterNodeRequest& request : bad) {
     grpc::Status status = Register(request);
@@ -150,7 +159,8 @@ TEST_F(HostileRequestTest, RegisterRefusesHostileNumbersAndStoresNothing) {
   r = SpecNode("n");
   r.set_gpu_count(models::kMaxGpusPerNode);
   EXPECT_TRUE(Register(r).ok());
-  EXPECT_EQ(NodeCount(), 1);
+  EXPECT_TRUE(Register(SpecNode("gpu-node \xc3\xa9t\xc3\xa9 #7")).ok());  // UTF-8 is fine
+  EXPECT_EQ(NodeCount(), 2);
 }
 
 TEST_F(HostileRequestTest, ImportRejectsHostileProfilesAndStoresNone) {
@@ -267,7 +277,7 @@ TEST(RequestValidationTest, FitOptionsRefuseNonFiniteAndUnknownValues) {
   EXPECT_TRUE(ToFitOptions(options).ok());
   v1::ProfileSelection selection;
   selection.set_phase(static_cast<v1::Phase>(99));
-  EXPECT_EQ(SelectionPhase(selection).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SelectionFromRequest(selection).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RequestValidationTest, ExportAndJobRefuseNegativeAndUnknownValues) {
@@ -279,11 +289,11 @@ TEST(RequestValidationTest, ExportAndJobRefuseNegativeAndUnknownValues) {
   EXPECT_EQ(ExportQueryFromRequest(request).status().code(), absl::StatusCode::kInvalidArgument);
   v1::PredictRequest predict;
   predict.mutable_job()->set_iterations(std::numeric_limits<int64_t>::min());
-  EXPECT_EQ(ValidateJob(predict).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(JobFromRequest(predict).status().code(), absl::StatusCode::kInvalidArgument);
   predict.mutable_job()->set_iterations(0);
   predict.mutable_job()->set_samples(std::numeric_limits<int64_t>::min());
   predict.mutable_job()->set_epochs(1);
-  EXPECT_EQ(ValidateJob(predict).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(JobFromRequest(predict).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -48,9 +49,28 @@ std::map<std::string, std::string> ParseLabels(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& path) {
+absl::StatusOr<std::unique_ptr<StalledConnection>> StalledConnection::Open(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::UnavailableError("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot connect to 127.0.0.1:", port));
+  }
+  return std::unique_ptr<StalledConnection>(new StalledConnection(fd));
+}
+
+StalledConnection::~StalledConnection() { close(fd_); }
+
+absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& path, absl::Duration timeout) {
   Socket socket;
   if (socket.fd() < 0) return absl::UnavailableError("socket() failed");
+  const timeval tv = absl::ToTimeval(timeout);
+  setsockopt(socket.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(socket.fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
@@ -68,6 +88,10 @@ absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& path) {
   char buffer[8192];
   while (true) {  // HTTP/1.0: the server closes after the body
     ssize_t n = recv(socket.fd(), buffer, sizeof(buffer), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("no answer from 127.0.0.1:", port, " within ", absl::FormatDuration(timeout)));
+    }
     if (n < 0) return absl::UnavailableError("recv() failed");
     if (n == 0) break;
     answer.append(buffer, static_cast<size_t>(n));

@@ -2,7 +2,9 @@
 
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -20,6 +22,7 @@ using perfcast::testing::HttpGet;
 using perfcast::testing::PrometheusSample;
 using perfcast::testing::SampleNode;
 using perfcast::testing::SampleProfile;
+using perfcast::testing::StalledConnection;
 
 constexpr char kPredict[] = "/perfcast.v1.Predictor/Predict";
 constexpr char kRegister[] = "/perfcast.v1.NodeRegistry/Register";
@@ -224,6 +227,26 @@ TEST_F(StoreGaugesTest, ExposerServesTheSameTextOverHttp) {
   absl::Status taken = second.StartExposer("127.0.0.1:" + std::to_string(metrics.exposer_port()));
   EXPECT_EQ(taken.code(), absl::StatusCode::kUnavailable) << taken;
   EXPECT_EQ(second.exposer_port(), 0);
+}
+
+// Two clients that connect and send nothing once held both of civetweb's
+// worker threads for its 30 s request timeout: scrapes got no answer.
+TEST_F(StoreGaugesTest, StalledClientsDoNotBlockScrapes) {
+  Metrics metrics;
+  metrics.WatchStore(*store_);
+  ASSERT_TRUE(metrics.StartExposer("127.0.0.1:0").ok());
+  std::vector<std::unique_ptr<StalledConnection>> stalled;
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<std::unique_ptr<StalledConnection>> c =
+        StalledConnection::Open(metrics.exposer_port());
+    ASSERT_TRUE(c.ok()) << c.status();
+    stalled.push_back(*std::move(c));
+  }
+  for (int scrape = 0; scrape < 3; ++scrape) {
+    auto response = HttpGet(metrics.exposer_port(), "/metrics", absl::Seconds(5));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->status, 200);
+  }
 }
 
 }  // namespace

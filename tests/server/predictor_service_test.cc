@@ -198,6 +198,12 @@ TEST_F(PredictorServiceTest, BadPredictInputsGiveClearCodes) {
   r = LstmQuery("beta2");
   r.set_model_name("never-fitted");
   expect(r, StatusCode::NOT_FOUND, "perfcast fit");
+  // Several faults: the GPU named wrong comes first, not the missing job.
+  r = LstmQuery("");
+  r.set_catalog_gpu("Z9000");
+  r.clear_job();
+  r.set_model_name("never-fitted");
+  expect(r, StatusCode::NOT_FOUND, "Z9000");
 }
 
 TEST_F(PredictorServiceTest, PredictResolvesHuggingFaceConfigsAndTorchvisionNames) {
@@ -415,6 +421,11 @@ TEST_F(PredictorServiceTest, HostileSizesNeverGiveNonFiniteAnswers) {
   r.mutable_job()->set_samples(std::numeric_limits<int64_t>::max());
   r.mutable_job()->set_epochs(std::numeric_limits<int64_t>::max());
   expect(r, StatusCode::OUT_OF_RANGE, "overflow");
+  // Once answered 45.6 trillion hours.
+  r = LstmQuery("beta2");
+  r.mutable_job()->Clear();
+  r.mutable_job()->set_iterations(std::numeric_limits<int64_t>::max());
+  expect(r, StatusCode::OUT_OF_RANGE, "iterations");
 
   // The largest sizes every family accepts, on a profiled and a spec-only GPU.
   auto finite_or_refused = [&](const v1::PredictRequest& request) {
@@ -529,6 +540,14 @@ TEST_F(PredictorServiceTest, EvaluateAndModels) {
     EXPECT_EQ(report["points"].size(), static_cast<size_t>(response.points_size()));
     for (const v1::EvaluatedPoint& p : response.points()) {
       ASSERT_TRUE(std::isfinite(p.predicted_ms()));
+    }
+    EXPECT_GT(response.level2_rows(), 0) << split;
+    // Held-out sizes evaluate workloads only: level 1 has no rows to report.
+    if (split == v1::SPLIT_HELD_OUT_LARGER_SIZES) {
+      EXPECT_EQ(response.level1_rows(), 0);
+      EXPECT_GT(response.size_threshold(), 0);
+    } else if (split != v1::SPLIT_LARGEST_SIZE_PER_FAMILY) {
+      EXPECT_GT(response.level1_rows(), 0) << split;
     }
     if (split == v1::SPLIT_LARGEST_SIZE_PER_FAMILY) {
       // The synthetic lstm runs' largest size (4 layers, the wider hidden).

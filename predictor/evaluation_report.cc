@@ -1,0 +1,116 @@
+#include "predictor/evaluation_report.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "models/descriptor.h"
+#include "nlohmann/json.hpp"
+#include "predictor/selection.h"
+#include "predictor/summary.h"
+
+namespace perfcast::predictor {
+namespace {
+
+nlohmann::json ToJson(const LevelReport& report) {
+  auto groups = [](const std::map<std::string, ErrorSummary>& in) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [group, s] : in) out[group] = {{"rows", s.count}, {"mape", s.mape}};
+    return out;
+  };
+  return {{"overall", {{"rows", report.overall.count}, {"mape", report.overall.mape}}},
+          {"by_gpu", groups(report.by_gpu)},
+          {"by_family", groups(report.by_family)},
+          {"by_precision", groups(report.by_precision)}};
+}
+
+}  // namespace
+
+absl::string_view SplitName(Split split) {
+  switch (split) {
+    case Split::kRandomKFold: return "kfold";
+    case Split::kLeaveOneGpuOut: return "gpu";
+    case Split::kHeldOutSizes: return "sizes";
+    case Split::kLargestSizePerFamily: return "largest-size-per-family";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> profiles,
+                                                   const std::map<std::string, models::Node>& nodes,
+                                                   EvaluateOptions options,
+                                                   const SelectionInfo& selection,
+                                                   const KeepGoing& keep_going) {
+  std::vector<DescribedProfile> described;
+  described.reserve(profiles.size());
+  std::vector<int64_t> sizes;
+  for (models::Profile& p : profiles) {
+    absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(p.workload);
+    if (!d.ok()) {
+      return absl::Status(d.status().code(),
+                          absl::StrCat("evaluate: profile ", p.id, ": ", d.status().message()));
+    }
+    if (p.workload.kind == models::WorkloadKind::kModel) sizes.push_back(d->inner_modules);
+    described.push_back({std::move(p), *std::move(d)});
+  }
+  EvaluationResult result;
+  const bool size_split =
+      options.split == Split::kHeldOutSizes || options.split == Split::kLargestSizePerFamily;
+  if (size_split && sizes.empty()) {
+    return absl::FailedPreconditionError(
+        "evaluate: held-out sizes needs model profiles; the selection has none");
+  }
+  if (options.split == Split::kHeldOutSizes) {
+    if (options.size_threshold == 0) {
+      std::nth_element(sizes.begin(), sizes.begin() + sizes.size() / 2, sizes.end());
+      options.size_threshold = sizes[sizes.size() / 2];
+    }
+    result.size_threshold = options.size_threshold;
+  }
+  absl::StatusOr<EvaluationReport> report = EvaluateDescribed(described, nodes, options);
+  if (!report.ok()) return report.status();
+  if (absl::Status s = keep_going(); !s.ok()) return s;
+  result.report = *std::move(report);
+  result.notes = result.report.notes;
+
+  nlohmann::json points = nlohmann::json::array();
+  result.workload_keys.reserve(result.report.points.size());
+  for (const EvaluatedPoint& p : result.report.points) {
+    result.workload_keys.push_back(described[p.profile_index].profile.workload.Key());
+    points.push_back({{"level", p.level}, {"gpu", p.gpu}, {"family", p.family},
+                      {"precision", p.precision}, {"workload", result.workload_keys.back()},
+                      {"measured_ms", p.measured_ms}, {"predicted_ms", p.predicted_ms}});
+  }
+
+  nlohmann::json model_json = nullptr;
+  absl::StatusOr<PredictorModel> full = FitDescribed(described, nodes, options.fit);
+  if (absl::Status s = keep_going(); !s.ok()) return s;
+  if (full.ok()) {
+    result.selected_features = SelectedFeatures(*full);
+    absl::StatusOr<std::string> text = SerializeModel(*full);
+    if (text.ok()) model_json = nlohmann::json::parse(*text, nullptr, false);
+  } else {
+    result.notes.push_back(absl::StrCat("full fit: ", full.status().message()));
+  }
+  result.notes.push_back(
+      absl::StrCat("trained and evaluated on ", MethodNote(selection.method_version)));
+  nlohmann::json json = {
+      {"split", std::string(SplitName(options.split))},
+      {"size_threshold", options.size_threshold},
+      {"selection", selection.description},
+      {"profiles", described.size()},
+      {"method_version", selection.method_version.has_value()
+                             ? nlohmann::json(*selection.method_version)
+                             : nlohmann::json(nullptr)},
+      {"level1", ToJson(result.report.level1)},
+      {"level2", ToJson(result.report.level2)},
+      {"points", std::move(points)},
+      {"notes", result.notes},
+      {"selected_features", result.selected_features},
+      {"model", std::move(model_json)},
+  };
+  result.report_json = json.dump();
+  return result;
+}
+
+}  // namespace perfcast::predictor

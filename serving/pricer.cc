@@ -1,0 +1,125 @@
+#include "serving/pricer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "predictor/summary.h"
+
+namespace perfcast::serving {
+namespace {
+
+absl::Status CheckFinite(const predictor::Prediction& p) {
+  bool finite = std::isfinite(p.iteration_ms) && std::isfinite(p.lo_ms) && std::isfinite(p.hi_ms) &&
+                p.iteration_ms > 0;
+  for (const auto& [op_class, ms] : p.breakdown_ms) finite = finite && std::isfinite(ms);
+  if (!finite) return absl::FailedPreconditionError("the model predicts a non-finite time");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Pricer::Pricer(db::Store& store, const models::GpuCatalog& catalog, Options options)
+    : store_(store),
+      catalog_(catalog),
+      models_(store, options.model_recheck),
+      nodes_(store, options.node_recheck) {}
+
+absl::StatusOr<std::shared_ptr<const LoadedModel>> Pricer::Model(absl::string_view name) {
+  return models_.Latest(ModelName(name));
+}
+
+absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const Target& target) {
+  switch (target.kind) {
+    case Target::Kind::kNode:
+      if (target.name.empty()) return absl::InvalidArgumentError("node_name is empty");
+      return nodes_.Get(target.name);
+    case Target::Kind::kCatalogGpu: {
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = catalog_nodes_.find(target.name);
+        if (it != catalog_nodes_.end()) return it->second;
+      }
+      absl::StatusOr<models::GpuSpec> spec = catalog_.Find(target.name);
+      if (!spec.ok()) return spec.status();
+      auto node = std::make_shared<models::Node>();
+      node->name = absl::StrCat("catalog:", spec->model);
+      node->gpu = *std::move(spec);
+      node->source = models::NodeSource::kCatalog;
+      absl::MutexLock lock(&mu_);
+      // Names differ in case or spelling per request; a bounded number of
+      // them are worth keeping.
+      if (catalog_nodes_.size() > 4 * catalog_.gpus().size() + 64) catalog_nodes_.clear();
+      catalog_nodes_[target.name] = node;
+      return node;
+    }
+  }
+  return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");
+}
+
+std::optional<predictor::Link> Pricer::MeasuredLink(const std::string& node_name) {
+  db::ProfileFilter filter;
+  filter.node_name = node_name;
+  filter.family = "allreduce";
+  std::vector<predictor::AllReduceSample> samples;
+  absl::Status scanned = store_.ScanProfiles(filter, [&](const models::Profile& p) {
+    auto bytes = p.workload.params.find("bytes");
+    auto gpus = p.workload.params.find("gpus");
+    if (bytes != p.workload.params.end() && gpus != p.workload.params.end()) {
+      samples.push_back({static_cast<double>(bytes->second), static_cast<int>(gpus->second),
+                         p.iteration.mean_ms / 1e3});
+    }
+    return true;
+  });
+  if (!scanned.ok()) return std::nullopt;
+  absl::StatusOr<predictor::Link> link = predictor::FitAllReduceLink(samples);
+  if (!link.ok()) return std::nullopt;
+  return *link;
+}
+
+absl::StatusOr<WorkloadPrice> Pricer::Price(std::shared_ptr<const LoadedModel> model,
+                                            const models::WorkloadDescriptor& workload,
+                                            const Target& target,
+                                            const std::optional<predictor::ParallelLayout>& layout) {
+  absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
+  if (!node.ok()) return node.status();
+  WorkloadPrice price;
+  if (!layout.has_value()) {
+    absl::StatusOr<predictor::Prediction> prediction =
+        predictor::PredictDescribed(model->model, workload, **node);
+    if (!prediction.ok()) return prediction.status();
+    price.prediction = *std::move(prediction);
+  } else {
+    predictor::ParallelOptions options;
+    models::Node linked = **node;
+    // Nodes stored before the link fields existed take them from the catalog.
+    models::CompleteFromCatalog(catalog_, linked.gpu);
+    if (target.kind == Target::Kind::kNode) {
+      options.max_gpus = std::max(1, linked.gpu_count);
+      options.gpus_per_node = options.max_gpus;
+      options.measured_link = MeasuredLink(linked.name);
+    }
+    absl::StatusOr<predictor::ParallelPrediction> parallel =
+        predictor::PredictParallel(model->model, workload.spec, linked, *layout, options);
+    if (!parallel.ok()) return parallel.status();
+    price.prediction = predictor::AsPrediction(*parallel);
+    price.parallel = *std::move(parallel);
+  }
+  if (absl::Status finite = CheckFinite(price.prediction); !finite.ok()) return finite;
+  price.cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
+                                              price.prediction.method, model->meta.cv_mape);
+  price.model = std::move(model);
+  price.node = *std::move(node);
+  price.spec = workload.spec;
+  price.batch_size = workload.spec.batch_size;
+  return price;
+}
+
+absl::StatusOr<predictor::JobEstimate> PriceJob(const WorkloadPrice& price,
+                                                const predictor::JobSize& job) {
+  return predictor::EstimateJob(price.prediction, job, price.batch_size);
+}
+
+}  // namespace perfcast::serving

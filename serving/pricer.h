@@ -1,0 +1,128 @@
+// The one pricing path: what Predict, PredictBatch and anything that ranks
+// or compares jobs (recommend, layouts) use to turn (model, target GPU,
+// workload, job size) into a time.
+//
+// Pricing has two halves. Price() is the job-independent part, the costly
+// one: it resolves the target (a registered node or a catalog GPU), runs
+// the two-level predictor on the described workload and checks the answer
+// is finite. PriceJob() is the cheap arithmetic that turns a WorkloadPrice
+// into a job time for one job size; callers that price the same workload
+// for many job sizes keep the WorkloadPrice and call PriceJob per size.
+//
+// Example:
+//   Pricer pricer(store, catalog);
+//   absl::StatusOr<std::shared_ptr<const LoadedModel>> model = pricer.Model("default");
+//   absl::StatusOr<WorkloadPrice> price =
+//       pricer.Price(**model, descriptor, Target::CatalogGpu("H100-SXM5-80GB"));
+//   absl::StatusOr<predictor::JobEstimate> job =
+//       PriceJob(*price, {.samples = 1'000'000, .epochs = 30});
+//
+// Thread-safe.
+#ifndef PERFCAST_SERVING_PRICER_H_
+#define PERFCAST_SERVING_PRICER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "db/store.h"
+#include "models/descriptor.h"
+#include "models/gpu_catalog.h"
+#include "models/hardware.h"
+#include "predictor/collectives.h"
+#include "predictor/job.h"
+#include "predictor/parallel.h"
+#include "predictor/predictor.h"
+#include "serving/model_cache.h"
+#include "serving/node_cache.h"
+
+namespace perfcast::serving {
+
+// The GPU a prediction is for.
+struct Target {
+  enum class Kind { kNode, kCatalogGpu };
+  Kind kind = Kind::kNode;
+  std::string name;  // a registered node's name, or a catalog GPU name
+
+  static Target Node(std::string name) { return {Kind::kNode, std::move(name)}; }
+  static Target CatalogGpu(std::string name) { return {Kind::kCatalogGpu, std::move(name)}; }
+};
+
+// The job-independent answer for one workload on one target.
+struct WorkloadPrice {
+  std::shared_ptr<const LoadedModel> model;
+  std::shared_ptr<const models::Node> node;  // the target as priced
+  models::WorkloadSpec spec;    // what was priced (normalised, resolved)
+  // One iteration: a single GPU's, or with a layout the whole step's
+  // (see predictor::AsPrediction).
+  predictor::Prediction prediction;
+  // With a multi-GPU layout: the step's parts, memory and links.
+  std::optional<predictor::ParallelPrediction> parallel;
+  int64_t batch_size = 0;       // samples per iteration (global), for PriceJob
+  double cv_mape = 0;           // of the level that answered
+};
+
+class Pricer {
+ public:
+  struct Options {
+    // How stale a cached model or node may get when another process writes
+    // the store; this process's own fits are visible at once.
+    absl::Duration model_recheck = absl::Seconds(1);
+    absl::Duration node_recheck = absl::Seconds(1);
+  };
+
+  // `store` and `catalog` must outlive the pricer.
+  Pricer(db::Store& store, const models::GpuCatalog& catalog, Options options);
+  Pricer(const Pricer&) = delete;
+  Pricer& operator=(const Pricer&) = delete;
+
+  // The latest model of `name` (empty: the default model); see ModelCache.
+  absl::StatusOr<std::shared_ptr<const LoadedModel>> Model(absl::string_view name);
+  // Makes a model this process just saved the latest of its name at once.
+  void ModelSaved(std::shared_ptr<const LoadedModel> loaded) { models_.Put(std::move(loaded)); }
+
+  // The node `target` names. NotFound for an unknown node or catalog GPU
+  // (see GpuCatalog::Find for short names); InvalidArgument for an empty name.
+  absl::StatusOr<std::shared_ptr<const models::Node>> ResolveTarget(const Target& target);
+
+  // Prices `workload` on `target` with `model`, on one GPU or, given a
+  // `layout`, on as many as it lays the step over (a registered node limits
+  // the layout to its GPU count and lends its measured all-reduce link).
+  // Errors: those of ResolveTarget; InvalidArgument when the node lacks
+  // usable rates or the layout does not fit (predictor::ValidateLayout);
+  // FailedPrecondition when the model cannot price this workload or answers
+  // a non-positive or non-finite time.
+  absl::StatusOr<WorkloadPrice> Price(
+      std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,
+      const Target& target,
+      const std::optional<predictor::ParallelLayout>& layout = std::nullopt);
+
+ private:
+  // The node's bus bandwidth and latency from its all-reduce benchmark
+  // profiles (perfcast-agent collectives), when it has at least two sizes.
+  std::optional<predictor::Link> MeasuredLink(const std::string& node_name);
+
+  db::Store& store_;
+  const models::GpuCatalog& catalog_;
+  ModelCache models_;
+  NodeCache nodes_;
+  // Catalog GPUs as nodes, built on first use; the catalog never changes.
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const models::Node>> catalog_nodes_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// The job time of `job` under `price`. Errors: those of
+// predictor::EstimateJob (InvalidArgument, OutOfRange, FailedPrecondition).
+absl::StatusOr<predictor::JobEstimate> PriceJob(const WorkloadPrice& price,
+                                                const predictor::JobSize& job);
+
+}  // namespace perfcast::serving
+
+#endif  // PERFCAST_SERVING_PRICER_H_

@@ -1,0 +1,104 @@
+#include "serving/training.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace perfcast::serving {
+namespace {
+
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<Selection> LoadSelection(db::Store& store,
+                                        const predictor::ProfileSelection& selection) {
+  Selection loaded;
+  if (absl::Status s = db::ForEachNode(
+          store, {}, [&](models::Node& node) { loaded.nodes[node.name] = std::move(node); });
+      !s.ok()) {
+    return s;
+  }
+  const predictor::ProfileSelector selector(selection);
+  db::ProfileFilter filter;
+  if (selection.since_us != 0) filter.since_us = selection.since_us;
+  filter.method_version = selection.method_version;
+  absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
+    auto node = loaded.nodes.find(p.node_name);
+    if (node != loaded.nodes.end() && selector.Selects(p, node->second.gpu.model)) {
+      loaded.profiles.push_back(p);
+    }
+    return true;
+  });
+  if (!scanned.ok()) return scanned;
+  if (loaded.profiles.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no profiles match the selection (", predictor::DescribeSelection(selection), ")"));
+  }
+  if (!selection.all_methods) {
+    int newest = 0;
+    for (const models::Profile& p : loaded.profiles) newest = std::max(newest, p.method_version);
+    std::erase_if(loaded.profiles,
+                  [&](const models::Profile& p) { return p.method_version != newest; });
+    loaded.method_version = newest;
+  }
+  return loaded;
+}
+
+absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
+                                       const predictor::ProfileSelection& selection,
+                                       const predictor::FitOptions& options,
+                                       const predictor::KeepGoing& keep_going) {
+  absl::StatusOr<Selection> loaded = LoadSelection(store, selection);
+  if (!loaded.ok()) return Prefixed("fit: ", loaded.status());
+  if (absl::Status s = keep_going(); !s.ok()) return s;
+  absl::StatusOr<predictor::PredictorModel> model =
+      predictor::Fit(loaded->profiles, loaded->nodes, options);
+  if (!model.ok()) return model.status();
+  if (absl::Status s = keep_going(); !s.ok()) return s;
+  if (!predictor::HasAnyFeature(*model)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "fit: no feature varies over the ", loaded->profiles.size(),
+        " selected profiles (a singular design): every regression would predict a constant; "
+        "profile more shapes, sizes or GPUs"));
+  }
+  absl::StatusOr<std::string> payload = predictor::SerializeModel(*model);
+  if (!payload.ok()) return Prefixed("fit: ", payload.status());
+  SavedFit fitted;
+  fitted.summary = predictor::Summarize(*model);
+  fitted.profiles = static_cast<int64_t>(loaded->profiles.size());
+  db::StoredModel stored;
+  stored.name = ModelName(name);
+  stored.target = fitted.summary.target;
+  stored.summary =
+      absl::StrCat(fitted.summary.line, "; ", predictor::MethodNote(loaded->method_version));
+  stored.cv_mape = fitted.summary.cv_mape;
+  stored.created_at_us = model->created_at_us;
+  stored.payload = *std::move(payload);
+  absl::StatusOr<db::StoredModel> saved = store.SaveModel(stored);
+  if (!saved.ok()) return saved.status();
+  auto result = std::make_shared<LoadedModel>();
+  result->meta = *std::move(saved);
+  result->meta.payload.clear();
+  result->model = *std::move(model);
+  fitted.loaded = std::move(result);
+  return fitted;
+}
+
+absl::StatusOr<predictor::EvaluationResult> EvaluateSelection(
+    db::Store& store, const predictor::ProfileSelection& selection,
+    const predictor::EvaluateOptions& options, const predictor::KeepGoing& keep_going) {
+  absl::StatusOr<Selection> loaded = LoadSelection(store, selection);
+  if (!loaded.ok()) return Prefixed("evaluate: ", loaded.status());
+  if (absl::Status s = keep_going(); !s.ok()) return s;
+  return predictor::EvaluateAndReport(
+      std::move(loaded->profiles), loaded->nodes, options,
+      {.description = predictor::DescribeSelection(selection),
+       .method_version = loaded->method_version},
+      keep_going);
+}
+
+}  // namespace perfcast::serving

@@ -1,0 +1,66 @@
+// Fitting and evaluating models over the profiles a store holds: the
+// selection read from the store, the predictor run on it, and (for a fit)
+// the model saved as the next version of its name.
+//
+// Thread-safe: plain functions; the store serialises its own writes.
+#ifndef PERFCAST_SERVING_TRAINING_H_
+#define PERFCAST_SERVING_TRAINING_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "db/store.h"
+#include "models/hardware.h"
+#include "models/profile.h"
+#include "predictor/evaluation_report.h"
+#include "predictor/predictor.h"
+#include "predictor/selection.h"
+#include "predictor/summary.h"
+#include "serving/model_cache.h"
+
+namespace perfcast::serving {
+
+// The selected profiles and every registered node (by name).
+struct Selection {
+  std::vector<models::Profile> profiles;
+  std::map<std::string, models::Node> nodes;
+  std::optional<int> method_version;  // of every profile; none: all methods
+};
+
+// Reads every node and the profiles `selection` keeps: of one measurement
+// method (the one asked for, else the newest present) unless it asks for
+// all. FailedPrecondition (naming the selection) when none match; the
+// store's errors.
+absl::StatusOr<Selection> LoadSelection(db::Store& store,
+                                        const predictor::ProfileSelection& selection);
+
+struct SavedFit {
+  std::shared_ptr<const LoadedModel> loaded;  // as saved: id and version set
+  predictor::ModelSummary summary;
+  int64_t profiles = 0;  // how many the fit used
+};
+
+// Fits model `name` (empty: the default) on `selection` and saves it as its
+// next version. `keep_going` is asked before the fit and before saving; a
+// fit it stops saves nothing. Errors: FailedPrecondition when no profiles
+// match, no model could be fitted, or no feature varies (every regression
+// would answer a constant); InvalidArgument for bad options or undescribable
+// stored workloads; the store's errors.
+absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
+                                       const predictor::ProfileSelection& selection,
+                                       const predictor::FitOptions& options,
+                                       const predictor::KeepGoing& keep_going);
+
+// Evaluates `options` on `selection` (see predictor::EvaluateAndReport).
+absl::StatusOr<predictor::EvaluationResult> EvaluateSelection(
+    db::Store& store, const predictor::ProfileSelection& selection,
+    const predictor::EvaluateOptions& options, const predictor::KeepGoing& keep_going);
+
+}  // namespace perfcast::serving
+
+#endif  // PERFCAST_SERVING_TRAINING_H_

@@ -1,0 +1,195 @@
+// The conventions a new user expects of perfcast, perfcastd and
+// perfcast-agent (issue 14): flags after the subcommand, --version, named
+// unknown commands, required options, a config file, completion, the GPU
+// catalog, and the server's refusals of a busy port and of files that are
+// not its database.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/db/test_util.h"
+#include "tests/integration/process_harness.h"
+
+namespace perfcast::testing {
+namespace {
+
+class CliConventionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ServerProcess>(dir_.File("perfcast.db"));
+    ASSERT_TRUE(server_->started());
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    const std::string path = dir_.File(name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  static std::string Slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(CliConventionsTest, GlobalFlagsWorkAfterTheSubcommand) {
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H200"}).exit_code, 0);
+  // Cli() puts --server first; -o after the subcommand is the point.
+  CommandResult r = server_->Cli({"nodes", "list", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json node = nlohmann::json::parse(r.out);
+  EXPECT_EQ(node["name"], "n1");
+  // The unambiguous short name registered the one H200 of the catalog.
+  EXPECT_EQ(node["gpu"]["model"], "H200-SXM-141GB");
+  r = RunCommand({PERFCAST_CLI_PATH, "nodes", "get", "n1", "--server", server_->address(),
+                  "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["name"], "n1");
+}
+
+TEST_F(CliConventionsTest, VersionsAndHelpExitZero) {
+  for (const char* binary : {PERFCAST_CLI_PATH, PERFCASTD_PATH}) {
+    CommandResult r = RunCommand({binary, "--version"});
+    EXPECT_EQ(r.exit_code, 0) << binary << r.err;
+    EXPECT_NE(r.out.find("0."), std::string::npos) << binary << ": " << r.out;
+    EXPECT_EQ(r.out.find("Debug build"), std::string::npos) << r.out;
+  }
+  CommandResult help = RunCommand({PERFCASTD_PATH, "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  for (const char* flag : {"--listen", "--db", "--tls-cert", "--token-file", "--config"}) {
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag << "\n" << help.out;
+  }
+  CommandResult predict = RunCommand({PERFCAST_CLI_PATH, "predict", "--help"});
+  EXPECT_EQ(predict.exit_code, 0);
+  EXPECT_NE(predict.out.find("Required"), std::string::npos) << predict.out;
+}
+
+TEST_F(CliConventionsTest, UnknownCommandsAreNamed) {
+  CommandResult r = server_->Cli({"nodes", "lst"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown command 'lst'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("list"), std::string::npos) << r.err;
+  r = server_->Cli({"-o", "json", "nodez"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown command 'nodez'"), std::string::npos) << r.err;
+}
+
+TEST_F(CliConventionsTest, PredictReportsTheFirstRealProblem) {
+  // Wrong GPU and no job size: the GPU is named, before any server call.
+  CommandResult r = server_->Cli({"predict", "--family", "lstm", "--gpu", "H900"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("H900"), std::string::npos) << r.err;
+  r = server_->Cli({"predict", "--family", "lstm", "--gpu", "H100", "--batch", "8",
+                    "--iterations", "5"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("ambiguous"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("H100-NVL-94GB"), std::string::npos) << r.err;
+  r = server_->Cli({"predict", "--family", "lstm", "--gpu", "H200", "--batch", "8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("job size is required"), std::string::npos) << r.err;
+  // 2^64 is refused, not taken as 2^63-1.
+  r = server_->Cli({"predict", "--family", "lstm", "--gpu", "H200", "--batch",
+                    "18446744073709551616", "--iterations", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("18446744073709551616"), std::string::npos) << r.err;
+}
+
+TEST_F(CliConventionsTest, ConfigFileSuppliesFlags) {
+  const std::string config =
+      WriteFile("perfcast.toml", absl::StrCat("server = \"", server_->address(), "\"\n"
+                                              "output = \"json\"\n"));
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "L4"}).exit_code, 0);
+  CommandResult r = RunCommand({PERFCAST_CLI_PATH, "--config", config, "nodes", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["gpu"]["model"], "L4-24GB");
+  // The command line wins over the file.
+  r = RunCommand({PERFCAST_CLI_PATH, "--config", config, "nodes", "list", "-o", "table"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NAME"), std::string::npos) << r.out;
+}
+
+TEST_F(CliConventionsTest, BashCompletionCompletesCommandsFlagsAndGpus) {
+  CommandResult script = RunCommand({PERFCAST_CLI_PATH, "completion", "bash"});
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  const std::string path = WriteFile("perfcast.bash", script.out);
+  auto complete = [&](const std::string& words, int cword) {
+    return RunCommand({"/bin/bash", "-c",
+                       absl::StrCat("source ", path, "; COMP_WORDS=(", words,
+                                    "); COMP_CWORD=", cword,
+                                    "; _perfcast; echo \"${COMPREPLY[*]}\"")});
+  };
+  CommandResult r = complete("perfcast nodes l", 2);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "list\n");
+  r = complete("perfcast predict --gp", 2);
+  EXPECT_EQ(r.out, "--gpu\n");
+  r = complete("perfcast predict --gpu H2", 3);
+  EXPECT_EQ(r.out, "H200-SXM-141GB\n");
+  r = complete("perfcast g", 1);
+  EXPECT_EQ(r.out, "gpus\n");
+}
+
+TEST_F(CliConventionsTest, GpuCatalogIsListedWithoutAServer) {
+  CommandResult r = RunCommand({PERFCAST_CLI_PATH, "--server", "127.0.0.1:1", "gpus", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("H200-SXM-141GB"), std::string::npos);
+  EXPECT_NE(r.out.find("L40S-48GB"), std::string::npos);
+  r = RunCommand({PERFCAST_CLI_PATH, "gpus", "list", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  EXPECT_GE(lines.size(), 10u);
+  EXPECT_TRUE(nlohmann::json::parse(lines[0]).contains("memory_bandwidth_gbs"));
+}
+
+TEST_F(CliConventionsTest, NodeNamesWithTerminalEscapesAreRefused) {
+  CommandResult r = server_->Cli({"nodes", "register", "--name", "evil\x1b[2J", "--gpu", "L4"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("INVALID_ARGUMENT"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "the error echoed the escape";
+}
+
+TEST_F(CliConventionsTest, EndlessInputEndsWithABoundedError) {
+  CommandResult r = server_->Cli({"import", "--format", "csv", "/dev/zero"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("longer than"), std::string::npos) << r.err.substr(0, 300);
+  EXPECT_LT(r.err.size(), 500u);
+  EXPECT_NE(r.err.find("nothing imported"), std::string::npos) << r.err;
+}
+
+TEST_F(CliConventionsTest, ServerRefusesABusyPort) {
+  CommandResult r = RunCommand({PERFCASTD_PATH, "--listen", server_->address(), "--db",
+                                dir_.File("second.db"), "--log-level", "error"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("in use"), std::string::npos) << r.err;
+}
+
+TEST_F(CliConventionsTest, ServerRefusesAnAgentFileAndLeavesItUntouched) {
+  const std::string copy = dir_.File("h100.sqlite");
+  std::filesystem::copy_file(std::string(PERFCAST_DATA_DIR) + "/h100.sqlite", copy);
+  const std::string before = Slurp(copy);
+  const auto mtime = std::filesystem::last_write_time(copy);
+  // Both the new spelling and the old underscore alias are flags.
+  CommandResult r = RunCommand({PERFCASTD_PATH, "--listen=127.0.0.1:0", "--db=" + copy,
+                                "--log_level=error"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not a server database"), std::string::npos) << r.err;
+  EXPECT_EQ(Slurp(copy), before);
+  EXPECT_EQ(std::filesystem::last_write_time(copy), mtime);
+  EXPECT_FALSE(std::filesystem::exists(copy + "-wal"));
+  // The same flags in the old spelling reach the same checks.
+  r = RunCommand({PERFCASTD_PATH, "--tls_cert=" + dir_.File("missing.pem"), "--tls-key=x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--tls-cert"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace perfcast::testing

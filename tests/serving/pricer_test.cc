@@ -1,0 +1,137 @@
+// The pricing path and fitting over a store of synthetic profiles that
+// follow a known roofline law.
+#include "serving/pricer.h"
+
+#include <cmath>
+#include <memory>
+
+#include "gtest/gtest.h"
+#include "models/descriptor.h"
+#include "models/gpu_catalog.h"
+#include "serving/training.h"
+#include "tests/db/test_util.h"
+#include "tests/server/synthetic_store.h"
+
+namespace perfcast::serving {
+namespace {
+
+class PricerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(dir_.File("perfcast.db"));
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    nodes_ = testing::SyntheticNodes();
+    ASSERT_TRUE(testing::FillSyntheticStore(*store_, nodes_, {"beta2"}).ok());
+  }
+
+  static models::WorkloadDescriptor Lstm() {
+    models::WorkloadSpec spec;
+    spec.family = "lstm";
+    spec.params = {{"layers", 2}, {"hidden", 256}};
+    spec.batch_size = 64;
+    spec.precision = models::Precision::kBf16Amp;
+    absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
+    EXPECT_TRUE(d.ok()) << d.status();
+    return *d;
+  }
+
+  absl::StatusOr<SavedFit> FitWithoutBeta2() {
+    predictor::ProfileSelection selection;
+    selection.exclude_gpu_models = {"beta2-gpu"};
+    return FitAndSave(*store_, "", selection, predictor::FitOptions{},
+                      [] { return absl::OkStatus(); });
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<db::Store> store_;
+  std::vector<models::Node> nodes_;
+};
+
+TEST_F(PricerTest, PricesAHeldOutNodeNearTheTruthAndJobsFromIt) {
+  absl::StatusOr<SavedFit> fitted = FitWithoutBeta2();
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  EXPECT_EQ(fitted->loaded->meta.name, "default");
+  EXPECT_EQ(fitted->loaded->meta.version, 1);
+  EXPECT_GT(fitted->profiles, 0);
+
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  absl::StatusOr<std::shared_ptr<const LoadedModel>> model = pricer.Model("");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const models::WorkloadDescriptor lstm = Lstm();
+  absl::StatusOr<WorkloadPrice> price = pricer.Price(*model, lstm, Target::Node("beta2"));
+  ASSERT_TRUE(price.ok()) << price.status();
+  const double truth = testing::TrueIterationMs(lstm, nodes_[3]);
+  EXPECT_NEAR(price->prediction.iteration_ms, truth, 0.05 * truth);
+  EXPECT_EQ(price->node->name, "beta2");
+  EXPECT_EQ(price->batch_size, 64);
+  EXPECT_GT(price->cv_mape, 0);
+
+  absl::StatusOr<predictor::JobEstimate> job =
+      PriceJob(*price, {.samples = 6400, .epochs = 2});
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->iterations, 200);
+  EXPECT_DOUBLE_EQ(job->seconds, 200 * price->prediction.iteration_ms / 1e3);
+  EXPECT_EQ(PriceJob(*price, {.iterations = INT64_MAX}).status().code(),
+            absl::StatusCode::kOutOfRange);
+
+  absl::StatusOr<WorkloadPrice> catalog =
+      pricer.Price(*model, lstm, Target::CatalogGpu("H100-SXM5-80GB"));
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->node->gpu.model, "H100-SXM5-80GB");
+  EXPECT_NE(catalog->prediction.rate_source, predictor::RateSource::kMeasured);
+}
+
+TEST_F(PricerTest, UnknownTargetsAndModelsAreNotFound) {
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  EXPECT_EQ(pricer.Model("").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(pricer.ResolveTarget(Target::Node("nope")).status().code(),
+            absl::StatusCode::kNotFound);
+  absl::Status gpu = pricer.ResolveTarget(Target::CatalogGpu("Z9000")).status();
+  EXPECT_EQ(gpu.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(gpu.message().find("Z9000"), std::string::npos);
+  EXPECT_EQ(pricer.ResolveTarget(Target::Node("")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(PricerTest, AFitIsVisibleAtOnceThroughModelSaved) {
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {.model_recheck = absl::Hours(1)});
+  absl::StatusOr<SavedFit> first = FitWithoutBeta2();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ((*pricer.Model(""))->meta.version, 1);
+  absl::StatusOr<SavedFit> second = FitWithoutBeta2();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ((*pricer.Model(""))->meta.version, 1);  // cached for an hour
+  pricer.ModelSaved(second->loaded);
+  EXPECT_EQ((*pricer.Model(""))->meta.version, 2);
+}
+
+TEST_F(PricerTest, FitRefusesEmptySelectionsAndStopsWhenTold) {
+  predictor::ProfileSelection none;
+  none.gpu_models = {"no-such-gpu"};
+  absl::StatusOr<SavedFit> empty =
+      FitAndSave(*store_, "", none, {}, [] { return absl::OkStatus(); });
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(empty.status().message().find("gpu_models=no-such-gpu"), std::string::npos);
+  absl::StatusOr<SavedFit> stopped = FitAndSave(*store_, "", {}, {}, [] {
+    return absl::DeadlineExceededError("too late");
+  });
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(store_->LatestModel("default").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(PricerTest, EvaluationUnderHeldOutSizesReportsOnlyLevelTwo) {
+  predictor::EvaluateOptions options;
+  options.split = predictor::Split::kHeldOutSizes;
+  absl::StatusOr<predictor::EvaluationResult> result =
+      EvaluateSelection(*store_, {}, options, [] { return absl::OkStatus(); });
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_GT(result->size_threshold, 0);
+  EXPECT_EQ(result->report.level1.overall.count, 0);
+  EXPECT_GT(result->report.level2.overall.count, 0);
+  EXPECT_EQ(result->workload_keys.size(), result->report.points.size());
+  EXPECT_NE(result->report_json.find("\"split\":\"sizes\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfcast::serving
