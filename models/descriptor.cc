@@ -20,6 +20,8 @@ constexpr std::pair<OpClass, absl::string_view> kOpClassNames[] = {
     {OpClass::kOptimizer, "optimizer"},
     {OpClass::kHostToDevice, "h2d"},
     {OpClass::kHostOverhead, "host"},
+    {OpClass::kNorm, "norm"},
+    {OpClass::kSoftmax, "softmax"},
 };
 
 // The registry: models first, then operations. Built once, never destroyed.
@@ -66,8 +68,8 @@ absl::StatusOr<OpClass> ParseOpClass(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown operation class '", name,
-      "' (expected gemm, conv, recurrent, attention, elementwise, embedding, optimizer, h2d "
-      "or host)"));
+      "' (expected gemm, conv, recurrent, attention, elementwise, embedding, optimizer, h2d, "
+      "host, norm or softmax)"));
 }
 
 const std::vector<OpClass>& AllOpClasses() {

@@ -65,7 +65,8 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
   for (const auto& [name, value] : OperationInputs(models::Operation{}, EffectiveRates{})) {
     inputs.push_back(name);
   }
-  const std::vector<std::string> names = CandidateNames(OperationFeatureTable(), inputs);
+  const std::vector<std::string> all_names = CandidateNames(OperationFeatureTable(), inputs);
+  std::map<models::OpClass, std::vector<std::string>> class_names;
   std::map<models::OpClass, Pending> pending;
   for (size_t i = 0; i < profiles.size(); ++i) {
     const DescribedProfile& described = profiles[i];
@@ -79,6 +80,12 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
     absl::StatusOr<EffectiveRates> rates = ResolveRates(**node, efficiencies);
     if (!rates.ok()) return rates.status();
     const models::Operation& op = described.descriptor.operations.front();
+    std::vector<std::string>& names = class_names[op.op_class];
+    if (names.empty()) {
+      for (const std::string& name : all_names) {
+        if (IsCandidateFor(op.op_class, name)) names.push_back(name);
+      }
+    }
     absl::StatusOr<std::vector<double>> row =
         EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, *rates), names);
     if (!row.ok()) return row.status();
@@ -88,7 +95,9 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
     bucket.info.push_back(MakeInfo(described, **node, i));
   }
   std::map<models::OpClass, Dataset> out;
-  for (auto& [op_class, bucket] : pending) out[op_class] = Assemble(names, std::move(bucket));
+  for (auto& [op_class, bucket] : pending) {
+    out[op_class] = Assemble(class_names[op_class], std::move(bucket));
+  }
   return out;
 }
 

@@ -79,14 +79,23 @@ absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
 
 struct Prediction {
   double iteration_ms = 0;  // per training step or inference batch
-  double lo_ms = 0;         // 10th..90th percentile band from CV relative errors
+  // 10th..90th percentile band from held-out relative errors: random-fold
+  // errors on a GPU with measured rates, leave-one-GPU-out errors on a GPU
+  // priced from its spec sheet; a level-1 sum standing in for level 2 gets
+  // its operations' band widened twofold (in log space).
+  double lo_ms = 0;
   double hi_ms = 0;
-  // "two-level", "level1-sum" (no level-2 model for the phase) or
-  // "level2-direct" (level 2 without level-1 models).
+  // "two-level"; "two-level-reduced" (level 2 from too few rows to select
+  // features: level1_ms times one ratio); "level1-sum" (no level-2 model for
+  // the phase); "level2-direct" (level 2 without level-1 models);
+  // "level1-operation" (an operation workload: its class's level-1 model).
   std::string method;
-  // Level-1 estimate per operation class (op-class key -> ms per iteration);
-  // sums to level 2's leading feature, not necessarily to iteration_ms.
+  double level1_ms = 0;  // the level-1 sum (0 for level2-direct)
+  // Per operation class (op-class key -> ms per iteration): the level-1
+  // estimates scaled by breakdown_scale = iteration_ms / level1_ms, so that
+  // they add up to iteration_ms.
   std::map<std::string, double> breakdown_ms;
+  double breakdown_scale = 1;
   // "<model>:<feature>" for every feature of every model used, e.g.
   // "level2/train:level1_ms", "level1/gemm:compute_ms".
   std::vector<std::string> features_used;

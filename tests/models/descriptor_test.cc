@@ -67,7 +67,7 @@ TEST(OpClassTest, NamesRoundTrip) {
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(*parsed, c);
   }
-  EXPECT_EQ(AllOpClasses().size(), 9u);
+  EXPECT_EQ(AllOpClasses().size(), 11u);
   EXPECT_FALSE(ParseOpClass("matmul").ok());
 }
 
