@@ -169,6 +169,7 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"efficiency_by_architecture", model.efficiencies.by_architecture},
       {"efficiency_global", model.efficiencies.global},
       {"profile_rates", model.profile_rates},
+      {"rate_spread", model.rate_spread},
       {"notes", model.notes},
       {"created_at_us", model.created_at_us},
   };
@@ -218,6 +219,18 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
   for (const auto& [key, value] : root["efficiency_global"].items()) {
     if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
     model.efficiencies.global[key] = value.get<double>();
+  }
+  // Absent from models saved before rate spreads were kept.
+  if (root.contains("rate_spread")) {
+    if (!root["rate_spread"].is_object()) {
+      return absl::InvalidArgumentError("model: 'rate_spread' must be an object");
+    }
+    for (const auto& [key, value] : root["rate_spread"].items()) {
+      if (!value.is_number() || !(value.get<double>() >= 0)) {
+        return absl::InvalidArgumentError("model: bad rate spread");
+      }
+      model.rate_spread[key] = value.get<double>();
+    }
   }
   // Absent from models saved before rates were read off profiles.
   if (root.contains("profile_rates")) {

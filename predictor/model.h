@@ -72,6 +72,9 @@ struct PredictorModel {
   // Rates read off the training nodes' own operation profiles, per node name
   // (profile_rates.h): they stand in for agent measurements at prediction.
   std::map<std::string, std::map<std::string, double>> profile_rates;
+  // LeaveOneOutRateSpread of the training nodes: widens the intervals of
+  // GPUs priced from their spec sheets.
+  std::map<std::string, double> rate_spread;
   std::vector<std::string> notes;  // what Fit skipped and why
   int64_t created_at_us = 0;
 

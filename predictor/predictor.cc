@@ -260,13 +260,31 @@ absl::StatusOr<double> Apply(const FittedModel& model, const FeatureInputs& inpu
   return y;
 }
 
+// The z-score of the 90th percentile of a normal distribution.
+constexpr double kZ90 = 1.2816;
+
 // Relative-error band around a prediction: measured ≈ predicted / (1 + e).
-// A GPU priced from its spec sheet takes the leave-one-GPU-out errors.
-void Band(const FittedModel& model, double predicted, bool unseen_gpu, double& lo, double& hi) {
+// A GPU priced from its spec sheet takes the leave-one-GPU-out errors, and
+// the spread of its binding rate (`rate_spread`, log-normal) on top: the
+// two add in quadrature in log space.
+void Band(const FittedModel& model, double predicted, bool unseen_gpu, double rate_spread,
+          double& lo, double& hi) {
   const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen_gpu), -0.95);
   const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen_gpu), -0.95);
-  lo = predicted / (1 + high_error);
-  hi = predicted / (1 + low_error);
+  double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
+  double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
+  if (unseen_gpu && rate_spread > 0) {
+    below = std::hypot(below, kZ90 * rate_spread);
+    above = std::hypot(above, kZ90 * rate_spread);
+  }
+  lo = predicted * std::exp(-below);
+  hi = predicted * std::exp(above);
+}
+
+// The spread of the rate that binds: math or memory.
+double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
+  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
+  return it == model.rate_spread.end() ? 0 : it->second;
 }
 
 // The operations an unfused attention core runs, for a model without an
@@ -341,7 +359,10 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
     if (!y.ok()) return y.status();
     // An intercept can push a tiny call below zero; it cannot take less than no time.
     call_ms = std::max(0.0, *y);
-    Band(it->second, call_ms, unseen_gpu, lo, hi);
+    Band(it->second, call_ms, unseen_gpu,
+         BindingSpread(model, op.flops / rates.FlopsPerSecond(op.precision),
+                       op.bytes / rates.memory_bytes_per_s),
+         lo, hi);
   }
   if (prediction != nullptr) {
     prediction->breakdown_ms[key] += op.count * call_ms;
@@ -404,6 +425,7 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   std::vector<const models::Node*> node_list;
   for (const auto& [name, node] : nodes) node_list.push_back(&node);
   model.efficiencies = LearnEfficiencies(node_list);
+  model.rate_spread = LeaveOneOutRateSpread(node_list);
 
   if (options.fit_level1) {
     absl::StatusOr<std::map<models::OpClass, Dataset>> datasets =
@@ -489,7 +511,9 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     prediction.method = !uses_level1             ? "level2-direct"
                         : level2->second.reduced ? "two-level-reduced"
                                                  : "two-level";
-    Band(level2->second, *y, unseen_gpu, prediction.lo_ms, prediction.hi_ms);
+    Band(level2->second, *y, unseen_gpu,
+         BindingSpread(model, inputs["compute_ms"], inputs["memory_ms"]), prediction.lo_ms,
+         prediction.hi_ms);
   } else {
     prediction.iteration_ms = *level1_ms;
     prediction.method = operation ? "level1-operation" : "level1-sum";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -99,6 +100,44 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
   }
   for (const auto& [key, sum] : global_sums) table.global[key] = std::exp(sum.first / sum.second);
   return table;
+}
+
+std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes) {
+  std::map<std::string, std::vector<double>> errors;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::vector<const models::Node*> others(nodes.begin(), nodes.end());
+    others.erase(others.begin() + i);
+    const EfficiencyTable table = LearnEfficiencies(others);
+    const models::Node& node = *nodes[i];
+    for (const RateField& field : kRateFields) {
+      const std::optional<double>& measured = node.measured.*field.measured;
+      const double spec = node.gpu.*field.spec;
+      if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
+      const std::string key(field.key);
+      double efficiency = 0;
+      if (auto arch = table.by_architecture.find(node.gpu.architecture);
+          arch != table.by_architecture.end() && arch->second.count(key)) {
+        efficiency = arch->second.at(key);
+      } else if (auto global = table.global.find(key); global != table.global.end()) {
+        efficiency = global->second;
+      } else {
+        continue;
+      }
+      errors[key].push_back(std::abs(std::log(spec * efficiency / *measured)));
+    }
+  }
+  // 1.4826 × the median absolute error estimates a normal spread robustly:
+  // one power-capped GPU among five would otherwise set every interval.
+  std::map<std::string, double> spread;
+  for (auto& [key, values] : errors) {
+    if (values.size() < 2) continue;
+    std::sort(values.begin(), values.end());
+    const size_t half = values.size() / 2;
+    const double median =
+        values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
+    spread[key] = 1.4826 * median;
+  }
+  return spread;
 }
 
 double EffectiveRates::FlopsPerSecond(models::Precision precision) const {

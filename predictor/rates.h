@@ -52,6 +52,14 @@ struct EfficiencyTable {
 // nodes that have both (other nodes are ignored).
 EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
 
+// How far spec × learned efficiency misses a GPU's real rate when that GPU
+// is left out of the learning: per rate key, the spread (1.4826 × median
+// absolute value, a robust standard deviation) of log(spec × efficiency
+// without the node / measured) over the nodes that have both (absent with
+// fewer than two). The spread of a spec-only GPU's
+// rates, which its prediction intervals must carry.
+std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes);
+
 struct EffectiveRates {
   double flops_per_s[5] = {0, 0, 0, 0, 0};  // indexed by models::Precision
   double memory_bytes_per_s = 0;
