@@ -161,7 +161,7 @@ absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef
 
 bool IsCandidateFor(models::OpClass op_class, absl::string_view name) {
   constexpr absl::string_view kUntiled[] = {"compute_ms", "memory_ms", "roofline_ms",
-                                            "overlap_ms", "wave_compute_ms"};
+                                            "overlap_ms"};
   constexpr absl::string_view kTiled[] = {"tile_compute_ms", "tile_memory_ms"};
   const bool gemm = op_class == models::OpClass::kGemm;
   for (absl::string_view excluded : gemm ? absl::MakeConstSpan(kUntiled)

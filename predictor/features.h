@@ -69,9 +69,9 @@ absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef
                                                      absl::Span<const std::string> names);
 
 // Whether level-1 candidate `name` is offered to `op_class`'s selection. A
-// GEMM runs in output tiles: its padded math and tiled traffic replace the
-// untiled compute, memory and roofline times; the tile features are a GEMM's
-// alone.
+// GEMM runs in output tiles: its padded math, tiled traffic and waves of
+// tiles replace the untiled compute, memory and roofline times; the tile
+// features are a GEMM's alone.
 bool IsCandidateFor(models::OpClass op_class, absl::string_view name);
 
 // The candidate names of `table` whose inputs are all in `available`.

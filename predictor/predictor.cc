@@ -422,8 +422,14 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   for (const auto& [name, node] : given_nodes) {
     nodes[name] = WithProfileRates(node, model.profile_rates);
   }
+  // Efficiencies come from the nodes the profiles ran on, not from every
+  // registered node: a held-out GPU's measurements must not shape them.
+  std::set<std::string> profiled;
+  for (const DescribedProfile& p : profiles) profiled.insert(p.profile.node_name);
   std::vector<const models::Node*> node_list;
-  for (const auto& [name, node] : nodes) node_list.push_back(&node);
+  for (const auto& [name, node] : nodes) {
+    if (profiled.contains(name)) node_list.push_back(&node);
+  }
   model.efficiencies = LearnEfficiencies(node_list);
   model.rate_spread = LeaveOneOutRateSpread(node_list);
 
