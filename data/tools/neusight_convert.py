@@ -16,7 +16,7 @@ All three import with `perfcast import` (the third is not a profile file: it
 is read by data/tools/neusight_protocol.sh for the comparison). Standard
 library only; deterministic (a fixed stride picks the subsample).
 
-Usage: neusight_convert.py NEUSIGHT_DIR OUT_DIR [--models-as transformer|hf]
+Usage: neusight_convert.py NEUSIGHT_DIR OUT_DIR [--models-as hf|transformer]
 """
 
 import argparse
@@ -123,21 +123,42 @@ def kernels(root):
     return out
 
 
-def model_params(name, config, models_as):
-    """Architecture of a NeuSight model config as a perfcast family + params."""
+def model_params(config, phase, models_as):
+    """Architecture of a NeuSight model config as a perfcast family + params.
+
+    NeuSight runs Hugging Face models in FP32 with eager attention: GPT-2/3
+    and OPT as causal LMs (LM head over every position) in both phases; BERT
+    as BertForPreTraining (masked-LM head) to train and as
+    BertForSequenceClassification (pooler + classifier) for inference.
+    `hf` maps them onto the decoder and bert families (models/families) and
+    BERT inference onto the transformer classifier; `transformer` maps all
+    onto the transformer classifier (no LM head), the approximation used
+    before those families existed.
+    """
     if "n_embd" in config:  # GPT-2 style
         layers, hidden, heads = config["n_layer"], config["n_embd"], config["n_head"]
         ffn = config.get("n_inner") or 4 * hidden
+        positions = config.get("n_positions", 1024)
     else:  # BERT and OPT
         layers = config["num_hidden_layers"]
         hidden = config["hidden_size"]
         heads = config["num_attention_heads"]
         ffn = config.get("intermediate_size") or config.get("ffn_dim")
+        positions = config.get("max_position_embeddings", 512)
     vocab = config["vocab_size"]
+    classifier = ("transformer", {"layers": layers, "hidden": hidden, "heads": heads, "ffn": ffn,
+                                  "vocab": vocab, "classes": 2})
     if models_as == "transformer":
-        return "transformer", {"layers": layers, "hidden": hidden, "heads": heads, "ffn": ffn,
-                                "vocab": vocab, "classes": 2}
-    raise ValueError(models_as)
+        return classifier
+    if config.get("model_type") == "bert":
+        if phase == "inference":
+            return classifier
+        return "bert", {"layers": layers, "hidden": hidden, "heads": heads, "ffn": ffn,
+                        "vocab": vocab, "positions": positions,
+                        "type_vocab": config.get("type_vocab_size", 2)}
+    return "decoder", {"layers": layers, "hidden": hidden, "heads": heads, "ffn": ffn,
+                       "vocab": vocab, "positions": positions, "norm": 0, "mlp": 0, "bias": 1,
+                       "tied": 1}
 
 
 def e2e(root, models_as):
@@ -165,9 +186,9 @@ def e2e(root, models_as):
                 config = json.load(f)
             with open(os.path.join(labels, device, name)) as f:
                 label = json.load(f)
-            family, params = model_params(model, config, models_as)
-            params["seq_len"] = seq_len
             phase = "train" if mode == "train" else "inference"
+            family, params = model_params(config, phase, models_as)
+            params["seq_len"] = seq_len
             records.append({
                 "gpu": gpu,
                 "kind": "model",
@@ -201,8 +222,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("neusight_dir", help="a checkout of sitar-lab/NeuSight")
     parser.add_argument("out_dir")
-    parser.add_argument("--models-as", default="transformer", choices=["transformer"],
-                        help="perfcast family the end-to-end models are described by")
+    parser.add_argument("--models-as", default="hf", choices=["hf", "transformer"],
+                        help="perfcast families the end-to-end models are described by")
     args = parser.parse_args()
     if not os.path.isdir(os.path.join(args.neusight_dir, "scripts/asplos/label")):
         sys.exit(f"neusight_convert: {args.neusight_dir} is not a NeuSight checkout")

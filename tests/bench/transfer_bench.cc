@@ -3,7 +3,11 @@
 // GPUs' rows, prints MAPE, signed bias and 10-90% interval coverage per test
 // GPU, per operation class and per phase, and the fitted models.
 //
-//   transfer_bench --train GPU,GPU,... --test GPU,GPU,... [--group-by gpu] FILE...
+//   transfer_bench --train GPU,GPU,... --test GPU,GPU,... [--group-by gpu]
+//                  [--points OUT.csv] FILE...
+//
+// --points writes every test point (gpu, level, class, family, phase,
+// measured, predicted, lo, hi) for data/tools/neusight_compare.py.
 //
 // data/tools/neusight_protocol.sh runs it (and the same through perfcastd)
 // on NeuSight's public measurements.
@@ -61,10 +65,16 @@ int main(int argc, char** argv) {
   pp::EvaluateOptions options;
   options.split = pp::Split::kTrainTestGpus;
   std::vector<std::string> files;
+  std::string points_file;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--train" || arg == "--test" || arg == "--group-by") && i + 1 < argc) {
+    if ((arg == "--train" || arg == "--test" || arg == "--group-by" || arg == "--points") &&
+        i + 1 < argc) {
       const std::string value = argv[++i];
+      if (arg == "--points") {
+        points_file = value;
+        continue;
+      }
       if (arg == "--group-by") {
         options.fit.group_by = value == "gpu" ? pp::GroupBy::kGpu : pp::GroupBy::kNone;
         continue;
@@ -129,5 +139,17 @@ int main(int argc, char** argv) {
   for (const auto& [op_class, r] : by_class) PrintGroup(op_class.c_str(), r.level1.by_gpu);
   PrintLevel("whole models (level 2) on the test GPUs", report->level2);
   for (const std::string& note : report->notes) std::printf("  note: %s\n", note.c_str());
+  if (!points_file.empty()) {
+    std::FILE* out = std::fopen(points_file.c_str(), "w");
+    if (out == nullptr) return std::fprintf(stderr, "cannot write %s\n", points_file.c_str()), 1;
+    std::fprintf(out, "gpu,level,op_class,family,phase,batch_size,measured_ms,predicted_ms,lo_ms,hi_ms\n");
+    for (const pp::EvaluatedPoint& p : report->points) {
+      std::fprintf(out, "%s,%d,%s,%s,%s,%lld,%.17g,%.17g,%.17g,%.17g\n", p.gpu.c_str(), p.level,
+                   p.op_class.c_str(), p.family.c_str(), p.phase.c_str(),
+                   static_cast<long long>(profiles[p.profile_index].profile.workload.batch_size),
+                   p.measured_ms, p.predicted_ms, p.lo_ms, p.hi_ms);
+    }
+    std::fclose(out);
+  }
   return 0;
 }
