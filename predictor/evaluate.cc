@@ -77,8 +77,14 @@ absl::StatusOr<std::string> GpuOf(const DescribedProfile& p,
 }
 
 absl::Status NothingPredicted(const EvaluationReport& report) {
+  constexpr size_t kShownNotes = 3;
   std::string why = "evaluate: no held-out profile could be predicted";
-  for (const std::string& note : report.notes) absl::StrAppend(&why, "; ", note);
+  for (size_t i = 0; i < report.notes.size() && i < kShownNotes; ++i) {
+    absl::StrAppend(&why, "; ", report.notes[i]);
+  }
+  if (report.notes.size() > kShownNotes) {
+    absl::StrAppend(&why, "; and ", report.notes.size() - kShownNotes, " more");
+  }
   return absl::FailedPreconditionError(why);
 }
 

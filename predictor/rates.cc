@@ -92,6 +92,23 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
       ++global.second;
     }
   }
+  // The host side has no spec sheet: a node without measurements takes the
+  // typical host of the nodes that have them.
+  for (const models::Node* node : nodes) {
+    const auto& m = node->measured;
+    if (m.launch_latency_us.value_or(0) > 0) {
+      auto& sum = global_sums[std::string(kHostLaunchKey)];
+      sum.first += std::log(*m.launch_latency_us);
+      ++sum.second;
+    }
+    const double h2d = m.h2d_pageable_gbs.value_or(0) > 0 ? *m.h2d_pageable_gbs
+                                                           : m.h2d_pinned_gbs.value_or(0);
+    if (h2d > 0) {
+      auto& sum = global_sums[std::string(kHostH2dKey)];
+      sum.first += std::log(h2d);
+      ++sum.second;
+    }
+  }
   EfficiencyTable table;
   for (const auto& [arch, sums] : arch_sums) {
     for (const auto& [key, sum] : sums) {
@@ -158,9 +175,14 @@ absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
         "node '", node.name, "' has no fp32 rate or memory bandwidth, measured or in its spec"));
   }
   const auto& m = node.measured;
-  rates.launch_latency_s =
-      1e-6 * (m.launch_latency_us.value_or(0) > 0 ? *m.launch_latency_us : kDefaultLaunchLatencyUs);
-  double h2d_gbs = kDefaultH2dGbs;
+  auto typical = [&](absl::string_view key, double fallback) {
+    auto it = efficiencies.global.find(std::string(key));
+    return it == efficiencies.global.end() ? fallback : it->second;
+  };
+  double launch_us = typical(kHostLaunchKey, kDefaultLaunchLatencyUs);
+  if (m.launch_latency_us.value_or(0) > 0) launch_us = *m.launch_latency_us;
+  rates.launch_latency_s = 1e-6 * launch_us;
+  double h2d_gbs = typical(kHostH2dKey, kDefaultH2dGbs);
   if (m.h2d_pageable_gbs.value_or(0) > 0) {
     h2d_gbs = *m.h2d_pageable_gbs;
   } else if (m.h2d_pinned_gbs.value_or(0) > 0) {

@@ -40,7 +40,12 @@ inline constexpr double kDefaultLaunchLatencyUs = 5.0;
 inline constexpr double kDefaultH2dGbs = 12.0;
 
 // Learned measured/spec ratios. Keys of the inner maps: "fp32", "tf32",
-// "fp16", "bf16", "fp64", "memory".
+// "fp16", "bf16", "fp64", "memory". `global` also holds the typical host of
+// the measured nodes (geometric means, not ratios): kHostLaunchKey in µs and
+// kHostH2dKey in GB/s, which a node without host measurements takes instead
+// of the documented defaults.
+inline constexpr absl::string_view kHostLaunchKey = "host_launch_latency_us";
+inline constexpr absl::string_view kHostH2dKey = "host_h2d_gbs";
 struct EfficiencyTable {
   std::map<std::string, std::map<std::string, double>> by_architecture;
   std::map<std::string, double> global;

@@ -3,7 +3,7 @@
 // GPUs' rows, prints MAPE, signed bias and 10-90% interval coverage per test
 // GPU, per operation class and per phase, and the fitted models.
 //
-//   transfer_bench --train GPU,GPU,... --test GPU,GPU,... [--group-by gpu]
+//   transfer_bench [--train GPU,GPU,... --test GPU,GPU,...] [--group-by gpu]
 //                  [--points OUT.csv] FILE...
 //
 // --points writes every test point (gpu, level, class, family, phase,
@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "client/profile_files.h"
 #include "models/descriptor.h"
+#include "models/gpu_catalog.h"
 #include "predictor/evaluate.h"
 
 namespace pp = perfcast::predictor;
@@ -46,6 +47,7 @@ void PrintLevel(const char* title, const pp::LevelReport& level) {
   PrintGroup("class", level.by_class);
   PrintGroup("family", level.by_family);
   PrintGroup("phase", level.by_phase);
+  PrintGroup("precision", level.by_precision);
 }
 
 void PrintModel(const pp::FittedModel& m) {
@@ -87,17 +89,23 @@ int main(int argc, char** argv) {
       files.push_back(arg);
     }
   }
-  if (files.empty() || options.train_gpus.empty() || options.test_gpus.empty()) {
-    std::fprintf(stderr, "usage: transfer_bench --train GPU,... --test GPU,... FILE...\n");
+  if (files.empty() || options.train_gpus.empty() != options.test_gpus.empty()) {
+    std::fprintf(stderr, "usage: transfer_bench [--train GPU,... --test GPU,...] FILE...\n");
     return 2;
   }
+  // Without a train/test split: leave one GPU out at a time.
+  if (options.train_gpus.empty()) options.split = pp::Split::kLeaveOneGpuOut;
   std::map<std::string, pm::Node> nodes;
   std::vector<pp::DescribedProfile> profiles;
   for (const std::string& file : files) {
     absl::StatusOr<perfcast::client::ProfileFormat> format = perfcast::client::FormatOfPath(file);
     if (!format.ok()) return std::fprintf(stderr, "%s\n", format.status().ToString().c_str()), 1;
     perfcast::client::ProfileSink sink;
-    sink.node = [&](const pm::Node& node) { nodes[node.name] = node; };
+    sink.node = [&](const pm::Node& node) {
+      pm::Node complete = node;  // as the server stores it: spec sheet filled in
+      pm::CompleteFromCatalog(pm::GpuCatalog::BuiltIn(), complete.gpu);
+      nodes[node.name] = complete;
+    };
     sink.profile = [&](int64_t, const pm::Profile& profile) {
       absl::StatusOr<pm::WorkloadDescriptor> d = pm::Describe(profile.workload);
       if (d.ok()) profiles.push_back({profile, *std::move(d)});
