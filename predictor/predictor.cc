@@ -22,6 +22,9 @@ constexpr double kHighQuantile = 0.9;
 // corrects (operations the descriptor leaves out, overlap, host work): its
 // band is this many times wider, in log space, than the operations' bands.
 constexpr double kLevel1FallbackWidening = 2;
+// A GPU a model never saw, when its rows came from one GPU only and so say
+// nothing about the error on another: the band this many times wider.
+constexpr double kUnseenWidening = 1.75;
 // Level 2 needs this many rows for a one-ratio model with leave-one-out errors.
 constexpr int kMinReducedRows = 2;
 
@@ -263,17 +266,31 @@ absl::StatusOr<double> Apply(const FittedModel& model, const FeatureInputs& inpu
 // The z-score of the 90th percentile of a normal distribution.
 constexpr double kZ90 = 1.2816;
 
+// Where a prediction goes: the GPU model, and whether its rates come from
+// its spec sheet (nothing measured on it).
+struct Target {
+  std::string gpu;
+  bool spec_rates = false;
+};
+
 // Relative-error band around a prediction: measured ≈ predicted / (1 + e).
-// A GPU priced from its spec sheet takes the leave-one-GPU-out errors, and
-// the spread of its binding rate (`rate_spread`, log-normal) on top: the
-// two add in quadrature in log space.
-void Band(const FittedModel& model, double predicted, bool unseen_gpu, double rate_spread,
+// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
+// (or, with no other GPU to learn them from, the random-fold band widened
+// kUnseenWidening times in log space); on rates from a spec sheet, the
+// spread of the binding rate (`rate_spread`, log-normal) adds in quadrature.
+void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
           double& lo, double& hi) {
-  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen_gpu), -0.95);
-  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen_gpu), -0.95);
+  const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
+                                target.gpu) == model.training_gpus.end();
+  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen), -0.95);
+  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen), -0.95);
   double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
   double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
-  if (unseen_gpu && rate_spread > 0) {
+  if (unseen && model.transfer_error_quantiles.empty()) {
+    below *= kUnseenWidening;
+    above *= kUnseenWidening;
+  }
+  if (target.spec_rates && rate_spread > 0) {
     below = std::hypot(below, kZ90 * rate_spread);
     above = std::hypot(above, kZ90 * rate_spread);
   }
@@ -340,7 +357,7 @@ std::vector<models::Operation> SplitAttention(const models::Operation& op) {
 
 // Prices one operation record (its `count` calls) into the running sums.
 absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models::Operation& op,
-                                      const EffectiveRates& rates, bool unseen_gpu,
+                                      const EffectiveRates& rates, const Target& target,
                                       Prediction* prediction) {
   const std::string key(OpClassKey(op.op_class));
   auto it = model.level1.find(op.op_class);
@@ -359,7 +376,7 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
     if (!y.ok()) return y.status();
     // An intercept can push a tiny call below zero; it cannot take less than no time.
     call_ms = std::max(0.0, *y);
-    Band(it->second, call_ms, unseen_gpu,
+    Band(it->second, call_ms, target,
          BindingSpread(model, op.flops / rates.FlopsPerSecond(op.precision),
                        op.bytes / rates.memory_bytes_per_s),
          lo, hi);
@@ -376,7 +393,7 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
 // (optionally) the band from each class's error quantiles.
 absl::StatusOr<double> Level1Sum(const PredictorModel& model,
                                  const models::WorkloadDescriptor& descriptor,
-                                 const EffectiveRates& rates, bool unseen_gpu,
+                                 const EffectiveRates& rates, const Target& target,
                                  Prediction* prediction) {
   const bool split_attention = !model.level1.contains(models::OpClass::kAttention) &&
                                model.level1.contains(models::OpClass::kGemm);
@@ -384,13 +401,13 @@ absl::StatusOr<double> Level1Sum(const PredictorModel& model,
   for (const models::Operation& op : descriptor.operations) {
     if (split_attention && op.op_class == models::OpClass::kAttention) {
       for (const models::Operation& part : SplitAttention(op)) {
-        absl::StatusOr<double> ms = PriceOperation(model, part, rates, unseen_gpu, prediction);
+        absl::StatusOr<double> ms = PriceOperation(model, part, rates, target, prediction);
         if (!ms.ok()) return ms.status();
         total += *ms;
       }
       continue;
     }
-    absl::StatusOr<double> ms = PriceOperation(model, op, rates, unseen_gpu, prediction);
+    absl::StatusOr<double> ms = PriceOperation(model, op, rates, target, prediction);
     if (!ms.ok()) return ms.status();
     total += *ms;
   }
@@ -453,7 +470,7 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
     if (!model.level1.empty()) {
       level1 = [&model](const models::WorkloadDescriptor& descriptor,
                         const EffectiveRates& rates) {
-        return Level1Sum(model, descriptor, rates, false, nullptr);
+        return Level1Sum(model, descriptor, rates, Target{}, nullptr);
       };
     }
     for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
@@ -486,7 +503,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   if (!rates.ok()) return rates.status();
   Prediction prediction;
   prediction.rate_source = rates->source;
-  const bool unseen_gpu = rates->source != RateSource::kMeasured;
+  const Target target{node.gpu.model, rates->source != RateSource::kMeasured};
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
   auto level2 = model.level2.find(descriptor.spec.phase);
   const bool have_level2 = !operation && level2 != model.level2.end();
@@ -502,7 +519,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
         descriptor.operations.empty() ? "none" : OpClassKey(descriptor.operations.front().op_class),
         "'"));
   }
-  absl::StatusOr<double> level1_ms = Level1Sum(model, descriptor, *rates, unseen_gpu, &prediction);
+  absl::StatusOr<double> level1_ms = Level1Sum(model, descriptor, *rates, target, &prediction);
   if (!level1_ms.ok()) return level1_ms.status();
   prediction.level1_ms = *level1_ms;
   if (have_level2) {
@@ -517,7 +534,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     prediction.method = !uses_level1             ? "level2-direct"
                         : level2->second.reduced ? "two-level-reduced"
                                                  : "two-level";
-    Band(level2->second, *y, unseen_gpu,
+    Band(level2->second, *y, target,
          BindingSpread(model, inputs["compute_ms"], inputs["memory_ms"]), prediction.lo_ms,
          prediction.hi_ms);
   } else {

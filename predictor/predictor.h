@@ -80,9 +80,11 @@ absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
 struct Prediction {
   double iteration_ms = 0;  // per training step or inference batch
   // 10th..90th percentile band from held-out relative errors: random-fold
-  // errors on a GPU with measured rates, leave-one-GPU-out errors on a GPU
-  // priced from its spec sheet; a level-1 sum standing in for level 2 gets
-  // its operations' band widened twofold (in log space).
+  // errors on a GPU the model was fitted on, leave-one-GPU-out errors on
+  // another (twice the random-fold band where the fit saw one GPU only),
+  // widened by the spread of spec × efficiency where the rates come from a
+  // spec sheet; a level-1 sum standing in for level 2 gets its operations'
+  // band widened twofold (all in log space).
   double lo_ms = 0;
   double hi_ms = 0;
   // "two-level"; "two-level-reduced" (level 2 from too few rows to select
