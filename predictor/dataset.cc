@@ -77,8 +77,9 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
       return absl::InvalidArgumentError(absl::StrCat(
           "operation profile ", described.profile.id, " has no operation in its descriptor"));
     }
-    absl::StatusOr<EffectiveRates> rates = ResolveRates(**node, efficiencies);
-    if (!rates.ok()) return rates.status();
+    absl::StatusOr<EffectiveRates> node_rates = ResolveRates(**node, efficiencies);
+    if (!node_rates.ok()) return node_rates.status();
+    const EffectiveRates rates = WithRunConditions(*node_rates, described.profile.conditions);
     const models::Operation& op = described.descriptor.operations.front();
     std::vector<std::string>& names = class_names[op.op_class];
     if (names.empty()) {
@@ -87,7 +88,7 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
       }
     }
     absl::StatusOr<std::vector<double>> row =
-        EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, *rates), names);
+        EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, rates), names);
     if (!row.ok()) return row.status();
     Pending& bucket = pending[op.op_class];
     bucket.rows.push_back(*std::move(row));
@@ -121,11 +122,12 @@ absl::StatusOr<Dataset> BuildWorkloadDataset(absl::Span<const DescribedProfile> 
     }
     absl::StatusOr<const models::Node*> node = FindNode(described, nodes);
     if (!node.ok()) return node.status();
-    absl::StatusOr<EffectiveRates> rates = ResolveRates(**node, efficiencies);
-    if (!rates.ok()) return rates.status();
-    FeatureInputs values = WorkloadInputs(described.descriptor, *rates);
+    absl::StatusOr<EffectiveRates> node_rates = ResolveRates(**node, efficiencies);
+    if (!node_rates.ok()) return node_rates.status();
+    const EffectiveRates rates = WithRunConditions(*node_rates, described.profile.conditions);
+    FeatureInputs values = WorkloadInputs(described.descriptor, rates);
     if (level1) {
-      absl::StatusOr<double> sum = level1(described.descriptor, *rates);
+      absl::StatusOr<double> sum = level1(described.descriptor, rates);
       if (!sum.ok()) return sum.status();
       values["level1_ms"] = *sum;
     }

@@ -54,8 +54,10 @@ absl::Span<const FeatureDef> OperationFeatureTable();
 // Level 2: one iteration of a workload on one node. Inputs: the level-1 sum
 // level1_ms (absent without level-1 models), per-iteration sums over the
 // operations of compute_ms, memory_ms, roofline_ms, launch_ms, and
-// input_bytes, launch_latency_s, h2d_bytes_per_s, inner_modules, batch,
-// seq_len (0 where the family has none), amp (1 for fp16/bf16 amp).
+// input_bytes, launch_latency_s, h2d_bytes_per_s, kernel_launches,
+// dispatch_ops_per_s (the host's framework rate: dispatch_ms binds host-bound
+// steps), inner_modules, batch, seq_len (0 where the family has none), amp
+// (1 for fp16/bf16 amp).
 absl::Span<const FeatureDef> WorkloadFeatureTable();
 
 // Evaluates `table` on `inputs`; returns the candidates' values in table

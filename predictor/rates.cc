@@ -108,6 +108,11 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
       sum.first += std::log(h2d);
       ++sum.second;
     }
+    if (m.dispatch_ops_per_s.value_or(0) > 0) {
+      auto& sum = global_sums[std::string(kHostDispatchKey)];
+      sum.first += std::log(*m.dispatch_ops_per_s);
+      ++sum.second;
+    }
   }
   EfficiencyTable table;
   for (const auto& [arch, sums] : arch_sums) {
@@ -157,6 +162,23 @@ std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Nod
   return spread;
 }
 
+EffectiveRates WithRunConditions(const EffectiveRates& rates,
+                                 const models::RunConditions& conditions) {
+  EffectiveRates out = rates;
+  if (conditions.launch_latency_us.value_or(0) > 0) {
+    out.launch_latency_s = 1e-6 * *conditions.launch_latency_us;
+  }
+  if (conditions.h2d_pageable_gbs.value_or(0) > 0) {
+    out.h2d_bytes_per_s = 1e9 * *conditions.h2d_pageable_gbs;
+  } else if (conditions.h2d_pinned_gbs.value_or(0) > 0) {
+    out.h2d_bytes_per_s = 1e9 * *conditions.h2d_pinned_gbs;
+  }
+  if (conditions.dispatch_ops_per_s.value_or(0) > 0) {
+    out.dispatch_ops_per_s = *conditions.dispatch_ops_per_s;
+  }
+  return out;
+}
+
 double EffectiveRates::FlopsPerSecond(models::Precision precision) const {
   const double rate = flops_per_s[static_cast<int>(precision)];
   return rate > 0 ? rate : flops_per_s[static_cast<int>(models::Precision::kFp32)];
@@ -189,6 +211,9 @@ absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
     h2d_gbs = *m.h2d_pinned_gbs;
   }
   rates.h2d_bytes_per_s = 1e9 * h2d_gbs;
+  rates.dispatch_ops_per_s = m.dispatch_ops_per_s.value_or(0) > 0
+                                 ? *m.dispatch_ops_per_s
+                                 : typical(kHostDispatchKey, kDefaultDispatchOpsPerS);
   rates.sm_count = std::max(1, node.gpu.sm_count);
   rates.source = worst;
   return rates;

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "models/hardware.h"
+#include "models/profile.h"
 #include "models/workload.h"
 
 namespace perfcast::predictor {
@@ -38,14 +39,18 @@ absl::StatusOr<RateSource> ParseRateSource(absl::string_view name);
 // typical CUDA launch-plus-dispatch cost and practical pageable PCIe 4.0.
 inline constexpr double kDefaultLaunchLatencyUs = 5.0;
 inline constexpr double kDefaultH2dGbs = 12.0;
+// LibTorch's eager dispatch of tiny ops on a typical server core, when the
+// host's rate was not measured.
+inline constexpr double kDefaultDispatchOpsPerS = 50000;
 
 // Learned measured/spec ratios. Keys of the inner maps: "fp32", "tf32",
 // "fp16", "bf16", "fp64", "memory". `global` also holds the typical host of
-// the measured nodes (geometric means, not ratios): kHostLaunchKey in µs and
-// kHostH2dKey in GB/s, which a node without host measurements takes instead
-// of the documented defaults.
+// the measured nodes (geometric means, not ratios): kHostLaunchKey in µs,
+// kHostH2dKey in GB/s and kHostDispatchKey in ops/s, which a node without
+// host measurements takes instead of the documented defaults.
 inline constexpr absl::string_view kHostLaunchKey = "host_launch_latency_us";
 inline constexpr absl::string_view kHostH2dKey = "host_h2d_gbs";
+inline constexpr absl::string_view kHostDispatchKey = "host_dispatch_ops_per_s";
 struct EfficiencyTable {
   std::map<std::string, std::map<std::string, double>> by_architecture;
   std::map<std::string, double> global;
@@ -70,6 +75,7 @@ struct EffectiveRates {
   double memory_bytes_per_s = 0;
   double launch_latency_s = 0;
   double h2d_bytes_per_s = 0;
+  double dispatch_ops_per_s = 0;  // the framework's host-side op rate
   int sm_count = 1;
   RateSource source = RateSource::kMeasured;  // worst of the rates above
 
@@ -82,6 +88,12 @@ struct EffectiveRates {
 // fp32 rate or memory bandwidth.
 absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
                                             const EfficiencyTable& efficiencies);
+
+// `rates` with the host measured during one run (models::RunConditions:
+// launch latency, copy bandwidth, dispatch rate) in place of the node's:
+// the host a profile actually ran with, where it was recorded.
+EffectiveRates WithRunConditions(const EffectiveRates& rates,
+                                 const models::RunConditions& conditions);
 
 }  // namespace perfcast::predictor
 
