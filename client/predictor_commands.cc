@@ -43,6 +43,8 @@ struct SelectionFlags {
   std::string group_by = "none";
   int max_features = 0;
   double ridge = 0;
+  int method_version = 0;
+  bool all_methods = false;
 
   void AddTo(CLI::App* command) {
     command->add_option("--gpu", gpus, "Only profiles of these GPU models");
@@ -54,6 +56,12 @@ struct SelectionFlags {
         ->check(CLI::IsMember({"none", "gpu", "family"}));
     command->add_option("--max-features", max_features, "Features per regression");
     command->add_option("--ridge", ridge, "Ridge penalty");
+    CLI::Option* method = command->add_option(
+        "--method-version", method_version,
+        "Only profiles of this measurement method (default: the newest among the selected)");
+    method->check(CLI::PositiveNumber);
+    command->add_flag("--all-methods", all_methods, "Profiles of every measurement method together")
+        ->excludes(method);
   }
 
   std::optional<CliError> Fill(v1::ProfileSelection* selection, v1::FitOptions* options) const {
@@ -65,6 +73,8 @@ struct SelectionFlags {
       if (!parsed.ok()) return CliError{kExitUsage, std::string(parsed.status().message())};
       selection->set_phase(proto::ToProto(*parsed));
     }
+    selection->set_method_version(method_version);
+    selection->set_all_methods(all_methods);
     options->set_folds(folds);
     options->set_max_features(max_features);
     options->set_ridge(ridge);

@@ -1,7 +1,8 @@
 // Out-of-sample evaluation of the two-level predictor on the splits users
 // care about: random k-fold, leave-one-GPU-out, held-out larger sizes
-// (extrapolation in layers / inner modules), and an explicit train-GPU /
-// test-GPU protocol that proves transfer to GPUs the fit never saw.
+// (extrapolation in layers / inner modules, globally or per family), and an
+// explicit train-GPU / test-GPU protocol that proves transfer to GPUs the fit
+// never saw.
 //
 // Thread-safe: pure functions.
 #ifndef PERFCAST_PREDICTOR_EVALUATE_H_
@@ -25,7 +26,11 @@ enum class Split {
   kRandomKFold,     // profiles dealt into `folds` seeded folds
   kLeaveOneGpuOut,  // one split per GPU model
   kHeldOutSizes,    // train on inner_modules <= size_threshold, test above
+  // Per model family, hold out its largest size (most parameters) and train
+  // on the rest; a family measured at one size only is not held out.
+  kLargestSizePerFamily,
   kTrainTestGpus,   // fit on train_gpus' profiles only, predict test_gpus'
+
 };
 
 struct EvaluateOptions {
@@ -71,7 +76,7 @@ struct LevelReport {
 };
 
 struct EvaluationReport {
-  LevelReport level1;  // operation profiles (not evaluated by kHeldOutSizes)
+  LevelReport level1;  // operation profiles (not evaluated by the size splits)
   LevelReport level2;  // model profiles
   std::vector<EvaluatedPoint> points;  // the (predicted, measured) pairs
   std::vector<std::string> notes;      // splits or profiles that were skipped

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -40,7 +41,15 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
 struct Selection {
   std::vector<models::Profile> profiles;
   std::map<std::string, models::Node> nodes;
+  std::optional<int> method_version;  // nullopt: every method
 };
+
+// What a fit says about the data it learned from.
+std::string MethodNote(const Selection& selection) {
+  return selection.method_version.has_value()
+             ? absl::StrCat("measurement method ", *selection.method_version)
+             : "all measurement methods";
+}
 
 std::string DescribeSelection(const v1::ProfileSelection& s) {
   std::vector<std::string> parts;
@@ -51,6 +60,9 @@ std::string DescribeSelection(const v1::ProfileSelection& s) {
   if (s.families_size() > 0) parts.push_back(absl::StrCat("families=", absl::StrJoin(s.families(), ",")));
   if (s.phase() != v1::PHASE_UNSPECIFIED) parts.push_back(absl::StrCat("phase=", v1::Phase_Name(s.phase())));
   if (s.since_us() != 0) parts.push_back(absl::StrCat("since_us=", s.since_us()));
+  if (s.method_version() != 0) {
+    parts.push_back(absl::StrCat("method_version=", s.method_version()));
+  }
   return parts.empty() ? "all profiles" : absl::StrJoin(parts, " ");
 }
 
@@ -71,8 +83,17 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelec
   absl::StatusOr<std::optional<models::Phase>> selected_phase = SelectionPhase(s);
   if (!selected_phase.ok()) return selected_phase.status();
   const std::optional<models::Phase> phase = *selected_phase;
+  if (s.method_version() < 0 || s.method_version() > models::kCurrentMethodVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("method_version must be in [1, ",
+                                                   models::kCurrentMethodVersion, "], got ",
+                                                   s.method_version()));
+  }
+  if (s.all_methods() && s.method_version() != 0) {
+    return absl::InvalidArgumentError("all_methods and method_version exclude each other");
+  }
   db::ProfileFilter filter;
-  filter.since_us = s.since_us();
+  if (s.since_us() != 0) filter.since_us = s.since_us();
+  if (s.method_version() != 0) filter.method_version = s.method_version();
   absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
     auto node = selection.nodes.find(p.node_name);
     if (node == selection.nodes.end()) return true;
@@ -90,6 +111,16 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelec
   if (selection.profiles.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("no profiles match the selection (", DescribeSelection(s), ")"));
+  }
+  // Methods measure different quantities (a steady-state step is not a
+  // synchronised one): a fit learns from one, the newest present unless the
+  // request names one or asks for all.
+  if (!s.all_methods()) {
+    int newest = 0;
+    for (const models::Profile& p : selection.profiles) newest = std::max(newest, p.method_version);
+    std::erase_if(selection.profiles,
+                  [&](const models::Profile& p) { return p.method_version != newest; });
+    selection.method_version = newest;
   }
   return selection;
 }
@@ -548,7 +579,7 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
   db::StoredModel stored;
   stored.name = name;
   stored.target = info.target;
-  stored.summary = info.line;
+  stored.summary = absl::StrCat(info.line, "; ", MethodNote(*selection));
   stored.cv_mape = info.cv_mape;
   stored.created_at_us = model->created_at_us;
   stored.payload = *std::move(payload);
@@ -572,7 +603,7 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
                                 {"model", name},
                                 {"version", absl::StrCat(saved->version)},
                                 {"profiles", absl::StrCat(selection->profiles.size())},
-                                {"summary", info.line}});
+                                {"summary", stored.summary}});
   return grpc::Status::OK;
 }
 
@@ -688,6 +719,7 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
                       {"measured_ms", p.measured_ms}, {"predicted_ms", p.predicted_ms}});
   }
   for (const std::string& note : report->notes) response->add_notes(note);
+  response->add_notes(absl::StrCat("trained and evaluated on ", MethodNote(*selection)));
 
   // The model a fit on the whole selection gives: what the report's reader
   // would deploy, with its features and coefficients.
@@ -708,6 +740,9 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
       {"size_threshold", options.size_threshold},
       {"selection", DescribeSelection(request->selection())},
       {"profiles", profiles.size()},
+      {"method_version", selection->method_version.has_value()
+                             ? nlohmann::json(*selection->method_version)
+                             : nlohmann::json(nullptr)},
       {"level1", ToJson(report->level1)},
       {"level2", ToJson(report->level2)},
       {"points", std::move(points)},

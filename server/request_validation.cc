@@ -99,9 +99,13 @@ absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& requ
       request.batch_size() < 0) {
     return absl::InvalidArgumentError("since, until, limit and batch size must be non-negative");
   }
-  filter.since_us = request.since_us();
-  filter.until_us =
-      request.until_us() == 0 ? std::numeric_limits<int64_t>::max() : request.until_us();
+  // 0 leaves a bound open (proto3 cannot tell it from unset).
+  if (request.since_us() != 0) filter.since_us = request.since_us();
+  if (request.until_us() != 0) filter.until_us = request.until_us();
+  if (request.method_version() < 0) {
+    return absl::InvalidArgumentError("method_version must be non-negative");
+  }
+  if (request.method_version() != 0) filter.method_version = request.method_version();
   filter.limit = request.limit();
   query.batch_size = request.batch_size() == 0 ? 1000 : request.batch_size();
   return query;

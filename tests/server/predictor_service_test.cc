@@ -249,6 +249,69 @@ TEST_F(PredictorServiceTest, BadFitInputsGiveFailedPrecondition) {
   EXPECT_EQ(Fit(request, &response).error_code(), StatusCode::INVALID_ARGUMENT);
 }
 
+// A fit learns from one measurement method: the newest present by default,
+// an older one or all of them on request, and its summary says which.
+TEST_F(PredictorServiceTest, FitUsesTheNewestMeasurementMethodUnlessTold) {
+  v1::FitRequest request;
+  v1::FitResponse old_only;
+  ASSERT_TRUE(Fit(request, &old_only).ok());
+  EXPECT_NE(old_only.model().summary().find("measurement method 1"), std::string::npos)
+      << old_only.model().summary();
+
+  // alpha1 and beta1 measured again with the current method.
+  std::vector<models::Profile> remeasured;
+  ASSERT_TRUE(store_
+                  ->ScanProfiles({}, [&](const models::Profile& p) {
+                    if (p.node_name != "alpha1" && p.node_name != "beta1") return true;
+                    models::Profile again = p;
+                    again.id = 0;
+                    again.content_hash.clear();
+                    again.method_version = models::kCurrentMethodVersion;
+                    again.conditions.dispatch_ops_per_s = 150000;
+                    remeasured.push_back(again);
+                    return true;
+                  })
+                  .ok());
+  ASSERT_FALSE(remeasured.empty());
+  {
+    auto import = store_->BeginImport();
+    ASSERT_TRUE(import.ok());
+    for (size_t i = 0; i < remeasured.size(); ++i) {
+      ASSERT_TRUE((*import)->Add(static_cast<int64_t>(i), remeasured[i]).ok());
+    }
+    auto summary = (*import)->Commit();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    ASSERT_EQ(summary->accepted, static_cast<int64_t>(remeasured.size()));
+  }
+
+  v1::FitResponse newest;
+  ASSERT_TRUE(Fit(request, &newest).ok());
+  EXPECT_NE(newest.model().summary().find(
+                absl::StrCat("measurement method ", models::kCurrentMethodVersion)),
+            std::string::npos)
+      << newest.model().summary();
+  EXPECT_LT(newest.model().training_rows(), old_only.model().training_rows());
+
+  request.mutable_selection()->set_method_version(1);
+  v1::FitResponse older;
+  ASSERT_TRUE(Fit(request, &older).ok());
+  EXPECT_EQ(older.model().training_rows(), old_only.model().training_rows());
+
+  request.mutable_selection()->set_method_version(0);
+  request.mutable_selection()->set_all_methods(true);
+  v1::FitResponse all;
+  ASSERT_TRUE(Fit(request, &all).ok());
+  EXPECT_NE(all.model().summary().find("all measurement methods"), std::string::npos);
+  EXPECT_GT(all.model().training_rows(), old_only.model().training_rows());
+
+  request.mutable_selection()->set_method_version(1);
+  v1::FitResponse refused;
+  EXPECT_EQ(Fit(request, &refused).error_code(), StatusCode::INVALID_ARGUMENT);
+  request.mutable_selection()->set_all_methods(false);
+  request.mutable_selection()->set_method_version(models::kCurrentMethodVersion + 1);
+  EXPECT_EQ(Fit(request, &refused).error_code(), StatusCode::INVALID_ARGUMENT);
+}
+
 // Numeric hostility: absurd sizes and unknown enum values are refused with
 // a clear code, and extreme but valid sizes give a finite answer or an
 // error, never NaN or infinity.
