@@ -11,7 +11,10 @@
 
 namespace perfcast::profiler {
 
-// Sized for about 3 minutes on one H200 with the default timing policy; each
+// Sized for about 3 minutes on one H200 with the default timing policy (171 s
+// estimated from the descriptors' FLOPs and bytes, both passes, and the
+// models' construction on the CPU: 44 model and 163 operation
+// configurations); each
 // family's largest configuration (by parameters) can be held out
 // (`perfcast evaluate --split sizes`).
 RunPlan ArchitecturesPlan();

@@ -202,6 +202,11 @@ void ToProto(const models::WorkloadSpec& w, v1::Workload* out) {
 }
 
 absl::StatusOr<models::WorkloadSpec> FromProto(const v1::Workload& in) {
+  if (!in.hf_config_json().empty() || !in.torchvision().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: hf_config_json and torchvision describe models to predict; a stored "
+        "workload states its family and params");
+  }
   models::WorkloadSpec w;
   absl::StatusOr<models::WorkloadKind> kind = FromProto(in.kind());
   if (!kind.ok()) return kind.status();

@@ -440,6 +440,7 @@ grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
       EstimateJob(*prediction, request->job(), descriptor->spec.batch_size);
   if (!job.ok()) return ToGrpcStatus(job.status());
   EncodePrediction(*prediction, **loaded, *node, descriptor->spec.phase, response);
+  proto::ToProto(descriptor->spec, response->mutable_workload());
   auto answer = std::make_shared<Answer>();
   answer->model_id = (*loaded)->meta.id;
   answer->at = absl::Now();
@@ -514,6 +515,7 @@ grpc::Status PredictorService::PredictBatch(
           } else {
             EncodePrediction(entry.prediction, loaded, *node, descriptor->spec.phase,
                              &entry.encoded);
+            proto::ToProto(descriptor->spec, entry.encoded.mutable_workload());
           }
           return absl::OkStatus();
         }();
@@ -686,6 +688,13 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
       }
       break;
     }
+    case v1::SPLIT_LARGEST_SIZE_PER_FAMILY:
+      options.split = predictor::Split::kLargestSizePerFamily;
+      if (sizes.empty()) {
+        return ToGrpcStatus(absl::FailedPreconditionError(
+            "evaluate: held-out sizes needs model profiles; the selection has none"));
+      }
+      break;
     default:
       return ToGrpcStatus(
           absl::InvalidArgumentError(absl::StrCat("split: unknown value ", request->split())));
@@ -734,7 +743,7 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
   } else {
     response->add_notes(absl::StrCat("full fit: ", full.status().message()));
   }
-  const char* split_names[] = {"kfold", "gpu", "sizes"};
+  const char* split_names[] = {"kfold", "gpu", "sizes", "largest-size-per-family"};
   nlohmann::json json = {
       {"split", split_names[static_cast<int>(options.split)]},
       {"size_threshold", options.size_threshold},

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "models/model_source.h"
 #include "proto/convert.h"
 
 namespace perfcast::server {
@@ -111,9 +112,66 @@ absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& requ
   return query;
 }
 
+namespace {
+
+// The largest config.json a request may carry: real ones are a few KiB.
+constexpr size_t kMaxConfigBytes = 1 << 20;
+
+// A workload given as a Hugging Face config or a torchvision name, with
+// family and params resolved (see models/model_source.h).
+absl::StatusOr<v1::Workload> ResolveModelSource(const v1::Workload& w) {
+  if (!w.hf_config_json().empty() && !w.torchvision().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: give hf_config_json or torchvision, not both");
+  }
+  if (!w.family().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: family must be empty with hf_config_json or torchvision (it is resolved)");
+  }
+  const bool config = !w.hf_config_json().empty();
+  const std::string allowed = config ? "seq_len" : "image";
+  for (const auto& [name, value] : w.params()) {
+    if (name != allowed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.params: only '", allowed, "' goes with ",
+                       config ? "hf_config_json" : "torchvision", ", not '", name, "'"));
+    }
+  }
+  const auto given = w.params().find(allowed);
+  const int64_t size = given == w.params().end() ? 0 : given->second;
+  if (size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.params: '", allowed, "' must be >= 1, got ", size));
+  }
+  if (w.hf_config_json().size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "workload.hf_config_json: ", w.hf_config_json().size(), " bytes (at most ",
+        kMaxConfigBytes, ")"));
+  }
+  absl::StatusOr<models::ResolvedModel> model =
+      config ? models::FromHuggingFaceConfig(w.hf_config_json(), size)
+             : models::FromTorchvisionName(w.torchvision(), size);
+  if (!model.ok()) return Prefixed("workload: ", model.status());
+  v1::Workload resolved = w;
+  resolved.clear_hf_config_json();
+  resolved.clear_torchvision();
+  resolved.set_kind(v1::WORKLOAD_KIND_MODEL);
+  resolved.set_family(model->family);
+  resolved.mutable_params()->clear();
+  for (const auto& [name, value] : model->params) (*resolved.mutable_params())[name] = value;
+  return resolved;
+}
+
+}  // namespace
+
 absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request) {
   if (!request.has_workload()) return absl::InvalidArgumentError("workload is required");
-  const v1::Workload& w = request.workload();
+  v1::Workload w = request.workload();
+  if (!w.hf_config_json().empty() || !w.torchvision().empty()) {
+    absl::StatusOr<v1::Workload> resolved = ResolveModelSource(w);
+    if (!resolved.ok()) return resolved.status();
+    w = *std::move(resolved);
+  }
   if (w.family().empty()) return absl::InvalidArgumentError("workload.family is required");
   if (w.batch_size() <= 0) {
     return absl::InvalidArgumentError(

@@ -50,7 +50,9 @@ absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& requ
 
 // --- Predictor ---
 // Predict / PredictBatch: the request's workload, decoded, normalised and
-// described (see models::Describe for the ranges).
+// described (see models::Describe for the ranges). A workload given as a
+// Hugging Face config or a torchvision name is resolved first
+// (models/model_source.h); the descriptor's spec is what was predicted.
 absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request);
 // Predict / PredictBatch: the job size, samples and epochs or iterations.
 absl::Status ValidateJob(const v1::PredictRequest& request);

@@ -112,7 +112,7 @@ TEST(BuiltinPlanTest, ArchitecturesCoverTheModelsUsersTrain) {
                          "layernorm", "optimizer"}) {
     EXPECT_TRUE(ops.contains(op)) << op;
   }
-  EXPECT_EQ(specs->size(), 52u + 163u);
+  EXPECT_EQ(specs->size(), 44u + 163u);
 }
 
 TEST(BuiltinPlanTest, FullIsLargerAndUnknownIsNotFound) {

@@ -200,6 +200,73 @@ TEST_F(PredictorServiceTest, BadPredictInputsGiveClearCodes) {
   expect(r, StatusCode::NOT_FOUND, "perfcast fit");
 }
 
+TEST_F(PredictorServiceTest, PredictResolvesHuggingFaceConfigsAndTorchvisionNames) {
+  FitHoldingOutBeta2();
+  v1::PredictResponse response;
+  v1::PredictRequest gpt2 = LstmQuery("beta2");
+  v1::Workload* w = gpt2.mutable_workload();
+  w->clear_family();
+  w->clear_params();
+  w->set_hf_config_json(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768,
+                            "n_head": 12, "n_positions": 1024, "vocab_size": 50257})");
+  (*w->mutable_params())["seq_len"] = 512;
+  w->set_batch_size(8);
+  grpc::Status status = Predict(gpt2, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(response.iteration_ms(), 0);
+  EXPECT_EQ(response.workload().family(), "decoder");
+  EXPECT_EQ(response.workload().params().at("seq_len"), 512);
+  EXPECT_EQ(response.workload().params().at("layers"), 12);
+  EXPECT_EQ(response.workload().params().at("tied"), 1);
+  EXPECT_EQ(response.workload().batch_size(), 8);
+  EXPECT_TRUE(response.workload().hf_config_json().empty());
+
+  v1::PredictRequest resnet = LstmQuery("beta2");
+  resnet.mutable_workload()->clear_family();
+  resnet.mutable_workload()->clear_params();
+  resnet.mutable_workload()->set_torchvision("resnet50");
+  status = Predict(resnet, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().family(), "resnet_imagenet");
+  EXPECT_EQ(response.workload().params().at("depth"), 50);
+  EXPECT_EQ(response.workload().params().at("image"), 224);
+  // A family-and-params query says what it predicted too, defaults filled in.
+  status = Predict(LstmQuery("beta2"), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().family(), "lstm");
+  EXPECT_GT(response.workload().params_size(), 2);
+
+  auto expect_invalid = [&](const v1::PredictRequest& request, const std::string& says) {
+    grpc::Status bad = Predict(request, &response);
+    EXPECT_EQ(bad.error_code(), StatusCode::INVALID_ARGUMENT) << bad.error_message();
+    EXPECT_NE(bad.error_message().find(says), std::string::npos) << bad.error_message();
+  };
+  v1::PredictRequest r = gpt2;
+  r.mutable_workload()->set_hf_config_json(R"({"model_type": "t5"})");
+  expect_invalid(r, "unknown 'model_type' 't5'");
+  r = gpt2;
+  r.mutable_workload()->set_hf_config_json(R"({"model_type": "gpt2", "n_layer": 2})");
+  expect_invalid(r, "missing key 'n_embd'");
+  r = gpt2;
+  (*r.mutable_workload()->mutable_params())["seq_len"] = 4096;
+  expect_invalid(r, "exceeds 'n_positions' (1024)");
+  r = gpt2;
+  (*r.mutable_workload()->mutable_params())["layers"] = 2;
+  expect_invalid(r, "only 'seq_len'");
+  r = gpt2;
+  r.mutable_workload()->set_family("decoder");
+  expect_invalid(r, "family must be empty");
+  r = gpt2;
+  r.mutable_workload()->set_torchvision("resnet50");
+  expect_invalid(r, "not both");
+  r = resnet;
+  r.mutable_workload()->set_torchvision("resnet42");
+  expect_invalid(r, "unknown torchvision model 'resnet42'");
+  r = resnet;
+  (*r.mutable_workload()->mutable_params())["image"] = 16;
+  expect_invalid(r, "'image' (16) is smaller than the network's stride");
+}
+
 TEST_F(PredictorServiceTest, BadFitInputsGiveFailedPrecondition) {
   v1::FitRequest request;
   v1::FitResponse response;
@@ -445,7 +512,8 @@ TEST_F(PredictorServiceTest, PredictBatchReportsPerQueryErrors) {
 TEST_F(PredictorServiceTest, EvaluateAndModels) {
   FitHoldingOutBeta2();
   for (v1::SplitStrategy split :
-       {v1::SPLIT_LEAVE_ONE_GPU_OUT, v1::SPLIT_K_FOLD, v1::SPLIT_HELD_OUT_LARGER_SIZES}) {
+       {v1::SPLIT_LEAVE_ONE_GPU_OUT, v1::SPLIT_K_FOLD, v1::SPLIT_HELD_OUT_LARGER_SIZES,
+        v1::SPLIT_LARGEST_SIZE_PER_FAMILY}) {
     v1::EvaluateRequest request;
     request.set_split(split);
     v1::EvaluateResponse response;
@@ -461,6 +529,16 @@ TEST_F(PredictorServiceTest, EvaluateAndModels) {
     EXPECT_EQ(report["points"].size(), static_cast<size_t>(response.points_size()));
     for (const v1::EvaluatedPoint& p : response.points()) {
       ASSERT_TRUE(std::isfinite(p.predicted_ms()));
+    }
+    if (split == v1::SPLIT_LARGEST_SIZE_PER_FAMILY) {
+      // The synthetic lstm runs' largest size (4 layers, the wider hidden).
+      ASSERT_EQ(response.per_family_size(), 1);
+      EXPECT_EQ(response.per_family(0).group(), "lstm");
+      EXPECT_EQ(report["split"], "largest-size-per-family");
+      for (const v1::EvaluatedPoint& p : response.points()) {
+        EXPECT_NE(p.workload_key().find("hidden=512,"), std::string::npos) << p.workload_key();
+        EXPECT_NE(p.workload_key().find("layers=4,"), std::string::npos) << p.workload_key();
+      }
     }
   }
   v1::EvaluateRequest none;
