@@ -2,30 +2,18 @@
 """Prints the NeuSight protocol's figures beside NeuSight's own.
 
 Reads the test points of a perfcast evaluation (CSV from transfer_bench
---points, or the JSON of `perfcast evaluate --output json`) and NeuSight's
+--points) and NeuSight's
 end-to-end predictions (neusight_e2e.csv from neusight_convert.py), and
 prints per test GPU and class: rows, MAPE, signed bias and 10-90% coverage;
 end to end the same beside NeuSight's MAPE on the same rows.
 
-Usage: neusight_compare.py POINTS(.csv|.json) NEUSIGHT_E2E.csv
+Usage: neusight_compare.py POINTS.csv NEUSIGHT_E2E.csv
 """
 import csv
-import json
 import sys
 
 
 def load_points(path):
-    if path.endswith(".json"):
-        with open(path) as f:
-            reply = json.load(f)
-        out = []
-        for p in reply.get("points", []):
-            out.append({"gpu": p.get("gpuModel", ""), "level": int(p.get("level", 1)),
-                        "op_class": p.get("opClass", ""), "phase": p.get("phase", ""),
-                        "measured_ms": float(p.get("measuredMs", 0)),
-                        "predicted_ms": float(p.get("predictedMs", 0)),
-                        "lo_ms": float(p.get("loMs", 0)), "hi_ms": float(p.get("hiMs", 0))})
-        return out
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     for r in rows:

@@ -1,7 +1,8 @@
-// transfer_bench: the train-GPU / test-GPU protocol straight on profile
-// files, without a server: fits on the training GPUs' rows, predicts the test
-// GPUs' rows, prints MAPE, signed bias and 10-90% interval coverage per test
-// GPU, per operation class and per phase, and the fitted models.
+// transfer_bench: the train-GPU / test-GPU protocol (or, without --train and
+// --test, leave-one-GPU-out) straight on profile files, without a server:
+// fits on the training GPUs' rows, predicts the test GPUs' rows, prints MAPE,
+// signed bias and 10-90% interval coverage per test GPU, per operation class
+// and per phase, and the fitted models.
 //
 //   transfer_bench [--train GPU,GPU,... --test GPU,GPU,...] [--group-by gpu]
 //                  [--points OUT.csv] FILE...
@@ -9,8 +10,7 @@
 // --points writes every test point (gpu, level, class, family, phase,
 // measured, predicted, lo, hi) for data/tools/neusight_compare.py.
 //
-// data/tools/neusight_protocol.sh runs it (and the same through perfcastd)
-// on NeuSight's public measurements.
+// data/tools/neusight_protocol.sh runs it on NeuSight's public measurements.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
