@@ -514,7 +514,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   }
   if (operation && (descriptor.operations.empty() ||
                     !model.level1.contains(descriptor.operations.front().op_class))) {
-    return absl::NotFoundError(absl::StrCat(
+    return absl::FailedPreconditionError(absl::StrCat(
         "no level-1 model for operation class '",
         descriptor.operations.empty() ? "none" : OpClassKey(descriptor.operations.front().op_class),
         "'"));

@@ -108,10 +108,12 @@ struct Prediction {
   RateSource rate_source = RateSource::kMeasured;
 };
 
-// Predicts one iteration of `descriptor` on `node`. Errors: InvalidArgument
-// when the node lacks usable rates; FailedPrecondition when the model has
-// nothing for this workload (no level-2 model for its phase and no level-1
-// models) or predicts a non-positive or non-finite time.
+// Predicts one iteration of `descriptor` on `node` (an operation workload:
+// one call, by its class's level-1 model). Errors: InvalidArgument when the
+// node lacks usable rates; FailedPrecondition when the model has nothing for
+// this workload (no level-2 model for its phase and no level-1 models, or no
+// level-1 model for an operation workload's class) or predicts a
+// non-positive or non-finite time.
 absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
                                             const models::WorkloadDescriptor& descriptor,
                                             const models::Node& node);
