@@ -139,6 +139,11 @@ struct PredictFlags {
   std::string torchvision;  // a torchvision model name
   int64_t seq_len = 0;      // with hf_config; 0: the model's maximum positions
   int64_t image = 0;        // with torchvision; 0: 224
+  // Multi-GPU layout (predictor/parallel.h); 1 everywhere: one GPU.
+  int data_parallel = 1;
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int micro_batches = 1;
 };
 
 // Puts --hf-config / --torchvision into the workload (the server resolves
@@ -208,6 +213,21 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
     q->mutable_job()->set_iterations(f.iterations);
   }
   q->set_model_name(f.model);
+  // The API reads 0 as 1 (unset); on the command line 0 is a mistake.
+  for (auto [flag, value] : {std::pair{"--data-parallel", f.data_parallel},
+                             std::pair{"--tensor-parallel", f.tensor_parallel},
+                             std::pair{"--pipeline-parallel", f.pipeline_parallel},
+                             std::pair{"--micro-batches", f.micro_batches}}) {
+    if (value < 1) return CliError{kExitUsage, absl::StrCat(flag, " must be >= 1, got ", value)};
+  }
+  if (f.data_parallel != 1 || f.tensor_parallel != 1 || f.pipeline_parallel != 1 ||
+      f.micro_batches != 1) {
+    v1::ParallelLayout* layout = q->mutable_parallel();
+    layout->set_data_parallel(f.data_parallel);
+    layout->set_tensor_parallel(f.tensor_parallel);
+    layout->set_pipeline_parallel(f.pipeline_parallel);
+    layout->set_micro_batches(f.micro_batches);
+  }
   return std::nullopt;
 }
 
@@ -249,6 +269,29 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
   if (!r.extrapolated_features().empty()) {
     std::cout << "extrapolating beyond the training range of: "
               << absl::StrJoin(r.extrapolated_features(), ", ") << "\n";
+  }
+  if (r.has_parallel()) {
+    const v1::ParallelEstimate& p = r.parallel();
+    const v1::ParallelLayout& l = q.parallel();
+    auto degree = [](int value) { return value == 0 ? 1 : value; };
+    std::cout << absl::StrFormat(
+        "%d GPUs (data %d x tensor %d x pipeline %d, %d micro-batches): compute %.3f ms, "
+        "bubble %.3f, tensor all-reduce %.3f, pipeline sends %.3f, gradient all-reduce %.3f "
+        "exposed of %.3f (%d buckets), optimizer %.3f\n",
+        p.gpus(), degree(l.data_parallel()), degree(l.tensor_parallel()),
+        degree(l.pipeline_parallel()), degree(l.micro_batches()), p.compute_ms(), p.bubble_ms(),
+        p.tp_comm_ms(), p.pp_comm_ms(), p.dp_exposed_ms(), p.dp_comm_ms(), p.dp_buckets(),
+        p.optimizer_ms());
+    std::cout << absl::StrFormat(
+        "memory per GPU: %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, "
+        "activations %.2f)\n",
+        p.memory_total_bytes() / (1 << 30), p.memory_parameters_bytes() / (1 << 30),
+        p.memory_gradients_bytes() / (1 << 30), p.memory_optimizer_bytes() / (1 << 30),
+        p.memory_activations_bytes() / (1 << 30));
+    for (const auto& [what, link] : {std::pair{"tensor", p.tp_link()}, std::pair{"data", p.dp_link()},
+                                     std::pair{"pipeline", p.pp_link()}}) {
+      if (!link.empty()) std::cout << absl::StrFormat("%s-parallel link: %s\n", what, link);
+    }
   }
 }
 
@@ -481,6 +524,14 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--epochs", predict->epochs, "Epochs");
   p->add_option("--iterations", predict->iterations, "Iterations (instead of samples x epochs)");
   p->add_option("--model", predict->model, "Model name (default: default)");
+  p->add_option("--data-parallel", predict->data_parallel,
+                "Data-parallel replicas (--batch is then the global batch)");
+  p->add_option("--tensor-parallel", predict->tensor_parallel,
+                "Megatron tensor-parallel degree (divides the attention heads)");
+  p->add_option("--pipeline-parallel", predict->pipeline_parallel,
+                "Pipeline stages of contiguous layers (1F1B)");
+  p->add_option("--micro-batches", predict->micro_batches,
+                "Micro-batches per replica and step");
   p->add_option("--batch-file", predict->batch_file,
                 "CSV of queries: family,params,batch_size,precision,phase,node,gpu,samples,epochs "
                 "(or hf_config,seq_len / torchvision,image for family,params)")

@@ -139,6 +139,13 @@ ALTER TABLE profiles ADD COLUMN sm_clock_mhz double precision;
 ALTER TABLE profiles ADD COLUMN gpu_temperature_c double precision;
 ALTER TABLE nodes ADD COLUMN dispatch_ops_per_s double precision;
 )sql",
+    // v3: the links between GPUs, for multi-GPU predictions.
+    R"sql(
+ALTER TABLE nodes ADD COLUMN nvlink_gbs double precision NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN nvlink_gpus integer NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN pcie_gbs double precision NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN network_gbs double precision NOT NULL DEFAULT 0;
+)sql",
 };
 
 // The store's version: 0 for a database without perfcast's migrations table.

@@ -47,8 +47,8 @@ constexpr absl::string_view kNodeColumns =
     "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
     "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
     "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
-    "idle_power_watts, dispatch_ops_per_s";
-constexpr int kNodeColumnCount = 40;
+    "idle_power_watts, dispatch_ops_per_s, nvlink_gbs, nvlink_gpus, pcie_gbs, network_gbs";
+constexpr int kNodeColumnCount = 44;
 
 // The profile row as an import inserts it: content hash, node id, workload
 // id, then the profile columns.
@@ -116,7 +116,7 @@ pqxx::result InsertNode(pqxx::transaction_base& tx, const std::string& name, con
       m.memory_bandwidth_gbs, m.fp32_tflops, m.tf32_tflops, m.fp16_tflops, m.bf16_tflops,
       m.fp64_tflops, m.launch_latency_us, m.h2d_pinned_gbs, m.h2d_pageable_gbs,
       m.cpu_single_thread_score, n.registered_at_us, g.tdp_watts, m.idle_power_watts,
-      m.dispatch_ops_per_s);
+      m.dispatch_ops_per_s, g.nvlink_gbs, g.nvlink_gpus, g.pcie_gbs, g.network_gbs);
 }
 
 // Reads a node from a row of `id, kNodeColumns`.
@@ -173,6 +173,10 @@ Node ReadNode(const pqxx::row& r) {
   g.tdp_watts = r[c++].as<double>();
   m.idle_power_watts = OptionalDouble(r[c++]);
   m.dispatch_ops_per_s = OptionalDouble(r[c++]);
+  g.nvlink_gbs = r[c++].as<double>();
+  g.nvlink_gpus = r[c++].as<int>();
+  g.pcie_gbs = r[c++].as<double>();
+  g.network_gbs = r[c++].as<double>();
   return n;
 }
 

@@ -136,6 +136,13 @@ ALTER TABLE profiles ADD COLUMN sm_clock_mhz REAL;
 ALTER TABLE profiles ADD COLUMN gpu_temperature_c REAL;
 ALTER TABLE nodes ADD COLUMN dispatch_ops_per_s REAL;
 )sql",
+      // v4: the links between GPUs, for multi-GPU predictions.
+      R"sql(
+ALTER TABLE nodes ADD COLUMN nvlink_gbs REAL NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN nvlink_gpus INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN pcie_gbs REAL NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN network_gbs REAL NOT NULL DEFAULT 0;
+)sql",
   };
   return *kMigrations;
 }

@@ -38,8 +38,8 @@ constexpr absl::string_view kNodeColumns =
     "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
     "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
     "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
-    "idle_power_watts, dispatch_ops_per_s";
-constexpr int kNodeColumnCount = 40;
+    "idle_power_watts, dispatch_ops_per_s, nvlink_gbs, nvlink_gpus, pcie_gbs, network_gbs";
+constexpr int kNodeColumnCount = 44;
 
 void BindNode(Statement& s, const Node& n) {
   nlohmann::json labels(n.labels);
@@ -60,6 +60,8 @@ void BindNode(Statement& s, const Node& n) {
   s.Bind(34, m.h2d_pinned_gbs).Bind(35, m.h2d_pageable_gbs).Bind(36, m.cpu_single_thread_score);
   s.Bind(37, n.registered_at_us).Bind(38, g.tdp_watts).Bind(39, m.idle_power_watts);
   s.Bind(40, m.dispatch_ops_per_s);
+  s.Bind(41, g.nvlink_gbs).Bind(42, int64_t{g.nvlink_gpus}).Bind(43, g.pcie_gbs);
+  s.Bind(44, g.network_gbs);
 }
 
 // Reads a node whose columns start at `c` in kNodeColumns order, preceded by id.
@@ -115,6 +117,10 @@ Node ReadNode(const Statement& s) {
   g.tdp_watts = s.Double(c++);
   m.idle_power_watts = s.OptionalDouble(c++);
   m.dispatch_ops_per_s = s.OptionalDouble(c++);
+  g.nvlink_gbs = s.Double(c++);
+  g.nvlink_gpus = static_cast<int>(s.Int(c++));
+  g.pcie_gbs = s.Double(c++);
+  g.network_gbs = s.Double(c++);
   return n;
 }
 

@@ -18,6 +18,9 @@ packages=(
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libxxhash-dev libfast-float-dev
   # The proxy model zoo on CPU machines (the GPU machine brings CUDA LibTorch).
   libtorch-dev
+  # Headers of Gloo, LibTorch's CPU collectives (the agent's multi-GPU code,
+  # tested on CPUs over loopback).
+  libgloo-dev
   # Tests and benchmarks; scikit-learn is the peer the SFS benchmark runs against.
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-sklearn python3-numpy
   # Checks of the deployment artefacts (tests/deploy): systemd-analyze, linters.

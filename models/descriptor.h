@@ -35,6 +35,8 @@ enum class OpClass {
   kOptimizer,        // optimizer update over all parameters
   kHostToDevice,     // input batch copy host -> device
   kHostOverhead,     // per-iteration framework/host work not on the device
+  kCollective,       // communication between GPUs (all-reduce benchmarks); priced
+                     // by the communication model, never by a roofline
   // Row reductions have their own efficiency (a row per block or warp, two
   // passes over the data), unlike the streaming element-wise kernels:
   kNorm,             // layer norm, forward and backward
@@ -42,7 +44,7 @@ enum class OpClass {
 };
 
 // Stable names: "gemm", "conv", "recurrent", "attention", "elementwise",
-// "embedding", "optimizer", "h2d", "host", "norm", "softmax".
+// "embedding", "optimizer", "h2d", "host", "collective", "norm", "softmax".
 absl::string_view OpClassName(OpClass op_class);
 absl::StatusOr<OpClass> ParseOpClass(absl::string_view name);
 // All classes, in enum order.

@@ -81,6 +81,10 @@ absl::StatusOr<GpuSpec> GpuSpecFromObject(const json& o) {
   take(Field(o, "l2_cache_mib", g.l2_cache_mib, false));
   take(Field(o, "interconnect", g.interconnect, false));
   take(Field(o, "tdp_watts", g.tdp_watts, false));
+  take(Field(o, "nvlink_gbs", g.nvlink_gbs, false));
+  take(Field(o, "nvlink_gpus", g.nvlink_gpus, false));
+  take(Field(o, "pcie_gbs", g.pcie_gbs, false));
+  take(Field(o, "network_gbs", g.network_gbs, false));
   if (!s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("GPU spec", g.model.empty() ? "" : absl::StrCat(" '", g.model, "'"), ": ",
@@ -117,7 +121,11 @@ json GpuSpecObject(const GpuSpec& g) {
               {"fp64_tflops", g.fp64_tflops},
               {"l2_cache_mib", g.l2_cache_mib},
               {"interconnect", g.interconnect},
-              {"tdp_watts", g.tdp_watts}};
+              {"tdp_watts", g.tdp_watts},
+              {"nvlink_gbs", g.nvlink_gbs},
+              {"nvlink_gpus", g.nvlink_gpus},
+              {"pcie_gbs", g.pcie_gbs},
+              {"network_gbs", g.network_gbs}};
 }
 
 }  // namespace
@@ -193,6 +201,10 @@ bool CompleteFromCatalog(const GpuCatalog& catalog, GpuSpec& spec) {
   fill(spec.l2_cache_mib, known->l2_cache_mib);
   fill(spec.interconnect, known->interconnect);
   fill(spec.tdp_watts, known->tdp_watts);
+  fill(spec.nvlink_gbs, known->nvlink_gbs);
+  fill(spec.nvlink_gpus, known->nvlink_gpus);
+  fill(spec.pcie_gbs, known->pcie_gbs);
+  fill(spec.network_gbs, known->network_gbs);
   return true;
 }
 

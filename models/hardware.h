@@ -34,6 +34,14 @@ struct GpuSpec {
   double l2_cache_mib = 0;
   std::string interconnect;         // "NVLink 900 GB/s", "PCIe 5.0 x16"
   double tdp_watts = 0;
+  // Links to other GPUs, per GPU and direction in GB/s; 0 means none or
+  // unknown. The multi-GPU predictor prices collectives over them.
+  double nvlink_gbs = 0;   // all of one GPU's NVLink links together
+  int nvlink_gpus = 0;     // GPUs one NVLink domain joins at nvlink_gbs
+                           // (8 behind NVSwitch, 2 for bridged pairs)
+  double pcie_gbs = 0;     // the GPU's PCIe link to its host
+  double network_gbs = 0;  // network between nodes, per GPU, in the
+                           // reference server of this GPU (e.g. DGX)
 
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };

@@ -81,6 +81,8 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
     if (!node_rates.ok()) return node_rates.status();
     const EffectiveRates rates = WithRunConditions(*node_rates, described.profile.conditions);
     const models::Operation& op = described.descriptor.operations.front();
+    // Collective benchmarks calibrate links (collectives.h), not a roofline.
+    if (op.op_class == models::OpClass::kCollective) continue;
     std::vector<std::string>& names = class_names[op.op_class];
     if (names.empty()) {
       for (const std::string& name : all_names) {

@@ -390,26 +390,31 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
 }
 
 // Level-1 sum over a workload's operations, with per-class breakdown and
-// (optionally) the band from each class's error quantiles.
+// (optionally) the band from each class's error quantiles, and each
+// operation record's share (count × call) when `per_operation` is given.
 absl::StatusOr<double> Level1Sum(const PredictorModel& model,
                                  const models::WorkloadDescriptor& descriptor,
                                  const EffectiveRates& rates, const Target& target,
-                                 Prediction* prediction) {
+                                 Prediction* prediction,
+                                 std::vector<double>* per_operation = nullptr) {
   const bool split_attention = !model.level1.contains(models::OpClass::kAttention) &&
                                model.level1.contains(models::OpClass::kGemm);
   double total = 0;
   for (const models::Operation& op : descriptor.operations) {
+    double record_ms = 0;
     if (split_attention && op.op_class == models::OpClass::kAttention) {
       for (const models::Operation& part : SplitAttention(op)) {
         absl::StatusOr<double> ms = PriceOperation(model, part, rates, target, prediction);
         if (!ms.ok()) return ms.status();
-        total += *ms;
+        record_ms += *ms;
       }
-      continue;
+    } else {
+      absl::StatusOr<double> ms = PriceOperation(model, op, rates, target, prediction);
+      if (!ms.ok()) return ms.status();
+      record_ms = *ms;
     }
-    absl::StatusOr<double> ms = PriceOperation(model, op, rates, target, prediction);
-    if (!ms.ok()) return ms.status();
-    total += *ms;
+    total += record_ms;
+    if (per_operation != nullptr) per_operation->push_back(record_ms);
   }
   return total;
 }
@@ -556,6 +561,18 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   prediction.breakdown_scale = *level1_ms > 0 ? prediction.iteration_ms / *level1_ms : 1;
   for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
   return prediction;
+}
+
+absl::StatusOr<std::vector<double>> PredictOperationTimes(
+    const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
+    const models::Node& node) {
+  absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
+  if (!rates.ok()) return rates.status();
+  std::vector<double> times;
+  times.reserve(descriptor.operations.size());
+  absl::StatusOr<double> total = Level1Sum(model, descriptor, *rates, Target{}, nullptr, &times);
+  if (!total.ok()) return total.status();
+  return times;
 }
 
 absl::StatusOr<double> PredictOperation(const PredictorModel& model, const models::Operation& op,

@@ -122,6 +122,14 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
 absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
                                    const models::Node& node);
 
+// Level 1 alone, per operation: the ms per iteration (count × one call) of
+// each of `descriptor.operations`, in order, as PredictDescribed sums them
+// (classes without a level-1 model at their roofline time). InvalidArgument
+// when the node lacks usable rates; FailedPrecondition as PredictDescribed.
+absl::StatusOr<std::vector<double>> PredictOperationTimes(
+    const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
+    const models::Node& node);
+
 // Level 1 alone: the time of one call of `op` on `node`, in ms. NotFound
 // when the model has no level-1 model for the op's class; otherwise as
 // PredictDescribed.

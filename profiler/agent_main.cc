@@ -5,6 +5,8 @@
 //   perfcast-agent plan --show default
 //   perfcast-agent fingerprint
 //   perfcast-agent overhead
+//   perfcast-agent collectives --gpus 8 --out node.sqlite   (one process per GPU)
+//   perfcast-agent ddp --gpus 8 --workload KEY --out ddp.jsonl
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,6 +31,8 @@
 #include "nlohmann/json.hpp"
 #include "profiler/device_options.h"
 #include "profiler/fingerprint.h"
+#include "profiler/launcher.h"
+#include "profiler/multi_gpu.h"
 #include "profiler/overhead.h"
 #include "profiler/plan.h"
 #include "profiler/runner.h"
@@ -195,6 +199,35 @@ int Overhead(const DeviceOptions& device, const OverheadOptions& options) {
   return 0;
 }
 
+// The multi-GPU subcommands: without --rank this process is the launcher and
+// starts one worker per GPU with its own command line; with it, a worker.
+struct GroupFlags {
+  int gpus = 2;
+  int rank = -1;
+  int world = 0;
+  int port = 0;
+};
+
+void AddGroupFlags(CLI::App* command, GroupFlags& flags) {
+  command->add_option("--gpus", flags.gpus, "GPUs (processes) taking part, one process each")
+      ->check(CLI::Range(1, models::kMaxGpusPerNode));
+  // Set by the launcher on its workers' command lines.
+  command->add_option("--rank", flags.rank)->group("");
+  command->add_option("--world", flags.world)->group("");
+  command->add_option("--port", flags.port)->group("");
+}
+
+int RunGroup(int argc, char** argv, const DeviceOptions& device, const GroupFlags& group,
+             const std::function<absl::Status(const WorkerPlace&)>& worker) {
+  if (group.rank >= 0) {
+    absl::Status s = worker({group.rank, group.world, group.port});
+    return s.ok() ? 0 : Fail(s);
+  }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::Status s = LaunchWorkers("/proc/self/exe", args, group.gpus, device.device != "cpu");
+  return s.ok() ? 0 : Fail(s);
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"perfcast-agent: profiles this machine into a perfcast SQLite store"};
   app.require_subcommand(1);
@@ -249,7 +282,57 @@ int Main(int argc, char** argv) {
   overhead->add_option("--block-ms", overhead_options.block_ms, "timed work of each side")
       ->check(CLI::PositiveNumber);
 
+  GroupFlags collectives_group;
+  CollectivesFlags collectives_flags;
+  CLI::App* collectives = app.add_subcommand(
+      "collectives", "time all-reduces over --gpus GPUs (NCCL; Gloo on CPUs) into a store");
+  add_device_flags(collectives);
+  AddGroupFlags(collectives, collectives_group);
+  collectives->add_option("--sizes", collectives_flags.sizes,
+                          "message sizes: FROM:TO (powers of 4) or a list, e.g. 4K:1G or 1M,64M");
+  collectives->add_option("--out", collectives_flags.out, "SQLite store to create or extend");
+  collectives->add_option("--name", collectives_flags.name, "node name (default: <hostname>-<model>)");
+  collectives->add_option("--node-gpus", collectives_flags.node_gpus,
+                          "GPUs the node has (default: --gpus)")
+      ->check(CLI::Range(0, models::kMaxGpusPerNode));
+
+  GroupFlags ddp_group;
+  DdpFlags ddp_flags;
+  CLI::App* ddp = app.add_subcommand(
+      "ddp", "data-parallel proxy: a model's step alone and over --gpus GPUs, to JSON lines");
+  add_device_flags(ddp);
+  AddGroupFlags(ddp, ddp_group);
+  ddp->add_option("--workload", ddp_flags.workload,
+                  "workload key; its batch is the global batch, e.g. "
+                  "model/transformer{layers=12}/b32/bf16-amp/train/adam")
+      ->required();
+  ddp->add_option("--out", ddp_flags.out, "JSON-lines file to append the result to");
+  ddp->add_option("--steps", ddp_flags.steps, "timed steps")->check(CLI::PositiveNumber);
+  ddp->add_option("--warmup", ddp_flags.warmup, "untimed steps first")
+      ->check(CLI::NonNegativeNumber);
+  ddp->add_option("--bucket-mib", ddp_flags.bucket_mib, "gradient bucket size (DDP: 25)")
+      ->check(CLI::PositiveNumber);
+
   CLI11_PARSE(app, argc, argv);
+  if (*collectives) {
+    if (collectives_group.gpus < 2) return Fail(absl::InvalidArgumentError("--gpus must be >= 2"));
+    if (absl::StatusOr<std::vector<int64_t>> sizes = ParseMessageSizes(collectives_flags.sizes);
+        !sizes.ok()) {
+      return Fail(sizes.status());
+    }
+    return RunGroup(argc, argv, device, collectives_group, [&](const WorkerPlace& place) {
+      return RunCollectivesWorker(device, place, collectives_flags);
+    });
+  }
+  if (*ddp) {
+    if (absl::StatusOr<models::WorkloadSpec> spec = CheckDdpFlags(ddp_flags, ddp_group.gpus);
+        !spec.ok()) {
+      return Fail(spec.status());
+    }
+    return RunGroup(argc, argv, device, ddp_group, [&](const WorkerPlace& place) {
+      return RunDdpWorker(device, place, ddp_flags);
+    });
+  }
   if (*run) return Run(device, run_flags);
   if (*plan) return ShowPlan(show_plan, show_file);
   if (*fingerprint) return Fingerprint(device, fingerprint_name, !no_measure);

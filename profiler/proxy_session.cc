@@ -84,6 +84,7 @@ void ProxySession::Run(const models::torch_proxy::HostBatch& batch, Mark&& mark)
   mark();  // forward + loss
   optimizer_->zero_grad();
   (loss_scale_ ? loss * *loss_scale_ : loss).backward();
+  if (after_backward_) after_backward_();
   mark();  // backward
   if (loss_scale_) {
     std::vector<torch::Tensor> grads;

@@ -11,6 +11,7 @@
 #define PERFCAST_PROFILER_PROXY_SESSION_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -63,6 +64,11 @@ class ProxySession {
   // synchronises once, at its end.
   StepTimes InstrumentedStep();
 
+  // Runs after each training backward, before the optimizer (and inside the
+  // backward phase's time): a data-parallel run averages gradients here.
+  void set_after_backward(std::function<void()> hook) { after_backward_ = std::move(hook); }
+  std::vector<torch::Tensor> parameters() const { return proxy_.model->Parameters(); }
+
   const models::WorkloadDescriptor& descriptor() const { return proxy_.descriptor; }
   int64_t samples_per_epoch() const { return proxy_.data->samples_per_epoch(); }
 
@@ -86,6 +92,7 @@ class ProxySession {
   std::vector<models::torch_proxy::HostBatch> ring_;
   size_t next_ = 0;  // the ring's batch for the next steady step
   Timeline timeline_;
+  std::function<void()> after_backward_;
 };
 
 }  // namespace perfcast::profiler

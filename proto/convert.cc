@@ -31,6 +31,10 @@ void ToProto(const models::GpuSpec& g, v1::GpuSpec* out) {
   out->set_l2_cache_mib(g.l2_cache_mib);
   out->set_interconnect(g.interconnect);
   out->set_tdp_watts(g.tdp_watts);
+  out->set_nvlink_gbs(g.nvlink_gbs);
+  out->set_nvlink_gpus(g.nvlink_gpus);
+  out->set_pcie_gbs(g.pcie_gbs);
+  out->set_network_gbs(g.network_gbs);
 }
 
 models::GpuSpec FromProto(const v1::GpuSpec& in) {
@@ -52,6 +56,10 @@ models::GpuSpec FromProto(const v1::GpuSpec& in) {
   g.l2_cache_mib = in.l2_cache_mib();
   g.interconnect = in.interconnect();
   g.tdp_watts = in.tdp_watts();
+  g.nvlink_gbs = in.nvlink_gbs();
+  g.nvlink_gpus = in.nvlink_gpus();
+  g.pcie_gbs = in.pcie_gbs();
+  g.network_gbs = in.network_gbs();
   return g;
 }
 

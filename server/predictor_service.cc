@@ -14,7 +14,9 @@
 #include "absl/strings/str_join.h"
 #include "models/descriptor.h"
 #include "nlohmann/json.hpp"
+#include "predictor/collectives.h"
 #include "predictor/evaluate.h"
+#include "predictor/parallel.h"
 #include "predictor/predictor.h"
 #include "proto/convert.h"
 #include "server/call_timer.h"
@@ -213,7 +215,69 @@ std::string AnswerKey(const v1::PredictRequest& query) {
   std::string key = absl::StrCat(query.model_name(), "\x1f", static_cast<int>(query.target_case()),
                                  query.node_name(), query.catalog_gpu(), "\x1f");
   if (query.has_workload()) query.workload().AppendToString(&key);
+  key.push_back('\x1f');
+  if (query.has_parallel()) query.parallel().AppendToString(&key);
   return key;
+}
+
+// Whether a request asks for more than one GPU (or sends a degree that is
+// invalid, which the layout check then reports).
+bool HasLayout(const v1::PredictRequest& request) {
+  const v1::ParallelLayout& l = request.parallel();
+  for (int degree : {l.data_parallel(), l.tensor_parallel(), l.pipeline_parallel(),
+                     l.micro_batches()}) {
+    if (degree != 0 && degree != 1) return true;
+  }
+  return false;
+}
+
+predictor::ParallelLayout LayoutOf(const v1::ParallelLayout& l) {
+  auto degree = [](int value) { return value == 0 ? 1 : value; };
+  return {degree(l.data_parallel()), degree(l.tensor_parallel()),
+          degree(l.pipeline_parallel()), degree(l.micro_batches())};
+}
+
+// The node's bus bandwidth and latency from its all-reduce benchmark
+// profiles (perfcast-agent collectives), when it has at least two sizes.
+std::optional<predictor::Link> MeasuredLink(db::Store& store, const std::string& node_name) {
+  db::ProfileFilter filter;
+  filter.node_name = node_name;
+  filter.family = "allreduce";
+  std::vector<predictor::AllReduceSample> samples;
+  absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
+    auto bytes = p.workload.params.find("bytes");
+    auto gpus = p.workload.params.find("gpus");
+    if (bytes != p.workload.params.end() && gpus != p.workload.params.end()) {
+      samples.push_back({static_cast<double>(bytes->second), static_cast<int>(gpus->second),
+                         p.iteration.mean_ms / 1e3});
+    }
+    return true;
+  });
+  if (!scanned.ok()) return std::nullopt;
+  absl::StatusOr<predictor::Link> link = predictor::FitAllReduceLink(samples);
+  if (!link.ok()) return std::nullopt;
+  return *link;
+}
+
+void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out) {
+  out->set_gpus(p.layout.gpus());
+  out->set_compute_ms(p.compute_ms);
+  out->set_bubble_ms(p.bubble_ms);
+  out->set_tp_comm_ms(p.tp_comm_ms);
+  out->set_pp_comm_ms(p.pp_comm_ms);
+  out->set_dp_exposed_ms(p.dp_exposed_ms);
+  out->set_optimizer_ms(p.optimizer_ms);
+  out->set_dp_comm_ms(p.dp_comm_ms);
+  out->set_dp_buckets(p.dp_buckets);
+  out->set_micro_batch_ms(p.micro_batch.iteration_ms);
+  out->set_memory_parameters_bytes(p.memory.parameters);
+  out->set_memory_gradients_bytes(p.memory.gradients);
+  out->set_memory_optimizer_bytes(p.memory.optimizer);
+  out->set_memory_activations_bytes(p.memory.activations);
+  out->set_memory_total_bytes(p.memory.total());
+  out->set_tp_link(predictor::DescribeLink(p.tp_link));
+  out->set_dp_link(predictor::DescribeLink(p.dp_link));
+  out->set_pp_link(predictor::DescribeLink(p.pp_link));
 }
 
 absl::Status CheckFinite(const predictor::Prediction& p) {
@@ -362,6 +426,27 @@ absl::StatusOr<models::Node> PredictorService::RegisteredNode(const std::string&
   return node;
 }
 
+absl::StatusOr<predictor::Prediction> PredictorService::PriceWorkload(
+    const predictor::PredictorModel& model, const v1::PredictRequest& request,
+    const models::WorkloadDescriptor& descriptor, const models::Node& node,
+    v1::ParallelEstimate* parallel) {
+  if (!HasLayout(request)) return predictor::PredictDescribed(model, descriptor, node);
+  predictor::ParallelOptions options;
+  models::Node linked = node;
+  // Nodes stored before the link fields existed take them from the catalog.
+  models::CompleteFromCatalog(catalog_, linked.gpu);
+  if (request.target_case() == v1::PredictRequest::kNodeName) {
+    options.max_gpus = std::max(1, node.gpu_count);
+    options.gpus_per_node = options.max_gpus;
+    options.measured_link = MeasuredLink(store_, node.name);
+  }
+  absl::StatusOr<predictor::ParallelPrediction> p = predictor::PredictParallel(
+      model, descriptor.spec, linked, LayoutOf(request.parallel()), options);
+  if (!p.ok()) return p.status();
+  EncodeParallel(*p, parallel);
+  return predictor::AsPrediction(*p);
+}
+
 absl::StatusOr<models::Node> PredictorService::TargetNode(const v1::PredictRequest& request) {
   switch (request.target_case()) {
     case v1::PredictRequest::kNodeName:
@@ -432,8 +517,9 @@ grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
   absl::StatusOr<std::shared_ptr<const LoadedModel>> loaded =
       LatestModel(ModelName(request->model_name()));
   if (!loaded.ok()) return ToGrpcStatus(loaded.status());
+  v1::ParallelEstimate parallel;
   absl::StatusOr<predictor::Prediction> prediction =
-      predictor::PredictDescribed((*loaded)->model, *descriptor, *node);
+      PriceWorkload((*loaded)->model, *request, *descriptor, *node, &parallel);
   if (!prediction.ok()) return ToGrpcStatus(prediction.status());
   if (absl::Status finite = CheckFinite(*prediction); !finite.ok()) return ToGrpcStatus(finite);
   absl::StatusOr<predictor::JobEstimate> job =
@@ -441,6 +527,7 @@ grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
   if (!job.ok()) return ToGrpcStatus(job.status());
   EncodePrediction(*prediction, **loaded, *node, descriptor->spec.phase, response);
   proto::ToProto(descriptor->spec, response->mutable_workload());
+  if (HasLayout(*request)) *response->mutable_parallel() = parallel;
   auto answer = std::make_shared<Answer>();
   answer->model_id = (*loaded)->meta.id;
   answer->at = absl::Now();
@@ -499,8 +586,9 @@ grpc::Status PredictorService::PredictBatch(
           if (model == models.end()) model = models.emplace(name, LatestModel(name)).first;
           if (!model->second.ok()) return model->second.status();
           const LoadedModel& loaded = **model->second;
+          v1::ParallelEstimate parallel;
           absl::StatusOr<predictor::Prediction> p =
-              predictor::PredictDescribed(loaded.model, *descriptor, *node);
+              PriceWorkload(loaded.model, query, *descriptor, *node, &parallel);
           if (!p.ok()) return p.status();
           if (absl::Status finite = CheckFinite(*p); !finite.ok()) return finite;
           entry.batch_size = descriptor->spec.batch_size;
@@ -516,6 +604,7 @@ grpc::Status PredictorService::PredictBatch(
             EncodePrediction(entry.prediction, loaded, *node, descriptor->spec.phase,
                              &entry.encoded);
             proto::ToProto(descriptor->spec, entry.encoded.mutable_workload());
+            if (HasLayout(query)) *entry.encoded.mutable_parallel() = parallel;
           }
           return absl::OkStatus();
         }();

@@ -113,6 +113,13 @@ class PredictorService final
   // The node a request targets: a registered node by name or a catalog GPU.
   absl::StatusOr<models::Node> TargetNode(const v1::PredictRequest& request);
   absl::StatusOr<models::Node> RegisteredNode(const std::string& name);
+  // PredictDescribed, or for a request with a multi-GPU layout the composed
+  // step (predictor/parallel.h), its parts written to `parallel`.
+  absl::StatusOr<predictor::Prediction> PriceWorkload(const predictor::PredictorModel& model,
+                                                      const v1::PredictRequest& request,
+                                                      const models::WorkloadDescriptor& descriptor,
+                                                      const models::Node& node,
+                                                      v1::ParallelEstimate* parallel);
 
   db::Store& store_;
   const models::GpuCatalog& catalog_;

@@ -8,7 +8,8 @@
 #
 # Environment: REPO (default: this checkout), DEPS (/tmp/deps), BUILD
 # ($REPO/build-gpu), JOBS (16), PYTHON (a python3 with torch), CUDA_ARCH (90),
-# CONFIGURE_ONLY (1: stop after cmake's configure step).
+# CONFIGURE_ONLY (1: stop after cmake's configure step), PERFCAST_DISTRIBUTED (ON:
+# build the multi-GPU subcommands with NCCL; OFF by default).
 set -euo pipefail
 
 REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -71,6 +72,15 @@ for root in /usr/local/cuda /usr/local/cuda-13*; do
   if [ -x "$root/bin/nvcc" ]; then CUDA_ARGS=(-DCUDAToolkit_ROOT="$root" -DCMAKE_CUDA_COMPILER="$root/bin/nvcc"); break; fi
 done
 
+# Multi-GPU measurements (perfcast-agent collectives / ddp) compile LibTorch's
+# c10d NCCL headers, which need NCCL's own (pip: nvidia-nccl); only on request.
+DIST_ARGS=(-DPERFCAST_AGENT_DISTRIBUTED="${PERFCAST_DISTRIBUTED:-OFF}")
+if [ "${PERFCAST_DISTRIBUTED:-OFF}" = ON ]; then
+  NCCL_HINT=$("$PYTHON" -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+  DIST_ARGS+=(-DPERFCAST_NCCL_HINTS="$NCCL_HINT")
+  echo "build-agent: distributed backends on, NCCL hint '$NCCL_HINT'"
+fi
+
 GENERATOR=("Unix Makefiles")
 command -v ninja >/dev/null && GENERATOR=(Ninja)
 
@@ -89,7 +99,7 @@ cmake -S "$REPO" -B "$BUILD" -G "${GENERATOR[@]}" \
   -DCMAKE_BUILD_RPATH="$LIBDIR;$TORCH_LIB" \
   -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" \
   -DTORCH_CUDA_ARCH_LIST="${CUDA_ARCH:0:1}.${CUDA_ARCH:1}" \
-  "${PKG_CONFIG_ARGS[@]}" "${CUDA_ARGS[@]}"
+  "${PKG_CONFIG_ARGS[@]}" "${CUDA_ARGS[@]}" "${DIST_ARGS[@]}"
 [ "${CONFIGURE_ONLY:-0}" = 1 ] && exit 0
 cmake --build "$BUILD" -j"$JOBS" --target perfcast-agent
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/architecture.h"
 #include "models/families/families.h"
+#include "models/hardware.h"
 #include "models/iteration_builder.h"
 
 namespace perfcast::models::families {
@@ -168,6 +169,22 @@ WorkloadDescriptor DescribeH2d(const WorkloadSpec& spec) {
   return d;
 }
 
+// One all-reduce of `bytes` over `gpus` GPUs. Its record carries the bytes
+// each GPU moves by a ring (2(n-1)/n of the message) and the additions.
+WorkloadDescriptor DescribeAllReduce(const WorkloadSpec& spec) {
+  const double bytes = static_cast<double>(Param(spec, "bytes"));
+  const double gpus = static_cast<double>(Param(spec, "gpus"));
+  IterationBuilder b(spec);
+  Operation op;
+  op.op_class = OpClass::kCollective;
+  op.name = "allreduce";
+  op.shape = spec.params;
+  op.bytes = 2 * (gpus - 1) / gpus * bytes;
+  op.flops = (gpus - 1) / gpus * bytes / 4;
+  b.Add(std::move(op), IterationBuilder::Stage::kOther);
+  return b.Finish(0, 0, 1, /*with_optimizer=*/false, /*with_copy=*/false, /*with_host=*/false);
+}
+
 FamilyDef Op(const char* name, const char* doc, std::vector<ParamInfo> params,
              WorkloadDescriptor (*describe)(const WorkloadSpec&),
              absl::Status (*check)(const WorkloadSpec&) = &NoConstraints) {
@@ -282,6 +299,13 @@ std::vector<FamilyDef> OperationFamilies() {
          {{"bytes", 1 << 24, 1, kMaxElements, "bytes copied"},
           {"pinned", 1, 0, 1, "1: page-locked host buffer"}},
          &DescribeH2d), Phase::kInference),
+      WithFixedPhase(Op("allreduce",
+         "One all-reduce (sum) of a `bytes`-byte fp32 tensor over `gpus` GPUs, one process "
+         "per GPU (NCCL on GPUs, Gloo on CPUs). Always inference; ignores batch size and "
+         "precision.",
+         {{"bytes", 1 << 24, 4, int64_t{1} << 40, "message size"},
+          {"gpus", 2, 2, kMaxGpusPerNode, "GPUs (processes) taking part"}},
+         &DescribeAllReduce), Phase::kInference),
   };
 }
 

@@ -81,6 +81,9 @@ TEST_P(StoreTest, RegisterGetRoundTripsEveryField) {
   ASSERT_TRUE(fetched.ok());
   EXPECT_EQ(*fetched, *registered);
   EXPECT_EQ(fetched->measured.launch_latency_us, 4.25);
+  EXPECT_EQ(fetched->gpu.nvlink_gbs, 450);
+  EXPECT_EQ(fetched->gpu.nvlink_gpus, 8);
+  EXPECT_EQ(fetched->gpu.network_gbs, 50);
   EXPECT_FALSE(fetched->measured.fp32_tflops.has_value());
 }
 

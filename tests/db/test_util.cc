@@ -42,6 +42,10 @@ models::Node SampleNode(const std::string& name, const std::string& gpu_model) {
   node.gpu.l2_cache_mib = 50;
   node.gpu.interconnect = "NVLink 900 GB/s";
   node.gpu.tdp_watts = 700;
+  node.gpu.nvlink_gbs = 450;
+  node.gpu.nvlink_gpus = 8;
+  node.gpu.pcie_gbs = 63;
+  node.gpu.network_gbs = 50;
   node.host.hostname = name + ".example";
   node.host.cpu_model = "Xeon";
   node.host.cpu_cores = 16;

@@ -28,7 +28,7 @@ import shlex
 import subprocess
 import sys
 
-NOT_IN_SERVER_IMAGE = {"libtorch-dev", "libgtest-dev", "libgmock-dev", "libbenchmark-dev"}
+NOT_IN_SERVER_IMAGE = {"libtorch-dev", "libgloo-dev", "libgtest-dev", "libgmock-dev", "libbenchmark-dev"}
 PROBLEMS = []
 
 

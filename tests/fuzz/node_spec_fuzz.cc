@@ -18,7 +18,7 @@ using perfcast::models::GpuSpec;
 void CheckSpec(const GpuSpec& g) {
   for (double v : {g.boost_clock_mhz, g.memory_gib, g.memory_bandwidth_gbs, g.fp32_tflops,
                    g.tf32_tflops, g.fp16_tflops, g.bf16_tflops, g.fp64_tflops, g.l2_cache_mib,
-                   g.tdp_watts}) {
+                   g.tdp_watts, g.nvlink_gbs, g.pcie_gbs, g.network_gbs}) {
     PERFCAST_FUZZ_CHECK(std::isfinite(v) && v >= 0, g.model);
   }
   PERFCAST_FUZZ_CHECK(g.memory_bandwidth_gbs > 0 && g.fp32_tflops > 0, g.model);

@@ -98,6 +98,47 @@ TEST_F(PredictIntegrationTest, BadQueriesGetClearErrors) {
   expect(server_->Cli({"fit", "--gpu", "V100-SXM2-32GB"}), "FAILED_PRECONDITION");
 }
 
+TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
+  auto transformer = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"predict", "--family", "transformer", "--param", "layers=8",
+                                     "--param", "hidden=512", "--param", "heads=8", "--param",
+                                     "ffn=2048", "--batch", "32", "--precision", "bf16-amp",
+                                     "--iterations", "100"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return server_->Cli(args);
+  };
+  CommandResult one = transformer({"--gpu", "H100-SXM5-80GB"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  CommandResult four = transformer({"--gpu", "H100-SXM5-80GB", "--data-parallel", "2",
+                                    "--tensor-parallel", "2"});
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_LT(IterationMs(four.out), IterationMs(one.out)) << four.out;
+  EXPECT_GT(IterationMs(four.out), IterationMs(one.out) / 4) << four.out;
+  EXPECT_NE(four.out.find("4 GPUs (data 2 x tensor 2"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("comm.tp_allreduce"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("memory per GPU"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("tensor-parallel link: nvlink"), std::string::npos) << four.out;
+  CommandResult piped = transformer({"--gpu", "H100-SXM5-80GB", "--pipeline-parallel", "4",
+                                     "--micro-batches", "8"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_NE(piped.out.find("pipeline_bubble"), std::string::npos) << piped.out;
+
+  auto invalid = [&](std::vector<std::string> extra, const std::string& flag) {
+    CommandResult r = transformer(extra);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("INVALID_ARGUMENT"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+  };
+  invalid({"--gpu", "H100-SXM5-80GB", "--tensor-parallel", "3"}, "--tensor-parallel");
+  invalid({"--gpu", "H100-SXM5-80GB", "--pipeline-parallel", "9"}, "--pipeline-parallel");
+  invalid({"--gpu", "H100-SXM5-80GB", "--data-parallel", "3"}, "--data-parallel");
+  // The agent registered its node with one GPU.
+  invalid({"--node", "h100-sxm-1", "--data-parallel", "2"}, "the node has 1");
+  CommandResult zero = transformer({"--gpu", "H100-SXM5-80GB", "--micro-batches", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("--micro-batches must be >= 1"), std::string::npos) << zero.err;
+}
+
 TEST_F(PredictIntegrationTest, BatchFileReportsEachQuery) {
   const std::string jobs = dir_->File("jobs.csv");
   std::ofstream(jobs) << "family,params,batch_size,precision,phase,node,gpu,samples,epochs\n"

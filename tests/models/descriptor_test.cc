@@ -67,7 +67,7 @@ TEST(OpClassTest, NamesRoundTrip) {
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(*parsed, c);
   }
-  EXPECT_EQ(AllOpClasses().size(), 11u);
+  EXPECT_EQ(AllOpClasses().size(), 12u);
   EXPECT_FALSE(ParseOpClass("matmul").ok());
 }
 
@@ -78,7 +78,7 @@ TEST(FamiliesTest, ModelsFirstAndAllKnown) {
   const std::vector<std::string> ops = {"gemm",      "conv2d",  "lstm_cell", "attention",
                                         "sdpa",      "rmsnorm", "swiglu", "cross_entropy",
                                         "elementwise", "layernorm", "softmax", "embedding",
-                                        "optimizer", "h2d"};
+                                        "optimizer", "h2d", "allreduce"};
   ASSERT_EQ(Families().size(), models.size() + ops.size());
   for (size_t i = 0; i < models.size(); ++i) {
     EXPECT_EQ(Families()[i].name, models[i]);
@@ -326,6 +326,19 @@ void ExpectInvalid(const WorkloadSpec& spec, const std::string& mention) {
   EXPECT_EQ(normal.status().code(), absl::StatusCode::kInvalidArgument) << spec.Key();
   EXPECT_THAT(std::string(normal.status().message()), HasSubstr(mention)) << spec.Key();
   EXPECT_FALSE(Describe(spec).ok());
+}
+
+TEST(OperationFamiliesTest, AllReduceCarriesTheRingBytesOfEveryGpu) {
+  auto d = Describe(Op("allreduce", {{"bytes", 1 << 20}, {"gpus", 4}}, 8, Phase::kTrain));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->spec.phase, Phase::kInference);
+  EXPECT_EQ(d->spec.batch_size, 1);
+  ASSERT_EQ(d->operations.size(), 1u);
+  EXPECT_EQ(d->operations[0].op_class, OpClass::kCollective);
+  EXPECT_DOUBLE_EQ(d->operations[0].bytes, 1.5 * (1 << 20));
+  EXPECT_EQ(d->parameters, 0);
+  ExpectInvalid(Op("allreduce", {{"gpus", 1}}), "gpus");
+  ExpectInvalid(Op("allreduce", {{"bytes", 0}}), "bytes");
 }
 
 TEST(NormalizeSpecTest, RejectsBadSpecsNamingTheParameter) {

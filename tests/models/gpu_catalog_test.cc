@@ -28,6 +28,21 @@ TEST(GpuCatalogTest, BuiltInCoversTheRequiredGpusWithSaneRates) {
   EXPECT_EQ(h200->bf16_tflops, h100->bf16_tflops);
 }
 
+TEST(GpuCatalogTest, EveryGpuHasLinksAndNvlinkGenerationsGrow) {
+  const GpuCatalog& catalog = GpuCatalog::BuiltIn();
+  for (const GpuSpec& gpu : catalog.gpus()) {
+    EXPECT_GT(gpu.pcie_gbs, 0) << gpu.model;
+    EXPECT_EQ(gpu.nvlink_gbs > 0, gpu.nvlink_gpus >= 2) << gpu.model;
+    // NVLink beats PCIe wherever a GPU has it.
+    if (gpu.nvlink_gbs > 0) EXPECT_GT(gpu.nvlink_gbs, gpu.pcie_gbs) << gpu.model;
+  }
+  EXPECT_LT(catalog.Find("V100-SXM2-32GB")->nvlink_gbs, catalog.Find("A100-SXM4-80GB")->nvlink_gbs);
+  EXPECT_LT(catalog.Find("A100-SXM4-80GB")->nvlink_gbs, catalog.Find("H100-SXM5-80GB")->nvlink_gbs);
+  EXPECT_EQ(catalog.Find("H100-SXM5-80GB")->nvlink_gpus, 8);
+  EXPECT_EQ(catalog.Find("H100-NVL-94GB")->nvlink_gpus, 2);
+  EXPECT_EQ(catalog.Find("L4-24GB")->nvlink_gbs, 0);
+}
+
 TEST(GpuCatalogTest, LookupIsCaseInsensitiveAndUnknownNamesListTheCatalog) {
   const GpuCatalog& catalog = GpuCatalog::BuiltIn();
   EXPECT_EQ(catalog.Find("h100-sxm5-80gb")->model, "H100-SXM5-80GB");
@@ -63,10 +78,22 @@ TEST(NodeSpecTest, ParsesCatalogAndCustomGpus) {
   EXPECT_EQ(node->gpu_count, 4);
   EXPECT_EQ(node->labels.at("zone"), "a");
   auto custom = NodeFromSpecJson(
-      R"({"name": "n2", "gpu": {"model": "MI300X", "memory_bandwidth_gbs": 5300, "fp32_tflops": 163.4, "bf16_tflops": 1307}})",
+      R"({"name": "n2", "gpu": {"model": "MI300X", "memory_bandwidth_gbs": 5300, "fp32_tflops": 163.4, "bf16_tflops": 1307,
+          "nvlink_gbs": 448, "nvlink_gpus": 8, "pcie_gbs": 63, "network_gbs": 50}})",
       catalog);
   ASSERT_TRUE(custom.ok()) << custom.status();
   EXPECT_EQ(custom->gpu.bf16_tflops, 1307);
+  EXPECT_EQ(custom->gpu.nvlink_gbs, 448);
+  EXPECT_EQ(custom->gpu.nvlink_gpus, 8);
+  EXPECT_EQ(custom->gpu.pcie_gbs, 63);
+  EXPECT_EQ(custom->gpu.network_gbs, 50);
+  EXPECT_EQ(GpuSpecFromJson(GpuSpecToJson(custom->gpu)).value(), custom->gpu);
+  EXPECT_EQ(NodeFromSpecJson(
+                R"({"name": "n4", "gpu": {"model": "X", "memory_bandwidth_gbs": 1, "fp32_tflops": 1, "pcie_gbs": -1}})",
+                catalog)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(custom->source, NodeSource::kSpecFile);
   EXPECT_EQ(NodeFromSpecJson(R"({"name": "n3", "gpu": "H900"})", catalog).status().code(),
             absl::StatusCode::kNotFound);

@@ -136,6 +136,52 @@ TEST(AgentCliTest, BadInputGivesOneLineAndNonZeroExit) {
   RemoveStore(out);
 }
 
+TEST(AgentCliTest, CollectivesRunOneProcessPerRankOverGloo) {
+  const std::string path = TempPath("collectives.sqlite");
+  RemoveStore(path);
+  std::string output;
+  const int status = RunAgent(
+      "collectives --gpus 2 --device cpu --threads 1 --sizes 4K,64K --name ci-ar --out " + path,
+      &output);
+  if (output.find("built without LibTorch's gloo backend") != std::string::npos) {
+    GTEST_SKIP() << "this LibTorch has no Gloo headers (libgloo-dev)";
+  }
+  ASSERT_EQ(status, 0) << output;
+  EXPECT_THAT(output, HasSubstr("all-reduce over 2 processes (Gloo): 2 sizes measured"));
+  absl::StatusOr<std::unique_ptr<db::Store>> reader = db::OpenStoreReadOnly(path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<int64_t> sizes;
+  ASSERT_TRUE((*reader)
+                  ->ScanProfiles({}, [&](const models::Profile& p) {
+                    EXPECT_EQ(p.workload.family, "allreduce");
+                    EXPECT_EQ(p.workload.params.at("gpus"), 2);
+                    EXPECT_EQ(p.node_name, "ci-ar");
+                    EXPECT_GT(p.iteration.mean_ms, 0);
+                    EXPECT_TRUE(models::ValidateProfile(p).ok());
+                    sizes.push_back(p.workload.params.at("bytes"));
+                    return true;
+                  })
+                  .ok());
+  EXPECT_THAT(sizes, ::testing::UnorderedElementsAre(4096, 65536));
+  RemoveStore(path);
+}
+
+TEST(AgentCliTest, MultiGpuCommandsRefuseBadInput) {
+  std::string output;
+  EXPECT_NE(RunAgent("collectives --gpus 1 --device cpu", &output), 0);
+  EXPECT_THAT(output, HasSubstr("--gpus must be >= 2"));
+  EXPECT_NE(RunAgent("collectives --gpus 2 --device cpu --sizes 1M:4K --out " +
+                         TempPath("never.sqlite"),
+                     &output),
+            0);
+  EXPECT_THAT(output, HasSubstr("ends below its start"));
+  EXPECT_NE(RunAgent("ddp --gpus 2 --device cpu --workload 'model/lstm{layers=1}/b3/fp32/train/adam' --out " +
+                         TempPath("never.jsonl"),
+                     &output),
+            0);
+  EXPECT_THAT(output, HasSubstr("does not split over 2 GPUs"));
+}
+
 TEST(AgentCliTest, CudaWithoutGpuFails) {
   std::string output;
   EXPECT_NE(RunAgent("fingerprint --device cuda --no-measure", &output), 0);

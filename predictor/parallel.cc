@@ -1,0 +1,358 @@
+#include "predictor/parallel.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
+#include "models/descriptor.h"
+
+namespace perfcast::predictor {
+namespace {
+
+// Bounds that keep every product of degrees exact and far from overflow;
+// no job runs on a million GPUs.
+constexpr int64_t kMaxDegree = int64_t{1} << 20;
+
+std::optional<int64_t> SpecParam(const models::WorkloadSpec& spec, const char* name) {
+  auto it = spec.params.find(name);
+  if (it == spec.params.end()) return std::nullopt;
+  return it->second;
+}
+
+// "layer12.attn.qkv.fwd" -> 12.
+std::optional<int64_t> LayerIndex(absl::string_view name) {
+  if (!absl::ConsumePrefix(&name, "layer")) return std::nullopt;
+  const size_t dot = name.find('.');
+  int64_t index = 0;
+  if (dot == absl::string_view::npos || !absl::SimpleAtoi(name.substr(0, dot), &index)) {
+    return std::nullopt;
+  }
+  return index;
+}
+
+// The builder names backward operations by these suffixes (iteration_builder.h).
+bool IsBackward(absl::string_view name) {
+  for (absl::string_view suffix : {".dx", ".dw", ".db", ".bwd", ".dlhs", ".drhs"}) {
+    if (absl::EndsWith(name, suffix)) return true;
+  }
+  return false;
+}
+
+// Whether Megatron splits an operation across the tensor-parallel group.
+bool TensorSplit(absl::string_view name, bool has_lm_head) {
+  if (LayerIndex(name).has_value()) {
+    return (absl::StrContains(name, ".attn.") || absl::StrContains(name, ".ffn.") ||
+            absl::StrContains(name, ".mlp.")) &&
+           !absl::StrContains(name, ".residual");
+  }
+  if (absl::StartsWith(name, "embed.tokens")) return true;
+  return has_lm_head && (absl::StartsWith(name, "lm_head") || absl::StartsWith(name, "loss."));
+}
+
+double ElementSize(models::Precision precision) {
+  switch (precision) {
+    case models::Precision::kFp16Amp:
+    case models::Precision::kBf16Amp:
+      return 2;
+    case models::Precision::kFp64:
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+absl::Status Degree(const char* flag, int value) {
+  if (value < 1 || value > kMaxDegree) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " must be in [1, ", kMaxDegree, "], got ", value));
+  }
+  return absl::OkStatus();
+}
+
+// Per micro-batch totals of one pipeline stage.
+struct Stage {
+  std::map<std::string, double> class_ms;  // compute by operation class
+  double compute_ms = 0;
+  double backward_ms = 0;
+  double launches = 0;
+  int64_t layers = 0;
+  double tp_ms = 0;
+  double pp_ms = 0;
+  double total() const { return compute_ms + tp_ms + pp_ms; }
+};
+
+}  // namespace
+
+absl::Status ValidateLayout(const models::WorkloadSpec& raw_spec, const ParallelLayout& layout,
+                            int max_gpus) {
+  for (auto [flag, value] : {std::pair{"--data-parallel", layout.data},
+                             std::pair{"--tensor-parallel", layout.tensor},
+                             std::pair{"--pipeline-parallel", layout.pipeline},
+                             std::pair{"--micro-batches", layout.micro_batches}}) {
+    if (absl::Status s = Degree(flag, value); !s.ok()) return s;
+  }
+  const int64_t gpus = int64_t{layout.data} * layout.tensor * layout.pipeline;
+  if (gpus > kMaxDegree) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data-parallel × --tensor-parallel × --pipeline-parallel = ", gpus, " GPUs exceeds ",
+        kMaxDegree));
+  }
+  if (max_gpus > 0 && gpus > max_gpus) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data-parallel × --tensor-parallel × --pipeline-parallel = ", layout.data, " × ",
+        layout.tensor, " × ", layout.pipeline, " = ", gpus, " GPUs, but the node has ",
+        max_gpus));
+  }
+  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(raw_spec);
+  if (!spec.ok()) return spec.status();
+  const int64_t replica_split = int64_t{layout.data} * layout.micro_batches;
+  if (spec->batch_size % replica_split != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data-parallel × --micro-batches = ", layout.data, " × ", layout.micro_batches,
+        " must divide the global batch size ", spec->batch_size));
+  }
+  if (layout.tensor == 1 && layout.pipeline == 1) return absl::OkStatus();
+  const std::optional<int64_t> heads = SpecParam(*spec, "heads");
+  const std::optional<int64_t> layers = SpecParam(*spec, "layers");
+  if (!heads || !layers || !SpecParam(*spec, "hidden") || !SpecParam(*spec, "seq_len")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        layout.tensor > 1 ? "--tensor-parallel" : "--pipeline-parallel",
+        " splits transformer layers (families with layers, heads, hidden and seq_len); family '",
+        spec->family, "' has none"));
+  }
+  if (*heads % layout.tensor != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
+                                                   " must divide the attention heads (", *heads,
+                                                   ")"));
+  }
+  if (std::optional<int64_t> kv = SpecParam(*spec, "kv_heads");
+      kv && *kv > 0 && *kv % layout.tensor != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
+                                                   " must divide the key/value heads (", *kv,
+                                                   ")"));
+  }
+  if (std::optional<int64_t> ffn = SpecParam(*spec, "ffn"); ffn && *ffn % layout.tensor != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
+                                                   " must divide the MLP width ffn (", *ffn,
+                                                   ")"));
+  }
+  if (layout.pipeline > *layers) {
+    return absl::InvalidArgumentError(absl::StrCat("--pipeline-parallel ", layout.pipeline,
+                                                   " exceeds the ", *layers,
+                                                   " layers (at most one stage per layer)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
+                                                   const models::WorkloadSpec& raw_spec,
+                                                   const models::Node& node,
+                                                   const ParallelLayout& layout,
+                                                   const ParallelOptions& options) {
+  if (absl::Status s = ValidateLayout(raw_spec, layout, options.max_gpus); !s.ok()) return s;
+  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(raw_spec);
+  if (!spec.ok()) return spec.status();
+  const bool training = spec->phase == models::Phase::kTrain;
+  const int n = layout.data, t = layout.tensor, p = layout.pipeline, m = layout.micro_batches;
+
+  models::WorkloadSpec micro_spec = *spec;
+  micro_spec.batch_size = spec->batch_size / (int64_t{n} * m);
+  absl::StatusOr<models::WorkloadDescriptor> full = models::Describe(micro_spec);
+  if (!full.ok()) return full.status();
+
+  ParallelPrediction out;
+  out.layout = layout;
+  absl::StatusOr<Prediction> micro = PredictDescribed(model, *full, node);
+  if (!micro.ok()) return micro.status();
+  out.micro_batch = *micro;
+  double level1_total = 0;
+  for (const auto& [op_class, ms] : micro->breakdown_ms) level1_total += ms;
+  // Level 2's correction of the whole model, spread evenly over its parts.
+  const double scale = level1_total > 0 ? micro->iteration_ms / level1_total : 1.0;
+
+  // The per-GPU share of every operation, re-priced at level 1.
+  bool has_lm_head = false;
+  int64_t layer_count = 0;
+  for (const models::Operation& op : full->operations) {
+    has_lm_head |= absl::StartsWith(op.name, "lm_head");
+    if (std::optional<int64_t> l = LayerIndex(op.name)) layer_count = std::max(layer_count, *l + 1);
+  }
+  models::WorkloadDescriptor shard = *full;
+  double split_bytes = 0, forward_bytes = 0;
+  std::vector<bool> split(shard.operations.size(), false);
+  for (size_t i = 0; i < shard.operations.size(); ++i) {
+    models::Operation& op = shard.operations[i];
+    const bool forward = !IsBackward(op.name) && op.op_class != models::OpClass::kOptimizer &&
+                         op.op_class != models::OpClass::kHostToDevice &&
+                         op.op_class != models::OpClass::kHostOverhead;
+    if (forward) forward_bytes += op.count * op.bytes;
+    if (t == 1 || !TensorSplit(op.name, has_lm_head)) continue;
+    split[i] = true;
+    if (forward) split_bytes += op.count * op.bytes;
+    op.flops /= t;
+    op.bytes /= t;
+    op.work_items = std::max(1.0, op.work_items / t);
+  }
+  absl::StatusOr<std::vector<double>> times = PredictOperationTimes(model, shard, node);
+  if (!times.ok()) return times.status();
+
+  // Stages: contiguous runs of layers; embeddings before the first layer on
+  // stage 0, everything after the last on stage P-1.
+  std::vector<Stage> stages(p);
+  for (int64_t l = 0; l < layer_count; ++l) ++stages[l * p / std::max<int64_t>(1, layer_count)].layers;
+  double optimizer_level1 = 0, host_level1 = 0, total_launches = 0;
+  bool seen_layer = false;
+  for (size_t i = 0; i < shard.operations.size(); ++i) {
+    const models::Operation& op = shard.operations[i];
+    const double ms = scale * (*times)[i];
+    total_launches += op.count * op.launches;
+    if (op.op_class == models::OpClass::kOptimizer) {
+      optimizer_level1 += ms;
+      continue;
+    }
+    if (op.op_class == models::OpClass::kHostOverhead) {
+      host_level1 += ms;
+      continue;
+    }
+    int s = seen_layer ? p - 1 : 0;
+    if (std::optional<int64_t> l = LayerIndex(op.name)) {
+      seen_layer = true;
+      s = static_cast<int>(*l * p / layer_count);
+    }
+    if (op.op_class == models::OpClass::kHostToDevice) s = 0;
+    Stage& stage = stages[s];
+    stage.class_ms[std::string(models::OpClassName(op.op_class))] += ms;
+    stage.compute_ms += ms;
+    if (IsBackward(op.name)) stage.backward_ms += ms;
+    stage.launches += op.count * op.launches;
+  }
+  // Host dispatch is per kernel: each stage pays its share of the launches.
+  for (Stage& stage : stages) {
+    const double host = total_launches > 0 ? host_level1 * stage.launches / total_launches
+                                           : host_level1 / p;
+    stage.class_ms[std::string(models::OpClassName(models::OpClass::kHostOverhead))] += host;
+    stage.compute_ms += host;
+  }
+
+  // Links, with ranks placed tensor-innermost, then data, then pipeline.
+  const int per_node = options.gpus_per_node > 0 ? options.gpus_per_node
+                                                 : std::max(8, node.gpu.nvlink_gpus);
+  auto link_for = [&](int group, bool cross_node) -> absl::StatusOr<Link> {
+    if (!cross_node && options.measured_link.has_value()) return *options.measured_link;
+    return SpecLink(node.gpu, std::min(group, per_node), cross_node);
+  };
+  const double act_bytes = static_cast<double>(micro_spec.batch_size) *
+                           static_cast<double>(SpecParam(micro_spec, "seq_len").value_or(0)) *
+                           static_cast<double>(SpecParam(micro_spec, "hidden").value_or(0)) *
+                           ElementSize(spec->precision);
+  if (t > 1) {
+    absl::StatusOr<Link> link = link_for(t, t > per_node);
+    if (!link.ok()) return link.status();
+    out.tp_link = *link;
+    absl::StatusOr<double> one = CollectiveSeconds(
+        Collective::kAllReduce, CollectiveAlgorithm::kAuto, act_bytes, t, *link);
+    if (!one.ok()) return one.status();
+    const double per_layer = (training ? 4 : 2) * *one * 1e3;
+    for (int s = 0; s < p; ++s) stages[s].tp_ms = stages[s].layers * per_layer;
+    if (SpecParam(micro_spec, "vocab").has_value()) stages[0].tp_ms += *one * 1e3;
+    if (has_lm_head && training) stages[p - 1].tp_ms += *one * 1e3;
+  }
+  if (p > 1) {
+    absl::StatusOr<Link> link = link_for(2, int64_t{n} * t * p > per_node);
+    if (!link.ok()) return link.status();
+    out.pp_link = *link;
+    absl::StatusOr<double> send = CollectiveSeconds(
+        Collective::kPointToPoint, CollectiveAlgorithm::kAuto, act_bytes, 2, *link);
+    if (!send.ok()) return send.status();
+    for (int s = 0; s < p; ++s) {
+      const int sends = (s < p - 1 ? 1 : 0) + (training && s > 0 ? 1 : 0);
+      stages[s].pp_ms = sends * *send * 1e3;
+    }
+  }
+
+  // 1F1B over the stages.
+  int slowest = 0;
+  double sum_stage = 0;
+  for (int s = 0; s < p; ++s) {
+    sum_stage += stages[s].total();
+    if (stages[s].total() > stages[slowest].total()) slowest = s;
+  }
+  const Stage& critical = stages[slowest];
+  out.compute_ms = m * critical.compute_ms;
+  out.tp_comm_ms = m * critical.tp_ms;
+  out.pp_comm_ms = m * critical.pp_ms;
+  out.bubble_ms = sum_stage - critical.total();
+  out.optimizer_ms = training ? optimizer_level1 / (int64_t{t} * p) : 0;
+
+  const double parameters_per_gpu = full->parameters / (int64_t{t} * p);
+  const double weight_bytes = spec->precision == models::Precision::kFp64 ? 8 : 4;
+  if (training && n > 1) {
+    absl::StatusOr<Link> link = link_for(n, int64_t{n} * t > per_node);
+    if (!link.ok()) return link.status();
+    out.dp_link = *link;
+    absl::StatusOr<OverlapResult> overlap =
+        OverlappedAllReduce(parameters_per_gpu * weight_bytes, n, *link,
+                            critical.backward_ms / 1e3, options.bucket_bytes);
+    if (!overlap.ok()) return overlap.status();
+    out.dp_comm_ms = overlap->comm_seconds * 1e3;
+    out.dp_exposed_ms = overlap->exposed_seconds * 1e3;
+    out.dp_buckets = overlap->buckets;
+  }
+  out.step_ms = out.compute_ms + out.bubble_ms + out.tp_comm_ms + out.pp_comm_ms +
+                out.dp_exposed_ms + out.optimizer_ms;
+  for (const auto& [op_class, ms] : critical.class_ms) out.breakdown_ms[op_class] += m * ms;
+  if (out.optimizer_ms > 0) {
+    out.breakdown_ms[std::string(models::OpClassName(models::OpClass::kOptimizer))] +=
+        out.optimizer_ms;
+  }
+  if (out.tp_comm_ms > 0) out.breakdown_ms["comm.tp_allreduce"] = out.tp_comm_ms;
+  if (out.pp_comm_ms > 0) out.breakdown_ms["comm.pp_p2p"] = out.pp_comm_ms;
+  if (out.dp_exposed_ms > 0) out.breakdown_ms["comm.dp_allreduce"] = out.dp_exposed_ms;
+  if (out.bubble_ms > 0) out.breakdown_ms["pipeline_bubble"] = out.bubble_ms;
+  const double uncertain = out.compute_ms + out.bubble_ms + out.optimizer_ms;
+  const double certain = out.step_ms - uncertain;
+  out.lo_ms = certain + uncertain * micro->lo_ms / micro->iteration_ms;
+  out.hi_ms = certain + uncertain * micro->hi_ms / micro->iteration_ms;
+
+  // Memory: sharded weights, gradients and optimizer state; activations of
+  // the micro-batches a stage holds at once (1F1B keeps up to P in flight on
+  // the first stage), the split operations' share divided by T.
+  out.memory.parameters = parameters_per_gpu * weight_bytes;
+  if (training) {
+    out.memory.gradients = out.memory.parameters;
+    // Adam keeps two moments; the agent's SGD one momentum buffer.
+    out.memory.optimizer = (spec->optimizer == "adam" ? 2 : 1) * out.memory.parameters;
+  }
+  const double split_share = forward_bytes > 0 ? split_bytes / forward_bytes : 0;
+  int64_t most_layers = 0;
+  for (const Stage& stage : stages) most_layers = std::max(most_layers, stage.layers);
+  const double stage_share =
+      p > 1 && layer_count > 0 ? static_cast<double>(most_layers) / layer_count : 1.0;
+  const int in_flight = training ? std::min(m, p) : 1;
+  out.memory.activations = full->activation_bytes * (1 - split_share + split_share / t) *
+                           stage_share * in_flight;
+  return out;
+}
+
+Prediction AsPrediction(const ParallelPrediction& parallel) {
+  Prediction p = parallel.micro_batch;
+  p.iteration_ms = parallel.step_ms;
+  p.lo_ms = parallel.lo_ms;
+  p.hi_ms = parallel.hi_ms;
+  p.breakdown_ms = parallel.breakdown_ms;
+  return p;
+}
+
+std::string DescribeLink(const Link& link) {
+  if (link.source.empty()) return "";
+  return absl::StrCat(link.source, " ", absl::SixDigits(link.bus_gbs), " GB/s, ",
+                      absl::SixDigits(link.latency_us), " us");
+}
+
+}  // namespace perfcast::predictor

@@ -1,0 +1,147 @@
+// Multi-GPU training steps: data, tensor (Megatron) and pipeline (1F1B)
+// parallelism composed from the single-GPU two-level model and the
+// communication model (collectives.h).
+//
+// A layout runs N × T × P GPUs: N data-parallel replicas of a model split
+// T-way by tensor parallelism inside each layer and P-way by pipeline
+// parallelism across layers, each replica's batch cut into M micro-batches.
+// The workload's batch size is the global batch of one step, so one GPU
+// processes batch / (N · M) samples per micro-batch.
+//
+// How one step is priced:
+//  - Compute: the workload at the micro-batch size is described and
+//    predicted on one GPU (level 2); each operation gets its level-1 time
+//    scaled by level 2 ÷ level 1, so that the parts below add up to the
+//    single-GPU prediction. Tensor parallelism divides the FLOPs, bytes and
+//    tiles of the operations Megatron splits (attention and MLP of every
+//    layer: `layer<i>.attn.*`, `layer<i>.ffn.*`, `layer<i>.mlp.*` except the
+//    residual adds; the token embedding, LM head and its loss are split by
+//    vocabulary) and re-prices them at level 1, so that smaller GEMMs are
+//    as inefficient as the level-1 model says. Pipeline stages take
+//    contiguous runs of layers (embeddings on the first, head and loss on
+//    the last).
+//  - Tensor-parallel communication: 2 all-reduces of the layer's activation
+//    (micro-batch × seq_len × hidden) forward and 2 backward per layer, one
+//    forward for the vocabulary-parallel embedding and one backward for the
+//    LM head; on the critical path.
+//  - Pipeline: 1F1B with stage times t_s per micro-batch (including their
+//    tensor-parallel all-reduces and the point-to-point send of the
+//    boundary activation forward and its gradient backward) takes
+//    Σ_s t_s + (M − 1) · max_s t_s; the bubble is Σ_s t_s − max_s t_s, i.e.
+//    (P − 1)/(M + P − 1) of the step for equal stages.
+//  - Data-parallel gradient all-reduce: the GPU's gradients (parameters ÷
+//    (T · P), fp32 or fp64 as the master weights) in DDP buckets overlapped
+//    with the last micro-batch's backward; only what runs past it is added.
+//  - The optimizer step updates parameters ÷ (T · P) once per step.
+//
+// Ranks are placed as Megatron does: tensor-parallel groups innermost, then
+// data-parallel, then pipeline. A group that spans more GPUs than one node
+// holds crosses the network.
+//
+// Thread-safe: pure functions over plain values.
+#ifndef PERFCAST_PREDICTOR_PARALLEL_H_
+#define PERFCAST_PREDICTOR_PARALLEL_H_
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "models/hardware.h"
+#include "models/workload.h"
+#include "predictor/collectives.h"
+#include "predictor/model.h"
+#include "predictor/predictor.h"
+
+namespace perfcast::predictor {
+
+struct ParallelLayout {
+  int data = 1;           // N: replicas
+  int tensor = 1;         // T: Megatron tensor-parallel degree
+  int pipeline = 1;       // P: pipeline stages
+  int micro_batches = 1;  // M: micro-batches per replica and step
+
+  int gpus() const { return data * tensor * pipeline; }
+  bool single_gpu() const { return gpus() == 1 && micro_batches == 1; }
+};
+
+struct ParallelOptions {
+  // The most GPUs the job may use (a registered node's GPU count); 0: no
+  // limit (a GPU known from the catalog, as many servers as needed).
+  int max_gpus = 0;
+  // GPUs per node for placing groups; 0: eight (an HGX/DGX board), or the
+  // GPU's NVLink domain if larger.
+  int gpus_per_node = 0;
+  // Bus bandwidth measured by an all-reduce benchmark inside the node; it
+  // replaces the spec-sheet NVLink/PCIe link.
+  std::optional<Link> measured_link;
+  double bucket_bytes = kDdpBucketBytes;
+};
+
+// Device memory per GPU, bytes.
+struct MemoryPerGpu {
+  double parameters = 0;  // master weights ÷ (T · P)
+  double gradients = 0;
+  double optimizer = 0;   // Adam: two moments per parameter; SGD: its momentum
+  double activations = 0; // saved for backward: in-flight micro-batches of one stage
+  double total() const { return parameters + gradients + optimizer + activations; }
+};
+
+struct ParallelPrediction {
+  ParallelLayout layout;
+  // The single-GPU prediction of one micro-batch of the whole model: the
+  // base every part below is scaled from.
+  Prediction micro_batch;
+  double step_ms = 0;  // one step: every micro-batch, communication and the optimizer
+  double lo_ms = 0;    // the single-GPU band, scaled
+  double hi_ms = 0;
+  // The parts of step_ms, which they sum to:
+  double compute_ms = 0;    // M · the slowest stage's forward + backward compute
+  double bubble_ms = 0;     // pipeline fill and drain
+  double tp_comm_ms = 0;    // tensor-parallel all-reduces on the critical path
+  double pp_comm_ms = 0;    // pipeline point-to-point sends on the critical path
+  double dp_exposed_ms = 0; // the gradient all-reduce not hidden behind backward
+  double optimizer_ms = 0;
+  double dp_comm_ms = 0;    // the whole gradient all-reduce, hidden or not
+  int dp_buckets = 0;
+  // Compute per operation class and step on the slowest stage (ms), plus
+  // "comm.tp_allreduce", "comm.pp_p2p", "comm.dp_allreduce" and
+  // "pipeline_bubble"; sums to step_ms.
+  std::map<std::string, double> breakdown_ms;
+  MemoryPerGpu memory;
+  // The links each kind of communication used (empty source: not used).
+  Link tp_link, dp_link, pp_link;
+};
+
+// Checks a layout against a workload: every degree >= 1, the batch a
+// multiple of data × micro-batches, tensor parallelism dividing the heads
+// (and key/value heads) and the MLP width, at most one pipeline stage per
+// layer, tensor and pipeline parallelism only for families with attention
+// heads, and the job within `max_gpus` when that is set. InvalidArgument
+// naming the flag (--data-parallel, --tensor-parallel, --pipeline-parallel,
+// --micro-batches) and the values.
+absl::Status ValidateLayout(const models::WorkloadSpec& spec, const ParallelLayout& layout,
+                            int max_gpus);
+
+// Predicts one training step of `spec` laid out as `layout` on GPUs like
+// `node`'s. Errors: InvalidArgument from ValidateLayout, for an inference
+// workload with more than one GPU, or a GPU without link bandwidth for the
+// layout; otherwise those of Describe and PredictDescribed.
+absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
+                                                   const models::WorkloadSpec& spec,
+                                                   const models::Node& node,
+                                                   const ParallelLayout& layout,
+                                                   const ParallelOptions& options = {});
+
+// The step as a Prediction, for callers that answer single- and multi-GPU
+// questions alike: iteration_ms is the step, the band and breakdown are the
+// step's, the method, features and rate source are the micro-batch's.
+Prediction AsPrediction(const ParallelPrediction& parallel);
+
+// "nvlink 360 GB/s, 3 us"; empty for a link that was not used.
+std::string DescribeLink(const Link& link);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_PARALLEL_H_

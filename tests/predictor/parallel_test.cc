@@ -1,0 +1,251 @@
+#include "predictor/parallel.h"
+
+#include <cmath>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "models/descriptor.h"
+#include "models/gpu_catalog.h"
+#include "predictor/collectives.h"
+
+namespace perfcast::predictor {
+namespace {
+
+// A model that prices every operation at its roofline time (one level-1
+// model whose only feature is roofline time, coefficient 1; other classes
+// are uncalibrated, i.e. roofline too), optionally with a level-2 model that
+// multiplies the level-1 sum by `level2_factor`.
+PredictorModel RooflineModel(double level2_factor = 0) {
+  auto unit = [](int level, const char* feature, double coefficient) {
+    FittedModel m;
+    m.level = level;
+    m.features = {feature};
+    m.fit.mean = {0};
+    m.fit.scale = {1};
+    m.fit.coefficients = {coefficient};
+    for (int q = 0; q <= 100; ++q) m.cv_error_quantiles.push_back((q - 50) / 500.0);
+    m.feature_min = {0};
+    m.feature_max = {1e12};
+    return m;
+  };
+  PredictorModel model;
+  model.level1[models::OpClass::kGemm] = unit(1, "roofline_ms", 1);
+  if (level2_factor > 0) model.level2[models::Phase::kTrain] = unit(2, "level1_ms", level2_factor);
+  return model;
+}
+
+models::Node H100Node(int gpus) {
+  models::Node node;
+  node.name = "h100x8";
+  node.gpu_count = gpus;
+  node.gpu = *models::GpuCatalog::BuiltIn().Find("H100-SXM5-80GB");
+  return node;
+}
+
+models::WorkloadSpec Transformer(int64_t batch, int64_t layers = 8) {
+  models::WorkloadSpec spec;
+  spec.family = "transformer";
+  spec.params = {{"layers", layers}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096},
+                 {"seq_len", 512},   {"vocab", 8192}};
+  spec.batch_size = batch;
+  spec.precision = models::Precision::kBf16Amp;
+  return spec;
+}
+
+ParallelPrediction Parallel(const models::WorkloadSpec& spec, ParallelLayout layout,
+                            const PredictorModel& model = RooflineModel(),
+                            const ParallelOptions& options = {}) {
+  absl::StatusOr<ParallelPrediction> p = PredictParallel(model, spec, H100Node(8), layout, options);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.value_or(ParallelPrediction{});
+}
+
+double Single(const models::WorkloadSpec& spec, const PredictorModel& model = RooflineModel()) {
+  absl::StatusOr<Prediction> p = Predict(model, spec, H100Node(8));
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? p->iteration_ms : -1;
+}
+
+double BreakdownSum(const ParallelPrediction& p) {
+  double sum = 0;
+  for (const auto& [part, ms] : p.breakdown_ms) sum += ms;
+  return sum;
+}
+
+double PartsSum(const ParallelPrediction& p) {
+  return p.compute_ms + p.bubble_ms + p.tp_comm_ms + p.pp_comm_ms + p.dp_exposed_ms +
+         p.optimizer_ms;
+}
+
+TEST(Parallel, OneGpuIsTheSingleGpuPrediction) {
+  for (double factor : {0.0, 1.7}) {
+    const PredictorModel model = RooflineModel(factor);
+    const ParallelPrediction p = Parallel(Transformer(8), {}, model);
+    const double single = Single(Transformer(8), model);
+    EXPECT_NEAR(p.step_ms, single, 1e-9 * single) << factor;
+    EXPECT_NEAR(BreakdownSum(p), p.step_ms, 1e-9 * single);
+    EXPECT_EQ(p.tp_comm_ms + p.pp_comm_ms + p.dp_comm_ms + p.bubble_ms, 0);
+    EXPECT_LT(p.lo_ms, p.step_ms);
+    EXPECT_GT(p.hi_ms, p.step_ms);
+  }
+}
+
+TEST(Parallel, DataParallelRunsTheReplicaBatchAndAddsTheExposedGradientAllReduce) {
+  const ParallelPrediction p = Parallel(Transformer(32), {.data = 4});
+  // Each GPU runs a quarter of the global batch; compute + optimizer is that
+  // single-GPU step exactly.
+  const double replica = Single(Transformer(8));
+  EXPECT_NEAR(p.compute_ms + p.optimizer_ms, replica, 1e-9 * replica);
+  // fp32 gradients of every parameter over a 4-GPU NVLink ring.
+  const models::WorkloadDescriptor d = *models::Describe(Transformer(8));
+  const OverlapResult overlap = *OverlappedAllReduce(
+      4 * d.parameters, 4, *SpecLink(H100Node(8).gpu, 4, false), 1);
+  EXPECT_NEAR(p.dp_comm_ms, 1e3 * overlap.comm_seconds, 1e-9);
+  EXPECT_EQ(p.dp_buckets, overlap.buckets);
+  EXPECT_GT(p.dp_exposed_ms, 0);
+  EXPECT_LT(p.dp_exposed_ms, p.dp_comm_ms);
+  EXPECT_NEAR(p.step_ms, replica + p.dp_exposed_ms, 1e-9 * replica);
+  EXPECT_EQ(p.dp_link.source, "nvlink");
+  EXPECT_NEAR(BreakdownSum(p), p.step_ms, 1e-9 * p.step_ms);
+}
+
+TEST(Parallel, TensorParallelSplitsLayersAndPaysFourAllReducesPerLayer) {
+  const int64_t layers = 8;
+  const ParallelPrediction p = Parallel(Transformer(8, layers), {.tensor = 4});
+  const double single = Single(Transformer(8, layers));
+  EXPECT_LT(p.compute_ms, single / 2);
+  EXPECT_GT(p.compute_ms, single / 4);  // norms, residuals and the host are not split
+  // Activation all-reduces: 2 forward + 2 backward per layer, and the
+  // vocabulary-parallel embedding's forward one (no LM head here).
+  const double bytes = 8.0 * 512 * 1024 * 2;
+  const double one = *CollectiveSeconds(Collective::kAllReduce, CollectiveAlgorithm::kAuto, bytes,
+                                        4, *SpecLink(H100Node(8).gpu, 4, false));
+  EXPECT_NEAR(p.tp_comm_ms, 1e3 * one * (4 * layers + 1), 1e-9);
+  EXPECT_NEAR(BreakdownSum(p), p.step_ms, 1e-9 * p.step_ms);
+  EXPECT_NEAR(PartsSum(p), p.step_ms, 1e-9 * p.step_ms);
+  EXPECT_GT(p.breakdown_ms.at("comm.tp_allreduce"), 0);
+}
+
+TEST(Parallel, PipelineBubbleShrinksWithMicroBatchesAs1F1B) {
+  const int stages = 4;
+  for (int micro : {1, 4, 16}) {
+    const ParallelPrediction p =
+        Parallel(Transformer(64, 32), {.pipeline = stages, .micro_batches = micro});
+    const double pipelined = p.compute_ms + p.bubble_ms + p.pp_comm_ms;
+    // (P-1)/(M+P-1) for equal stages; the embedding and classifier make the
+    // end stages a little longer.
+    const double ideal = (stages - 1.0) / (micro + stages - 1.0);
+    EXPECT_NEAR(p.bubble_ms / pipelined, ideal, 0.1 * ideal) << micro;
+    EXPECT_GT(p.pp_comm_ms, 0);
+    EXPECT_NEAR(BreakdownSum(p), p.step_ms, 1e-9 * p.step_ms);
+  }
+  // One micro-batch through four stages takes the single-GPU forward and
+  // backward plus six sends of the boundary activation (three forward,
+  // three backward); each stage updates only its quarter of the parameters.
+  const ParallelPrediction one = Parallel(Transformer(8, 32), {.pipeline = stages});
+  const double send = 1e3 * *CollectiveSeconds(Collective::kPointToPoint,
+                                               CollectiveAlgorithm::kAuto, 8.0 * 512 * 1024 * 2,
+                                               2, *SpecLink(H100Node(8).gpu, 2, false));
+  const double single = Single(Transformer(8, 32)) - stages * one.optimizer_ms;
+  EXPECT_NEAR(one.step_ms - one.optimizer_ms, single + 6 * send, 1e-9 * single);
+}
+
+TEST(Parallel, LevelTwoCorrectionScalesEveryComputePart) {
+  const ParallelLayout layout{.data = 2, .tensor = 2, .pipeline = 2, .micro_batches = 4};
+  const ParallelPrediction base = Parallel(Transformer(64), layout, RooflineModel(1));
+  const ParallelPrediction scaled = Parallel(Transformer(64), layout, RooflineModel(2));
+  EXPECT_NEAR(scaled.compute_ms, 2 * base.compute_ms, 1e-9 * base.compute_ms);
+  EXPECT_NEAR(scaled.optimizer_ms, 2 * base.optimizer_ms, 1e-9 * base.optimizer_ms);
+  EXPECT_NEAR(scaled.tp_comm_ms, base.tp_comm_ms, 1e-12);
+  EXPECT_NEAR(BreakdownSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+  EXPECT_NEAR(PartsSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+}
+
+TEST(Parallel, MemoryPerGpuShardsStateAndKeepsInFlightMicroBatches) {
+  const models::WorkloadDescriptor d = *models::Describe(Transformer(4));
+  const ParallelPrediction one = Parallel(Transformer(4), {});
+  EXPECT_DOUBLE_EQ(one.memory.parameters, 4 * d.parameters);
+  EXPECT_DOUBLE_EQ(one.memory.gradients, 4 * d.parameters);
+  EXPECT_DOUBLE_EQ(one.memory.optimizer, 8 * d.parameters);  // Adam's two moments
+  EXPECT_DOUBLE_EQ(one.memory.activations, d.activation_bytes);
+
+  const ParallelPrediction sharded =
+      Parallel(Transformer(16), {.tensor = 2, .pipeline = 2, .micro_batches = 4});
+  EXPECT_DOUBLE_EQ(sharded.memory.parameters, 4 * d.parameters / 4);
+  EXPECT_DOUBLE_EQ(sharded.memory.optimizer, 2 * sharded.memory.parameters);
+  // Half the layers, two micro-batches in flight, the split part halved.
+  EXPECT_LT(sharded.memory.activations, d.activation_bytes);
+  EXPECT_GT(sharded.memory.activations, d.activation_bytes / 2);
+
+  models::WorkloadSpec sgd = Transformer(4);
+  sgd.optimizer = "sgd";
+  EXPECT_DOUBLE_EQ(Parallel(sgd, {}).memory.optimizer, 4 * d.parameters);  // momentum
+  models::WorkloadSpec inference = Transformer(4);
+  inference.phase = models::Phase::kInference;
+  absl::StatusOr<ParallelPrediction> serving =
+      PredictParallel(RooflineModel(), inference, H100Node(8), {.tensor = 2});
+  ASSERT_TRUE(serving.ok()) << serving.status();
+  EXPECT_EQ(serving->memory.gradients, 0);
+  EXPECT_EQ(serving->dp_comm_ms, 0);
+}
+
+void ExpectInvalid(const models::WorkloadSpec& spec, ParallelLayout layout, int max_gpus,
+                   const std::string& flag) {
+  absl::Status s = ValidateLayout(spec, layout, max_gpus);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << flag;
+  EXPECT_NE(s.message().find(flag), std::string::npos) << s.message();
+  ParallelOptions options;
+  options.max_gpus = max_gpus;
+  EXPECT_EQ(PredictParallel(RooflineModel(), spec, H100Node(8), layout, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Parallel, InvalidLayoutsNameTheFlag) {
+  ExpectInvalid(Transformer(8), {.tensor = 3}, 0, "--tensor-parallel");  // 16 heads
+  ExpectInvalid(Transformer(8, 4), {.pipeline = 5}, 0, "--pipeline-parallel");
+  ExpectInvalid(Transformer(8), {.micro_batches = 0}, 0, "--micro-batches");
+  ExpectInvalid(Transformer(8), {.data = -2}, 0, "--data-parallel");
+  ExpectInvalid(Transformer(8), {.data = 3}, 0, "--data-parallel");  // 8 % 3
+  ExpectInvalid(Transformer(8), {.data = 4, .micro_batches = 4}, 0, "--micro-batches");
+  ExpectInvalid(Transformer(8), {.data = 2, .tensor = 2, .pipeline = 4}, 8, "16 GPUs");
+  models::WorkloadSpec lstm;
+  lstm.family = "lstm";
+  lstm.batch_size = 8;
+  ExpectInvalid(lstm, {.tensor = 2}, 0, "--tensor-parallel");
+  ExpectInvalid(lstm, {.pipeline = 2}, 0, "--pipeline-parallel");
+  EXPECT_TRUE(ValidateLayout(lstm, {.data = 8}, 8).ok());
+  EXPECT_TRUE(ValidateLayout(Transformer(8), {.data = 2, .tensor = 2, .pipeline = 2}, 8).ok());
+}
+
+TEST(Parallel, LinksFollowPlacementAndMeasurements) {
+  // 16 replicas do not fit one 8-GPU node: the gradient ring crosses the network.
+  const ParallelPrediction wide = Parallel(Transformer(32), {.data = 16});
+  EXPECT_EQ(wide.dp_link.source, "network");
+  const ParallelPrediction narrow = Parallel(Transformer(32), {.data = 8});
+  EXPECT_EQ(narrow.dp_link.source, "nvlink");
+  EXPECT_GT(wide.dp_comm_ms, narrow.dp_comm_ms);
+  ParallelOptions measured;
+  measured.measured_link = Link{40, 10, "measured"};
+  const ParallelPrediction slow = Parallel(Transformer(8), {.tensor = 4}, RooflineModel(), measured);
+  EXPECT_EQ(slow.tp_link.source, "measured");
+  EXPECT_GT(slow.tp_comm_ms, Parallel(Transformer(8), {.tensor = 4}).tp_comm_ms);
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
+
+namespace perfcast::predictor {
+namespace {
+
+TEST(Parallel, AsPredictionCarriesTheStep) {
+  const ParallelPrediction p = Parallel(Transformer(16), {.data = 2, .tensor = 2});
+  const Prediction q = AsPrediction(p);
+  EXPECT_EQ(q.iteration_ms, p.step_ms);
+  EXPECT_EQ(q.breakdown_ms, p.breakdown_ms);
+  EXPECT_EQ(q.method, p.micro_batch.method);
+  EXPECT_EQ(DescribeLink(p.tp_link), "nvlink 360 GB/s, 3 us");
+  EXPECT_EQ(DescribeLink(p.pp_link), "");
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
