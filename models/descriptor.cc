@@ -21,6 +21,8 @@ constexpr std::pair<OpClass, absl::string_view> kOpClassNames[] = {
     {OpClass::kHostToDevice, "h2d"},
     {OpClass::kHostOverhead, "host"},
     {OpClass::kCollective, "collective"},
+    {OpClass::kNorm, "norm"},
+    {OpClass::kSoftmax, "softmax"},
 };
 
 // The registry: models first, then operations. Built once, never destroyed.
@@ -70,7 +72,7 @@ absl::StatusOr<OpClass> ParseOpClass(absl::string_view name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown operation class '", name,
       "' (expected gemm, conv, recurrent, attention, elementwise, embedding, optimizer, h2d, "
-      "host or collective)"));
+      "host, norm, softmax or collective)"));
 }
 
 const std::vector<OpClass>& AllOpClasses() {

@@ -30,17 +30,21 @@ enum class OpClass {
   kConv,             // convolutions (1-D and 2-D)
   kRecurrent,        // recurrent cells (LSTM), per layer and sequence
   kAttention,        // scaled dot-product attention core
-  kElementwise,      // normalisation, activations, softmax, adds: memory bound
+  kElementwise,      // activations, adds, casts, batch norm, losses: memory bound
   kEmbedding,        // embedding table lookups / bags
   kOptimizer,        // optimizer update over all parameters
   kHostToDevice,     // input batch copy host -> device
   kHostOverhead,     // per-iteration framework/host work not on the device
   kCollective,       // communication between GPUs (all-reduce benchmarks); priced
                      // by the communication model, never by a roofline
+  // Row reductions have their own efficiency (a row per block or warp, two
+  // passes over the data), unlike the streaming element-wise kernels:
+  kNorm,             // layer norm, forward and backward
+  kSoftmax,          // row-wise softmax, forward and backward
 };
 
 // Stable names: "gemm", "conv", "recurrent", "attention", "elementwise",
-// "embedding", "optimizer", "h2d", "host", "collective".
+// "embedding", "optimizer", "h2d", "host", "collective", "norm", "softmax".
 absl::string_view OpClassName(OpClass op_class);
 absl::StatusOr<OpClass> ParseOpClass(absl::string_view name);
 // All classes, in enum order.

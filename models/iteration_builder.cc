@@ -384,13 +384,13 @@ void IterationBuilder::LayerNorm(const std::string& name, double rows, int64_t c
   AddParameters(2.0 * cols, 2);
   const double numel = rows * cols;
   const double es = norm_bytes();
-  ElementOp(name + ".fwd", OpClass::kElementwise, norm_precision(), numel, 2 * numel * es,
+  ElementOp(name + ".fwd", OpClass::kNorm, norm_precision(), numel, 2 * numel * es,
             kNormFlops * numel, 1, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
   // One kernel for dX, one for the dgamma/dbeta column reduction.
-  ElementOp(name + ".bwd", OpClass::kElementwise, norm_precision(), numel, 3 * numel * es,
+  ElementOp(name + ".bwd", OpClass::kNorm, norm_precision(), numel, 3 * numel * es,
             kNormBackwardFlops * numel, 2, Stage::kBackward);
 }
 
@@ -427,12 +427,12 @@ void IterationBuilder::Elementwise(const std::string& name, double numel, int in
 void IterationBuilder::Softmax(const std::string& name, double rows, int64_t cols) {
   const double numel = rows * cols;
   const double es = norm_bytes();
-  ElementOp(name + ".fwd", OpClass::kElementwise, norm_precision(), numel, 2 * numel * es,
+  ElementOp(name + ".fwd", OpClass::kSoftmax, norm_precision(), numel, 2 * numel * es,
             kSoftmaxFlops * numel, 1, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
-  ElementOp(name + ".bwd", OpClass::kElementwise, norm_precision(), numel, 3 * numel * es,
+  ElementOp(name + ".bwd", OpClass::kSoftmax, norm_precision(), numel, 3 * numel * es,
             kSoftmaxBackwardFlops * numel, 1, Stage::kBackward);
 }
 

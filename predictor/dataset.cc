@@ -65,7 +65,8 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
   for (const auto& [name, value] : OperationInputs(models::Operation{}, EffectiveRates{})) {
     inputs.push_back(name);
   }
-  const std::vector<std::string> names = CandidateNames(OperationFeatureTable(), inputs);
+  const std::vector<std::string> all_names = CandidateNames(OperationFeatureTable(), inputs);
+  std::map<models::OpClass, std::vector<std::string>> class_names;
   std::map<models::OpClass, Pending> pending;
   for (size_t i = 0; i < profiles.size(); ++i) {
     const DescribedProfile& described = profiles[i];
@@ -76,13 +77,20 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
       return absl::InvalidArgumentError(absl::StrCat(
           "operation profile ", described.profile.id, " has no operation in its descriptor"));
     }
-    absl::StatusOr<EffectiveRates> rates = ResolveRates(**node, efficiencies);
-    if (!rates.ok()) return rates.status();
+    absl::StatusOr<EffectiveRates> node_rates = ResolveRates(**node, efficiencies);
+    if (!node_rates.ok()) return node_rates.status();
+    const EffectiveRates rates = WithRunConditions(*node_rates, described.profile.conditions);
     const models::Operation& op = described.descriptor.operations.front();
     // Collective benchmarks calibrate links (collectives.h), not a roofline.
     if (op.op_class == models::OpClass::kCollective) continue;
+    std::vector<std::string>& names = class_names[op.op_class];
+    if (names.empty()) {
+      for (const std::string& name : all_names) {
+        if (IsCandidateFor(op.op_class, name)) names.push_back(name);
+      }
+    }
     absl::StatusOr<std::vector<double>> row =
-        EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, *rates), names);
+        EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, rates), names);
     if (!row.ok()) return row.status();
     Pending& bucket = pending[op.op_class];
     bucket.rows.push_back(*std::move(row));
@@ -90,7 +98,9 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
     bucket.info.push_back(MakeInfo(described, **node, i));
   }
   std::map<models::OpClass, Dataset> out;
-  for (auto& [op_class, bucket] : pending) out[op_class] = Assemble(names, std::move(bucket));
+  for (auto& [op_class, bucket] : pending) {
+    out[op_class] = Assemble(class_names[op_class], std::move(bucket));
+  }
   return out;
 }
 
@@ -114,11 +124,12 @@ absl::StatusOr<Dataset> BuildWorkloadDataset(absl::Span<const DescribedProfile> 
     }
     absl::StatusOr<const models::Node*> node = FindNode(described, nodes);
     if (!node.ok()) return node.status();
-    absl::StatusOr<EffectiveRates> rates = ResolveRates(**node, efficiencies);
-    if (!rates.ok()) return rates.status();
-    FeatureInputs values = WorkloadInputs(described.descriptor, *rates);
+    absl::StatusOr<EffectiveRates> node_rates = ResolveRates(**node, efficiencies);
+    if (!node_rates.ok()) return node_rates.status();
+    const EffectiveRates rates = WithRunConditions(*node_rates, described.profile.conditions);
+    FeatureInputs values = WorkloadInputs(described.descriptor, rates);
     if (level1) {
-      absl::StatusOr<double> sum = level1(described.descriptor, *rates);
+      absl::StatusOr<double> sum = level1(described.descriptor, rates);
       if (!sum.ok()) return sum.status();
       values["level1_ms"] = *sum;
     }

@@ -1,5 +1,6 @@
 #include "predictor/evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -10,28 +11,175 @@
 namespace perfcast::predictor {
 namespace {
 
-void Add(ErrorSummary& summary, double relative_error) {
-  // Running mean: the summary is final after every point.
+void Add(ErrorSummary& summary, double relative_error, bool covered) {
+  // Running means: the summary is final after every point.
   ++summary.count;
   summary.mape += (std::abs(relative_error) - summary.mape) / summary.count;
+  summary.bias += (relative_error - summary.bias) / summary.count;
+  summary.coverage += ((covered ? 1.0 : 0.0) - summary.coverage) / summary.count;
 }
 
 void Record(const EvaluatedPoint& point, EvaluationReport& report) {
   LevelReport& level = point.level == 1 ? report.level1 : report.level2;
   const double error = (point.predicted_ms - point.measured_ms) / point.measured_ms;
-  Add(level.overall, error);
-  Add(level.by_gpu[point.gpu], error);
-  Add(level.by_family[point.family], error);
-  Add(level.by_precision[point.precision], error);
+  const bool covered = point.lo_ms <= point.measured_ms && point.measured_ms <= point.hi_ms;
+  Add(level.overall, error, covered);
+  Add(level.by_gpu[point.gpu], error, covered);
+  Add(level.by_family[point.family], error, covered);
+  Add(level.by_precision[point.precision], error, covered);
+  Add(level.by_phase[point.phase], error, covered);
+  if (!point.op_class.empty()) Add(level.by_class[point.op_class], error, covered);
   report.points.push_back(point);
 }
 
+// Predicts profile `index` of `profiles` on `node` with `model` and records
+// it, or notes why it could not.
+void PredictAndRecord(const PredictorModel& model, absl::Span<const DescribedProfile> profiles,
+                      size_t index, size_t reported_index, const models::Node& node,
+                      EvaluationReport& report) {
+  const DescribedProfile& p = profiles[index];
+  EvaluatedPoint point;
+  point.profile_index = reported_index;
+  point.gpu = node.gpu.model;
+  point.family = p.profile.workload.family;
+  point.precision = std::string(models::PrecisionName(p.profile.workload.precision));
+  point.phase = std::string(models::PhaseName(p.profile.workload.phase));
+  point.measured_ms = p.profile.iteration.mean_ms;
+  const bool operation = p.profile.workload.kind == models::WorkloadKind::kOperation;
+  point.level = operation ? 1 : 2;
+  if (operation) {
+    if (p.descriptor.operations.empty()) return;
+    point.op_class = std::string(OpClassKey(p.descriptor.operations.front().op_class));
+  }
+  absl::StatusOr<Prediction> prediction = PredictDescribed(model, p.descriptor, node);
+  if (!prediction.ok() || !(point.measured_ms > 0)) {
+    report.notes.push_back(absl::StrCat("profile ", p.profile.id, ": ",
+                                        prediction.ok() ? "no measured time"
+                                                        : prediction.status().message()));
+    return;
+  }
+  point.predicted_ms = prediction->iteration_ms;
+  point.lo_ms = prediction->lo_ms;
+  point.hi_ms = prediction->hi_ms;
+  point.method = std::string(MethodName(prediction->method));
+  Record(point, report);
+}
+
+absl::StatusOr<std::string> GpuOf(const DescribedProfile& p,
+                                  const std::map<std::string, models::Node>& nodes) {
+  auto node = nodes.find(p.profile.node_name);
+  if (node == nodes.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("evaluate: profile ", p.profile.id,
+                                                   " on unknown node '", p.profile.node_name,
+                                                   "'"));
+  }
+  return node->second.gpu.model;
+}
+
+absl::Status NothingPredicted(const EvaluationReport& report) {
+  constexpr size_t kShownNotes = 3;
+  std::string why = "evaluate: no held-out profile could be predicted";
+  for (size_t i = 0; i < report.notes.size() && i < kShownNotes; ++i) {
+    absl::StrAppend(&why, "; ", report.notes[i]);
+  }
+  if (report.notes.size() > kShownNotes) {
+    absl::StrAppend(&why, "; and ", report.notes.size() - kShownNotes, " more");
+  }
+  return absl::FailedPreconditionError(why);
+}
+
+// Splits `profiles` by the GPU lists and runs EvaluateTransfer; reported
+// profile indices are positions in `profiles`.
+absl::StatusOr<EvaluationReport> TrainTestGpus(absl::Span<const DescribedProfile> profiles,
+                                               const std::map<std::string, models::Node>& nodes,
+                                               const EvaluateOptions& options) {
+  if (options.train_gpus.empty() || options.test_gpus.empty()) {
+    return absl::InvalidArgumentError(
+        "evaluate: the train/test protocol needs at least one training and one test GPU");
+  }
+  const std::set<std::string> train_set(options.train_gpus.begin(), options.train_gpus.end());
+  const std::set<std::string> test_set(options.test_gpus.begin(), options.test_gpus.end());
+  for (const std::string& gpu : test_set) {
+    if (train_set.contains(gpu)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("evaluate: GPU '", gpu, "' is both a training and a test GPU"));
+    }
+  }
+  std::vector<DescribedProfile> train, test;
+  std::vector<size_t> test_index;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    absl::StatusOr<std::string> gpu = GpuOf(profiles[i], nodes);
+    if (!gpu.ok()) return gpu.status();
+    seen.insert(*gpu);
+    if (train_set.contains(*gpu)) {
+      train.push_back(profiles[i]);
+    } else if (test_set.contains(*gpu)) {
+      test.push_back(profiles[i]);
+      test_index.push_back(i);
+    }
+  }
+  std::vector<std::string> missing;
+  for (const std::set<std::string>* set : {&train_set, &test_set}) {
+    for (const std::string& gpu : *set) {
+      if (!seen.contains(gpu)) missing.push_back(gpu);
+    }
+  }
+  if (!missing.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("evaluate: no selected profile ran on GPU ",
+                                                   absl::StrJoin(missing, ", ")));
+  }
+  absl::StatusOr<EvaluationReport> report = EvaluateTransfer(train, test, nodes, options.fit);
+  if (!report.ok()) return report.status();
+  for (EvaluatedPoint& point : report->points) point.profile_index = test_index[point.profile_index];
+  return report;
+}
+
 }  // namespace
+
+absl::StatusOr<EvaluationReport> EvaluateTransfer(absl::Span<const DescribedProfile> train,
+                                                  absl::Span<const DescribedProfile> test,
+                                                  const std::map<std::string, models::Node>& nodes,
+                                                  const FitOptions& options) {
+  std::set<std::string> train_gpus;
+  for (const DescribedProfile& p : train) {
+    absl::StatusOr<std::string> gpu = GpuOf(p, nodes);
+    if (!gpu.ok()) return gpu.status();
+    train_gpus.insert(*gpu);
+  }
+  for (const DescribedProfile& p : test) {
+    absl::StatusOr<std::string> gpu = GpuOf(p, nodes);
+    if (!gpu.ok()) return gpu.status();
+    if (train_gpus.contains(*gpu)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("evaluate: GPU '", *gpu, "' has both training and test rows"));
+    }
+  }
+  if (test.empty()) return absl::FailedPreconditionError("evaluate: no test profiles");
+  EvaluationReport report;
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, nodes, options);
+  if (model.status().code() == absl::StatusCode::kInvalidArgument) return model.status();
+  if (!model.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("evaluate: fit on the training GPUs: ", model.status().message()));
+  }
+  for (size_t i = 0; i < test.size(); ++i) {
+    // The unseen GPU as a spec sheet describes it: nothing measured on it.
+    models::Node node = nodes.at(test[i].profile.node_name);
+    node.measured = models::MeasuredRates{};
+    PredictAndRecord(*model, test, i, i, node, report);
+  }
+  if (report.points.empty()) return NothingPredicted(report);
+  report.notes.insert(report.notes.end(), model->notes.begin(), model->notes.end());
+  report.fitted = *std::move(model);
+  return report;
+}
 
 absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedProfile> profiles,
                                                    const std::map<std::string, models::Node>& nodes,
                                                    const EvaluateOptions& options) {
   if (profiles.empty()) return absl::FailedPreconditionError("evaluate: no profiles");
+  if (options.split == Split::kTrainTestGpus) return TrainTestGpus(profiles, nodes, options);
   // split_of[i]: the split in which profile i is held out; -1: always trains.
   std::vector<int> split_of(profiles.size(), -1);
   int splits = 0;
@@ -48,13 +196,9 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
     case Split::kLeaveOneGpuOut: {
       std::vector<std::string> gpus;
       for (const DescribedProfile& p : profiles) {
-        auto node = nodes.find(p.profile.node_name);
-        if (node == nodes.end()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("evaluate: profile ", p.profile.id, " on unknown node '",
-                           p.profile.node_name, "'"));
-        }
-        gpus.push_back(node->second.gpu.model);
+        absl::StatusOr<std::string> gpu = GpuOf(p, nodes);
+        if (!gpu.ok()) return gpu.status();
+        gpus.push_back(*gpu);
       }
       absl::StatusOr<std::vector<int>> folds = LeaveOneGroupOutFolds(gpus);
       if (!folds.ok()) return folds.status();
@@ -94,6 +238,8 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
       splits = 1;
       break;
     }
+    case Split::kTrainTestGpus:
+      break;
   }
 
   EvaluationReport report;
@@ -116,40 +262,10 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
       continue;
     }
     for (size_t i : test) {
-      const DescribedProfile& p = profiles[i];
-      const models::Node& node = nodes.at(p.profile.node_name);
-      EvaluatedPoint point;
-      point.profile_index = i;
-      point.gpu = node.gpu.model;
-      point.family = p.profile.workload.family;
-      point.precision = std::string(models::PrecisionName(p.profile.workload.precision));
-      point.measured_ms = p.profile.iteration.mean_ms;
-      absl::StatusOr<double> predicted;
-      if (p.profile.workload.kind == models::WorkloadKind::kOperation) {
-        point.level = 1;
-        if (p.descriptor.operations.empty()) continue;
-        predicted = PredictOperation(*model, p.descriptor.operations.front(), node);
-      } else {
-        point.level = 2;
-        absl::StatusOr<Prediction> prediction = PredictDescribed(*model, p.descriptor, node);
-        predicted = prediction.ok() ? absl::StatusOr<double>(prediction->iteration_ms)
-                                    : absl::StatusOr<double>(prediction.status());
-      }
-      if (!predicted.ok() || !(point.measured_ms > 0)) {
-        report.notes.push_back(absl::StrCat("profile ", p.profile.id, ": ",
-                                            predicted.ok() ? "no measured time"
-                                                           : predicted.status().message()));
-        continue;
-      }
-      point.predicted_ms = *predicted;
-      Record(point, report);
+      PredictAndRecord(*model, profiles, i, i, nodes.at(profiles[i].profile.node_name), report);
     }
   }
-  if (report.points.empty()) {
-    std::string why = "evaluate: no held-out profile could be predicted";
-    for (const std::string& note : report.notes) absl::StrAppend(&why, "; ", note);
-    return absl::FailedPreconditionError(why);
-  }
+  if (report.points.empty()) return NothingPredicted(report);
   return report;
 }
 

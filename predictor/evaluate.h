@@ -1,6 +1,8 @@
 // Out-of-sample evaluation of the two-level predictor on the splits users
-// care about: random k-fold, leave-one-GPU-out, and held-out larger sizes
-// (extrapolation in layers / inner modules), globally or per family.
+// care about: random k-fold, leave-one-GPU-out, held-out larger sizes
+// (extrapolation in layers / inner modules, globally or per family), and an
+// explicit train-GPU / test-GPU protocol that proves transfer to GPUs the fit
+// never saw.
 //
 // Thread-safe: pure functions.
 #ifndef PERFCAST_PREDICTOR_EVALUATE_H_
@@ -27,6 +29,8 @@ enum class Split {
   // Per model family, hold out its largest size (most parameters) and train
   // on the rest; a family measured at one size only is not held out.
   kLargestSizePerFamily,
+  kTrainTestGpus,   // fit on train_gpus' profiles only, predict test_gpus'
+
 };
 
 struct EvaluateOptions {
@@ -34,6 +38,8 @@ struct EvaluateOptions {
   int folds = 5;               // kRandomKFold
   uint64_t seed = 1;           // kRandomKFold
   int64_t size_threshold = 0;  // kHeldOutSizes
+  std::vector<std::string> train_gpus;  // kTrainTestGpus: GPU models
+  std::vector<std::string> test_gpus;
   FitOptions fit;              // how each training split is fitted
 };
 
@@ -44,13 +50,20 @@ struct EvaluatedPoint {
   std::string gpu;
   std::string family;
   std::string precision;
+  std::string phase;
+  std::string op_class;  // level 1: the operation's class
+  std::string method;    // Prediction::method
   double predicted_ms = 0;
+  double lo_ms = 0;      // the prediction's 10th..90th percentile band
+  double hi_ms = 0;
   double measured_ms = 0;
 };
 
 struct ErrorSummary {
   int64_t count = 0;
-  double mape = 0;
+  double mape = 0;      // mean |predicted − measured| / measured
+  double bias = 0;      // mean (predicted − measured) / measured: > 0 over-predicts
+  double coverage = 0;  // fraction of measurements inside [lo, hi]; 0.8 is honest
 };
 
 struct LevelReport {
@@ -58,6 +71,8 @@ struct LevelReport {
   std::map<std::string, ErrorSummary> by_gpu;
   std::map<std::string, ErrorSummary> by_family;
   std::map<std::string, ErrorSummary> by_precision;
+  std::map<std::string, ErrorSummary> by_phase;
+  std::map<std::string, ErrorSummary> by_class;  // level 1: operation class
 };
 
 struct EvaluationReport {
@@ -65,7 +80,21 @@ struct EvaluationReport {
   LevelReport level2;  // model profiles
   std::vector<EvaluatedPoint> points;  // the (predicted, measured) pairs
   std::vector<std::string> notes;      // splits or profiles that were skipped
+  // kTrainTestGpus: the one model, fitted on the training GPUs alone.
+  PredictorModel fitted;
 };
+
+// The transfer protocol as a pure function of its two row sets: fits on
+// `train` alone and predicts every profile of `test` on its node stripped of
+// measured rates (an unseen GPU is known from its spec sheet), so nothing of
+// the test rows (times, rates, efficiencies) reaches the fit. Errors:
+// InvalidArgument when a GPU model has rows in both sets or a profile names
+// an unknown node; FailedPrecondition when the fit fails or no test profile
+// could be predicted.
+absl::StatusOr<EvaluationReport> EvaluateTransfer(absl::Span<const DescribedProfile> train,
+                                                  absl::Span<const DescribedProfile> test,
+                                                  const std::map<std::string, models::Node>& nodes,
+                                                  const FitOptions& options);
 
 // Fits on each training split with options.fit and predicts its held-out
 // profiles. Errors: InvalidArgument for bad options or profiles (as

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "models/iteration_builder.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -23,8 +24,16 @@ constexpr FeatureDef kOperationFeatures[] = {
     {"memory_bytes_per_s", Op::kInput, "memory_bytes_per_s", "", 1, false, "effective bandwidth"},
     {"launch_latency_s", Op::kInput, "launch_latency_s", "", 1, false, "launch latency"},
     {"h2d_bytes_per_s", Op::kInput, "h2d_bytes_per_s", "", 1, false, "host->device bandwidth"},
+    {"tile_flops", Op::kInput, "tile_flops", "", 1, false,
+     "FLOPs including the padding of partial output tiles (GEMMs; else flops)"},
+    {"tile_bytes", Op::kInput, "tile_bytes", "", 1, false,
+     "device-memory traffic of a tiled GEMM that re-reads its inputs per tile (else bytes)"},
     {"compute_ms", Op::kRatio, "flops", "flops_per_s", kMs, true,
      "math time at the effective peak rate"},
+    {"tile_compute_ms", Op::kRatio, "tile_flops", "flops_per_s", kMs, true,
+     "math time of the padded output tiles"},
+    {"tile_memory_ms", Op::kRatio, "tile_bytes", "memory_bytes_per_s", kMs, true,
+     "memory time of the tiled traffic: binds where bandwidth is low for the math rate"},
     {"memory_ms", Op::kRatio, "bytes", "memory_bytes_per_s", kMs, true,
      "memory time at the effective bandwidth"},
     {"roofline_ms", Op::kMax, "compute_ms", "memory_ms", 1, true,
@@ -55,8 +64,13 @@ constexpr FeatureDef kWorkloadFeatures[] = {
     {"input_bytes", Op::kInput, "input_bytes", "", 1, false, "host->device bytes"},
     {"h2d_bytes_per_s", Op::kInput, "h2d_bytes_per_s", "", 1, false, "host->device bandwidth"},
     {"launch_latency_s", Op::kInput, "launch_latency_s", "", 1, false, "launch latency"},
+    {"kernel_launches", Op::kInput, "kernel_launches", "", 1, false, "ops per iteration"},
+    {"dispatch_ops_per_s", Op::kInput, "dispatch_ops_per_s", "", 1, false,
+     "the host's framework dispatch rate"},
     {"h2d_ms", Op::kRatio, "input_bytes", "h2d_bytes_per_s", kMs, true,
      "input batch over the host link"},
+    {"dispatch_ms", Op::kRatio, "kernel_launches", "dispatch_ops_per_s", kMs, true,
+     "host time to dispatch the iteration's ops: binds a host-bound step"},
     {"inner_modules", Op::kInput, "inner_modules", "", 1, true, "layers / blocks"},
     {"batch", Op::kInput, "batch", "", 1, true, "batch size"},
     {"seq_len", Op::kInput, "seq_len", "", 1, true, "sequence length, 0 if none"},
@@ -85,6 +99,40 @@ bool Evaluate(const FeatureDef& def, const FeatureInputs& values, double& out) {
     case Op::kCeilRatio: out = std::ceil(a / b); break;
   }
   return true;
+}
+
+// A cuBLAS-style output tile edge for a matrix side: 128, or the side rounded
+// up to a power of two (at least 16) where the side is smaller.
+double TileEdge(double side) {
+  double edge = 16;
+  while (edge < side && edge < 128) edge *= 2;
+  return edge;
+}
+
+struct GemmTiling {
+  double padding = 1;         // padded / useful output elements
+  double bytes_per_flop = 0;  // tiled traffic per FLOP
+};
+
+// Output tiles of Tm × Tn each read a Tm × k panel of A and a k × Tn panel of
+// B: A is read once per tile column and B once per tile row, unless a cache
+// holds them, and C is written once.
+GemmTiling Tiling(const models::Operation& op) {
+  GemmTiling t;
+  auto get = [&](const char* name) {
+    auto it = op.shape.find(name);
+    return it == op.shape.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  const double m = get("m"), n = get("n"), k = get("k");
+  const double batch = std::max(1.0, get("batch"));
+  if (!(m > 0 && n > 0 && k > 0)) return t;
+  const double tm = TileEdge(m), tn = TileEdge(n);
+  const double row_tiles = std::ceil(m / tm), column_tiles = std::ceil(n / tn);
+  t.padding = row_tiles * tm * column_tiles * tn / (m * n);
+  const double traffic = models::ElementBytes(op.precision) * batch *
+                         (m * k * column_tiles + k * n * row_tiles + m * n);
+  t.bytes_per_flop = traffic / (2 * m * n * k * batch);
+  return t;
 }
 
 }  // namespace
@@ -116,6 +164,18 @@ absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef
   return out;
 }
 
+bool IsCandidateFor(models::OpClass op_class, absl::string_view name) {
+  constexpr absl::string_view kUntiled[] = {"compute_ms", "memory_ms", "roofline_ms",
+                                            "overlap_ms"};
+  constexpr absl::string_view kTiled[] = {"tile_compute_ms", "tile_memory_ms"};
+  const bool gemm = op_class == models::OpClass::kGemm;
+  for (absl::string_view excluded : gemm ? absl::MakeConstSpan(kUntiled)
+                                         : absl::MakeConstSpan(kTiled)) {
+    if (name == excluded) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
                                         absl::Span<const std::string> available) {
   absl::flat_hash_map<std::string, bool> known;
@@ -131,9 +191,21 @@ std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
 }
 
 FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates& rates) {
+  double tile_flops = op.flops, tile_bytes = op.bytes;
+  if (op.op_class == models::OpClass::kGemm) {
+    // From the forward shape; a training record's dA and dB have the same
+    // work and near enough the same tiling.
+    const GemmTiling tiling = Tiling(op);
+    if (tiling.bytes_per_flop > 0) {
+      tile_flops = op.flops * tiling.padding;
+      tile_bytes = std::max(op.bytes, op.flops * tiling.bytes_per_flop);
+    }
+  }
   return {
       {"flops", op.flops},
       {"bytes", op.bytes},
+      {"tile_flops", tile_flops},
+      {"tile_bytes", tile_bytes},
       {"launches", op.launches},
       {"work_items", std::max(1.0, op.work_items)},
       {"sm_count", static_cast<double>(rates.sm_count)},
@@ -175,6 +247,8 @@ FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
       {"input_bytes", descriptor.input_bytes},
       {"h2d_bytes_per_s", rates.h2d_bytes_per_s},
       {"launch_latency_s", rates.launch_latency_s},
+      {"kernel_launches", launches},
+      {"dispatch_ops_per_s", rates.dispatch_ops_per_s},
       {"inner_modules", static_cast<double>(descriptor.inner_modules)},
       {"batch", static_cast<double>(descriptor.spec.batch_size)},
       {"seq_len", seq == params.end() ? 0.0 : static_cast<double>(seq->second)},

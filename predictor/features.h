@@ -45,15 +45,19 @@ struct FeatureDef {
 };
 
 // Level 1: one call of one operation on one node. Inputs: flops, bytes,
-// launches, work_items, sm_count, flops_per_s (of the op's precision),
-// memory_bytes_per_s, launch_latency_s, h2d_bytes_per_s.
+// tile_flops and tile_bytes (a GEMM's padded output tiles and tiled traffic;
+// flops and bytes for other classes), launches, work_items, sm_count,
+// flops_per_s (of the op's precision), memory_bytes_per_s, launch_latency_s,
+// h2d_bytes_per_s.
 absl::Span<const FeatureDef> OperationFeatureTable();
 
 // Level 2: one iteration of a workload on one node. Inputs: the level-1 sum
 // level1_ms (absent without level-1 models), per-iteration sums over the
 // operations of compute_ms, memory_ms, roofline_ms, launch_ms, and
-// input_bytes, launch_latency_s, h2d_bytes_per_s, inner_modules, batch,
-// seq_len (0 where the family has none), amp (1 for fp16/bf16 amp).
+// input_bytes, launch_latency_s, h2d_bytes_per_s, kernel_launches,
+// dispatch_ops_per_s (the host's framework rate: dispatch_ms binds host-bound
+// steps), inner_modules, batch, seq_len (0 where the family has none), amp
+// (1 for fp16/bf16 amp).
 absl::Span<const FeatureDef> WorkloadFeatureTable();
 
 // Evaluates `table` on `inputs`; returns the candidates' values in table
@@ -65,6 +69,12 @@ using FeatureInputs = absl::flat_hash_map<std::string, double>;
 absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef> table,
                                                      const FeatureInputs& inputs,
                                                      absl::Span<const std::string> names);
+
+// Whether level-1 candidate `name` is offered to `op_class`'s selection. A
+// GEMM runs in output tiles: its padded math, tiled traffic and waves of
+// tiles replace the untiled compute, memory and roofline times; the tile
+// features are a GEMM's alone.
+bool IsCandidateFor(models::OpClass op_class, absl::string_view name);
 
 // The candidate names of `table` whose inputs are all in `available`.
 std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,

@@ -30,6 +30,7 @@ json ToJson(const FittedModel& m) {
       {"level", m.level},
       {"target", m.target},
       {"scope", m.scope},
+      {"reduced", m.reduced},
       {"features", m.features},
       {"mean", m.fit.mean},
       {"scale", m.fit.scale},
@@ -42,6 +43,7 @@ json ToJson(const FittedModel& m) {
       {"cv_loss", m.cv_loss},
       {"cv_mape", m.cv_mape},
       {"cv_error_quantiles", m.cv_error_quantiles},
+      {"transfer_error_quantiles", m.transfer_error_quantiles},
       {"training_rows", m.training_rows},
       {"training_gpus", m.training_gpus},
       {"feature_min", m.feature_min},
@@ -90,6 +92,7 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   PERFCAST_READ(j, "level", m.level);
   PERFCAST_READ(j, "target", m.target);
   PERFCAST_READ(j, "scope", m.scope);
+  if (j.contains("reduced")) PERFCAST_READ(j, "reduced", m.reduced);
   PERFCAST_READ(j, "features", m.features);
   PERFCAST_READ(j, "mean", m.fit.mean);
   PERFCAST_READ(j, "scale", m.fit.scale);
@@ -102,6 +105,10 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   PERFCAST_READ(j, "cv_loss", m.cv_loss);
   PERFCAST_READ(j, "cv_mape", m.cv_mape);
   PERFCAST_READ(j, "cv_error_quantiles", m.cv_error_quantiles);
+  // Absent from models saved before leave-one-GPU-out errors were kept.
+  if (j.contains("transfer_error_quantiles")) {
+    PERFCAST_READ(j, "transfer_error_quantiles", m.transfer_error_quantiles);
+  }
   PERFCAST_READ(j, "training_rows", m.training_rows);
   PERFCAST_READ(j, "training_gpus", m.training_gpus);
   PERFCAST_READ(j, "feature_min", m.feature_min);
@@ -134,13 +141,16 @@ absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name) {
   return op_class;
 }
 
-double FittedModel::ErrorQuantile(double q) const {
-  if (cv_error_quantiles.empty()) return 0;
-  const double position = std::clamp(q, 0.0, 1.0) * (cv_error_quantiles.size() - 1);
+double FittedModel::ErrorQuantile(double q, bool unseen_gpu) const {
+  const std::vector<double>& quantiles =
+      unseen_gpu && !transfer_error_quantiles.empty() ? transfer_error_quantiles
+                                                      : cv_error_quantiles;
+  if (quantiles.empty()) return 0;
+  const double position = std::clamp(q, 0.0, 1.0) * (quantiles.size() - 1);
   const size_t below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, cv_error_quantiles.size() - 1);
+  const size_t above = std::min(below + 1, quantiles.size() - 1);
   const double t = position - below;
-  return cv_error_quantiles[below] * (1 - t) + cv_error_quantiles[above] * t;
+  return quantiles[below] * (1 - t) + quantiles[above] * t;
 }
 
 absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
@@ -158,6 +168,8 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"level2", level2},
       {"efficiency_by_architecture", model.efficiencies.by_architecture},
       {"efficiency_global", model.efficiencies.global},
+      {"profile_rates", model.profile_rates},
+      {"rate_spread", model.rate_spread},
       {"notes", model.notes},
       {"created_at_us", model.created_at_us},
   };
@@ -207,6 +219,33 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
   for (const auto& [key, value] : root["efficiency_global"].items()) {
     if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
     model.efficiencies.global[key] = value.get<double>();
+  }
+  // Absent from models saved before rate spreads were kept.
+  if (root.contains("rate_spread")) {
+    if (!root["rate_spread"].is_object()) {
+      return absl::InvalidArgumentError("model: 'rate_spread' must be an object");
+    }
+    for (const auto& [key, value] : root["rate_spread"].items()) {
+      if (!value.is_number() || !(value.get<double>() >= 0)) {
+        return absl::InvalidArgumentError("model: bad rate spread");
+      }
+      model.rate_spread[key] = value.get<double>();
+    }
+  }
+  // Absent from models saved before rates were read off profiles.
+  if (root.contains("profile_rates")) {
+    if (!root["profile_rates"].is_object()) {
+      return absl::InvalidArgumentError("model: 'profile_rates' must be an object");
+    }
+    for (const auto& [node, rates] : root["profile_rates"].items()) {
+      if (!rates.is_object()) return absl::InvalidArgumentError("model: bad profile rates");
+      for (const auto& [key, value] : rates.items()) {
+        if (!value.is_number() || !(value.get<double>() > 0)) {
+          return absl::InvalidArgumentError("model: bad profile rate value");
+        }
+        model.profile_rates[node][key] = value.get<double>();
+      }
+    }
   }
   return model;
 }

@@ -34,6 +34,9 @@ struct FittedModel {
   int level = 1;                       // 1: operation class, 2: workload
   std::string target;                  // "call_ms" or "iteration_ms"
   std::string scope;                   // op class name or phase name
+  // Level 2 from too few rows for selection: level1_ms times one ratio
+  // (no intercept), its errors from leave-one-out.
+  bool reduced = false;
   std::vector<std::string> features;   // selected, in selection order
   LinearFit fit;                       // over `features`, in that order
   RegressionOptions regression;
@@ -43,14 +46,20 @@ struct FittedModel {
   // Quantiles of the held-out relative error (predicted − measured)/measured
   // at 0, 1, ..., 100 percent: the error distribution behind intervals.
   std::vector<double> cv_error_quantiles;
+  // The same from leave-one-GPU-out folds (empty when the rows come from one
+  // GPU): the error to expect on a GPU the model has not seen, which is what
+  // an interval for a spec-only GPU must cover.
+  std::vector<double> transfer_error_quantiles;
   int64_t training_rows = 0;
   std::vector<std::string> training_gpus;  // distinct GPU models, sorted
   std::vector<double> feature_min;          // per selected feature
   std::vector<double> feature_max;
   int64_t created_at_us = 0;
 
-  // The relative error at quantile q in [0, 1], interpolated.
-  double ErrorQuantile(double q) const;
+  // The relative error at quantile q in [0, 1], interpolated, of the
+  // random-fold errors or (`unseen_gpu`, where there are any) of the
+  // leave-one-GPU-out errors.
+  double ErrorQuantile(double q, bool unseen_gpu = false) const;
 
   friend bool operator==(const FittedModel&, const FittedModel&) = default;
 };
@@ -60,6 +69,12 @@ struct PredictorModel {
   std::map<models::OpClass, FittedModel> level1;
   std::map<models::Phase, FittedModel> level2;
   EfficiencyTable efficiencies;
+  // Rates read off the training nodes' own operation profiles, per node name
+  // (profile_rates.h): they stand in for agent measurements at prediction.
+  std::map<std::string, std::map<std::string, double>> profile_rates;
+  // LeaveOneOutRateSpread of the training nodes: widens the intervals of
+  // GPUs priced from their spec sheets.
+  std::map<std::string, double> rate_spread;
   std::vector<std::string> notes;  // what Fit skipped and why
   int64_t created_at_us = 0;
 

@@ -6,8 +6,10 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "models/iteration_builder.h"
 #include "predictor/features.h"
 #include "predictor/folds.h"
+#include "predictor/profile_rates.h"
 #include "predictor/sfs.h"
 
 namespace perfcast::predictor {
@@ -16,11 +18,40 @@ namespace {
 // Interval quantiles: the middle 80% of held-out relative errors.
 constexpr double kLowQuantile = 0.1;
 constexpr double kHighQuantile = 0.9;
+// A level-1 sum standing in for a missing level-2 model misses what level 2
+// corrects (operations the descriptor leaves out, overlap, host work): its
+// band is this many times wider, in log space, than the operations' bands.
+constexpr double kLevel1FallbackWidening = 2;
+// A GPU a model never saw, when its rows came from one GPU only and so say
+// nothing about the error on another: the band this many times wider.
+constexpr double kUnseenWidening = 1.75;
+// Level 2 needs this many rows for a one-ratio model with leave-one-out errors.
+constexpr int kMinReducedRows = 2;
 
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// Quantiles at 0, 1, ..., 100 percent of `errors`, interpolated.
+std::vector<double> ErrorQuantiles(std::vector<double> errors) {
+  std::vector<double> out;
+  if (errors.empty()) return out;
+  std::sort(errors.begin(), errors.end());
+  for (int q = 0; q <= 100; ++q) {
+    const double position = q / 100.0 * (errors.size() - 1);
+    const size_t below = static_cast<size_t>(position);
+    const size_t above = std::min(below + 1, errors.size() - 1);
+    out.push_back(errors[below] + (position - below) * (errors[above] - errors[below]));
+  }
+  return out;
+}
+
+std::vector<std::string> DistinctGpus(const Dataset& data) {
+  std::set<std::string> gpus;
+  for (const RowInfo& info : data.info) gpus.insert(info.gpu);
+  return {gpus.begin(), gpus.end()};
 }
 
 absl::StatusOr<std::vector<int>> MakeFolds(const Dataset& data, const FitOptions& options,
@@ -46,6 +77,95 @@ absl::StatusOr<std::vector<int>> MakeFolds(const Dataset& data, const FitOptions
   return RandomFolds(n, options.folds, options.seed);
 }
 
+// Held-out errors of the model on `selected` with one GPU left out at a time;
+// empty when the rows come from one GPU or a fold cannot be fitted.
+std::vector<double> TransferQuantiles(const Dataset& data, const RegressionOptions& regression,
+                                      absl::Span<const int> selected) {
+  std::vector<std::string> gpus;
+  for (const RowInfo& info : data.info) gpus.push_back(info.gpu);
+  absl::StatusOr<std::vector<int>> folds = LeaveOneGroupOutFolds(gpus);
+  if (!folds.ok()) return {};
+  absl::StatusOr<CrossValidator> cv = CrossValidator::Create(data.x, data.y, *folds, regression);
+  if (!cv.ok()) return {};
+  absl::StatusOr<Eigen::VectorXd> held_out = cv->HeldOutPredictions(selected);
+  if (!held_out.ok()) return {};
+  std::vector<double> errors;
+  for (Eigen::Index i = 0; i < data.y.size(); ++i) {
+    errors.push_back(((*held_out)(i) - data.y(i)) / data.y(i));
+  }
+  return ErrorQuantiles(std::move(errors));
+}
+
+void Describe(const Dataset& data, const FitOptions& options, FittedModel& model) {
+  model.training_gpus = DistinctGpus(data);
+  model.training_rows = data.y.size();
+  model.created_at_us = options.created_at_us;
+}
+
+// Level 2 from a handful of rows: measured ≈ a · level1_ms. The ratio is the
+// geometric mean of measured / level-1 (a 20% miss either way weighs alike),
+// its errors from leave-one-out, and from leave-one-GPU-out where the rows
+// span GPUs.
+absl::StatusOr<FittedModel> FitRatio(const Dataset& data, const FitOptions& options,
+                                     absl::string_view scope) {
+  const std::string name = absl::StrCat("level2/", scope);
+  const int64_t n = data.y.size();
+  if (n < kMinReducedRows || data.feature_names.empty() ||
+      data.feature_names.front() != "level1_ms") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name, ": ", n, " rows and no level-1 sum: too few for even a one-ratio model"));
+  }
+  Eigen::ArrayXd log_ratio(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(data.x(i, 0) > 0)) {
+      return absl::FailedPreconditionError(absl::StrCat(name, ": a level-1 sum is not positive"));
+    }
+    log_ratio(i) = std::log(data.y(i) / data.x(i, 0));
+  }
+  const double total = log_ratio.sum();
+  auto held_out_errors = [&](auto same_group) {
+    std::vector<double> errors;
+    for (int64_t i = 0; i < n; ++i) {
+      double sum = 0;
+      int64_t count = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        if (!same_group(i, j)) {
+          sum += log_ratio(j);
+          ++count;
+        }
+      }
+      if (count == 0) return std::vector<double>{};
+      errors.push_back(std::exp(sum / count - log_ratio(i)) - 1);
+    }
+    return errors;
+  };
+  std::vector<double> loo = held_out_errors([](int64_t i, int64_t j) { return i == j; });
+  std::vector<double> logo = held_out_errors(
+      [&](int64_t i, int64_t j) { return data.info[i].gpu == data.info[j].gpu; });
+
+  FittedModel model;
+  model.level = 2;
+  model.target = "iteration_ms";
+  model.scope = std::string(scope);
+  model.reduced = true;
+  model.regression.relative_weights = true;
+  model.scoring = Scoring::kMape;
+  model.features = {"level1_ms"};
+  model.feature_min = {data.x.col(0).minCoeff()};
+  model.feature_max = {data.x.col(0).maxCoeff()};
+  model.fit.mean = {0};
+  model.fit.scale = {1};
+  model.fit.coefficients = {std::exp(total / n)};
+  model.fit.intercept = 0;
+  double mape = 0;
+  for (double e : loo) mape += std::abs(e);
+  model.cv_mape = model.cv_loss = mape / loo.size();
+  model.cv_error_quantiles = ErrorQuantiles(loo);
+  model.transfer_error_quantiles = ErrorQuantiles(logo);
+  Describe(data, options, model);
+  return model;
+}
+
 // Selects features by CV, refits on all rows, and records the CV error.
 absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& options, int level,
                                    absl::string_view scope, bool non_negative,
@@ -53,6 +173,16 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   const std::string name = absl::StrCat("level", level, "/", scope);
   if (data.y.size() == 0) return absl::FailedPreconditionError(absl::StrCat(name, ": no rows"));
   absl::StatusOr<std::vector<int>> folds = MakeFolds(data, options, notes, name);
+  if (!folds.ok() && level == 2) {
+    // Too few whole-model rows to select features: one ratio instead.
+    absl::StatusOr<FittedModel> ratio = FitRatio(data, options, scope);
+    if (ratio.ok()) {
+      notes.push_back(absl::StrCat(name, ": ", data.y.size(),
+                                   " rows are too few to select features; level1_ms times one "
+                                   "ratio, errors from leave-one-out"));
+    }
+    return ratio;
+  }
   if (!folds.ok()) return folds.status();
   RegressionOptions regression;
   regression.ridge = options.ridge;
@@ -98,27 +228,11 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
     mape += std::abs(errors[i]);
   }
   model.cv_mape = mape / data.y.size();
-  std::sort(errors.begin(), errors.end());
-  for (int q = 0; q <= 100; ++q) {
-    const double position = q / 100.0 * (errors.size() - 1);
-    const size_t below = static_cast<size_t>(position);
-    const size_t above = std::min(below + 1, errors.size() - 1);
-    model.cv_error_quantiles.push_back(errors[below] +
-                                       (position - below) * (errors[above] - errors[below]));
-  }
-  std::set<std::string> gpus;
-  for (const RowInfo& info : data.info) gpus.insert(info.gpu);
-  model.training_gpus.assign(gpus.begin(), gpus.end());
-  model.training_rows = data.y.size();
-  model.created_at_us = options.created_at_us;
+  model.cv_error_quantiles = ErrorQuantiles(std::move(errors));
+  model.transfer_error_quantiles = TransferQuantiles(data, regression, selected);
+  Describe(data, options, model);
   return model;
 }
-
-struct ModelUse {
-  double value = 0;
-  std::vector<std::string> features_used;
-  std::vector<std::string> extrapolated;
-};
 
 // Evaluates a fitted model on `inputs`, noting features and extrapolation.
 absl::StatusOr<double> Apply(const FittedModel& model, const FeatureInputs& inputs,
@@ -149,52 +263,165 @@ absl::StatusOr<double> Apply(const FittedModel& model, const FeatureInputs& inpu
   return y;
 }
 
+// The z-score of the 90th percentile of a normal distribution.
+constexpr double kZ90 = 1.2816;
+
+// Where a prediction goes: the GPU model, and whether its rates come from
+// its spec sheet (nothing measured on it).
+struct Target {
+  std::string gpu;
+  bool spec_rates = false;
+};
+
 // Relative-error band around a prediction: measured ≈ predicted / (1 + e).
-void Band(const FittedModel& model, double predicted, double& lo, double& hi) {
-  const double high_error = std::max(model.ErrorQuantile(kHighQuantile), -0.95);
-  const double low_error = std::max(model.ErrorQuantile(kLowQuantile), -0.95);
-  lo = predicted / (1 + high_error);
-  hi = predicted / (1 + low_error);
+// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
+// (or, with no other GPU to learn them from, the random-fold band widened
+// kUnseenWidening times in log space); on rates from a spec sheet, the
+// spread of the binding rate (`rate_spread`, log-normal) adds in quadrature.
+void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
+          double& lo, double& hi) {
+  const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
+                                target.gpu) == model.training_gpus.end();
+  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen), -0.95);
+  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen), -0.95);
+  double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
+  double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
+  if (unseen && model.transfer_error_quantiles.empty()) {
+    below *= kUnseenWidening;
+    above *= kUnseenWidening;
+  }
+  if (target.spec_rates && rate_spread > 0) {
+    below = std::hypot(below, kZ90 * rate_spread);
+    above = std::hypot(above, kZ90 * rate_spread);
+  }
+  lo = predicted * std::exp(-below);
+  hi = predicted * std::exp(above);
+}
+
+// The spread of the rate that binds: math or memory.
+double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
+  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
+  return it == model.rate_spread.end() ? 0 : it->second;
+}
+
+// The operations an unfused attention core runs, for a model without an
+// attention class of its own: the QKᵀ and AV batched GEMMs, the scale and
+// the softmax; backward: four batched GEMMs and the softmax and scale
+// backward. The record's other costs (layout copies) stay element-wise.
+std::vector<models::Operation> SplitAttention(const models::Operation& op) {
+  auto get = [&](const char* name) {
+    auto it = op.shape.find(name);
+    return it == op.shape.end() ? 1.0 : static_cast<double>(it->second);
+  };
+  const double b = get("batch") * get("heads"), s = get("seq_len"), d = get("head_dim");
+  const bool backward = op.name.size() >= 4 && op.name.substr(op.name.size() - 4) == ".bwd";
+  const double es = models::ElementBytes(op.precision);
+  std::vector<models::Operation> out;
+  auto gemm = [&](double m, double n, double k) {
+    models::Operation g;
+    g.op_class = models::OpClass::kGemm;
+    g.name = op.name + ".bmm";
+    g.shape = {{"m", static_cast<int64_t>(m)}, {"n", static_cast<int64_t>(n)},
+               {"k", static_cast<int64_t>(k)}, {"batch", static_cast<int64_t>(b)}};
+    g.precision = op.precision;
+    g.flops = 2 * m * n * k * b;
+    g.bytes = es * (m * k + k * n + m * n) * b;
+    g.work_items = models::GemmTiles(m, n, b);
+    g.count = op.count;
+    out.push_back(g);
+  };
+  const double scores = b * s * s;
+  gemm(s, s, d);  // QKᵀ (dS·K for dQ backward)
+  gemm(s, d, s);  // AV (Pᵀ·dO for dV backward)
+  if (backward) {
+    gemm(s, s, d);  // dP = dO·Vᵀ
+    gemm(s, d, s);  // dK = dSᵀ·Q
+  }
+  models::Operation softmax;
+  softmax.op_class = models::OpClass::kSoftmax;
+  softmax.name = op.name + ".softmax";
+  softmax.precision = op.precision;
+  softmax.flops = 5 * scores;
+  softmax.bytes = (backward ? 3 : 2) * es * scores;
+  softmax.work_items = std::max(1.0, std::ceil(scores / 1024));
+  softmax.count = op.count;
+  out.push_back(softmax);
+  models::Operation scale = softmax;
+  scale.op_class = models::OpClass::kElementwise;
+  scale.name = op.name + ".scale";
+  scale.flops = scores;
+  scale.bytes = 2 * es * scores;
+  out.push_back(scale);
+  return out;
+}
+
+// Prices one operation record (its `count` calls) into the running sums.
+absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models::Operation& op,
+                                      const EffectiveRates& rates, const Target& target,
+                                      Prediction* prediction) {
+  const std::string key(OpClassKey(op.op_class));
+  auto it = model.level1.find(op.op_class);
+  double call_ms = 0, lo = 0, hi = 0;
+  if (it == model.level1.end()) {
+    call_ms = RooflineCallMs(op, rates);
+    lo = hi = call_ms;
+    if (prediction != nullptr &&
+        std::find(prediction->uncalibrated_classes.begin(), prediction->uncalibrated_classes.end(),
+                  key) == prediction->uncalibrated_classes.end()) {
+      prediction->uncalibrated_classes.push_back(key);
+    }
+  } else {
+    absl::StatusOr<double> y =
+        Apply(it->second, OperationInputs(op, rates), OperationFeatureTable(), prediction);
+    if (!y.ok()) return y.status();
+    // An intercept can push a tiny call below zero; it cannot take less than no time.
+    call_ms = std::max(0.0, *y);
+    Band(it->second, call_ms, target,
+         BindingSpread(model, op.flops / rates.FlopsPerSecond(op.precision),
+                       op.bytes / rates.memory_bytes_per_s),
+         lo, hi);
+  }
+  if (prediction != nullptr) {
+    prediction->breakdown_ms[key] += op.count * call_ms;
+    prediction->lo_ms += op.count * lo;
+    prediction->hi_ms += op.count * hi;
+  }
+  return op.count * call_ms;
 }
 
 // Level-1 sum over a workload's operations, with per-class breakdown and
 // (optionally) the band from each class's error quantiles, and each
-// operation's share (count × call) when `per_operation` is given.
+// operation record's share (count × call) when `per_operation` is given.
 absl::StatusOr<double> Level1Sum(const PredictorModel& model,
                                  const models::WorkloadDescriptor& descriptor,
-                                 const EffectiveRates& rates, Prediction* prediction,
+                                 const EffectiveRates& rates, const Target& target,
+                                 Prediction* prediction,
                                  std::vector<double>* per_operation = nullptr) {
+  const bool split_attention = !model.level1.contains(models::OpClass::kAttention) &&
+                               model.level1.contains(models::OpClass::kGemm);
   double total = 0;
   for (const models::Operation& op : descriptor.operations) {
-    const std::string key(OpClassKey(op.op_class));
-    auto it = model.level1.find(op.op_class);
-    double call_ms = 0, lo = 0, hi = 0;
-    if (it == model.level1.end()) {
-      call_ms = RooflineCallMs(op, rates);
-      lo = hi = call_ms;
-      if (prediction != nullptr &&
-          std::find(prediction->uncalibrated_classes.begin(),
-                    prediction->uncalibrated_classes.end(),
-                    key) == prediction->uncalibrated_classes.end()) {
-        prediction->uncalibrated_classes.push_back(key);
+    double record_ms = 0;
+    if (split_attention && op.op_class == models::OpClass::kAttention) {
+      for (const models::Operation& part : SplitAttention(op)) {
+        absl::StatusOr<double> ms = PriceOperation(model, part, rates, target, prediction);
+        if (!ms.ok()) return ms.status();
+        record_ms += *ms;
       }
     } else {
-      absl::StatusOr<double> y =
-          Apply(it->second, OperationInputs(op, rates), OperationFeatureTable(), prediction);
-      if (!y.ok()) return y.status();
-      // An intercept can push a tiny call below zero; it cannot take less than no time.
-      call_ms = std::max(0.0, *y);
-      Band(it->second, call_ms, lo, hi);
+      absl::StatusOr<double> ms = PriceOperation(model, op, rates, target, prediction);
+      if (!ms.ok()) return ms.status();
+      record_ms = *ms;
     }
-    total += op.count * call_ms;
-    if (per_operation != nullptr) per_operation->push_back(op.count * call_ms);
-    if (prediction != nullptr) {
-      prediction->breakdown_ms[key] += op.count * call_ms;
-      prediction->lo_ms += op.count * lo;
-      prediction->hi_ms += op.count * hi;
-    }
+    total += record_ms;
+    if (per_operation != nullptr) per_operation->push_back(record_ms);
   }
   return total;
+}
+
+// A node as the model sees it: with the rates its training profiles showed.
+absl::StatusOr<EffectiveRates> ModelRates(const PredictorModel& model, const models::Node& node) {
+  return ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies);
 }
 
 }  // namespace
@@ -202,16 +429,20 @@ absl::StatusOr<double> Level1Sum(const PredictorModel& model,
 absl::string_view MethodName(Method method) {
   switch (method) {
     case Method::kTwoLevel: return "two-level";
+    case Method::kTwoLevelReduced: return "two-level-reduced";
+    case Method::kLevel1Operation: return "level1-operation";
     case Method::kLevel1Sum: return "level1-sum";
     case Method::kLevel2Direct: return "level2-direct";
   }
   return "unknown";
 }
 
-int MethodLevel(Method method) { return method == Method::kLevel1Sum ? 1 : 2; }
+int MethodLevel(Method method) {
+  return method == Method::kLevel1Sum || method == Method::kLevel1Operation ? 1 : 2;
+}
 
 absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> profiles,
-                                            const std::map<std::string, models::Node>& nodes,
+                                            const std::map<std::string, models::Node>& given_nodes,
                                             const FitOptions& options) {
   if (options.folds < 2 || options.max_features < 1 || !(options.ridge >= 0)) {
     return absl::InvalidArgumentError("fit: need folds >= 2, max_features >= 1, ridge >= 0");
@@ -221,9 +452,23 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   model.created_at_us = options.created_at_us != 0 ? options.created_at_us : NowUs();
   FitOptions fit_options = options;
   fit_options.created_at_us = model.created_at_us;
+  // Rates the training profiles themselves show stand in for missing agent
+  // measurements, here and at prediction.
+  model.profile_rates = RatesFromProfiles(profiles, given_nodes);
+  std::map<std::string, models::Node> nodes;
+  for (const auto& [name, node] : given_nodes) {
+    nodes[name] = WithProfileRates(node, model.profile_rates);
+  }
+  // Efficiencies come from the nodes the profiles ran on, not from every
+  // registered node: a held-out GPU's measurements must not shape them.
+  std::set<std::string> profiled;
+  for (const DescribedProfile& p : profiles) profiled.insert(p.profile.node_name);
   std::vector<const models::Node*> node_list;
-  for (const auto& [name, node] : nodes) node_list.push_back(&node);
+  for (const auto& [name, node] : nodes) {
+    if (profiled.contains(name)) node_list.push_back(&node);
+  }
   model.efficiencies = LearnEfficiencies(node_list);
+  model.rate_spread = LeaveOneOutRateSpread(node_list);
 
   if (options.fit_level1) {
     absl::StatusOr<std::map<models::OpClass, Dataset>> datasets =
@@ -245,7 +490,7 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
     if (!model.level1.empty()) {
       level1 = [&model](const models::WorkloadDescriptor& descriptor,
                         const EffectiveRates& rates) {
-        return Level1Sum(model, descriptor, rates, nullptr);
+        return Level1Sum(model, descriptor, rates, Target{}, nullptr);
       };
     }
     for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
@@ -274,19 +519,29 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
 absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
                                             const models::WorkloadDescriptor& descriptor,
                                             const models::Node& node) {
-  absl::StatusOr<EffectiveRates> rates = ResolveRates(node, model.efficiencies);
+  absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
   if (!rates.ok()) return rates.status();
   Prediction prediction;
   prediction.rate_source = rates->source;
+  const Target target{node.gpu.model, rates->source != RateSource::kMeasured};
+  const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
   auto level2 = model.level2.find(descriptor.spec.phase);
-  const bool have_level2 = level2 != model.level2.end();
+  const bool have_level2 = !operation && level2 != model.level2.end();
   if (!have_level2 && model.level1.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the model has no level-2 model for phase '", models::PhaseName(descriptor.spec.phase),
         "' and no level-1 models"));
   }
-  absl::StatusOr<double> level1_ms = Level1Sum(model, descriptor, *rates, &prediction);
+  if (operation && (descriptor.operations.empty() ||
+                    !model.level1.contains(descriptor.operations.front().op_class))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no level-1 model for operation class '",
+        descriptor.operations.empty() ? "none" : OpClassKey(descriptor.operations.front().op_class),
+        "'"));
+  }
+  absl::StatusOr<double> level1_ms = Level1Sum(model, descriptor, *rates, target, &prediction);
   if (!level1_ms.ok()) return level1_ms.status();
+  prediction.level1_ms = *level1_ms;
   if (have_level2) {
     FeatureInputs inputs = WorkloadInputs(descriptor, *rates);
     const bool uses_level1 = std::find(level2->second.features.begin(),
@@ -296,28 +551,41 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     absl::StatusOr<double> y = Apply(level2->second, inputs, WorkloadFeatureTable(), &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    prediction.method = uses_level1 ? Method::kTwoLevel : Method::kLevel2Direct;
-    Band(level2->second, *y, prediction.lo_ms, prediction.hi_ms);
+    prediction.method = !uses_level1             ? Method::kLevel2Direct
+                        : level2->second.reduced ? Method::kTwoLevelReduced
+                                                 : Method::kTwoLevel;
+    Band(level2->second, *y, target,
+         BindingSpread(model, inputs["compute_ms"], inputs["memory_ms"]), prediction.lo_ms,
+         prediction.hi_ms);
   } else {
     prediction.iteration_ms = *level1_ms;
-    prediction.method = Method::kLevel1Sum;
+    prediction.method = operation ? Method::kLevel1Operation : Method::kLevel1Sum;
+    if (!operation && *level1_ms > 0 && prediction.lo_ms > 0) {
+      prediction.lo_ms = *level1_ms * std::pow(prediction.lo_ms / *level1_ms,
+                                               kLevel1FallbackWidening);
+      prediction.hi_ms = *level1_ms * std::pow(prediction.hi_ms / *level1_ms,
+                                               kLevel1FallbackWidening);
+    }
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node.name, ": outside what it can extrapolate to"));
   }
+  // The breakdown adds up to the answer: level-1 shares of the total.
+  prediction.breakdown_scale = *level1_ms > 0 ? prediction.iteration_ms / *level1_ms : 1;
+  for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
   return prediction;
 }
 
 absl::StatusOr<std::vector<double>> PredictOperationTimes(
     const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
     const models::Node& node) {
-  absl::StatusOr<EffectiveRates> rates = ResolveRates(node, model.efficiencies);
+  absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
   if (!rates.ok()) return rates.status();
   std::vector<double> times;
   times.reserve(descriptor.operations.size());
-  absl::StatusOr<double> total = Level1Sum(model, descriptor, *rates, nullptr, &times);
+  absl::StatusOr<double> total = Level1Sum(model, descriptor, *rates, Target{}, nullptr, &times);
   if (!total.ok()) return total.status();
   return times;
 }
@@ -329,7 +597,7 @@ absl::StatusOr<double> PredictOperation(const PredictorModel& model, const model
     return absl::NotFoundError(
         absl::StrCat("no level-1 model for operation class '", OpClassKey(op.op_class), "'"));
   }
-  absl::StatusOr<EffectiveRates> rates = ResolveRates(node, model.efficiencies);
+  absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
   if (!rates.ok()) return rates.status();
   absl::StatusOr<double> y =
       Apply(it->second, OperationInputs(op, *rates), OperationFeatureTable(), nullptr);

@@ -80,23 +80,36 @@ absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
 
 // How a prediction was made.
 enum class Method {
-  kTwoLevel,      // level 2 over the sum of level-1 predictions
-  kLevel1Sum,     // no level-2 model for the phase: the level-1 sum itself
-  kLevel2Direct,  // level 2 without level-1 models (roofline sums as features)
+  kTwoLevel,         // level 2 over the sum of level-1 predictions
+  kTwoLevelReduced,  // level 2 from too few rows to select features: level1_ms
+                     // times one ratio, with a wider band
+  kLevel1Sum,        // no level-2 model for the phase: the level-1 sum itself
+  kLevel2Direct,     // level 2 without level-1 models (roofline sums as features)
+  kLevel1Operation,  // an operation workload: its class's level-1 model
 };
-// "two-level", "level1-sum", "level2-direct": the names the API reports.
+// "two-level", "two-level-reduced", "level1-sum", "level2-direct",
+// "level1-operation": the names the API reports.
 absl::string_view MethodName(Method method);
 // The level whose model gave the answer: 1 for kLevel1Sum, 2 otherwise.
 int MethodLevel(Method method);
 
 struct Prediction {
   double iteration_ms = 0;  // per training step or inference batch
-  double lo_ms = 0;         // 10th..90th percentile band from CV relative errors
+  // 10th..90th percentile band from held-out relative errors: random-fold
+  // errors on a GPU the model was fitted on, leave-one-GPU-out errors on
+  // another (twice the random-fold band where the fit saw one GPU only),
+  // widened by the spread of spec × efficiency where the rates come from a
+  // spec sheet; a level-1 sum standing in for level 2 gets its operations'
+  // band widened twofold (all in log space).
+  double lo_ms = 0;
   double hi_ms = 0;
   Method method = Method::kTwoLevel;
-  // Level-1 estimate per operation class (op-class key -> ms per iteration);
-  // sums to level 2's leading feature, not necessarily to iteration_ms.
+  double level1_ms = 0;  // the level-1 sum (0 for level2-direct)
+  // Per operation class (op-class key -> ms per iteration): the level-1
+  // estimates scaled by breakdown_scale = iteration_ms / level1_ms, so that
+  // they add up to iteration_ms.
   std::map<std::string, double> breakdown_ms;
+  double breakdown_scale = 1;
   // "<model>:<feature>" for every feature of every model used, e.g.
   // "level2/train:level1_ms", "level1/gemm:compute_ms".
   std::vector<std::string> features_used;
@@ -107,10 +120,12 @@ struct Prediction {
   RateSource rate_source = RateSource::kMeasured;
 };
 
-// Predicts one iteration of `descriptor` on `node`. Errors: InvalidArgument
-// when the node lacks usable rates; FailedPrecondition when the model has
-// nothing for this workload (no level-2 model for its phase and no level-1
-// models) or predicts a non-positive or non-finite time.
+// Predicts one iteration of `descriptor` on `node` (an operation workload:
+// one call, by its class's level-1 model). Errors: InvalidArgument when the
+// node lacks usable rates; FailedPrecondition when the model has nothing for
+// this workload (no level-2 model for its phase and no level-1 models, or no
+// level-1 model for an operation workload's class) or predicts a
+// non-positive or non-finite time.
 absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
                                             const models::WorkloadDescriptor& descriptor,
                                             const models::Node& node);

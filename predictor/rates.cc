@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -84,6 +85,28 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
       ++global.second;
     }
   }
+  // The host side has no spec sheet: a node without measurements takes the
+  // typical host of the nodes that have them.
+  for (const models::Node* node : nodes) {
+    const auto& m = node->measured;
+    if (m.launch_latency_us.value_or(0) > 0) {
+      auto& sum = global_sums[std::string(kHostLaunchKey)];
+      sum.first += std::log(*m.launch_latency_us);
+      ++sum.second;
+    }
+    const double h2d = m.h2d_pageable_gbs.value_or(0) > 0 ? *m.h2d_pageable_gbs
+                                                           : m.h2d_pinned_gbs.value_or(0);
+    if (h2d > 0) {
+      auto& sum = global_sums[std::string(kHostH2dKey)];
+      sum.first += std::log(h2d);
+      ++sum.second;
+    }
+    if (m.dispatch_ops_per_s.value_or(0) > 0) {
+      auto& sum = global_sums[std::string(kHostDispatchKey)];
+      sum.first += std::log(*m.dispatch_ops_per_s);
+      ++sum.second;
+    }
+  }
   EfficiencyTable table;
   for (const auto& [arch, sums] : arch_sums) {
     for (const auto& [key, sum] : sums) {
@@ -92,6 +115,61 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
   }
   for (const auto& [key, sum] : global_sums) table.global[key] = std::exp(sum.first / sum.second);
   return table;
+}
+
+std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes) {
+  std::map<std::string, std::vector<double>> errors;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::vector<const models::Node*> others(nodes.begin(), nodes.end());
+    others.erase(others.begin() + i);
+    const EfficiencyTable table = LearnEfficiencies(others);
+    const models::Node& node = *nodes[i];
+    for (const RateField& field : kRateFields) {
+      const std::optional<double>& measured = node.measured.*field.measured;
+      const double spec = node.gpu.*field.spec;
+      if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
+      const std::string key(field.key);
+      double efficiency = 0;
+      if (auto arch = table.by_architecture.find(node.gpu.architecture);
+          arch != table.by_architecture.end() && arch->second.count(key)) {
+        efficiency = arch->second.at(key);
+      } else if (auto global = table.global.find(key); global != table.global.end()) {
+        efficiency = global->second;
+      } else {
+        continue;
+      }
+      errors[key].push_back(std::abs(std::log(spec * efficiency / *measured)));
+    }
+  }
+  // 1.4826 × the median absolute error estimates a normal spread robustly:
+  // one power-capped GPU among five would otherwise set every interval.
+  std::map<std::string, double> spread;
+  for (auto& [key, values] : errors) {
+    if (values.size() < 2) continue;
+    std::sort(values.begin(), values.end());
+    const size_t half = values.size() / 2;
+    const double median =
+        values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
+    spread[key] = 1.4826 * median;
+  }
+  return spread;
+}
+
+EffectiveRates WithRunConditions(const EffectiveRates& rates,
+                                 const models::RunConditions& conditions) {
+  EffectiveRates out = rates;
+  if (conditions.launch_latency_us.value_or(0) > 0) {
+    out.launch_latency_s = 1e-6 * *conditions.launch_latency_us;
+  }
+  if (conditions.h2d_pageable_gbs.value_or(0) > 0) {
+    out.h2d_bytes_per_s = 1e9 * *conditions.h2d_pageable_gbs;
+  } else if (conditions.h2d_pinned_gbs.value_or(0) > 0) {
+    out.h2d_bytes_per_s = 1e9 * *conditions.h2d_pinned_gbs;
+  }
+  if (conditions.dispatch_ops_per_s.value_or(0) > 0) {
+    out.dispatch_ops_per_s = *conditions.dispatch_ops_per_s;
+  }
+  return out;
 }
 
 double EffectiveRates::FlopsPerSecond(models::Precision precision) const {
@@ -112,15 +190,23 @@ absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
         "node '", node.name, "' has no fp32 rate or memory bandwidth, measured or in its spec"));
   }
   const auto& m = node.measured;
-  rates.launch_latency_s =
-      1e-6 * (m.launch_latency_us.value_or(0) > 0 ? *m.launch_latency_us : kDefaultLaunchLatencyUs);
-  double h2d_gbs = kDefaultH2dGbs;
+  auto typical = [&](absl::string_view key, double fallback) {
+    auto it = efficiencies.global.find(std::string(key));
+    return it == efficiencies.global.end() ? fallback : it->second;
+  };
+  double launch_us = typical(kHostLaunchKey, kDefaultLaunchLatencyUs);
+  if (m.launch_latency_us.value_or(0) > 0) launch_us = *m.launch_latency_us;
+  rates.launch_latency_s = 1e-6 * launch_us;
+  double h2d_gbs = typical(kHostH2dKey, kDefaultH2dGbs);
   if (m.h2d_pageable_gbs.value_or(0) > 0) {
     h2d_gbs = *m.h2d_pageable_gbs;
   } else if (m.h2d_pinned_gbs.value_or(0) > 0) {
     h2d_gbs = *m.h2d_pinned_gbs;
   }
   rates.h2d_bytes_per_s = 1e9 * h2d_gbs;
+  rates.dispatch_ops_per_s = m.dispatch_ops_per_s.value_or(0) > 0
+                                 ? *m.dispatch_ops_per_s
+                                 : typical(kHostDispatchKey, kDefaultDispatchOpsPerS);
   rates.sm_count = std::max(1, node.gpu.sm_count);
   rates.source = worst;
   return rates;

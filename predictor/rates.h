@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "models/hardware.h"
+#include "models/profile.h"
 #include "models/workload.h"
 
 namespace perfcast::predictor {
@@ -37,9 +38,18 @@ absl::string_view RateSourceName(RateSource source);
 // typical CUDA launch-plus-dispatch cost and practical pageable PCIe 4.0.
 inline constexpr double kDefaultLaunchLatencyUs = 5.0;
 inline constexpr double kDefaultH2dGbs = 12.0;
+// LibTorch's eager dispatch of tiny ops on a typical server core, when the
+// host's rate was not measured.
+inline constexpr double kDefaultDispatchOpsPerS = 50000;
 
 // Learned measured/spec ratios. Keys of the inner maps: "fp32", "tf32",
-// "fp16", "bf16", "fp64", "memory".
+// "fp16", "bf16", "fp64", "memory". `global` also holds the typical host of
+// the measured nodes (geometric means, not ratios): kHostLaunchKey in µs,
+// kHostH2dKey in GB/s and kHostDispatchKey in ops/s, which a node without
+// host measurements takes instead of the documented defaults.
+inline constexpr absl::string_view kHostLaunchKey = "host_launch_latency_us";
+inline constexpr absl::string_view kHostH2dKey = "host_h2d_gbs";
+inline constexpr absl::string_view kHostDispatchKey = "host_dispatch_ops_per_s";
 struct EfficiencyTable {
   std::map<std::string, std::map<std::string, double>> by_architecture;
   std::map<std::string, double> global;
@@ -51,11 +61,20 @@ struct EfficiencyTable {
 // nodes that have both (other nodes are ignored).
 EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
 
+// How far spec × learned efficiency misses a GPU's real rate when that GPU
+// is left out of the learning: per rate key, the spread (1.4826 × median
+// absolute value, a robust standard deviation) of log(spec × efficiency
+// without the node / measured) over the nodes that have both (absent with
+// fewer than two). The spread of a spec-only GPU's
+// rates, which its prediction intervals must carry.
+std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes);
+
 struct EffectiveRates {
   double flops_per_s[5] = {0, 0, 0, 0, 0};  // indexed by models::Precision
   double memory_bytes_per_s = 0;
   double launch_latency_s = 0;
   double h2d_bytes_per_s = 0;
+  double dispatch_ops_per_s = 0;  // the framework's host-side op rate
   int sm_count = 1;
   RateSource source = RateSource::kMeasured;  // worst of the rates above
 
@@ -68,6 +87,12 @@ struct EffectiveRates {
 // fp32 rate or memory bandwidth.
 absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
                                             const EfficiencyTable& efficiencies);
+
+// `rates` with the host measured during one run (models::RunConditions:
+// launch latency, copy bandwidth, dispatch rate) in place of the node's:
+// the host a profile actually ran with, where it was recorded.
+EffectiveRates WithRunConditions(const EffectiveRates& rates,
+                                 const models::RunConditions& conditions);
 
 }  // namespace perfcast::predictor
 

@@ -135,13 +135,13 @@ WorkloadDescriptor DescribeElementwise(const WorkloadSpec& spec) {
 WorkloadDescriptor DescribeLayerNorm(const WorkloadSpec& spec) {
   IterationBuilder b(spec);
   b.LayerNorm("layernorm", static_cast<double>(Param(spec, "rows")), Param(spec, "cols"));
-  return Finish(b, OpClass::kElementwise, 1, false);
+  return Finish(b, OpClass::kNorm, 1, false);
 }
 
 WorkloadDescriptor DescribeSoftmax(const WorkloadSpec& spec) {
   IterationBuilder b(spec);
   b.Softmax("softmax", static_cast<double>(Param(spec, "rows")), Param(spec, "cols"));
-  return Finish(b, OpClass::kElementwise, 1, false);
+  return Finish(b, OpClass::kSoftmax, 1, false);
 }
 
 WorkloadDescriptor DescribeEmbedding(const WorkloadSpec& spec) {

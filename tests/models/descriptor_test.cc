@@ -67,7 +67,7 @@ TEST(OpClassTest, NamesRoundTrip) {
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(*parsed, c);
   }
-  EXPECT_EQ(AllOpClasses().size(), 10u);
+  EXPECT_EQ(AllOpClasses().size(), 12u);
   EXPECT_FALSE(ParseOpClass("matmul").ok());
 }
 

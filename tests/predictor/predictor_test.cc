@@ -432,7 +432,7 @@ TEST(Predictor, FitAndPredictDescribeRealWorkloads) {
   spec.params["m"] = 2048;
   absl::StatusOr<Prediction> p = Predict(*model, spec, nodes.at("gamma1"));
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->method, Method::kLevel1Sum);
+  EXPECT_EQ(p->method, Method::kLevel1Operation);
   EXPECT_GT(p->breakdown_ms.at("gemm"), 0);
   models::Profile bad = profiles.front();
   bad.workload.family = "no-such-family";

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Prints the NeuSight protocol's figures beside NeuSight's own.
+
+Reads the test points of a perfcast evaluation (CSV from transfer_bench
+--points) and NeuSight's
+end-to-end predictions (neusight_e2e.csv from neusight_convert.py), and
+prints per test GPU and class: rows, MAPE, signed bias and 10-90% coverage;
+end to end the same beside NeuSight's MAPE on the same rows.
+
+Usage: neusight_compare.py POINTS.csv NEUSIGHT_E2E.csv
+"""
+import csv
+import sys
+
+
+def load_points(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["level"] = int(r["level"])
+        for key in ("measured_ms", "predicted_ms", "lo_ms", "hi_ms"):
+            r[key] = float(r[key])
+    return rows
+
+
+def stats(points):
+    n = len(points)
+    if n == 0:
+        return "rows     0"
+    errors = [(p["predicted_ms"] - p["measured_ms"]) / p["measured_ms"] for p in points]
+    covered = sum(1 for p in points if p["lo_ms"] <= p["measured_ms"] <= p["hi_ms"])
+    return "rows %5d  MAPE %5.1f%%  bias %+6.1f%%  coverage %5.1f%%" % (
+        n, 100 * sum(abs(e) for e in errors) / n, 100 * sum(errors) / n, 100 * covered / n)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    points = load_points(sys.argv[1])
+    with open(sys.argv[2], newline="") as f:
+        neusight = list(csv.DictReader(f))
+    gpus = sorted({p["gpu"] for p in points})
+    print("Operations (level 1), per test GPU and class:")
+    classes = sorted({p["op_class"] for p in points if p["level"] == 1})
+    for op_class in classes:
+        for gpu in gpus + ["all"]:
+            sel = [p for p in points if p["level"] == 1 and p["op_class"] == op_class and
+                   (gpu == "all" or p["gpu"] == gpu)]
+            if sel:
+                print("  %-12s %-16s %s" % (op_class, gpu, stats(sel)))
+    print("End to end (level 2), beside NeuSight on the same rows:")
+    by_measured = {}
+    for row in neusight:
+        if row["neusight_ms"]:
+            by_measured[(row["gpu"], round(float(row["measured_ms"]), 6))] = float(row["neusight_ms"])
+    for phase in ("inference", "train", "all"):
+        for gpu in gpus + ["all"]:
+            sel = [p for p in points if p["level"] == 2 and (phase == "all" or p["phase"] == phase)
+                   and (gpu == "all" or p["gpu"] == gpu)]
+            if not sel:
+                continue
+            theirs = [abs(by_measured[k] - p["measured_ms"]) / p["measured_ms"]
+                      for p in sel
+                      for k in [(p["gpu"], round(p["measured_ms"], 6))] if k in by_measured]
+            ns = ("NeuSight %5.1f%% on %d rows" % (100 * sum(theirs) / len(theirs), len(theirs))
+                  if theirs else "NeuSight -")
+            print("  %-9s %-16s %s   %s" % (phase, gpu, stats(sel), ns))
+
+
+if __name__ == "__main__":
+    main()

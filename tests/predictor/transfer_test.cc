@@ -1,0 +1,361 @@
+// The train-GPU / test-GPU protocol, small-data fallbacks, intervals and
+// breakdowns, on synthetic GPUs whose kernels follow a known roofline law.
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "predictor/evaluate.h"
+#include "predictor/model.h"
+#include "predictor/predictor.h"
+#include "predictor/profile_rates.h"
+
+namespace perfcast::predictor {
+namespace {
+
+using models::OpClass;
+using models::Operation;
+
+// Spec-sheet GPUs: nothing measured; the true rates are a fraction of spec.
+struct Gpu {
+  models::Node node;
+  double true_fp32 = 0;       // TFLOP/s
+  double true_bandwidth = 0;  // GB/s
+};
+
+Gpu MakeGpu(const std::string& name, const std::string& arch, int sms, double fp32,
+            double bandwidth, double efficiency) {
+  Gpu gpu;
+  gpu.node.name = name;
+  gpu.node.gpu.model = name;
+  gpu.node.gpu.architecture = arch;
+  gpu.node.gpu.sm_count = sms;
+  gpu.node.gpu.fp32_tflops = fp32;
+  gpu.node.gpu.memory_bandwidth_gbs = bandwidth;
+  gpu.true_fp32 = fp32 * efficiency;
+  gpu.true_bandwidth = bandwidth * 0.85;
+  return gpu;
+}
+
+std::vector<Gpu> Gpus() {
+  return {MakeGpu("g1", "a", 40, 8, 320, 0.8), MakeGpu("g2", "b", 80, 14, 900, 0.9),
+          MakeGpu("g3", "c", 108, 19.5, 1555, 0.85), MakeGpu("g4", "d", 56, 9.3, 732, 0.88),
+          MakeGpu("t1", "e", 132, 60, 3350, 0.84)};
+}
+
+Operation Gemm(double m, double n, double k) {
+  Operation op;
+  op.op_class = OpClass::kGemm;
+  op.shape = {{"m", static_cast<int64_t>(m)}, {"n", static_cast<int64_t>(n)},
+              {"k", static_cast<int64_t>(k)}, {"batch", 1}};
+  op.flops = 2 * m * n * k;
+  op.bytes = 4 * (m * k + k * n + m * n);
+  op.work_items = std::ceil(m / 128) * std::ceil(n / 128);
+  return op;
+}
+
+Operation Elementwise(double numel) {
+  Operation op;
+  op.op_class = OpClass::kElementwise;
+  op.flops = numel;
+  op.bytes = 8 * numel;
+  op.work_items = std::ceil(numel / 1024);
+  return op;
+}
+
+double TrueMs(const Operation& op, const Gpu& gpu) {
+  const double compute = op.flops / (1e9 * gpu.true_fp32);
+  const double memory = op.bytes / (1e6 * gpu.true_bandwidth);
+  return 0.01 + (op.op_class == OpClass::kGemm ? 1.1 * compute + 0.2 * memory : memory);
+}
+
+models::WorkloadDescriptor Model(int layers, int tokens, models::Phase phase) {
+  models::WorkloadDescriptor d;
+  d.spec.kind = models::WorkloadKind::kModel;
+  d.spec.family = "synthmlp";
+  d.spec.params = {{"layers", layers}};
+  d.spec.batch_size = tokens;
+  d.spec.phase = phase;
+  d.inner_modules = layers;
+  Operation gemm = Gemm(tokens, 1024, 1024);
+  gemm.count = layers * (phase == models::Phase::kTrain ? 3 : 1);
+  d.operations.push_back(gemm);
+  Operation act = Elementwise(tokens * 1024.0);
+  act.count = 2 * layers;
+  d.operations.push_back(act);
+  return d;
+}
+
+double TrueIterationMs(const models::WorkloadDescriptor& d, const Gpu& gpu) {
+  double total = 0;
+  for (const Operation& op : d.operations) total += op.count * TrueMs(op, gpu);
+  return 1.05 * total + 0.5;
+}
+
+DescribedProfile Profile(int64_t id, const std::string& node, models::WorkloadDescriptor d,
+                         double ms) {
+  DescribedProfile p;
+  p.profile.id = id;
+  p.profile.node_name = node;
+  p.profile.workload = d.spec;
+  p.profile.iteration.mean_ms = ms;
+  p.descriptor = std::move(d);
+  return p;
+}
+
+DescribedProfile OperationProfile(int64_t id, const Gpu& gpu, const Operation& op, double noise) {
+  models::WorkloadDescriptor d;
+  d.spec.kind = models::WorkloadKind::kOperation;
+  d.spec.family = op.op_class == OpClass::kGemm ? "gemm" : "elementwise";
+  d.spec.phase = models::Phase::kInference;
+  d.operations = {op};
+  return Profile(id, gpu.node.name, d, TrueMs(op, gpu) * (1 + noise));
+}
+
+struct Data {
+  std::map<std::string, models::Node> nodes;
+  std::vector<DescribedProfile> profiles;
+};
+
+// Kernels on every GPU; whole models in both phases, `model_rows_per_gpu`
+// of each phase per GPU.
+Data MakeData(int model_rows_per_gpu, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, 0.02);
+  Data data;
+  int64_t id = 1;
+  for (const Gpu& gpu : Gpus()) {
+    data.nodes[gpu.node.name] = gpu.node;
+    for (double m : {256, 1024, 4096, 8192}) {
+      for (double n : {512, 2048, 4096}) {
+        for (double k : {256, 1024, 4096}) {
+          data.profiles.push_back(OperationProfile(id++, gpu, Gemm(m, n, k), noise(rng)));
+        }
+      }
+    }
+    for (double numel : {1e4, 1e5, 1e6, 1e7, 2e7, 3e7, 5e7, 1e8, 2e8}) {
+      data.profiles.push_back(OperationProfile(id++, gpu, Elementwise(numel), noise(rng)));
+    }
+    int rows = 0;
+    for (int layers : {2, 4, 8, 16}) {
+      for (int tokens : {512, 2048, 8192}) {
+        if (rows++ >= model_rows_per_gpu) break;
+        for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
+          models::WorkloadDescriptor d = Model(layers, tokens, phase);
+          const double ms = TrueIterationMs(d, gpu) * (1 + noise(rng));
+          data.profiles.push_back(Profile(id++, gpu.node.name, std::move(d), ms));
+        }
+      }
+    }
+  }
+  return data;
+}
+
+FitOptions Options() {
+  FitOptions options;
+  options.created_at_us = 1'700'000'000'000'000;
+  return options;
+}
+
+void Split(const Data& data, std::vector<DescribedProfile>& train,
+           std::vector<DescribedProfile>& test) {
+  for (const DescribedProfile& p : data.profiles) {
+    (p.profile.node_name == "t1" ? test : train).push_back(p);
+  }
+}
+
+TEST(Transfer, PredictsTheUnseenGpuAndReportsBiasAndCoverage) {
+  const Data data = MakeData(12, 3);
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<EvaluationReport> report = EvaluateTransfer(train, test, data.nodes, Options());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->points.size(), test.size());
+  EXPECT_LT(report->level1.overall.mape, 0.15);
+  EXPECT_LT(report->level2.overall.mape, 0.15);
+  // The summaries are the points' own statistics.
+  for (int level : {1, 2}) {
+    double bias = 0, covered = 0;
+    int count = 0;
+    for (const EvaluatedPoint& p : report->points) {
+      if (p.level != level) continue;
+      EXPECT_EQ(p.gpu, "t1");
+      EXPECT_LT(p.lo_ms, p.predicted_ms);
+      EXPECT_GT(p.hi_ms, p.predicted_ms);
+      bias += (p.predicted_ms - p.measured_ms) / p.measured_ms;
+      covered += p.lo_ms <= p.measured_ms && p.measured_ms <= p.hi_ms;
+      ++count;
+    }
+    const LevelReport& summary = level == 1 ? report->level1 : report->level2;
+    ASSERT_EQ(summary.overall.count, count);
+    EXPECT_NEAR(summary.overall.bias, bias / count, 1e-12);
+    EXPECT_NEAR(summary.overall.coverage, covered / count, 1e-12);
+    EXPECT_NEAR(summary.by_gpu.at("t1").coverage, covered / count, 1e-12);
+  }
+  EXPECT_EQ(report->level1.by_class.at("gemm").count + report->level1.by_class.at("elementwise").count,
+            report->level1.overall.count);
+  EXPECT_EQ(report->level2.by_phase.size(), 2u);
+  // The fitted model never saw the test GPU: no rate read off it.
+  EXPECT_FALSE(report->fitted.profile_rates.contains("t1"));
+  EXPECT_TRUE(report->fitted.profile_rates.contains("g1"));
+}
+
+// A leak of the test rows into the fit would move the predictions: times ×10
+// and absurd measured rates on the test node must change nothing.
+TEST(Transfer, PoisonedTestRowsDoNotChangePredictions) {
+  const Data data = MakeData(12, 5);
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<EvaluationReport> clean = EvaluateTransfer(train, test, data.nodes, Options());
+  ASSERT_TRUE(clean.ok()) << clean.status();
+
+  std::vector<DescribedProfile> poisoned = test;
+  for (DescribedProfile& p : poisoned) p.profile.iteration.mean_ms *= 10;
+  std::map<std::string, models::Node> nodes = data.nodes;
+  nodes["t1"].measured.fp32_tflops = 0.001;
+  nodes["t1"].measured.memory_bandwidth_gbs = 1;
+  absl::StatusOr<EvaluationReport> dirty = EvaluateTransfer(train, poisoned, nodes, Options());
+  ASSERT_TRUE(dirty.ok()) << dirty.status();
+  ASSERT_EQ(clean->points.size(), dirty->points.size());
+  for (size_t i = 0; i < clean->points.size(); ++i) {
+    EXPECT_EQ(clean->points[i].predicted_ms, dirty->points[i].predicted_ms) << i;
+    EXPECT_EQ(clean->points[i].lo_ms, dirty->points[i].lo_ms) << i;
+    EXPECT_EQ(clean->points[i].hi_ms, dirty->points[i].hi_ms) << i;
+    EXPECT_DOUBLE_EQ(dirty->points[i].measured_ms, 10 * clean->points[i].measured_ms);
+  }
+}
+
+TEST(Transfer, TheSameThroughEvaluateAndItsErrors) {
+  const Data data = MakeData(12, 7);
+  EvaluateOptions options;
+  options.split = Split::kTrainTestGpus;
+  options.fit = Options();
+  options.train_gpus = {"g1", "g2", "g3", "g4"};
+  options.test_gpus = {"t1"};
+  absl::StatusOr<EvaluationReport> report = EvaluateDescribed(data.profiles, data.nodes, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  for (const EvaluatedPoint& p : report->points) {
+    EXPECT_EQ(data.profiles[p.profile_index].profile.node_name, "t1");
+    EXPECT_EQ(data.profiles[p.profile_index].profile.iteration.mean_ms, p.measured_ms);
+  }
+
+  options.test_gpus = {"t1", "g2"};
+  EXPECT_EQ(EvaluateDescribed(data.profiles, data.nodes, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.test_gpus = {"nope"};
+  EXPECT_EQ(EvaluateDescribed(data.profiles, data.nodes, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.test_gpus = {};
+  EXPECT_EQ(EvaluateDescribed(data.profiles, data.nodes, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  EXPECT_EQ(EvaluateTransfer(train, train, data.nodes, Options()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SmallData, FewModelRowsGiveOneRatioAndNoneTheWiderLevel1Sum) {
+  // Two whole-model rows per phase on each of two GPUs: too few to select.
+  Data data = MakeData(1, 11);
+  std::vector<DescribedProfile> train;
+  for (const DescribedProfile& p : data.profiles) {
+    if (p.profile.workload.kind == models::WorkloadKind::kOperation ||
+        p.profile.node_name == "g1" || p.profile.node_name == "g2") {
+      train.push_back(p);
+    }
+  }
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(model->level2.contains(models::Phase::kTrain));
+  const FittedModel& reduced = model->level2.at(models::Phase::kTrain);
+  EXPECT_TRUE(reduced.reduced);
+  EXPECT_EQ(reduced.features, std::vector<std::string>{"level1_ms"});
+  EXPECT_EQ(reduced.training_rows, 2);
+
+  const models::WorkloadDescriptor d = Model(6, 4096, models::Phase::kTrain);
+  absl::StatusOr<Prediction> p = PredictDescribed(*model, d, data.nodes.at("t1"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->method, Method::kTwoLevelReduced);
+  EXPECT_NEAR(p->iteration_ms, reduced.fit.coefficients[0] * p->level1_ms, 1e-9 * p->iteration_ms);
+
+  // No whole-model row at all: the level-1 sum, its band widened.
+  std::vector<DescribedProfile> kernels;
+  for (const DescribedProfile& q : train) {
+    if (q.profile.workload.kind == models::WorkloadKind::kOperation) kernels.push_back(q);
+  }
+  absl::StatusOr<PredictorModel> level1_only = FitDescribed(kernels, data.nodes, Options());
+  ASSERT_TRUE(level1_only.ok()) << level1_only.status();
+  absl::StatusOr<Prediction> sum = PredictDescribed(*level1_only, d, data.nodes.at("t1"));
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(sum->method, Method::kLevel1Sum);
+  double ops_lo = 0, ops_hi = 0;
+  for (const Operation& op : d.operations) {
+    models::WorkloadDescriptor one;
+    one.spec.kind = models::WorkloadKind::kOperation;
+    one.operations = {op};
+    absl::StatusOr<Prediction> part = PredictDescribed(*level1_only, one, data.nodes.at("t1"));
+    ASSERT_TRUE(part.ok()) << part.status();
+    EXPECT_EQ(part->method, Method::kLevel1Operation);
+    ops_lo += part->lo_ms;
+    ops_hi += part->hi_ms;
+  }
+  EXPECT_LT(sum->lo_ms, ops_lo);
+  EXPECT_GT(sum->hi_ms, ops_hi);
+}
+
+TEST(Breakdown, AddsUpToTheAnswer) {
+  const Data data = MakeData(12, 13);
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
+    absl::StatusOr<Prediction> p =
+        PredictDescribed(*model, Model(10, 4096, phase), data.nodes.at("t1"));
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->method, Method::kTwoLevel);
+    double sum = 0;
+    for (const auto& [op_class, ms] : p->breakdown_ms) sum += ms;
+    EXPECT_NEAR(sum, p->iteration_ms, 1e-9 * p->iteration_ms);
+    EXPECT_NEAR(p->breakdown_scale, p->iteration_ms / p->level1_ms, 1e-12);
+    EXPECT_NE(p->breakdown_scale, 1);
+  }
+}
+
+TEST(ProfileRates, ReadOffLargeKernelsOfNodesWithoutMeasurements) {
+  const Data data = MakeData(0, 17);
+  std::map<std::string, models::Node> nodes = data.nodes;
+  nodes["g2"].measured.fp32_tflops = 12.5;  // the agent measured this one
+  const ProfileRates rates = RatesFromProfiles(data.profiles, nodes);
+  ASSERT_TRUE(rates.contains("g1"));
+  // Large GEMMs run at 1/1.1 of the true rate plus a little memory time.
+  const double g1_true = 8 * 0.8;
+  EXPECT_GT(rates.at("g1").at("fp32"), 0.8 * g1_true);
+  EXPECT_LT(rates.at("g1").at("fp32"), g1_true);
+  EXPECT_NEAR(rates.at("g1").at("memory"), 320 * 0.85, 0.1 * 320);
+  EXPECT_FALSE(rates.at("g2").contains("fp32"));
+  EXPECT_TRUE(rates.at("g2").contains("memory"));
+  const models::Node filled = WithProfileRates(nodes.at("g2"), rates);
+  EXPECT_EQ(*filled.measured.fp32_tflops, 12.5);
+  EXPECT_EQ(*filled.measured.memory_bandwidth_gbs, rates.at("g2").at("memory"));
+
+  std::vector<DescribedProfile> few(data.profiles.begin(), data.profiles.begin() + 3);
+  EXPECT_TRUE(RatesFromProfiles(few, nodes).empty());
+}
+
+TEST(Model, NewFieldsRoundTrip) {
+  const Data data = MakeData(1, 19);
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_FALSE(model->profile_rates.empty());
+  EXPECT_FALSE(model->rate_spread.empty());
+  EXPECT_FALSE(model->level1.at(OpClass::kGemm).transfer_error_quantiles.empty());
+  absl::StatusOr<std::string> text = SerializeModel(*model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> back = ParseModel(*text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *model);
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
