@@ -15,7 +15,8 @@
 #
 # Every mode builds first (deploy/gpu/build-agent.sh; a no-op on a warm
 # machine that built already). Environment: OUT (default ./out), SKIP_VALIDATE=1
-# and SKIP_OVERHEAD=1 for gpu; SKIP_BUILD=1 with AGENT=path for a rehearsal
+# and SKIP_OVERHEAD=1 for gpu, NODE (the node name, default NAME: the file
+# names stay NAME); SKIP_BUILD=1 with AGENT=path for a rehearsal
 # on a machine without a GPU (e.g. the cpu mode with the ci build's agent).
 set -uo pipefail
 
@@ -131,15 +132,16 @@ case "$MODE" in
     NAME=${1:?gpu NAME DEADLINE [run args]}
     DEADLINE=${2:?gpu NAME DEADLINE [run args]}
     shift 2
+    NODE=${NODE:-$NAME}
     build
-    "$AGENT" fingerprint --device cuda --name "$NAME" --no-measure > "$WORK/fingerprint-$NAME.json" 2>&1
+    "$AGENT" fingerprint --device cuda --name "$NODE" --no-measure > "$WORK/fingerprint-$NAME.json" 2>&1
     # Keep time for the validation (~75 s) and the overhead pairs (~25 s).
     RESERVE=20
     [ "${SKIP_VALIDATE:-0}" = 1 ] || RESERVE=$(( RESERVE + 75 ))
     [ "${SKIP_OVERHEAD:-0}" = 1 ] || RESERVE=$(( RESERVE + 25 ))
     M=$(minutes_left $RESERVE)
-    say "run: perfcast-agent run --device cuda --name $NAME --out $NAME.sqlite --max-minutes $M $*"
-    timeout "$(tl 10)" "$AGENT" run --device cuda --name "$NAME" --out "$WORK/$NAME.sqlite" \
+    say "run: perfcast-agent run --device cuda --name $NODE --out $NAME.sqlite --max-minutes $M $*"
+    timeout "$(tl 10)" "$AGENT" run --device cuda --name "$NODE" --out "$WORK/$NAME.sqlite" \
       --max-minutes "$M" "$@" > "$WORK/run-$NAME.log" 2>&1
     say "rc=$?"; grep '^perfcast-agent' "$WORK/run-$NAME.log" | tail -8
     echo "skipped: $(grep -c 'skipped:' "$WORK/run-$NAME.log")"; grep 'skipped:' "$WORK/run-$NAME.log" | head -5

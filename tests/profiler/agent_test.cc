@@ -31,7 +31,8 @@ void RemoveStore(const std::string& path) {
 }
 
 TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
-  const std::string path = TempPath("agent_quick.sqlite");
+  // Several checkouts may run this test at once in one temporary directory.
+  const std::string path = TempPath(absl::StrCat("agent_quick_", getpid(), ".sqlite"));
   RemoveStore(path);
   DeviceOptions device{.device = "cpu", .threads = 1, .seed = 7};
   absl::StatusOr<models::Node> node = Fingerprint(device, "ci-cpu", /*measure_rates=*/true);
