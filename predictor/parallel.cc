@@ -171,8 +171,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   absl::StatusOr<Prediction> micro = PredictDescribed(model, *full, node);
   if (!micro.ok()) return micro.status();
   out.micro_batch = *micro;
-  double level1_total = 0;
-  for (const auto& [op_class, ms] : micro->breakdown_ms) level1_total += ms;
+  const double level1_total = micro->level1_ms;
   // Level 2's correction of the whole model, spread evenly over its parts.
   const double scale = level1_total > 0 ? micro->iteration_ms / level1_total : 1.0;
 
