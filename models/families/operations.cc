@@ -181,7 +181,7 @@ WorkloadDescriptor DescribeAllReduce(const WorkloadSpec& spec) {
   op.shape = spec.params;
   op.bytes = 2 * (gpus - 1) / gpus * bytes;
   op.flops = (gpus - 1) / gpus * bytes / 4;
-  b.Add(std::move(op), IterationBuilder::Stage::kOther);
+  b.Add(std::move(op), IterationBuilder::Stage::kForward);
   return b.Finish(0, 0, 1, /*with_optimizer=*/false, /*with_copy=*/false, /*with_host=*/false);
 }
 

@@ -119,7 +119,9 @@ TEST(SchemaTest, ShippedProfilesKeepTheirContentHashes) {
 // a server's own database migrates in place; its profiles keep their hashes
 // and read as method 1, and profiles with run conditions go in beside them.
 // Opened read-only (an import), the same file is left as it was.
-TEST(SchemaTest, ShippedAgentFileMigratesWhenItIsTheServersDatabase) {
+// A server database copied from an agent file (adopted by switching it to
+// WAL, as perfcastd's refusal message says) migrates like any older database.
+TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
   TempDir dir;
   const std::string path = dir.File("cpu-1t.sqlite");
   std::filesystem::copy_file(absl::StrCat(PERFCAST_DATA_DIR, "/cpu-1t.sqlite"), path);
@@ -131,6 +133,13 @@ TEST(SchemaTest, ShippedAgentFileMigratesWhenItIsTheServersDatabase) {
     EXPECT_GT(*(*ro)->CountProfiles({.method_version = 1}), 100);
   }
   EXPECT_EQ(UserVersion(path), shipped_version);
+  EXPECT_EQ(OpenStore(path).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(UserVersion(path), shipped_version);
+  {
+    auto c = Connection::Open(path, Connection::Mode::kReadWriteCreate);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->Execute("PRAGMA journal_mode=WAL").ok());
+  }
   auto store = OpenStore(path);
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ(UserVersion(path), CurrentSchemaVersion());
