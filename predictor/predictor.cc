@@ -210,6 +210,7 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   std::vector<const models::Node*> node_list;
   for (const auto& [name, node] : nodes) node_list.push_back(&node);
   model.efficiencies = LearnEfficiencies(node_list);
+  model.memory = FitMemory(profiles);
 
   if (options.fit_level1) {
     absl::StatusOr<std::map<models::OpClass, Dataset>> datasets =
