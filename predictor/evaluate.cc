@@ -107,6 +107,10 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
         absl::StatusOr<Prediction> prediction = PredictDescribed(*model, p.descriptor, node);
         predicted = prediction.ok() ? absl::StatusOr<double>(prediction->iteration_ms)
                                     : absl::StatusOr<double>(prediction.status());
+        if (prediction.ok()) {
+          point.predicted_low_ms = prediction->lo_ms;
+          point.predicted_high_ms = prediction->hi_ms;
+        }
       }
       if (!predicted.ok() || !(point.measured_ms > 0)) {
         report.notes.push_back(absl::StrCat("profile ", p.profile.id, ": ",

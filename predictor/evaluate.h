@@ -42,6 +42,9 @@ struct EvaluatedPoint {
   std::string family;
   std::string precision;
   double predicted_ms = 0;
+  // The prediction's 10th..90th percentile band (level 2; 0 at level 1).
+  double predicted_low_ms = 0;
+  double predicted_high_ms = 0;
   double measured_ms = 0;
 };
 
