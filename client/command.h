@@ -25,6 +25,7 @@ struct Dispatch {
 void RegisterNodeCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
+void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 
 }  // namespace perfcast::client
 

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   perfcast::client::RegisterNodeCommands(app, context, dispatch);
   perfcast::client::RegisterProfileCommands(app, context, dispatch);
   perfcast::client::RegisterPredictorCommands(app, context, dispatch);
+  perfcast::client::RegisterRecommendCommands(app, context, dispatch);
 
   try {
     app.parse(argc, argv);

@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/command.h"
+#include "client/predict_query.h"
+#include "client/sweep.h"
 #include "client/report_html.h"
 #include "client/table.h"
 #include "google/protobuf/util/json_util.h"
@@ -21,14 +23,6 @@
 
 namespace perfcast::client {
 namespace {
-
-std::string Json(const google::protobuf::Message& message) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
-  return out;
-}
 
 std::unique_ptr<v1::Predictor::Stub> Stub(ClientContext& context) {
   return v1::Predictor::NewStub(context.Channel());
@@ -109,65 +103,6 @@ std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
   return std::nullopt;
 }
 
-struct PredictFlags {
-  std::string family;
-  std::vector<std::string> params;
-  int64_t batch = 0;
-  std::string precision = "fp32";
-  std::string phase = "train";
-  std::string optimizer;
-  std::string node;
-  std::string gpu;
-  int64_t samples = 0;
-  int64_t epochs = 0;
-  int64_t iterations = 0;
-  std::string model;
-  std::string batch_file;
-};
-
-// Builds one query; `row` names the source line for error messages.
-std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q) {
-  v1::Workload* w = q->mutable_workload();
-  w->set_kind(v1::WORKLOAD_KIND_MODEL);
-  w->set_family(f.family);
-  for (const std::string& item : f.params) {
-    for (absl::string_view part : absl::StrSplit(item, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
-      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
-      int64_t value = 0;
-      if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
-        return CliError{kExitUsage, absl::StrCat("--param '", part, "' is not name=integer")};
-      }
-      (*w->mutable_params())[std::string(kv.first)] = value;
-    }
-  }
-  w->set_batch_size(f.batch);
-  absl::StatusOr<models::Precision> precision = models::ParsePrecision(f.precision);
-  if (!precision.ok()) return CliError{kExitUsage, std::string(precision.status().message())};
-  w->set_precision(proto::ToProto(*precision));
-  absl::StatusOr<models::Phase> phase = models::ParsePhase(f.phase);
-  if (!phase.ok()) return CliError{kExitUsage, std::string(phase.status().message())};
-  w->set_phase(proto::ToProto(*phase));
-  w->set_optimizer(f.optimizer);
-  if (!f.node.empty()) {
-    q->set_node_name(f.node);
-  } else if (!f.gpu.empty()) {
-    q->set_catalog_gpu(f.gpu);
-  }
-  if (f.samples != 0 || f.epochs != 0 || f.iterations != 0) {
-    q->mutable_job()->set_samples(f.samples);
-    q->mutable_job()->set_epochs(f.epochs);
-    q->mutable_job()->set_iterations(f.iterations);
-  }
-  q->set_model_name(f.model);
-  return std::nullopt;
-}
-
-std::string Duration(double seconds) {
-  if (seconds < 120) return absl::StrFormat("%.1f s", seconds);
-  if (seconds < 7200) return absl::StrFormat("%.1f min", seconds / 60);
-  return absl::StrFormat("%.2f h", seconds / 3600);
-}
-
 void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) {
   std::cout << absl::StrFormat("%s on %s: %.3f ms per iteration (%.3f .. %.3f), level %d, %s rates\n",
                                q.workload().family(), r.gpu_model(), r.iteration_ms(),
@@ -185,6 +120,15 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
   table.Print(std::cout);
   std::cout << absl::StrFormat("model %d (v%d), CV MAPE %.1f%%, features: %s\n", r.model_id(),
                                r.model_version(), 100 * r.cv_mape(), absl::StrJoin(r.features(), ", "));
+  if (r.has_memory()) {
+    std::cout << absl::StrFormat("peak memory %s (%s .. %s), needs %s of %s (%s)\n",
+                                 GiB(r.memory().peak_bytes()), GiB(r.memory().peak_bytes_low()),
+                                 GiB(r.memory().peak_bytes_high()),
+                                 GiB(r.memory().required_bytes()),
+                                 r.memory().device_bytes() > 0 ? GiB(r.memory().device_bytes())
+                                                               : "unknown",
+                                 r.memory().method());
+  }
   if (!r.extrapolated_features().empty()) {
     std::cout << "extrapolating beyond the training range of: "
               << absl::StrJoin(r.extrapolated_features(), ", ") << "\n";
@@ -271,6 +215,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
 
 std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& flags) {
   if (!flags.batch_file.empty()) return RunBatch(context, flags);
+  if (!flags.sweeps.empty()) return RunSweep(context, flags);
   if (flags.family.empty()) return CliError{kExitUsage, "predict needs --family (or --batch-file)"};
   if (flags.node.empty() == flags.gpu.empty()) {
     return CliError{kExitUsage, "predict needs exactly one of --node and --gpu"};
@@ -318,6 +263,11 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     std::ofstream out(flags.report);
     if (!out) return CliError{kExitFailure, absl::StrCat("cannot write ", flags.report)};
     out << RenderEvaluationHtml(response, flags.split);
+    // The page holds no raw data; the full report goes beside it.
+    const std::string json_path = flags.report + ".json";
+    std::ofstream json(json_path);
+    if (!json) return CliError{kExitFailure, absl::StrCat("cannot write ", json_path)};
+    json << response.report_json() << "\n";
   }
   if (context.output == OutputFormat::kJson) {
     std::cout << response.report_json() << "\n";
@@ -361,7 +311,9 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
       table.Print(std::cout);
     }
   }
-  if (!flags.report.empty()) std::cout << "report written to " << flags.report << "\n";
+  if (!flags.report.empty()) {
+    std::cout << "report written to " << flags.report << " (data: " << flags.report << ".json)\n";
+  }
   return std::nullopt;
 }
 
@@ -393,6 +345,9 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--batch-file", predict->batch_file,
                 "CSV of queries: family,params,batch_size,precision,phase,node,gpu,samples,epochs")
       ->check(CLI::ExistingFile);
+  p->add_option("--sweep", predict->sweeps,
+                "What-if grid: key=v1,v2,... (repeatable; keys: batch, gpu, node, precision, "
+                "phase, optimizer, samples, epochs, iterations, param.NAME)");
   p->callback([&context, &dispatch, predict] {
     dispatch.action = [&context, predict] { return RunPredict(context, *predict); };
   });
@@ -444,7 +399,8 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   e->add_option("--size-threshold", evaluate->size_threshold, "sizes: train on inner modules <= this");
   e->add_option("--held-out-gpu", evaluate->held_out_gpu, "Show predicted vs measured for this GPU");
   e->add_option("--limit", evaluate->limit, "Rows of predicted vs measured to print")->capture_default_str();
-  e->add_option("--report", evaluate->report, "Write a self-contained HTML report here");
+  e->add_option("--report", evaluate->report,
+                "Write a self-contained HTML report here (and its data to REPORT.json)");
   e->callback([&context, &dispatch, evaluate] {
     dispatch.action = [&context, evaluate] { return RunEvaluate(context, *evaluate); };
   });

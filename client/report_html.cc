@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/predict_query.h"
 #include "client/svg_chart.h"
 #include "models/descriptor.h"
 #include "models/workload.h"
@@ -42,15 +43,6 @@ std::string Ms(double ms) {
   if (ms >= 1) return absl::StrFormat("%.2f", ms);
   return absl::StrFormat("%.4f", ms);
 }
-
-std::string Duration(double seconds) {
-  if (seconds < 120) return absl::StrFormat("%.1f s", seconds);
-  if (seconds < 7200) return absl::StrFormat("%.1f min", seconds / 60);
-  if (seconds < 72 * 3600) return absl::StrFormat("%.2f h", seconds / 3600);
-  return absl::StrFormat("%.1f days", seconds / 86400);
-}
-
-std::string GiB(double bytes) { return absl::StrFormat("%.1f GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 double Quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;

@@ -1,0 +1,51 @@
+// The workload and target flags that `predict`, its sweeps and `recommend`
+// share, and the formatting of their answers.
+#ifndef PERFCAST_CLIENT_PREDICT_QUERY_H_
+#define PERFCAST_CLIENT_PREDICT_QUERY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/cli_error.h"
+#include "google/protobuf/message.h"
+#include "perfcast/v1/predictor.pb.h"
+
+namespace perfcast::client {
+
+struct PredictFlags {
+  std::string family;
+  std::vector<std::string> params;  // "name=value", or several joined by ';' or ','
+  int64_t batch = 0;
+  std::string precision = "fp32";
+  std::string phase = "train";
+  std::string optimizer;
+  std::string node;
+  std::string gpu;
+  int64_t samples = 0;
+  int64_t epochs = 0;
+  int64_t iterations = 0;
+  std::string model;
+  std::string batch_file;
+  std::vector<std::string> sweeps;  // "key=v1,v2,..."
+};
+
+// Fills the workload of `flags` (family, params, batch, precision, phase,
+// optimizer). A usage error names the bad flag.
+std::optional<CliError> BuildWorkload(const PredictFlags& flags, v1::Workload* workload);
+
+// One Predict query: the workload, the target (--node or --gpu), the job size
+// and the model name.
+std::optional<CliError> BuildQuery(const PredictFlags& flags, v1::PredictRequest* query);
+
+// "12.5 s", "3.2 min", "4.10 h", "2.5 days".
+std::string Duration(double seconds);
+// "1.5 GiB".
+std::string GiB(double bytes);
+// A message as one line of JSON with the proto field names.
+std::string Json(const google::protobuf::Message& message);
+
+}  // namespace perfcast::client
+
+#endif  // PERFCAST_CLIENT_PREDICT_QUERY_H_
