@@ -1,0 +1,503 @@
+#!/usr/bin/env python3
+"""Validates perfcast-agent's steady-state step times against a plain PyTorch loop.
+
+Reads an agent store (SQLite), picks model configurations across families,
+batch sizes, precisions and phases, times each with an independently written
+PyTorch training (or inference) loop on this machine, and prints agent vs
+plain per configuration and the median |difference|; writes a CSV.
+
+    python3 profiler/validation/plain_loop.py AGENT.sqlite --out plain.csv \
+        [--count 36] [--deadline-s 240] [--families lstm,cnn] [--device cuda]
+
+The plain loop is what a user's script would run: batches prepared ahead in
+pinned host memory (a ring of 8, as a DataLoader with workers would), each
+step copies its batch to the device with non_blocking=True, no host
+synchronisation between steps, CUDA events around blocks of steps; warm-up
+blocks until two consecutive ones agree within 2% (at most 8), then 5 timed
+blocks of >= 100 ms and >= 3 steps; the step time is the median of the block
+means. The agent's figure is the profile's median_ms (method version 2).
+
+Builders (the contract for profiler/validation/real_models.py too)
+------------------------------------------------------------------
+BUILDERS maps a family name to a function
+
+    build(params: dict[str, int], batch: int) -> Workload
+
+where `params` are the workload's parameters exactly as in its key (all of
+them, defaults filled in: "model/lstm{hidden=256,horizon=12,...}/b16/..."
+gives {"hidden": 256, "horizon": 12, ...}) and `batch` its batch size. The
+returned Workload holds:
+
+    model:   torch.nn.Module on the CPU, fp32 parameters; model(*inputs)
+             returns the output the loss takes.
+    inputs:  a callable (generator: torch.Generator) -> list of CPU tensors,
+             one batch of model inputs (random data of the right shapes and
+             dtypes; the loop pins and prefetches them).
+    target:  a callable (generator) -> CPU tensor, the batch's target.
+    loss:    a callable (output, target) -> scalar tensor.
+
+The loop moves the model to the device, applies the precision (fp32: no
+TF32; tf32: TF32 matmuls and convolutions; bf16-amp / fp16-amp: autocast
+around forward and loss, fp16 with a static loss scale as the agent), the
+optimizer (adam: Adam(lr=1e-3); sgd: SGD(lr=1e-3, momentum=0.9); one tensor
+at a time like LibTorch's, unless --foreach) and train/eval mode. If
+profiler/validation/real_models.py exists, its BUILDERS are merged in.
+
+Only the selection of configurations and the comparison statistics are
+importable without torch (they are unit-tested on machines without it);
+torch is imported when a loop runs.
+"""
+
+import argparse
+import collections
+import csv
+import math
+import os
+import sqlite3
+import sys
+import time
+
+Config = collections.namedtuple(
+    "Config", "key family params batch precision phase optimizer agent_ms")
+Workload = collections.namedtuple("Workload", "model inputs target loss")
+
+PRECISIONS = ("fp32", "tf32", "bf16-amp", "fp16-amp")
+
+
+# ---- Pure parts: keys, selection, statistics (no torch) ----
+
+def parse_key(key):
+    """'model/lstm{hidden=256,layers=1}/b16/fp32/train/adam' -> its parts."""
+    head, rest = key.split("{", 1)
+    inner, tail = rest.split("}", 1)
+    kind, family = head.split("/")
+    params = {}
+    for item in filter(None, inner.split(",")):
+        name, value = item.split("=")
+        params[name] = int(value)
+    _, batch, precision, phase, optimizer = tail.split("/")
+    return {"kind": kind, "family": family, "params": params, "batch": int(batch[1:]),
+            "precision": precision, "phase": phase, "optimizer": optimizer}
+
+
+def select_configs(configs, count, families=None, precisions=PRECISIONS):
+    """Picks about `count` configurations spread over families, precisions,
+    phases and batch sizes: round-robin over the (family, precision, phase)
+    groups, each group's configurations in order of batch and size, taken
+    from its ends inwards so that small and large ones both appear.
+    Deterministic: the same input gives the same selection."""
+    groups = collections.OrderedDict()
+    for c in sorted(configs, key=lambda c: (c.family, c.precision, c.phase, c.batch,
+                                            sorted(c.params.items()), c.optimizer)):
+        if families is not None and c.family not in families:
+            continue
+        if c.precision not in precisions:
+            continue
+        groups.setdefault((c.family, c.precision, c.phase), []).append(c)
+    queues = []
+    for members in groups.values():
+        order, lo, hi = [], 0, len(members) - 1
+        while lo <= hi:
+            order.append(members[lo])
+            if hi != lo:
+                order.append(members[hi])
+            lo, hi = lo + 1, hi - 1
+        queues.append(collections.deque(order))
+    picked = []
+    while len(picked) < count and any(queues):
+        for q in queues:
+            if q and len(picked) < count:
+                picked.append(q.popleft())
+    return picked
+
+
+def quantile(values, q):
+    """Linear interpolation between order statistics (numpy's default)."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    pos = q * (len(s) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (pos - lo) * (s[hi] - s[lo])
+
+
+def compare(pairs):
+    """pairs: [(agent_ms, plain_ms)] -> n, median and p90 of |agent/plain - 1|
+    and the median signed difference, in percent."""
+    diffs = [100.0 * (a / p - 1.0) for a, p in pairs if a > 0 and p > 0]
+    absolute = [abs(d) for d in diffs]
+    return {"n": len(diffs), "median_abs_pct": quantile(absolute, 0.5),
+            "p90_abs_pct": quantile(absolute, 0.9), "median_pct": quantile(diffs, 0.5)}
+
+
+def read_agent_configs(path):
+    """Model profiles of an agent store (the newest method where the store
+    records one), one per workload key: the median of their median_ms."""
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    columns = [r[1] for r in db.execute("PRAGMA table_info(profiles)")]
+    where = "WHERE w.kind = 'model'"
+    if "method_version" in columns:
+        newest = db.execute("SELECT MAX(method_version) FROM profiles").fetchone()[0]
+        where += " AND p.method_version = %d" % int(newest or 1)
+    rows = db.execute("SELECT w.key, p.median_ms FROM profiles p JOIN workloads w "
+                      "ON p.workload_id = w.id " + where).fetchall()
+    by_key = collections.defaultdict(list)
+    for key, ms in rows:
+        by_key[key].append(ms)
+    configs = []
+    for key, values in by_key.items():
+        k = parse_key(key)
+        configs.append(Config(key, k["family"], k["params"], k["batch"], k["precision"],
+                              k["phase"], k["optimizer"], quantile(values, 0.5)))
+    return configs
+
+
+# ---- The proxies, written independently from models/torch/nets.cc ----
+
+def _builders():
+    import torch
+    from torch import nn
+    F = nn.functional
+
+    def randn(shape):
+        return lambda g: [torch.randn(*shape, generator=g)]
+
+    class Lstm(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            self.p = p
+            self.lstm = nn.LSTM(p["nodes"], p["hidden"], num_layers=p["layers"],
+                                batch_first=True)
+            self.head = nn.Linear(p["hidden"], p["nodes"] * p["horizon"])
+
+        def forward(self, x):
+            out, _ = self.lstm(x)
+            return self.head(out[:, -1]).view(-1, self.p["horizon"], self.p["nodes"])
+
+    class Cnn(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            self.p = p
+            c, k = p["channels"], p["kernel"]
+            self.convs = nn.ModuleList(
+                nn.Conv1d(p["nodes"] if i == 0 else c, c, k, padding=(k - 1) // 2)
+                for i in range(p["layers"]))
+            self.head = nn.Linear(c * p["seq_len"], p["nodes"] * p["horizon"])
+
+        def forward(self, x):
+            x = x.transpose(1, 2).contiguous()
+            for conv in self.convs:
+                x = F.relu(conv(x))
+            return self.head(x.flatten(1)).view(-1, self.p["horizon"], self.p["nodes"])
+
+    class StBlock(nn.Module):
+        def __init__(self, cin, c, kt):
+            super().__init__()
+            self.t1 = nn.Conv2d(cin, c, (kt, 1))
+            self.theta = nn.Conv2d(c, c, 1)
+            self.t2 = nn.Conv2d(c, c, (kt, 1))
+
+        def forward(self, x, a):
+            x = F.relu(self.t1(x))
+            x = F.relu(self.theta(x @ a))
+            return F.relu(self.t2(x))
+
+    class Stgcn(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            n, c, kt = p["nodes"], p["channels"], p["kernel_t"]
+            a = torch.rand(n, n, generator=torch.Generator().manual_seed(3))
+            a = (a + a.t()) / (2 * n)
+            self.register_buffer("a", a)
+            self.blocks = nn.ModuleList(
+                StBlock(1 if b == 0 else c, c, kt) for b in range(p["blocks"]))
+            steps = p["seq_len"] - 2 * p["blocks"] * (kt - 1)
+            self.out = nn.Conv2d(c, p["horizon"], (steps, 1))
+
+        def forward(self, x):
+            x = x.unsqueeze(1)
+            for block in self.blocks:
+                x = block(x, self.a)
+            return self.out(x).squeeze(2)
+
+    class Basic(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.short = None
+            if stride != 1 or cin != cout:
+                self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, 0, bias=False),
+                                           nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = self.b2(self.c2(F.relu(self.b1(self.c1(x)))))
+            return F.relu(y + (self.short(x) if self.short is not None else x))
+
+    class ResNet(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            w, n = p["width"], p["blocks"]
+            self.stem = nn.Sequential(nn.Conv2d(3, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w),
+                                      nn.ReLU())
+            blocks, cin, stage = [], w, 0
+            for i in range(n):
+                s = i * 3 // n
+                stride = 2 if s != stage else 1
+                stage = s
+                blocks.append(Basic(cin, w << stage, stride))
+                cin = w << stage
+            self.blocks = nn.Sequential(*blocks)
+            self.fc = nn.Linear(cin, p["classes"])
+
+        def forward(self, x):
+            return self.fc(self.blocks(self.stem(x)).mean((2, 3)))
+
+    class Encoder(nn.Module):
+        def __init__(self, h, heads, ffn):
+            super().__init__()
+            self.heads = heads
+            self.qkv, self.proj = nn.Linear(h, 3 * h), nn.Linear(h, h)
+            self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
+            self.up, self.down = nn.Linear(h, ffn), nn.Linear(ffn, h)
+
+        def forward(self, x):
+            b, s, h = x.shape
+            d = h // self.heads
+            q, k, v = self.qkv(x).view(b, s, 3, self.heads, d).permute(2, 0, 3, 1, 4)
+            att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), -1) @ v
+            x = self.ln1(x + self.proj(att.transpose(1, 2).reshape(b, s, h)))
+            return self.ln2(x + self.down(F.gelu(self.up(x))))
+
+    class Transformer(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            h = p["hidden"]
+            self.tok = nn.Embedding(p["vocab"], h)
+            self.pos = nn.Embedding(p["seq_len"], h)
+            self.ln = nn.LayerNorm(h)
+            self.layers = nn.Sequential(*[Encoder(h, p["heads"], p["ffn"])
+                                          for _ in range(p["layers"])])
+            self.pool = nn.Linear(h, h)
+            self.cls = nn.Linear(h, p["classes"])
+
+        def forward(self, ids):
+            pos = torch.arange(ids.shape[1], device=ids.device)
+            x = self.layers(self.ln(self.tok(ids) + self.pos(pos)))
+            return self.cls(torch.tanh(self.pool(x[:, 0])))
+
+    class Dlrm(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            t, d = p["tables"], p["emb_dim"]
+            nb, nt = p["bottom_layers"], p["top_layers"]
+            self.bottom = nn.ModuleList(
+                nn.Linear(p["dense"] if i == 0 else p["bottom_width"],
+                          d if i == nb - 1 else p["bottom_width"]) for i in range(nb))
+            self.tables = nn.ModuleList(nn.EmbeddingBag(p["rows"], d, mode="sum")
+                                        for _ in range(t))
+            features = (t + 1) * t // 2 + d
+            self.top = nn.ModuleList(
+                nn.Linear(features if i == 0 else p["top_width"],
+                          1 if i == nt - 1 else p["top_width"]) for i in range(nt))
+            iu = torch.triu_indices(t + 1, t + 1, 1)
+            self.register_buffer("pairs", iu[0] * (t + 1) + iu[1])
+
+        def forward(self, dense, ids):
+            x = dense
+            for layer in self.bottom:
+                x = F.relu(layer(x))
+            z = torch.stack([x] + [bag(ids[:, i]) for i, bag in enumerate(self.tables)], 1)
+            dots = torch.bmm(z, z.transpose(1, 2)).flatten(1).index_select(1, self.pairs)
+            y = torch.cat([x, dots], 1)
+            for i, layer in enumerate(self.top):
+                y = layer(y)
+                if i + 1 < len(self.top):
+                    y = F.relu(y)
+            return y.squeeze(1)
+
+    def forecaster(cls):
+        def build(p, batch):
+            return Workload(cls(p), randn((batch, p["seq_len"], p["nodes"])),
+                            lambda g: torch.randn(batch, p["horizon"], p["nodes"], generator=g),
+                            F.mse_loss)
+        return build
+
+    def resnet(p, batch):
+        return Workload(ResNet(p), randn((batch, 3, p["image"], p["image"])),
+                        lambda g: torch.randint(p["classes"], (batch,), generator=g),
+                        F.cross_entropy)
+
+    def transformer(p, batch):
+        return Workload(Transformer(p),
+                        lambda g: [torch.randint(p["vocab"], (batch, p["seq_len"]), generator=g)],
+                        lambda g: torch.randint(p["classes"], (batch,), generator=g),
+                        F.cross_entropy)
+
+    def dlrm(p, batch):
+        return Workload(Dlrm(p),
+                        lambda g: [torch.randn(batch, p["dense"], generator=g),
+                                   torch.randint(p["rows"], (batch, p["tables"], p["lookups"]),
+                                                 generator=g)],
+                        lambda g: torch.randint(2, (batch,), generator=g).float(),
+                        F.binary_cross_entropy_with_logits)
+
+    builders = {"lstm": forecaster(Lstm), "cnn": forecaster(Cnn), "stgcn": forecaster(Stgcn),
+                "resnet": resnet, "transformer": transformer, "dlrm": dlrm}
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        from real_models import BUILDERS as real  # noqa: E402 (optional, see the docstring)
+        builders.update(real)
+    except ImportError:
+        pass
+    return builders
+
+
+# ---- The plain loop ----
+
+def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
+               max_warmup_blocks=8, min_steps=3, foreach=False):
+    """Median over `blocks` timed blocks of the mean step time, milliseconds."""
+    import torch
+    cuda = device.type == "cuda"
+    g = torch.Generator().manual_seed(1)
+    batches = []
+    for _ in range(ring):
+        inputs, target = workload.inputs(g), workload.target(g)
+        if cuda:
+            inputs, target = [t.pin_memory() for t in inputs], target.pin_memory()
+        batches.append((inputs, target))
+    model = workload.model.to(device)
+    train = config.phase == "train"
+    model.train(train)
+    tf32 = config.precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = False
+    amp = {"bf16-amp": torch.bfloat16, "fp16-amp": torch.float16}.get(config.precision)
+    opt = None
+    if train:
+        # foreach=False: LibTorch's optimizers update one tensor at a time,
+        # and this loop validates the timing, not the optimizer kernels.
+        opt = (torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9, foreach=foreach)
+               if config.optimizer == "sgd"
+               else torch.optim.Adam(model.parameters(), lr=1e-3, foreach=foreach))
+    # fp16: a static loss scale with the unscale and overflow check a
+    # GradScaler runs, without the GradScaler's per-step host sync.
+    scale = None
+    if amp == torch.float16 and train:
+        scale = torch.full((), 65536.0, device=device)
+        inverse = torch.full((), 1.0 / 65536.0, device=device)
+        found_inf = torch.zeros(1, device=device)
+    state = {"i": 0}
+
+    def step():
+        inputs, target = batches[state["i"] % ring]
+        state["i"] += 1
+        x = [t.to(device, non_blocking=True) for t in inputs]
+        y = target.to(device, non_blocking=True)
+        with torch.autocast(device.type, dtype=amp or torch.bfloat16, enabled=amp is not None):
+            if not train:
+                with torch.no_grad():
+                    model(*x)
+                return
+            loss = workload.loss(model(*x), y)
+        opt.zero_grad()
+        if scale is not None:
+            (loss * scale).backward()
+            grads = [q.grad for q in model.parameters() if q.grad is not None]
+            found_inf.zero_()
+            torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inverse)
+        else:
+            loss.backward()
+        opt.step()
+
+    def block(n):
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(n):
+                step()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / n
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        return (time.perf_counter() - t0) * 1e3 / n
+
+    step_ms = 0.0
+    for _ in range(2):
+        step_ms = block(1)
+    warm = max(min_steps, int(math.ceil(target_ms / 2 / max(step_ms, 1e-3))))
+    previous = block(warm)
+    for _ in range(max_warmup_blocks - 1):
+        step_ms = block(warm)
+        converged = abs(step_ms - previous) <= tolerance * previous
+        previous = step_ms
+        if converged:
+            break
+    n = max(min_steps, int(math.ceil(target_ms / max(step_ms, 1e-3))))
+    return quantile([block(n) for _ in range(blocks)], 0.5)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("store", help="agent SQLite store")
+    parser.add_argument("--out", default="plain_loop.csv", help="CSV to write")
+    parser.add_argument("--count", type=int, default=36, help="configurations to time")
+    parser.add_argument("--families", default="", help="comma-separated; default: all built")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--deadline-s", type=float, default=0, help="stop starting new ones after")
+    parser.add_argument("--foreach", action="store_true",
+                        help="multi-tensor optimizers (PyTorch's default; LibTorch has none)")
+    args = parser.parse_args(argv)
+    start = time.time()
+
+    import torch
+    device = torch.device(args.device)
+    builders = _builders()
+    families = set(args.families.split(",")) if args.families else set(builders)
+    precisions = PRECISIONS if device.type == "cuda" else ("fp32",)
+    configs = [c for c in read_agent_configs(args.store) if c.family in builders]
+    picked = select_configs(configs, args.count, families, precisions)
+    print("plain_loop: %d of %d agent model configurations" % (len(picked), len(configs)),
+          flush=True)
+    rows, pairs = [], []
+    for i, c in enumerate(picked):
+        if args.deadline_s and time.time() - start > args.deadline_s:
+            print("plain_loop: deadline reached after %d configurations" % i, flush=True)
+            break
+        try:
+            plain_ms = time_plain(builders[c.family](dict(c.params), c.batch), c, device,
+                                  foreach=args.foreach)
+        except Exception as e:  # one failing configuration must not end the run
+            print("[%d/%d] %s: failed: %s" % (i + 1, len(picked), c.key,
+                                             str(e).splitlines()[0]), flush=True)
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            continue
+        diff = 100.0 * (c.agent_ms / plain_ms - 1.0)
+        pairs.append((c.agent_ms, plain_ms))
+        rows.append([c.key, c.family, c.batch, c.precision, c.phase,
+                     "%.4f" % c.agent_ms, "%.4f" % plain_ms, "%.2f" % diff])
+        print("[%d/%d] %s: agent %.4f ms, plain %.4f ms, %+.2f%%" %
+              (i + 1, len(picked), c.key, c.agent_ms, plain_ms, diff), flush=True)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    with open(args.out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["key", "family", "batch", "precision", "phase", "agent_ms", "plain_ms",
+                    "diff_pct"])
+        w.writerows(rows)
+    s = compare(pairs)
+    print("plain_loop: n=%d median |agent-plain| %.2f%%, p90 %.2f%%, median signed %+.2f%% -> %s"
+          % (s["n"], s["median_abs_pct"], s["p90_abs_pct"], s["median_pct"], args.out))
+    return 0 if s["n"] > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
