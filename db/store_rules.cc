@@ -77,7 +77,7 @@ absl::Status ValidateNode(const models::Node& node) {
   for (const std::optional<double>* v :
        {&m.memory_bandwidth_gbs, &m.fp32_tflops, &m.tf32_tflops, &m.fp16_tflops, &m.bf16_tflops,
         &m.fp64_tflops, &m.launch_latency_us, &m.h2d_pinned_gbs, &m.h2d_pageable_gbs,
-        &m.cpu_single_thread_score, &m.idle_power_watts}) {
+        &m.cpu_single_thread_score, &m.idle_power_watts, &m.dispatch_ops_per_s}) {
     // Written so that NaN fails too.
     if (v->has_value() && (!(**v >= 0) || **v > 1e9)) {
       return absl::InvalidArgumentError(

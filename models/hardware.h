@@ -64,6 +64,7 @@ struct MeasuredRates {
   std::optional<double> h2d_pageable_gbs;       // host->device copy, pageable memory
   std::optional<double> cpu_single_thread_score;  // higher is faster; see profiler/
   std::optional<double> idle_power_watts;
+  std::optional<double> dispatch_ops_per_s;     // LibTorch tiny ops queued without sync, /s
 
   friend bool operator==(const MeasuredRates&, const MeasuredRates&) = default;
 };

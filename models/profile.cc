@@ -1,8 +1,10 @@
 #include "models/profile.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -33,6 +35,43 @@ absl::Status CheckOptional(absl::string_view field, const std::optional<double>&
   if (!std::isfinite(*value) || *value < 0 || *value > kMaxValue) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, " must be finite, non-negative and at most ", kMaxValue, ", got ", *value));
+  }
+  return absl::OkStatus();
+}
+
+// Every run condition with its name, for validation and hashing.
+std::array<std::pair<absl::string_view, const std::optional<double>*>, 8> ConditionFields(
+    const RunConditions& c) {
+  return {{{"dispatch_ops_per_s", &c.dispatch_ops_per_s},
+           {"launch_latency_us", &c.launch_latency_us},
+           {"cpu_single_thread_score", &c.cpu_single_thread_score},
+           {"h2d_pinned_gbs", &c.h2d_pinned_gbs},
+           {"h2d_pageable_gbs", &c.h2d_pageable_gbs},
+           {"board_power_w", &c.board_power_w},
+           {"sm_clock_mhz", &c.sm_clock_mhz},
+           {"gpu_temperature_c", &c.gpu_temperature_c}}};
+}
+
+// Run conditions are rates, times and readings a machine reports: positive,
+// and far below 1e18 (ops/s, GB/s, MHz, W). A temperature may be below zero,
+// but not below absolute zero nor above what any chip survives.
+absl::Status CheckConditions(const RunConditions& c) {
+  constexpr double kMaxValue = 1e18;
+  for (auto [field, value] : ConditionFields(c)) {
+    if (value == &c.gpu_temperature_c) continue;
+    // Written so that NaN fails too.
+    if (value->has_value() && !(**value > 0 && **value <= kMaxValue)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, " must be finite, positive and at most ", kMaxValue, ", got ", **value));
+    }
+  }
+  constexpr double kAbsoluteZeroC = -273.15;
+  constexpr double kMaxTemperatureC = 1000;
+  if (c.gpu_temperature_c.has_value() &&
+      !(*c.gpu_temperature_c >= kAbsoluteZeroC && *c.gpu_temperature_c <= kMaxTemperatureC)) {
+    return absl::InvalidArgumentError(absl::StrCat("gpu_temperature_c must be in [",
+                                                   kAbsoluteZeroC, ", ", kMaxTemperatureC,
+                                                   "] C, got ", *c.gpu_temperature_c));
   }
   return absl::OkStatus();
 }
@@ -118,7 +157,12 @@ absl::Status ValidateProfile(const Profile& profile) {
     return absl::InvalidArgumentError(
         absl::StrCat("repeats must be at least 1, got ", profile.repeats));
   }
-  return absl::OkStatus();
+  if (profile.method_version < 1 || profile.method_version > kCurrentMethodVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("method_version must be in [1, ",
+                                                   kCurrentMethodVersion, "], got ",
+                                                   profile.method_version));
+  }
+  return CheckConditions(profile.conditions);
 }
 
 std::string ComputeContentHash(const Profile& profile) {
@@ -137,6 +181,18 @@ std::string ComputeContentHash(const Profile& profile) {
   Put(in, static_cast<double>(profile.repeats));
   Put(in, static_cast<double>(profile.measured_at_us));
   Put(in, profile.agent_version);
+  // Fields added later join only when set, each behind its own name, so
+  // every profile stored before they existed keeps its hash (and re-imports
+  // as a duplicate) while two runs that differ in them never collide.
+  if (profile.method_version != 1) {
+    Put(in, "method_version");
+    Put(in, static_cast<double>(profile.method_version));
+  }
+  for (auto [name, value] : ConditionFields(profile.conditions)) {
+    if (!value->has_value()) continue;
+    Put(in, name);
+    Put(in, **value);
+  }
   const XXH128_hash_t h = XXH3_128bits(in.data(), in.size());
   return absl::StrFormat("%016x%016x", h.high64, h.low64);
 }

@@ -39,6 +39,27 @@ struct PhaseBreakdown {
   friend bool operator==(const PhaseBreakdown&, const PhaseBreakdown&) = default;
 };
 
+// Version of the measurement method that produced a profile. 1: per-step host
+// sync with the synthetic data generated inside the step (data before this
+// version); 2: steady state (prefetched pinned batches, no per-step sync, timed
+// blocks, converged warm-up, >= 5 repeats over two passes).
+inline constexpr int kCurrentMethodVersion = 2;
+
+// The host and GPU state a profile was measured under. Missing means not
+// measured (older agents, no GPU, or a driver without NVML).
+struct RunConditions {
+  std::optional<double> dispatch_ops_per_s;       // LibTorch tiny ops queued without sync, /s (mean of the run's start and end)
+  std::optional<double> launch_latency_us;        // raw CUDA kernel launch latency (run mean)
+  std::optional<double> cpu_single_thread_score;  // as MeasuredRates (run mean)
+  std::optional<double> h2d_pinned_gbs;
+  std::optional<double> h2d_pageable_gbs;
+  std::optional<double> board_power_w;            // mean over this profile's timed blocks
+  std::optional<double> sm_clock_mhz;             // mean over this profile's timed blocks
+  std::optional<double> gpu_temperature_c;        // at the end of this profile's timed blocks
+
+  friend bool operator==(const RunConditions&, const RunConditions&) = default;
+};
+
 struct Profile {
   int64_t id = 0;          // assigned by the store
   std::string node_name;   // the node it ran on
@@ -54,6 +75,8 @@ struct Profile {
   std::optional<double> roofline_fraction;  // achieved / measured peak rate
   int64_t measured_at_us = 0;  // microseconds since the Unix epoch
   std::string agent_version;   // "perfcast-agent 0.1.0", "csv-import", ...
+  int method_version = 1;      // see kCurrentMethodVersion
+  RunConditions conditions;
   std::string content_hash;    // 32 hex digits; see ComputeContentHash()
 
   friend bool operator==(const Profile&, const Profile&) = default;
@@ -61,13 +84,17 @@ struct Profile {
 
 // Checks what a stored profile must satisfy: a node, a valid workload key,
 // finite non-negative times (at most 1e12 ms), count >= 1, median/p95
-// consistent with min/max, names and versions of bounded length.
-// InvalidArgument names the first offending field.
+// consistent with min/max, names and versions of bounded length, a method
+// version in [1, kCurrentMethodVersion], run conditions finite, positive and
+// bounded (a temperature in [-273.15, 1000] C). InvalidArgument names the
+// first offending field.
 absl::Status ValidateProfile(const Profile& profile);
 
 // A 128-bit hash (hex) of everything that identifies the measured run: node,
-// workload key, timing statistics, phases, timestamp and agent version. The
-// same run imported twice hashes the same; it ignores `id` and the hash.
+// workload key, timing statistics, phases, timestamp, agent version, and the
+// method version and run conditions where they are not the defaults (so a
+// profile without them hashes as it did before they existed). The same run
+// imported twice hashes the same; it ignores `id` and the hash.
 std::string ComputeContentHash(const Profile& profile);
 
 }  // namespace perfcast::models

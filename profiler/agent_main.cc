@@ -144,8 +144,11 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
   if (!node.ok()) return Fail(node.status());
   absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(flags.out);
   if (!store.ok()) return Fail(store.status());
-  absl::StatusOr<std::unique_ptr<Measurer>> measurer = MakeTorchMeasurer(device, node->measured);
+  std::string sensor_note;
+  absl::StatusOr<std::unique_ptr<Measurer>> measurer =
+      MakeTorchMeasurer(device, node->measured, {}, &sensor_note);
   if (!measurer.ok()) return Fail(measurer.status());
+  if (!sensor_note.empty()) std::cerr << "perfcast-agent: note: " << sensor_note << "\n";
 
   RunOptions options;
   if (minutes > 0) options.budget = absl::Seconds(minutes * 60) - (absl::Now() - start);
@@ -159,10 +162,15 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
   absl::StatusOr<RunSummary> summary =
       RunWorkloads(*specs, plan->timing, *node, **measurer, **store, options);
   if (!summary.ok()) return Fail(summary.status());
+  for (const std::string& note : summary->notes) {
+    std::cerr << "perfcast-agent: note: " << note << "\n";
+  }
   std::cerr << absl::StrFormat(
-      "perfcast-agent: %d measured, %d duplicates, %d skipped, %d not run%s in %.1f s -> %s\n",
-      summary->measured, summary->duplicates, summary->skipped, summary->not_run,
-      summary->budget_exhausted ? " (budget spent)" : "", summary->elapsed_s, flags.out);
+      "perfcast-agent: %d measured (%d with fewer passes than planned), %d duplicates, %d "
+      "skipped, %d not run%s in %.1f s -> %s\n",
+      summary->measured, summary->partial, summary->duplicates, summary->skipped,
+      summary->not_run, summary->budget_exhausted ? " (budget spent)" : "", summary->elapsed_s,
+      flags.out);
 #ifdef PERFCAST_AGENT_PUSH
   if (!flags.server.empty()) {
     store->reset();  // close it: the push reads the file
@@ -175,10 +183,15 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
 int Overhead(const DeviceOptions& device, const OverheadOptions& options) {
   absl::StatusOr<OverheadReport> report = MeasureOverhead(device, options);
   if (!report.ok()) return Fail(report.status());
+  for (const OverheadPair& pair : report->pairs) {
+    std::cout << absl::StrFormat("%s: agent %.4f ms, bare %.4f ms, ratio %.4f\n",
+                                 pair.workload_key, pair.agent_ms, pair.bare_ms,
+                                 pair.agent_ms / pair.bare_ms);
+  }
   std::cout << absl::StrFormat(
-      "%s: agent-timed step %.4f ms, bare loop %.4f ms, ratio %.4f (overhead %+.2f%%)\n",
-      report->workload_key, report->agent_ms, report->bare_ms, report->ratio,
-      100 * (report->ratio - 1));
+      "overhead: %d pairs: median ratio %.4f (%+.2f%%), p10-p90 %.4f-%.4f\n",
+      report->pairs.size(), report->median_ratio, 100 * (report->median_ratio - 1),
+      report->p10_ratio, report->p90_ratio);
   return 0;
 }
 
@@ -224,21 +237,22 @@ int Main(int argc, char** argv) {
   fingerprint->add_flag("--no-measure", no_measure, "skip the micro-benchmarks");
 
   OverheadOptions overhead_options;
-  std::string overhead_family = "lstm";
   CLI::App* overhead =
       app.add_subcommand("overhead", "agent-timed step vs a bare LibTorch loop of the same model");
   add_device_flags(overhead);
-  overhead->add_option("--family", overhead_family, "model family");
-  overhead->add_option("--batch", overhead_options.spec.batch_size, "batch size")
+  overhead->add_option("--families", overhead_options.families, "model families (fp32 training)")
+      ->delimiter(',');
+  overhead->add_option("--batch", overhead_options.batch, "batch size")
       ->check(CLI::PositiveNumber);
-  overhead->add_option("--iterations", overhead_options.iterations, "timed iterations")
+  overhead->add_option("--pairs", overhead_options.pairs, "alternating pairs over all families")
+      ->check(CLI::PositiveNumber);
+  overhead->add_option("--block-ms", overhead_options.block_ms, "timed work of each side")
       ->check(CLI::PositiveNumber);
 
   CLI11_PARSE(app, argc, argv);
   if (*run) return Run(device, run_flags);
   if (*plan) return ShowPlan(show_plan, show_file);
   if (*fingerprint) return Fingerprint(device, fingerprint_name, !no_measure);
-  overhead_options.spec.family = overhead_family;
   return Overhead(device, overhead_options);
 }
 

@@ -3,8 +3,12 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <optional>
+#include <vector>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -17,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "profiler/device.h"
+#include "profiler/host_features.h"
 
 #ifdef PERFCAST_AGENT_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -83,93 +88,23 @@ double HostMemoryGib() {
   return 0;
 }
 
-// Device-to-device (or RAM-to-RAM) copy: read + write traffic per second.
-double MemoryBandwidthGbs(const Device& device) {
-  const int64_t bytes = device.is_cuda() ? (int64_t{512} << 20) : (int64_t{64} << 20);
-  auto options = torch::TensorOptions().dtype(torch::kUInt8).device(device.torch_device());
-  torch::Tensor src = torch::ones({bytes}, options);
-  torch::Tensor dst = torch::empty({bytes}, options);
-  dst.copy_(src);  // warm-up: first touch, allocator
-  const double ms = TimePerCallMs(device, device.is_cuda() ? 20 : 5, [&] { dst.copy_(src); });
-  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
-}
-
-// Square matmul rate in TFLOP/s at a precision.
-double MatmulTflops(const Device& device, Precision precision) {
-  const int64_t n = device.is_cuda() ? 8192 : 512;
-  MathModeScope math(precision);
-  auto options =
-      torch::TensorOptions().dtype(OperationDtype(precision)).device(device.torch_device());
-  torch::Tensor a = torch::randn({n, n}, options);
-  torch::Tensor b = torch::randn({n, n}, options);
-  torch::Tensor c = torch::empty({n, n}, options);
-  for (int i = 0; i < 3; ++i) torch::mm_out(c, a, b);
-  const double ms = TimePerCallMs(device, 10, [&] { torch::mm_out(c, a, b); });
-  return 2.0 * static_cast<double>(n * n * n) / (ms * 1e-3) / 1e12;
-}
-
-// Cost of one tiny operation issued back to back: on a GPU the kernel
-// launch path, on the CPU LibTorch's dispatch overhead.
-double LaunchLatencyUs(const Device& device) {
-  torch::Tensor x = torch::zeros({1}, torch::TensorOptions().device(device.torch_device()));
-  for (int i = 0; i < 100; ++i) x.add_(1);
-  return 1e3 * TimePerCallMs(device, 2000, [&] { x.add_(1); });
-}
-
-double HostToDeviceGbs(const Device& device, bool pinned) {
-  const int64_t bytes = int64_t{256} << 20;
-  torch::Tensor host = torch::ones({bytes}, torch::TensorOptions().dtype(torch::kUInt8));
-  if (pinned) host = host.pin_memory();
-  torch::Tensor dst = torch::empty(
-      {bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(device.torch_device()));
-  dst.copy_(host);
-  const double ms = TimePerCallMs(device, 5, [&] { dst.copy_(host, /*non_blocking=*/pinned); });
-  return static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
-}
-
-void MeasureRates(const Device& device, models::MeasuredRates& rates) {
-  rates.memory_bandwidth_gbs = MemoryBandwidthGbs(device);
-  rates.launch_latency_us = LaunchLatencyUs(device);
-  rates.cpu_single_thread_score = CpuSingleThreadScore();
-  rates.fp32_tflops = MatmulTflops(device, Precision::kFp32);
-  rates.fp64_tflops = MatmulTflops(device, Precision::kFp64);
-  if (device.Supports(Precision::kTf32).ok()) {
-    rates.tf32_tflops = MatmulTflops(device, Precision::kTf32);
-  }
-  if (device.is_cuda()) {
-    rates.fp16_tflops = MatmulTflops(device, Precision::kFp16Amp);
-    if (device.Supports(Precision::kBf16Amp).ok()) {
-      rates.bf16_tflops = MatmulTflops(device, Precision::kBf16Amp);
-    }
-    rates.h2d_pinned_gbs = HostToDeviceGbs(device, /*pinned=*/true);
-    rates.h2d_pageable_gbs = HostToDeviceGbs(device, /*pinned=*/false);
-  }
-}
-
-absl::string_view Architecture(int major, int minor) {
-  switch (major) {
-    case 6: return "pascal";
-    case 7: return minor >= 5 ? "turing" : "volta";
-    case 8: return minor >= 9 ? "ada" : "ampere";
-    case 9: return "hopper";
-    case 10:
-    case 12: return "blackwell";
-    default: return "unknown";
-  }
-}
-
 #ifdef PERFCAST_AGENT_CUDA
 // The CUDA driver API, loaded at run time: CUDA 13 dropped the clock fields
 // from cudaDeviceProp, and the driver library is always present where a GPU
 // is, whereas linking the runtime of the right version is not guaranteed.
 class CudaDriver {
  public:
+  using DevicePointer = unsigned long long;  // NOLINT(runtime/int): CUdeviceptr
+
   CudaDriver() : handle_(dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     if (handle_ == nullptr) return;
     init_ = reinterpret_cast<int (*)(unsigned)>(dlsym(handle_, "cuInit"));
     get_attribute_ =
         reinterpret_cast<int (*)(int*, int, int)>(dlsym(handle_, "cuDeviceGetAttribute"));
     driver_version_ = reinterpret_cast<int (*)(int*)>(dlsym(handle_, "cuDriverGetVersion"));
+    memset_async_ = reinterpret_cast<int (*)(DevicePointer, unsigned char, size_t, void*)>(
+        dlsym(handle_, "cuMemsetD8Async"));
+    synchronize_ = reinterpret_cast<int (*)()>(dlsym(handle_, "cuCtxSynchronize"));
     if (init_ != nullptr) init_(0);
   }
   ~CudaDriver() {
@@ -195,14 +130,153 @@ class CudaDriver {
     if (driver_version_ == nullptr || driver_version_(&version) != 0) return "";
     return absl::StrCat(version / 1000, ".", (version % 1000) / 10);
   }
+  // Host microseconds per launch of a one-byte memset on the legacy default
+  // stream through the driver API: the raw cost of a kernel launch, below
+  // any framework. Empty when the driver refuses.
+  std::optional<double> MemsetLaunchUs(void* device_pointer) const {
+    if (memset_async_ == nullptr || synchronize_ == nullptr) return std::nullopt;
+    const auto pointer = static_cast<DevicePointer>(reinterpret_cast<uintptr_t>(device_pointer));
+    for (int i = 0; i < 100; ++i) {
+      if (memset_async_(pointer, 0, 1, nullptr) != 0) return std::nullopt;
+    }
+    synchronize_();
+    constexpr int kLaunches = 2000;
+    std::vector<double> samples;
+    for (int r = 0; r < 3; ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kLaunches; ++i) memset_async_(pointer, 0, 1, nullptr);
+      const double us = std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+      synchronize_();
+      samples.push_back(us / kLaunches);
+    }
+    std::sort(samples.begin(), samples.end());
+    return samples[1];
+  }
 
  private:
   void* handle_;
   int (*init_)(unsigned) = nullptr;
   int (*get_attribute_)(int*, int, int) = nullptr;
   int (*driver_version_)(int*) = nullptr;
+  int (*memset_async_)(DevicePointer, unsigned char, size_t, void*) = nullptr;
+  int (*synchronize_)() = nullptr;
 };
+#endif
 
+// Device-to-device (or RAM-to-RAM) copy: read + write traffic per second.
+double MemoryBandwidthGbs(const Device& device) {
+  const int64_t bytes = device.is_cuda() ? (int64_t{512} << 20) : (int64_t{64} << 20);
+  auto options = torch::TensorOptions().dtype(torch::kUInt8).device(device.torch_device());
+  torch::Tensor src = torch::ones({bytes}, options);
+  torch::Tensor dst = torch::empty({bytes}, options);
+  dst.copy_(src);  // warm-up: first touch, allocator
+  const double ms = TimePerCallMs(device, device.is_cuda() ? 20 : 5, [&] { dst.copy_(src); });
+  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+}
+
+// Square matmul rate in TFLOP/s at a precision.
+double MatmulTflops(const Device& device, Precision precision) {
+  const int64_t n = device.is_cuda() ? 8192 : 512;
+  MathModeScope math(precision);
+  auto options =
+      torch::TensorOptions().dtype(OperationDtype(precision)).device(device.torch_device());
+  torch::Tensor a = torch::randn({n, n}, options);
+  torch::Tensor b = torch::randn({n, n}, options);
+  torch::Tensor c = torch::empty({n, n}, options);
+  for (int i = 0; i < 3; ++i) torch::mm_out(c, a, b);
+  const double ms = TimePerCallMs(device, 10, [&] { torch::mm_out(c, a, b); });
+  return 2.0 * static_cast<double>(n * n * n) / (ms * 1e-3) / 1e12;
+}
+
+// Cost of one tiny operation issued back to back, device time included: on
+// a CPU LibTorch's dispatch overhead.
+double TinyOpLatencyUs(const Device& device) {
+  torch::Tensor x = torch::zeros({1}, torch::TensorOptions().device(device.torch_device()));
+  for (int i = 0; i < 100; ++i) x.add_(1);
+  return 1e3 * TimePerCallMs(device, 2000, [&] { x.add_(1); });
+}
+
+// The framework's dispatch rate: tiny in-place ops queued through LibTorch
+// without a synchronisation, per host second (the median of five rounds).
+// On a GPU the host, not the device, is the limit: this is what decides the
+// step time of small models.
+double DispatchOpsPerS(const Device& device) {
+  torch::Tensor x = torch::zeros({1}, torch::TensorOptions().device(device.torch_device()));
+  for (int i = 0; i < 200; ++i) x.add_(1);
+  device.Synchronize();
+  constexpr int kOps = 5000;
+  std::vector<double> rates;
+  for (int r = 0; r < 5; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kOps; ++i) x.add_(1);
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    device.Synchronize();
+    rates.push_back(kOps / std::max(s, 1e-9));
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+// Raw kernel-launch cost: a driver-API launch on a GPU (the LibTorch tiny op
+// where the driver refuses), the tiny op on a CPU.
+double LaunchLatencyUs(const Device& device) {
+#ifdef PERFCAST_AGENT_CUDA
+  if (device.is_cuda()) {
+    CudaDriver driver;
+    torch::Tensor buffer = torch::zeros(
+        {256}, torch::TensorOptions().dtype(torch::kUInt8).device(device.torch_device()));
+    device.Synchronize();
+    if (std::optional<double> us = driver.MemsetLaunchUs(buffer.data_ptr()); us.has_value()) {
+      return *us;
+    }
+  }
+#endif
+  return TinyOpLatencyUs(device);
+}
+
+double HostToDeviceGbs(const Device& device, bool pinned) {
+  const int64_t bytes = int64_t{256} << 20;
+  torch::Tensor host = torch::ones({bytes}, torch::TensorOptions().dtype(torch::kUInt8));
+  if (pinned) host = host.pin_memory();
+  torch::Tensor dst = torch::empty(
+      {bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(device.torch_device()));
+  dst.copy_(host);
+  const double ms = TimePerCallMs(device, 5, [&] { dst.copy_(host, /*non_blocking=*/pinned); });
+  return static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+}
+
+void MeasureRates(const Device& device, models::MeasuredRates& rates) {
+  rates.memory_bandwidth_gbs = MemoryBandwidthGbs(device);
+  MeasureHostFeatures(device, rates);
+  rates.fp32_tflops = MatmulTflops(device, Precision::kFp32);
+  rates.fp64_tflops = MatmulTflops(device, Precision::kFp64);
+  if (device.Supports(Precision::kTf32).ok()) {
+    rates.tf32_tflops = MatmulTflops(device, Precision::kTf32);
+  }
+  if (device.is_cuda()) {
+    rates.fp16_tflops = MatmulTflops(device, Precision::kFp16Amp);
+    if (device.Supports(Precision::kBf16Amp).ok()) {
+      rates.bf16_tflops = MatmulTflops(device, Precision::kBf16Amp);
+    }
+  }
+}
+
+absl::string_view Architecture(int major, int minor) {
+  switch (major) {
+    case 6: return "pascal";
+    case 7: return minor >= 5 ? "turing" : "volta";
+    case 8: return minor >= 9 ? "ada" : "ampere";
+    case 9: return "hopper";
+    case 10:
+    case 12: return "blackwell";
+    default: return "unknown";
+  }
+}
+
+#ifdef PERFCAST_AGENT_CUDA
 // "580.65.06" from the kernel module, else the CUDA version the driver supports.
 std::string DriverVersion(const CudaDriver& driver) {
   const std::string text = ReadFile("/proc/driver/nvidia/version");
@@ -246,6 +320,16 @@ std::string CatalogModelName(absl::string_view cuda_device_name) {
     if (cuda_name == cuda_device_name) return std::string(model);
   }
   return std::string(cuda_device_name);
+}
+
+void MeasureHostFeatures(const Device& device, models::MeasuredRates& rates) {
+  rates.dispatch_ops_per_s = DispatchOpsPerS(device);
+  rates.launch_latency_us = LaunchLatencyUs(device);
+  rates.cpu_single_thread_score = CpuSingleThreadScore();
+  if (device.is_cuda()) {
+    rates.h2d_pinned_gbs = HostToDeviceGbs(device, /*pinned=*/true);
+    rates.h2d_pageable_gbs = HostToDeviceGbs(device, /*pinned=*/false);
+  }
 }
 
 double CpuSingleThreadScore() {

@@ -3,12 +3,28 @@
 #ifndef PERFCAST_PROFILER_MEASURER_H_
 #define PERFCAST_PROFILER_MEASURER_H_
 
+#include <optional>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "models/hardware.h"
 #include "models/profile.h"
 #include "models/workload.h"
+#include "profiler/nvml.h"
 #include "profiler/plan.h"
 
 namespace perfcast::profiler {
+
+// One pass of one configuration. `profile` holds the workload, the
+// statistics of this pass's blocks, phases (where this pass ran the
+// instrumented steps), derived rates and peak memory; the run loop pools
+// the passes of a configuration from `block_ms` and `steps`.
+struct Measurement {
+  models::Profile profile;
+  std::vector<double> block_ms;  // mean time per step (per call) of each timed block
+  int64_t steps = 0;             // steps (calls) timed over all blocks
+  GpuState gpu;
+};
 
 // Measures one workload at a time. Not thread-safe: measurements share a
 // device and must not overlap.
@@ -16,15 +32,25 @@ class Measurer {
  public:
   virtual ~Measurer() = default;
 
-  // Runs `spec` (normalised) under `timing` and returns its profile with
-  // the workload, statistics, phases and derived rates filled in; the
-  // caller sets the node, timestamp, agent version and hash. Errors mean
-  // the configuration was skipped, and the run goes on:
-  // ResourceExhausted (out of memory), Unimplemented (precision or family
-  // not supported on this device), InvalidArgument (the spec cannot be
-  // built), Internal (the framework failed).
-  virtual absl::StatusOr<models::Profile> Measure(const models::WorkloadSpec& spec,
-                                                  const TimingPolicy& timing) = 0;
+  // Runs pass `pass` (0-based, of timing.passes) of `spec` (normalised)
+  // under `timing`: RepeatsInPass() timed blocks, and on pass 0 the
+  // instrumented steps that fill the phases. The caller sets the node,
+  // timestamp, agent version, method version and hash. Errors mean the
+  // configuration was skipped, and the run goes on: ResourceExhausted (out
+  // of memory), Unimplemented (precision or family not supported on this
+  // device), InvalidArgument (the spec cannot be built), Internal (the
+  // framework failed).
+  virtual absl::StatusOr<Measurement> Measure(const models::WorkloadSpec& spec,
+                                              const TimingPolicy& timing, int pass) = 0;
+
+  // Re-measures the host features (dispatch rate, launch latency,
+  // single-thread CPU score, host->device bandwidth) into the matching
+  // fields of MeasuredRates; the run loop calls it between passes and at the
+  // end to detect a machine that changes during the run. Unimplemented when
+  // the measurer cannot.
+  virtual absl::StatusOr<models::MeasuredRates> MeasureHost() {
+    return absl::UnimplementedError("no host measurement");
+  }
 };
 
 }  // namespace perfcast::profiler

@@ -194,10 +194,11 @@ std::optional<double> PeakTflops(const models::MeasuredRates& rates, Precision p
   return std::nullopt;
 }
 
-absl::StatusOr<models::Profile> MeasureOperation(const Device& device,
-                                                 const models::WorkloadSpec& spec,
-                                                 const TimingPolicy& timing,
-                                                 const models::MeasuredRates& rates) {
+absl::StatusOr<Measurement> MeasureOperation(const Device& device,
+                                             const models::WorkloadSpec& spec,
+                                             const TimingPolicy& timing, int pass,
+                                             const models::MeasuredRates& rates,
+                                             const GpuSensor* sensor) {
   if (spec.kind != models::WorkloadKind::kOperation) {
     return absl::InvalidArgumentError(absl::StrCat(spec.Key(), " is not an operation"));
   }
@@ -205,7 +206,8 @@ absl::StatusOr<models::Profile> MeasureOperation(const Device& device,
   absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(spec);
   if (!descriptor.ok()) return descriptor.status();
 
-  models::Profile profile;
+  Measurement m;
+  models::Profile& profile = m.profile;
   profile.workload = spec;
   absl::Status status = RunGuarded(device, [&]() -> absl::Status {
     MathModeScope math(spec.precision);
@@ -222,37 +224,35 @@ absl::StatusOr<models::Profile> MeasureOperation(const Device& device,
         std::clamp(std::ceil(timing.op_target_block_ms / first_ms), 1.0,
                    static_cast<double>(timing.op_max_calls)));
 
-    Timeline timeline(device);
-    std::vector<int> marks = {timeline.Mark()};
-    for (int r = 0; r < timing.op_repeats; ++r) {
-      for (int c = 0; c < calls; ++c) op->call();
-      marks.push_back(timeline.Mark());
+    const int blocks = RepeatsInPass(timing.op_repeats, timing.passes, pass);
+    BlockMonitor monitor(sensor);
+    for (int r = 0; r < blocks; ++r) {
+      monitor.BeginBlock();
+      m.block_ms.push_back(TimePerCallMs(device, calls, op->call));
+      monitor.EndBlock();
     }
-    timeline.Wait(marks.back());
-    std::vector<double> block_ms;
-    for (size_t r = 1; r < marks.size(); ++r) {
-      block_ms.push_back(timeline.ElapsedMs(marks[r - 1], marks[r]) / calls);
-    }
-    profile.iteration = Summarize(block_ms);
-    profile.iteration.count = static_cast<int64_t>(calls) * timing.op_repeats;
-    profile.repeats = timing.op_repeats;
-    profile.repeat_cv = CoefficientOfVariation(block_ms);
+    m.steps = static_cast<int64_t>(calls) * blocks;
+    m.gpu = monitor.State();
+    profile.iteration = Summarize(m.block_ms);
+    profile.iteration.count = m.steps;
+    profile.repeats = blocks;
+    profile.repeat_cv = CoefficientOfVariation(m.block_ms);
     profile.peak_memory_bytes = device.PeakMemoryBytes();
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
 
-  const double mean_s = profile.iteration.mean_ms * 1e-3;
-  profile.throughput_per_s = 1.0 / mean_s;
-  if (spec.family == "h2d") profile.phases.h2d_ms = profile.iteration.mean_ms;
+  const double call_s = profile.iteration.median_ms * 1e-3;
+  profile.throughput_per_s = 1.0 / call_s;
+  if (spec.family == "h2d") profile.phases.h2d_ms = profile.iteration.median_ms;
   const double flops = descriptor->total_flops();
   if (flops > 0) {
-    profile.achieved_tflops = flops / mean_s / 1e12;
+    profile.achieved_tflops = flops / call_s / 1e12;
     if (std::optional<double> peak = PeakTflops(rates, spec.precision); peak && *peak > 0) {
       profile.roofline_fraction = *profile.achieved_tflops / *peak;
     }
   }
-  return profile;
+  return m;
 }
 
 }  // namespace perfcast::profiler

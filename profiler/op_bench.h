@@ -19,19 +19,24 @@
 #include "models/profile.h"
 #include "models/workload.h"
 #include "profiler/device.h"
+#include "profiler/measurer.h"
+#include "profiler/nvml.h"
 #include "profiler/plan.h"
 
 namespace perfcast::profiler {
 
-// Measures a normalised operation workload. The profile's iteration
-// statistics are over the per-call means of `timing.op_repeats` blocks
-// (count = calls timed); throughput is calls per second; achieved_tflops
-// and roofline_fraction use the descriptor's FLOPs and `rates`. Errors as
-// Measurer::Measure; InvalidArgument for a model workload.
-absl::StatusOr<models::Profile> MeasureOperation(const Device& device,
-                                                 const models::WorkloadSpec& spec,
-                                                 const TimingPolicy& timing,
-                                                 const models::MeasuredRates& rates);
+// Measures pass `pass` of a normalised operation workload: the pass's
+// share of `timing.op_repeats` blocks of back-to-back calls. The profile's
+// iteration statistics are over the blocks' per-call means (count = calls
+// timed); throughput is calls per second at the median; achieved_tflops
+// and roofline_fraction use the descriptor's FLOPs and `rates`; the GPU
+// state comes from `sensor` (nullptr: none). Errors as Measurer::Measure;
+// InvalidArgument for a model workload.
+absl::StatusOr<Measurement> MeasureOperation(const Device& device,
+                                             const models::WorkloadSpec& spec,
+                                             const TimingPolicy& timing, int pass,
+                                             const models::MeasuredRates& rates,
+                                             const GpuSensor* sensor);
 
 // The measured peak matmul rate for `precision`, if the fingerprint has it.
 std::optional<double> PeakTflops(const models::MeasuredRates& rates, models::Precision precision);

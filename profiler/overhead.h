@@ -1,38 +1,45 @@
-// The agent's own cost: the per-iteration time the harness reports for a
-// training step against a bare LibTorch loop of the same proxy model (same
-// data path, same synchronisation per iteration, no events, no bookkeeping).
-// The goal is a ratio within 1.02.
+// The agent's own cost: the steady-state step time the harness reports (a
+// block of steps between device marks, as proxy_harness times it) against
+// a bare LibTorch loop of the same proxy model (the same steps, the host's
+// clock around the block and one synchronisation at its end, nothing
+// else). Pairs alternate which side runs first, so slow drift cancels; the
+// goal is a median ratio within 1.01.
 #ifndef PERFCAST_PROFILER_OVERHEAD_H_
 #define PERFCAST_PROFILER_OVERHEAD_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
-#include "models/workload.h"
 #include "profiler/device_options.h"
 
 namespace perfcast::profiler {
 
 struct OverheadOptions {
-  models::WorkloadSpec spec = [] {
-    models::WorkloadSpec s;
-    s.family = "lstm";
-    s.batch_size = 64;
-    return s;
-  }();
-  int iterations = 100;  // per measurement, after a warm-up
+  // Model families, each trained in fp32 with its default parameters.
+  std::vector<std::string> families = {"lstm", "cnn", "transformer", "resnet"};
+  int64_t batch = 64;
+  int pairs = 24;          // over all families, split evenly (at least 1 each)
+  double block_ms = 100;   // timed work of each side of a pair
+};
+
+struct OverheadPair {
+  std::string workload_key;
+  double agent_ms = 0;  // per step, the harness's block timing
+  double bare_ms = 0;   // per step, the bare loop
 };
 
 struct OverheadReport {
-  std::string workload_key;
-  double agent_ms = 0;  // median iteration time the harness reports
-  double bare_ms = 0;   // median of the bare loop
-  double ratio = 0;     // agent_ms / bare_ms
+  std::vector<OverheadPair> pairs;
+  double median_ratio = 0;  // of agent_ms / bare_ms over the pairs
+  double p10_ratio = 0;
+  double p90_ratio = 0;
 };
 
-// Runs both loops alternately (to cancel drift) and compares their medians.
-// InvalidArgument for an invalid spec; Unimplemented without proxy models;
-// errors of Device::Open.
+// InvalidArgument for an unknown or non-model family or a bad count;
+// Unimplemented without proxy models; errors of Device::Open and of the
+// framework (out of memory, ...).
 absl::StatusOr<OverheadReport> MeasureOverhead(const DeviceOptions& device,
                                                const OverheadOptions& options);
 

@@ -67,14 +67,13 @@ std::vector<int64_t> Powers(int64_t first, int64_t last, int64_t factor) {
   return values;
 }
 
-// The size knob of every model family (layers / blocks / inner modules) is
-// swept widely enough that the largest sizes can be held out and predicted
-// from the smaller ones; one width parameter gets two values.
-std::vector<Grid> ModelGrids(int level) {
+// The full plan's model grids. The size knob of every model family (layers /
+// blocks / inner modules) is swept widely enough that the largest sizes can
+// be held out and predicted from the smaller ones; one width parameter gets
+// two values.
+std::vector<Grid> ModelGrids() {
   const std::vector<Precision> all4 = {kFp32, kTf32, kFp16, kBf16};
-  const bool full = level >= 2;
-  const std::vector<int64_t> batches = full ? std::vector<int64_t>{8, 16, 32, 64, 128, 256}
-                                            : std::vector<int64_t>{16, 64, 256};
+  const std::vector<int64_t> batches = {8, 16, 32, 64, 128, 256};
   const std::vector<int64_t> sizes = {1, 2, 3, 4, 6, 8};
   std::vector<Grid> grids = {
       ModelGrid("lstm", {{"layers", sizes}, {"hidden", {128, 512}}}, batches, all4),
@@ -94,16 +93,12 @@ std::vector<Grid> ModelGrids(int level) {
   return grids;
 }
 
-// Operation grids. Phase train is an operation's forward plus its backward
-// (the descriptors' convention), so both phases are swept, the backward
-// over a coarser grid where the forward grid is dense.
-std::vector<Grid> OpGrids(int level) {
+// The full plan's operation grids. Phase train is an operation's forward
+// plus its backward (the descriptors' convention), so both phases are swept.
+std::vector<Grid> OpGrids() {
   const std::vector<Precision> all5 = {kFp32, kTf32, kFp16, kBf16, kFp64};
   const std::vector<Precision> all4 = {kFp32, kTf32, kFp16, kBf16};
   const std::vector<Phase> both = {Phase::kTrain, Phase::kInference};
-  const std::vector<Phase> inference = {Phase::kInference};
-  const std::vector<Phase> train = {Phase::kTrain};
-  const bool full = level >= 2;
   auto with_phases = [](Grid grid, std::vector<Phase> phases) {
     grid.phases = std::move(phases);
     return grid;
@@ -111,22 +106,7 @@ std::vector<Grid> OpGrids(int level) {
   std::vector<Grid> grids;
   const std::vector<int64_t> dims = Powers(64, 8192, 2);
   grids.push_back(with_phases(
-      OpGrid("gemm",
-             {{"m", dims},
-              {"n", dims},
-              {"k", full ? dims : std::vector<int64_t>{64, 256, 1024, 4096}},
-              {"batch", {1}}},
-             all5),
-      full ? both : inference));
-  if (!full) {
-    grids.push_back(with_phases(OpGrid("gemm",
-                                       {{"m", {128, 512, 2048, 8192}},
-                                        {"n", {128, 512, 2048, 8192}},
-                                        {"k", {128, 1024, 4096}},
-                                        {"batch", {1}}},
-                                       all4),
-                                train));
-  }
+      OpGrid("gemm", {{"m", dims}, {"n", dims}, {"k", dims}, {"batch", {1}}}, all5), both));
   grids.push_back(with_phases(OpGrid("gemm",
                                      {{"m", {64, 256, 1024}},
                                       {"n", {64, 256, 1024}},
@@ -144,30 +124,17 @@ std::vector<Grid> OpGrids(int level) {
                                         {"kernel", {1, 3}},
                                         {"stride", {1, 2}}},
                                        all4, {16}),
-                                full ? both : inference));
-    if (!full) {
-      grids.push_back(with_phases(OpGrid("conv2d",
-                                         {{"channels_in", {16, 64, 256}},
-                                          {"channels_out", {16, 64, 256}},
-                                          {"height", {hw}},
-                                          {"width", {hw}},
-                                          {"kernel", {3}},
-                                          {"stride", {1, 2}}},
-                                         all4, {16}),
-                                  train));
-    }
+                                both));
   }
   grids.push_back(with_phases(OpGrid("lstm_cell",
-                                     {{"input", full ? std::vector<int64_t>{64, 256, 1024}
-                                                     : std::vector<int64_t>{64, 256}},
+                                     {{"input", {64, 256, 1024}},
                                       {"hidden", {128, 256, 512, 1024}},
                                       {"seq_len", {16, 64}},
                                       {"layers", {1, 2}}},
                                      all4, {16, 64}),
                               both));
   grids.push_back(with_phases(OpGrid("attention",
-                                     {{"heads", full ? std::vector<int64_t>{4, 8, 16}
-                                                     : std::vector<int64_t>{4, 16}},
+                                     {{"heads", {4, 8, 16}},
                                       {"seq_len", {128, 256, 512, 1024, 2048}},
                                       {"head_dim", {32, 64, 128}}},
                                      all4, {4, 16}),
@@ -196,12 +163,17 @@ std::vector<Grid> OpGrids(int level) {
 RunPlan QuickPlan() {
   RunPlan plan;
   plan.name = "quick";
+  // Both passes and every step of the method, at the smallest sizes.
   plan.timing = TimingPolicy{.warmup_iterations = 1,
                              .repeats = 2,
                              .min_iterations = 1,
                              .max_iterations = 5,
-                             .target_repeat_ms = 20,
-                             .op_repeats = 3,
+                             .target_repeat_ms = 10,
+                             .passes = 2,
+                             .warmup_tolerance = 0.1,
+                             .max_warmup_blocks = 1,
+                             .prefetch_batches = 2,
+                             .op_repeats = 2,
                              .op_target_block_ms = 2,
                              .op_max_calls = 200};
   for (const char* family : {"lstm", "cnn", "stgcn", "resnet", "transformer", "dlrm"}) {
@@ -234,17 +206,127 @@ RunPlan QuickPlan() {
   return plan;
 }
 
-RunPlan GridPlan(std::string name, int level) {
+// The default plan: few configurations, each measured well (>= 5 timed
+// blocks of >= 100 ms over two passes), within about 4.5 minutes on one H200.
+// Every model family at sizes 1, 2, 4 and 8 (the largest can be held out),
+// one width, batches 16/64/256; training in fp32 and bf16-amp, inference in
+// fp32, and tf32 training at batch 64 for the matmul/convolution-heavy
+// families. Operations: the shapes the proxies are made of, two precisions.
+std::vector<Grid> DefaultModelGrids() {
+  const std::vector<int64_t> sizes = {1, 2, 4, 8};
+  const std::vector<int64_t> batches = {16, 64, 256};
+  struct Family {
+    const char* name;
+    std::map<std::string, std::vector<int64_t>> params;  // sizes added below
+    const char* size_param;
+    bool tf32;
+  };
+  const Family families[] = {
+      {"lstm", {{"hidden", {256}}}, "layers", false},
+      {"cnn", {{"channels", {64}}}, "layers", true},
+      {"stgcn", {{"channels", {64}}, {"seq_len", {36}}}, "blocks", false},
+      {"resnet", {{"width", {32}}}, "blocks", true},
+      {"transformer", {{"hidden", {256}}}, "layers", true},
+      {"dlrm", {{"emb_dim", {64}}}, "top_layers", false},
+  };
+  std::vector<Grid> grids;
+  for (const Family& family : families) {
+    std::map<std::string, std::vector<int64_t>> params = family.params;
+    params[family.size_param] = sizes;
+    grids.push_back(ModelGrid(family.name, params, batches, {kFp32, kBf16}, {Phase::kTrain}));
+    grids.push_back(ModelGrid(family.name, params, batches, {kFp32}, {Phase::kInference}));
+    if (family.tf32) {
+      grids.push_back(ModelGrid(family.name, params, {64}, {kTf32}, {Phase::kTrain}));
+    }
+  }
+  return grids;
+}
+
+std::vector<Grid> DefaultOpGrids() {
+  const std::vector<Precision> two = {kFp32, kBf16};
+  const std::vector<Phase> both = {Phase::kTrain, Phase::kInference};
+  auto with_phases = [](Grid grid, std::vector<Phase> phases) {
+    grid.phases = std::move(phases);
+    return grid;
+  };
+  std::vector<Grid> grids;
+  grids.push_back(OpGrid("gemm",
+                         {{"m", {256, 1024, 4096}},
+                          {"n", {256, 1024, 4096}},
+                          {"k", {256, 1024, 4096}},
+                          {"batch", {1}}},
+                         {kFp32, kTf32, kBf16}));
+  grids.push_back(with_phases(
+      OpGrid("gemm", {{"m", {256, 1024}}, {"n", {256, 1024}}, {"k", {256, 1024}}, {"batch", {8}}},
+             two),
+      both));
+  for (int64_t hw : {14, 56}) {
+    grids.push_back(OpGrid("conv2d",
+                           {{"channels_in", {64, 256}},
+                            {"channels_out", {64, 256}},
+                            {"height", {hw}},
+                            {"width", {hw}},
+                            {"kernel", {1, 3}},
+                            {"stride", {1}}},
+                           two, {16}));
+  }
+  grids.push_back(with_phases(OpGrid("conv2d",
+                                     {{"channels_in", {64, 256}},
+                                      {"channels_out", {64, 256}},
+                                      {"height", {28}},
+                                      {"width", {28}},
+                                      {"kernel", {3}},
+                                      {"stride", {1}}},
+                                     two, {16}),
+                              {Phase::kTrain}));
+  grids.push_back(with_phases(OpGrid("lstm_cell",
+                                     {{"input", {256}},
+                                      {"hidden", {256, 1024}},
+                                      {"seq_len", {64}},
+                                      {"layers", {1}}},
+                                     two, {16, 64}),
+                              both));
+  grids.push_back(with_phases(
+      OpGrid("attention", {{"heads", {8}}, {"seq_len", {256, 1024}}, {"head_dim", {64}}}, two,
+             {4, 16}),
+      both));
+  grids.push_back(
+      with_phases(OpGrid("elementwise", {{"numel", Powers(1 << 16, 1 << 28, 16)}}, two), both));
+  for (const char* family : {"layernorm", "softmax"}) {
+    grids.push_back(with_phases(
+        OpGrid(family, {{"rows", {1024, 16384}}, {"cols", {512, 2048}}}, two), both));
+  }
+  grids.push_back(with_phases(
+      OpGrid("embedding", {{"rows", {100000}}, {"dim", {64}}, {"lookups", {16, 256}}}, {kFp32},
+             {256}),
+      both));
+  Grid optimizer = OpGrid("optimizer", {{"params", Powers(10000, 100000000, 100)}}, {kFp32});
+  optimizer.optimizers = {"adam", "sgd"};
+  grids.push_back(optimizer);
+  grids.push_back(
+      OpGrid("h2d", {{"bytes", Powers(1 << 16, 1 << 28, 16)}, {"pinned", {0, 1}}}, {kFp32}));
+  return grids;
+}
+
+RunPlan DefaultPlan() {
   RunPlan plan;
-  plan.name = std::move(name);
-  plan.max_minutes = level >= 2 ? 0 : 10;
-  // ~75 ms of timed work per model configuration: three repeats of >= 25
-  // iterations for a 1 ms step keep the repeat CV near 1% on a quiet GPU.
-  plan.timing.target_repeat_ms = 25;
-  // Operations first: they are cheap and feed the level-1 models, so a run
-  // cut short by its budget still leaves a complete operation sweep.
-  plan.grids = OpGrids(level);
-  for (Grid& grid : ModelGrids(level)) plan.grids.push_back(std::move(grid));
+  plan.name = "default";
+  // A safety net: a slower machine keeps both passes of what it finished
+  // and one pass of the rest.
+  plan.max_minutes = 6;
+  // Operations first: they are cheap, so a run cut short by its budget
+  // still leaves a complete operation sweep.
+  plan.grids = DefaultOpGrids();
+  for (Grid& grid : DefaultModelGrids()) plan.grids.push_back(std::move(grid));
+  return plan;
+}
+
+// Denser grids of every family and operation class (hours on one GPU).
+RunPlan FullPlan() {
+  RunPlan plan;
+  plan.name = "full";
+  plan.grids = OpGrids();
+  for (Grid& grid : ModelGrids()) plan.grids.push_back(std::move(grid));
   return plan;
 }
 
@@ -408,10 +490,14 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
                            {"repeats", &timing.repeats, 1},
                            {"min_iterations", &timing.min_iterations, 1},
                            {"max_iterations", &timing.max_iterations, 1},
+                           {"passes", &timing.passes, 1},
+                           {"max_warmup_blocks", &timing.max_warmup_blocks, 1},
+                           {"prefetch", &timing.prefetch_batches, 1},
                            {"op_repeats", &timing.op_repeats, 1},
                            {"op_max_calls", &timing.op_max_calls, 1}};
   const RealField reals[] = {{"target_repeat_ms", &timing.target_repeat_ms},
-                             {"op_target_block_ms", &timing.op_target_block_ms}};
+                             {"op_target_block_ms", &timing.op_target_block_ms},
+                             {"warmup_tolerance", &timing.warmup_tolerance}};
   std::set<std::string> allowed;
   for (const IntField& f : ints) allowed.insert(f.name);
   for (const RealField& f : reals) allowed.insert(f.name);
@@ -435,6 +521,10 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
   }
   if (timing.min_iterations > timing.max_iterations) {
     return FieldError("timing", "min_iterations exceeds max_iterations");
+  }
+  if (timing.passes > 8) return FieldError("timing.passes", "expected at most 8 passes");
+  if (timing.prefetch_batches > 1024) {
+    return FieldError("timing.prefetch", "expected at most 1024 batches");
   }
   return absl::OkStatus();
 }
@@ -524,6 +614,12 @@ std::string GridName(const Grid& grid, size_t index) {
 
 }  // namespace
 
+int RepeatsInPass(int total, int passes, int pass) {
+  passes = std::max(1, passes);
+  const int share = total / passes + (pass < total % passes ? 1 : 0);
+  return std::max(1, share);
+}
+
 int64_t Grid::Size() const {
   // Saturates instead of overflowing: a hostile plan file may list many values.
   int64_t size = 1;
@@ -551,8 +647,8 @@ const std::vector<std::string>& BuiltinPlanNames() {
 
 absl::StatusOr<RunPlan> BuiltinPlan(absl::string_view name) {
   if (name == "quick") return QuickPlan();
-  if (name == "default") return GridPlan("default", 1);
-  if (name == "full") return GridPlan("full", 2);
+  if (name == "default") return DefaultPlan();
+  if (name == "full") return FullPlan();
   return absl::NotFoundError(absl::StrCat("unknown plan '", name, "' (expected ",
                                           absl::StrJoin(BuiltinPlanNames(), ", "),
                                           " or a plan file)"));

@@ -1,9 +1,14 @@
-// The timing harness for whole proxy models (models/torch): warm-up
-// iterations, then timed repeats of training steps (data load, host->device
-// copy, forward + loss, backward, optimizer step) or inference batches
-// (forward only). Device phases are timed with CUDA events (one
-// synchronisation per iteration, at its end); the data load and the whole
-// iteration with the host's steady clock.
+// The timing harness for whole proxy models (models/torch), method version
+// 2: the steady state of a training (or inference) loop. Batches come from a
+// prefetch ring filled before timing; each step copies its batch to the
+// device without blocking and is enqueued without a host synchronisation;
+// device marks (CUDA events; the steady clock on a CPU) bracket blocks of
+// steps. Warm-up blocks run until two consecutive ones agree within
+// timing.warmup_tolerance; then the pass's timed blocks, each of at least
+// timing.target_repeat_ms and timing.min_iterations steps. The first pass
+// also runs a few instrumented steps fed by the generator, which split a
+// step into its phases (data generation, copy, forward, backward,
+// optimizer); the generator's cost is never part of the timed steps.
 //
 // Internal to perfcast_profiler (includes LibTorch).
 #ifndef PERFCAST_PROFILER_PROXY_HARNESS_H_
@@ -13,23 +18,24 @@
 
 #include "absl/status/statusor.h"
 #include "models/hardware.h"
-#include "models/profile.h"
 #include "models/workload.h"
 #include "profiler/device.h"
+#include "profiler/measurer.h"
+#include "profiler/nvml.h"
 #include "profiler/plan.h"
 
 namespace perfcast::profiler {
 
-// Measures a normalised model workload. Iteration counts adapt so that each
-// repeat holds about `timing.target_repeat_ms` of work. Fills iteration
-// statistics (over every timed iteration), repeat_cv (over the repeats'
-// means), the phase breakdown, throughput (samples/s), epoch_s, peak device
-// memory, achieved_tflops and roofline_fraction (against `rates`). Errors as
-// Measurer::Measure.
-absl::StatusOr<models::Profile> MeasureModel(const Device& device,
-                                             const models::WorkloadSpec& spec,
-                                             const TimingPolicy& timing,
-                                             const models::MeasuredRates& rates, uint64_t seed);
+// Measures pass `pass` of a normalised model workload. Fills the profile's
+// iteration statistics over the pass's blocks (median of the block means,
+// count = steps timed), repeats and repeat_cv over the blocks, the phases
+// (pass 0), throughput (samples/s) and epoch_s at the median, peak device
+// memory, achieved_tflops and roofline_fraction (against `rates`), and the
+// GPU state from `sensor` (nullptr: none). Errors as Measurer::Measure.
+absl::StatusOr<Measurement> MeasureModel(const Device& device, const models::WorkloadSpec& spec,
+                                         const TimingPolicy& timing, int pass,
+                                         const models::MeasuredRates& rates, uint64_t seed,
+                                         const GpuSensor* sensor);
 
 }  // namespace perfcast::profiler
 

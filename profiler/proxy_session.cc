@@ -1,5 +1,6 @@
 #include "profiler/proxy_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 #include <vector>
@@ -53,9 +54,7 @@ ProxySession::ProxySession(const Device& device, const models::WorkloadSpec& spe
 }
 
 template <typename Mark>
-void ProxySession::Iterate(Mark&& mark) {
-  models::torch_proxy::HostBatch batch = proxy_.data->Next();
-  mark();  // data loaded
+void ProxySession::Run(const models::torch_proxy::HostBatch& batch, Mark&& mark) {
   const torch::Device dev = device_.torch_device();
   std::vector<torch::Tensor> inputs;
   inputs.reserve(batch.inputs.size());
@@ -98,30 +97,46 @@ void ProxySession::Iterate(Mark&& mark) {
   mark();  // optimizer step
 }
 
-StepTimes ProxySession::Step() {
-  timeline_.Clear();
-  Clock::time_point loaded;
-  int last = -1;
+double ProxySession::Prefetch(int batches) {
+  ring_.clear();
+  next_ = 0;
   const Clock::time_point start = Clock::now();
-  Iterate([&] {
-    if (last < 0) loaded = Clock::now();
-    last = timeline_.Mark();
-  });
+  for (int i = 0; i < std::max(1, batches); ++i) ring_.push_back(proxy_.data->Next());
+  return MsBetween(start, Clock::now()) / static_cast<double>(ring_.size());
+}
+
+void ProxySession::SteadyStep() {
+  const models::torch_proxy::HostBatch& batch = ring_[next_];
+  next_ = (next_ + 1) % ring_.size();
+  Run(batch, [] {});
+}
+
+double ProxySession::TimedBlockMs(int steps) {
+  timeline_.Clear();
+  const int start = timeline_.Mark();
+  for (int i = 0; i < steps; ++i) SteadyStep();
+  const int end = timeline_.Mark();
+  timeline_.Wait(end);
+  return timeline_.ElapsedMs(start, end) / std::max(1, steps);
+}
+
+StepTimes ProxySession::InstrumentedStep() {
+  device_.Synchronize();
+  timeline_.Clear();
+  const Clock::time_point start = Clock::now();
+  const models::torch_proxy::HostBatch batch = proxy_.data->Next();
+  const Clock::time_point loaded = Clock::now();
+  int last = timeline_.Mark();  // data loaded
+  Run(batch, [&] { last = timeline_.Mark(); });
   timeline_.Wait(last);
-  const Clock::time_point end = Clock::now();
 
   StepTimes t;
-  t.total_ms = MsBetween(start, end);
+  t.total_ms = MsBetween(start, Clock::now());
   t.data_load_ms = MsBetween(start, loaded);
   // Marks: 0 data loaded, 1 copied, 2 forward (+ loss), 3 backward, 4 step.
   double* phases[] = {&t.h2d_ms, &t.forward_ms, &t.backward_ms, &t.optimizer_ms};
   for (int i = 1; i <= last; ++i) *phases[i - 1] = timeline_.ElapsedMs(i - 1, i);
   return t;
-}
-
-void ProxySession::BareStep() {
-  Iterate([] {});
-  device_.Synchronize();
 }
 
 }  // namespace perfcast::profiler

@@ -1,8 +1,10 @@
 // One proxy model set up for timing on a device: the network in the
-// workload's precision, its optimizer (training), its synthetic data source
-// and the events that time each phase. Step() runs one instrumented
-// iteration; BareStep() the same iteration without any instrumentation, as
-// the reference for the agent's overhead.
+// workload's precision, its optimizer (training), its synthetic data source,
+// a prefetch ring of host batches and the events that time blocks of steps
+// and each phase. SteadyStep() is what a training loop with a DataLoader
+// runs (the next prepared batch copied without blocking, forward, backward,
+// optimizer, no host synchronisation); TimedBlockMs() times a block of them;
+// InstrumentedStep() splits one step fed by the generator into its phases.
 //
 // Internal to perfcast_profiler (includes LibTorch). Not thread-safe.
 #ifndef PERFCAST_PROFILER_PROXY_SESSION_H_
@@ -10,6 +12,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "models/descriptor.h"
@@ -43,11 +47,21 @@ class ProxySession {
   ProxySession(const ProxySession&) = delete;
   ProxySession& operator=(const ProxySession&) = delete;
 
-  // One timed iteration; synchronises once, at its end.
-  StepTimes Step();
-  // One iteration as a plain LibTorch loop would run it: no events, no
-  // clocks; synchronises once at its end like Step().
-  void BareStep();
+  // Generates `batches` (>= 1) batches into the prefetch ring (pinned host
+  // memory on a GPU), replacing its contents, as a DataLoader's workers
+  // would ahead of the loop. Returns the generator's mean milliseconds per
+  // batch.
+  double Prefetch(int batches);
+  // One steady-state step on the next batch of the ring (Prefetch first):
+  // non-blocking copy to the device, forward (+ loss, backward, optimizer
+  // step); enqueues the work and returns without synchronising.
+  void SteadyStep();
+  // `steps` steady-state steps between two marks on the device's timeline;
+  // waits for the last and returns the mean milliseconds per step.
+  double TimedBlockMs(int steps);
+  // One step on a freshly generated batch with a mark between phases;
+  // synchronises once, at its end.
+  StepTimes InstrumentedStep();
 
   const models::WorkloadDescriptor& descriptor() const { return proxy_.descriptor; }
   int64_t samples_per_epoch() const { return proxy_.data->samples_per_epoch(); }
@@ -56,9 +70,9 @@ class ProxySession {
   ProxySession(const Device& device, const models::WorkloadSpec& spec,
                models::torch_proxy::Proxy proxy);
 
-  // The iteration's phases; `mark` is called between them.
+  // One step on `batch`; `mark` is called after the copy and each phase.
   template <typename Mark>
-  void Iterate(Mark&& mark);
+  void Run(const models::torch_proxy::HostBatch& batch, Mark&& mark);
 
   const Device& device_;
   const models::WorkloadSpec spec_;
@@ -69,6 +83,8 @@ class ProxySession {
   // FP16 autocast needs loss scaling: a static scale, with the unscale and
   // overflow check that torch.cuda.amp.GradScaler runs each step.
   std::optional<torch::Tensor> loss_scale_, inverse_scale_, found_inf_;
+  std::vector<models::torch_proxy::HostBatch> ring_;
+  size_t next_ = 0;  // the ring's batch for the next steady step
   Timeline timeline_;
 };
 

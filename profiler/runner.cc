@@ -1,13 +1,19 @@
 #include "profiler/runner.h"
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "models/profile.h"
+#include "profiler/stats.h"
 
 namespace perfcast::profiler {
 namespace {
@@ -25,14 +31,52 @@ std::string FirstLine(absl::string_view text) {
   return std::string(*absl::StrSplit(text, '\n').begin());
 }
 
-absl::StatusOr<models::Profile> MeasureGuarded(Measurer& measurer,
-                                               const models::WorkloadSpec& spec,
-                                               const TimingPolicy& timing) {
+absl::StatusOr<Measurement> MeasureGuarded(Measurer& measurer, const models::WorkloadSpec& spec,
+                                           const TimingPolicy& timing, int pass) {
   try {
-    return measurer.Measure(spec, timing);
+    return measurer.Measure(spec, timing, pass);
   } catch (const std::exception& e) {
     return absl::InternalError(FirstLine(e.what()));
   }
+}
+
+absl::StatusOr<models::MeasuredRates> MeasureHostGuarded(Measurer& measurer) {
+  try {
+    return measurer.MeasureHost();
+  } catch (const std::exception& e) {
+    return absl::InternalError(FirstLine(e.what()));
+  }
+}
+
+// The fields of MeasuredRates that describe the host rather than the GPU.
+constexpr std::optional<double> models::MeasuredRates::*kHostFeatures[] = {
+    &models::MeasuredRates::dispatch_ops_per_s, &models::MeasuredRates::launch_latency_us,
+    &models::MeasuredRates::cpu_single_thread_score, &models::MeasuredRates::h2d_pinned_gbs,
+    &models::MeasuredRates::h2d_pageable_gbs};
+constexpr const char* kHostFeatureNames[] = {"dispatch rate", "launch latency",
+                                             "single-thread CPU score", "pinned h2d bandwidth",
+                                             "pageable h2d bandwidth"};
+// Changes of a host feature between the run's start and end beyond this are
+// noted; between the passes, of the median configuration.
+constexpr double kHostDriftTolerance = 0.10;
+constexpr double kPassDriftTolerance = 0.03;
+
+std::optional<double> MeanOf(absl::Span<const models::MeasuredRates> samples,
+                             std::optional<double> models::MeasuredRates::*field) {
+  double sum = 0;
+  int n = 0;
+  for (const models::MeasuredRates& sample : samples) {
+    if (!(sample.*field).has_value()) continue;
+    sum += *(sample.*field);
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+// Rescales a rate (per second) measured at `from_ms` per step to `to_ms`.
+void Rescale(std::optional<double>& rate, double from_ms, double to_ms) {
+  if (rate.has_value() && to_ms > 0) *rate *= from_ms / to_ms;
 }
 
 class Progress {
@@ -64,7 +108,71 @@ class Progress {
   const int64_t total_;
 };
 
+// One configuration's passes so far.
+struct Pending {
+  std::vector<Measurement> passes;
+  bool failed = false;   // its first pass failed: recorded as skipped
+  bool written = false;  // its profile is in the store (or rejected)
+};
+
 }  // namespace
+
+models::Profile PoolPasses(absl::Span<const Measurement> passes) {
+  models::Profile profile = passes.front().profile;
+  std::vector<double> blocks;
+  int64_t steps = 0;
+  for (const Measurement& m : passes) {
+    blocks.insert(blocks.end(), m.block_ms.begin(), m.block_ms.end());
+    steps += m.steps;
+    if (!profile.phases.forward_ms.has_value() && m.profile.phases.forward_ms.has_value()) {
+      profile.phases = m.profile.phases;
+    }
+    if (m.profile.peak_memory_bytes.has_value()) {
+      profile.peak_memory_bytes =
+          std::max(profile.peak_memory_bytes.value_or(0), *m.profile.peak_memory_bytes);
+    }
+  }
+  const double first_median = passes.front().profile.iteration.median_ms;
+  profile.iteration = Summarize(blocks);
+  profile.iteration.count = std::max<int64_t>(steps, profile.iteration.count);
+  profile.repeats = static_cast<int>(blocks.size());
+  profile.repeat_cv = CoefficientOfVariation(blocks);
+  const double median = profile.iteration.median_ms;
+  Rescale(profile.throughput_per_s, first_median, median);
+  Rescale(profile.achieved_tflops, first_median, median);
+  Rescale(profile.roofline_fraction, first_median, median);
+  if (profile.epoch_s.has_value() && first_median > 0) *profile.epoch_s *= median / first_median;
+
+  // GPU state: time-weighted over the passes that have it.
+  auto weighted = [&](std::optional<double> GpuState::*field) -> std::optional<double> {
+    double sum = 0, weight = 0;
+    for (const Measurement& m : passes) {
+      if (!(m.gpu.*field).has_value()) continue;
+      const double w = std::max(m.gpu.timed_s, 1e-9);
+      sum += *(m.gpu.*field) * w;
+      weight += w;
+    }
+    if (weight == 0) return std::nullopt;
+    return sum / weight;
+  };
+  profile.conditions.board_power_w = weighted(&GpuState::board_power_w);
+  profile.conditions.sm_clock_mhz = weighted(&GpuState::sm_clock_mhz);
+  profile.conditions.gpu_temperature_c = std::nullopt;
+  for (const Measurement& m : passes) {
+    if (m.gpu.temperature_c.has_value()) profile.conditions.gpu_temperature_c = m.gpu.temperature_c;
+  }
+  return profile;
+}
+
+void SetHostConditions(absl::Span<const models::MeasuredRates> samples,
+                       models::RunConditions& conditions) {
+  conditions.dispatch_ops_per_s = MeanOf(samples, &models::MeasuredRates::dispatch_ops_per_s);
+  conditions.launch_latency_us = MeanOf(samples, &models::MeasuredRates::launch_latency_us);
+  conditions.cpu_single_thread_score =
+      MeanOf(samples, &models::MeasuredRates::cpu_single_thread_score);
+  conditions.h2d_pinned_gbs = MeanOf(samples, &models::MeasuredRates::h2d_pinned_gbs);
+  conditions.h2d_pageable_gbs = MeanOf(samples, &models::MeasuredRates::h2d_pageable_gbs);
+}
 
 absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>& specs,
                                         const TimingPolicy& timing, const models::Node& node,
@@ -75,54 +183,143 @@ absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>&
   summary.planned = static_cast<int64_t>(specs.size());
   if (absl::Status s = UpsertNode(store, node); !s.ok()) return s;
 
+  const int passes = std::max(1, timing.passes);
+  std::vector<models::MeasuredRates> host_samples = {node.measured};
+  std::vector<Pending> pending(specs.size());
+  int64_t done = 0;  // configurations finished (written, skipped or failed)
   Progress progress(options, summary.planned);
+
+  auto record_skipped = [&](size_t i, const std::string& reason) -> absl::Status {
+    ++summary.skipped;
+    ++done;
+    progress.Report(done, specs[i], absl::StrCat("skipped: ", reason));
+    return store.RecordSkipped(db::SkippedRun{
+        .node_name = node.name,
+        .workload_key = specs[i].Key(),
+        .reason = reason,
+        .at_us = absl::ToUnixMicros(absl::Now()),
+    });
+  };
+  // Pools and writes configuration i from the passes it has.
+  auto write = [&](size_t i) -> absl::Status {
+    Pending& p = pending[i];
+    p.written = true;
+    models::Profile profile = PoolPasses(p.passes);
+    profile.node_name = node.name;
+    profile.workload = specs[i];
+    profile.measured_at_us = absl::ToUnixMicros(absl::Now());
+    profile.agent_version = kAgentVersion;
+    profile.method_version = models::kCurrentMethodVersion;
+    SetHostConditions(host_samples, profile.conditions);
+    profile.content_hash = models::ComputeContentHash(profile);
+    absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = store.BeginImport();
+    if (!import.ok()) return import.status();
+    if (absl::Status s = (*import)->Add(0, profile); !s.ok()) return s;
+    absl::StatusOr<db::ImportSummary> committed = (*import)->Commit();
+    if (!committed.ok()) return committed.status();
+    if (!committed->rejected.empty()) {
+      return record_skipped(i, absl::StrCat("rejected by the store: ",
+                                            committed->rejected[0].reason));
+    }
+    summary.measured += committed->accepted;
+    summary.duplicates += committed->duplicates;
+    if (static_cast<int>(p.passes.size()) < passes) ++summary.partial;
+    ++done;
+    progress.Report(done, specs[i],
+                    absl::StrFormat("%.3f ms (median of %d blocks, %d passes, cv %.1f%%)",
+                                    profile.iteration.median_ms, profile.repeats,
+                                    p.passes.size(), 100 * profile.repeat_cv.value_or(0)));
+    return absl::OkStatus();
+  };
+
+  for (int pass = 0; pass < passes && !summary.budget_exhausted; ++pass) {
+    if (pass > 0) {
+      absl::StatusOr<models::MeasuredRates> host = MeasureHostGuarded(measurer);
+      if (host.ok()) host_samples.push_back(*host);
+    }
+    for (size_t k = 0; k < specs.size(); ++k) {
+      // Even passes in plan order, odd ones reversed: the configuration
+      // measured last in one pass is measured first in the next.
+      const size_t i = pass % 2 == 0 ? k : specs.size() - 1 - k;
+      Pending& p = pending[i];
+      if (p.failed || p.written || static_cast<int>(p.passes.size()) != pass) continue;
+      if (options.now() - start >= options.budget) {
+        summary.budget_exhausted = true;
+        break;
+      }
+      absl::StatusOr<Measurement> measured = MeasureGuarded(measurer, specs[i], timing, pass);
+      if (!measured.ok()) {
+        if (pass == 0) {
+          p.failed = true;
+          if (absl::Status s = record_skipped(i, std::string(measured.status().message()));
+              !s.ok()) {
+            return s;
+          }
+        } else {
+          summary.notes.push_back(absl::StrCat(specs[i].Key(), ": pass ", pass + 1,
+                                               " failed (", measured.status().message(),
+                                               "); stored with ", p.passes.size(), " passes"));
+          if (absl::Status s = write(i); !s.ok()) return s;
+        }
+        continue;
+      }
+      p.passes.push_back(*std::move(measured));
+      if (pass == passes - 1) {
+        if (absl::Status s = write(i); !s.ok()) return s;
+      }
+    }
+  }
+  // What the budget cut: configurations with some passes are written with
+  // those; the rest were not run.
   for (size_t i = 0; i < specs.size(); ++i) {
-    const models::WorkloadSpec& spec = specs[i];
-    if (options.now() - start >= options.budget) {
-      summary.budget_exhausted = true;
-      summary.not_run = summary.planned - static_cast<int64_t>(i);
-      break;
+    Pending& p = pending[i];
+    if (p.failed || p.written) continue;
+    if (p.passes.empty()) {
+      ++summary.not_run;
+      continue;
     }
-    absl::StatusOr<models::Profile> profile = MeasureGuarded(measurer, spec, timing);
-    std::string skip_reason;
-    if (profile.ok()) {
-      profile->node_name = node.name;
-      profile->workload = spec;
-      profile->measured_at_us = absl::ToUnixMicros(absl::Now());
-      profile->agent_version = kAgentVersion;
-      profile->content_hash = models::ComputeContentHash(*profile);
-      absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = store.BeginImport();
-      if (!import.ok()) return import.status();
-      if (absl::Status s = (*import)->Add(0, *profile); !s.ok()) return s;
-      absl::StatusOr<db::ImportSummary> committed = (*import)->Commit();
-      if (!committed.ok()) return committed.status();
-      if (!committed->rejected.empty()) {
-        skip_reason = absl::StrCat("rejected by the store: ", committed->rejected[0].reason);
-      } else {
-        summary.measured += committed->accepted;
-        summary.duplicates += committed->duplicates;
-        progress.Report(static_cast<int64_t>(i) + 1, spec,
-                        absl::StrFormat("%.3f ms (median %.3f, n=%d, cv %.1f%%)",
-                                        profile->iteration.mean_ms, profile->iteration.median_ms,
-                                        profile->iteration.count,
-                                        100 * profile->repeat_cv.value_or(0)));
+    if (absl::Status s = write(i); !s.ok()) return s;
+  }
+
+  // Drift between the passes: the median ratio of a configuration's last
+  // pass to its first.
+  std::vector<double> ratios;
+  for (const Pending& p : pending) {
+    if (p.passes.size() < 2) continue;
+    const double first = p.passes.front().profile.iteration.median_ms;
+    const double last = p.passes.back().profile.iteration.median_ms;
+    if (first > 0 && last > 0) ratios.push_back(last / first);
+  }
+  if (!ratios.empty()) {
+    const double drift = Quantile(ratios, 0.5) - 1;
+    if (std::abs(drift) > kPassDriftTolerance) {
+      summary.notes.push_back(absl::StrFormat(
+          "drift: the median configuration was %.1f%% %s in pass %d than in pass 1 (%d "
+          "configurations); the stored spread includes it",
+          100 * std::abs(drift), drift > 0 ? "slower" : "faster", passes, ratios.size()));
+    }
+  }
+  // The host at the end: stored on the node (means of start and end) and
+  // compared with the start.
+  absl::StatusOr<models::MeasuredRates> end = MeasureHostGuarded(measurer);
+  if (end.ok()) {
+    summary.end_host = *end;
+    models::Node updated = node;
+    for (size_t f = 0; f < std::size(kHostFeatures); ++f) {
+      const auto field = kHostFeatures[f];
+      const std::optional<double> before = node.measured.*field, after = (*end).*field;
+      if (!before.has_value() || !after.has_value()) continue;
+      updated.measured.*field = (*before + *after) / 2;
+      if (*before > 0 && std::abs(*after / *before - 1) > kHostDriftTolerance) {
+        summary.notes.push_back(absl::StrFormat("drift: %s changed from %.4g at the start to %.4g "
+                                                "at the end of the run",
+                                                kHostFeatureNames[f], *before, *after));
       }
-    } else {
-      skip_reason = std::string(profile.status().message());
     }
-    if (!skip_reason.empty()) {
-      if (absl::Status s = store.RecordSkipped(db::SkippedRun{
-              .node_name = node.name,
-              .workload_key = spec.Key(),
-              .reason = skip_reason,
-              .at_us = absl::ToUnixMicros(absl::Now()),
-          });
-          !s.ok()) {
-        return s;
-      }
-      ++summary.skipped;
-      progress.Report(static_cast<int64_t>(i) + 1, spec, absl::StrCat("skipped: ", skip_reason));
-    }
+    if (absl::Status s = UpsertNode(store, updated); !s.ok()) return s;
+  } else if (!absl::IsUnimplemented(end.status())) {
+    summary.notes.push_back(
+        absl::StrCat("the host could not be measured at the end: ", end.status().message()));
   }
   summary.elapsed_s = absl::ToDoubleSeconds(options.now() - start);
   return summary;

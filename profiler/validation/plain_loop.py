@@ -13,7 +13,7 @@ The plain loop is what a user's script would run: batches prepared ahead in
 pinned host memory (a ring of 8, as a DataLoader with workers would), each
 step copies its batch to the device with non_blocking=True, no host
 synchronisation between steps, CUDA events around blocks of steps; warm-up
-blocks until two consecutive ones agree within 2% (at most 8), then 5 timed
+blocks until two consecutive ones agree within 2% (at most 6), then 5 timed
 blocks of >= 100 ms and >= 3 steps; the step time is the median of the block
 means. The agent's figure is the profile's median_ms (method version 2).
 
@@ -359,7 +359,7 @@ def _builders():
 # ---- The plain loop ----
 
 def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
-               max_warmup_blocks=8, min_steps=3, foreach=False):
+               max_warmup_blocks=6, min_steps=3, foreach=False):
     """Median over `blocks` timed blocks of the mean step time, milliseconds."""
     import torch
     cuda = device.type == "cuda"

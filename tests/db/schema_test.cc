@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
@@ -86,6 +87,28 @@ TEST(SchemaTest, MigratesFromEveryOlderVersion) {
     EXPECT_TRUE((*store)->SaveModel(model).ok());
     store->reset();
     EXPECT_EQ(UserVersion(path), CurrentSchemaVersion());
+  }
+}
+
+// Every profile the shipped agent files hold still hashes to the hash stored
+// with it, so re-importing them (or an export of them) finds the same rows
+// after fields were added to the profile.
+TEST(SchemaTest, ShippedProfilesKeepTheirContentHashes) {
+  for (const char* file : {"cpu-1t.sqlite", "h100.sqlite"}) {
+    SCOPED_TRACE(file);
+    auto store = OpenStoreReadOnly(absl::StrCat(PERFCAST_DATA_DIR, "/", file));
+    ASSERT_TRUE(store.ok()) << store.status();
+    int64_t checked = 0;
+    ASSERT_TRUE((*store)
+                    ->ScanProfiles({},
+                                   [&](const models::Profile& p) {
+                                     EXPECT_EQ(models::ComputeContentHash(p), p.content_hash)
+                                         << p.workload.Key();
+                                     ++checked;
+                                     return true;
+                                   })
+                    .ok());
+    EXPECT_GT(checked, 100);
   }
 }
 

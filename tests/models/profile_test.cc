@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <set>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -93,6 +96,66 @@ TEST(ContentHashTest, SameRunSameHashDifferentRunDifferentHash) {
   b = ValidProfile();
   b.node_name = "n2";
   EXPECT_NE(ComputeContentHash(a), ComputeContentHash(b));
+}
+
+TEST(ValidateProfileTest, ChecksMethodVersionAndRunConditions) {
+  Profile p = ValidProfile();
+  p.method_version = kCurrentMethodVersion;
+  p.conditions = {.dispatch_ops_per_s = 1.5e5, .launch_latency_us = 2.5,
+                  .cpu_single_thread_score = 1.2, .h2d_pinned_gbs = 25, .h2d_pageable_gbs = 12,
+                  .board_power_w = 450, .sm_clock_mhz = 1980, .gpu_temperature_c = 61};
+  EXPECT_TRUE(ValidateProfile(p).ok()) << ValidateProfile(p);
+  for (int bad : {0, -1, kCurrentMethodVersion + 1}) {
+    Profile q = p;
+    q.method_version = bad;
+    EXPECT_EQ(ValidateProfile(q).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (std::optional<double> RunConditions::*field :
+       {&RunConditions::dispatch_ops_per_s, &RunConditions::launch_latency_us,
+        &RunConditions::cpu_single_thread_score, &RunConditions::h2d_pinned_gbs,
+        &RunConditions::h2d_pageable_gbs, &RunConditions::board_power_w,
+        &RunConditions::sm_clock_mhz}) {
+    for (double bad : {0.0, -1.0, nan, inf, 1e19}) {
+      Profile q = p;
+      q.conditions.*field = bad;
+      absl::Status s = ValidateProfile(q);
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    }
+  }
+  for (double bad : {-300.0, 1001.0, nan, -inf}) {
+    Profile q = p;
+    q.conditions.gpu_temperature_c = bad;
+    EXPECT_EQ(ValidateProfile(q).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  p.conditions.gpu_temperature_c = -5;  // a chip in the cold is still a reading
+  EXPECT_TRUE(ValidateProfile(p).ok());
+}
+
+// Profiles stored before the method version and run conditions existed keep
+// their hash: the value below is what every earlier build computed for
+// ValidProfile(), so re-importing old data finds the same rows.
+TEST(ContentHashTest, DefaultsOfLaterFieldsKeepTheOldHash) {
+  EXPECT_EQ(ComputeContentHash(ValidProfile()), "81c8be8882dd955972efe9c1dcd1935b");
+}
+
+TEST(ContentHashTest, MethodVersionAndEachConditionChangeTheHash) {
+  const Profile base = ValidProfile();
+  const std::string base_hash = ComputeContentHash(base);
+  Profile p = base;
+  p.method_version = 2;
+  EXPECT_NE(ComputeContentHash(p), base_hash);
+  std::set<std::string> hashes = {base_hash};
+  for (std::optional<double> RunConditions::*field :
+       {&RunConditions::dispatch_ops_per_s, &RunConditions::launch_latency_us,
+        &RunConditions::cpu_single_thread_score, &RunConditions::h2d_pinned_gbs,
+        &RunConditions::h2d_pageable_gbs, &RunConditions::board_power_w,
+        &RunConditions::sm_clock_mhz, &RunConditions::gpu_temperature_c}) {
+    Profile q = base;
+    q.conditions.*field = 7.0;  // the same value in each field hashes apart
+    EXPECT_TRUE(hashes.insert(ComputeContentHash(q)).second);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The agent end to end on the CPU: the quick plan with LibTorch under a small
 // budget, and the command line's answers to bad input.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,8 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
   EXPECT_EQ(node->gpu.model, "cpu-1t");
   EXPECT_TRUE(node->measured.fp32_tflops.has_value());
   EXPECT_GT(*node->measured.cpu_single_thread_score, 0);
+  EXPECT_GT(node->measured.dispatch_ops_per_s.value_or(0), 0);
+  EXPECT_GT(node->measured.launch_latency_us.value_or(0), 0);
 
   absl::StatusOr<RunPlan> plan = BuiltinPlan("quick");
   ASSERT_TRUE(plan.ok());
@@ -57,6 +60,7 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
     ASSERT_TRUE(summary.ok()) << summary.status();
     EXPECT_GT(summary->measured, 0);
     EXPECT_EQ(summary->measured + summary->skipped + summary->not_run, summary->planned);
+    EXPECT_GT(summary->end_host.dispatch_ops_per_s.value_or(0), 0);
     measured = summary->measured;
   }
   absl::StatusOr<std::unique_ptr<db::Store>> reader = db::OpenStoreReadOnly(path);
@@ -70,6 +74,8 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
                     EXPECT_GT(p.throughput_per_s.value_or(0), 0);
                     if (p.workload.kind == models::WorkloadKind::kModel) {
                       EXPECT_TRUE(p.phases.forward_ms.has_value());
+                      // The generator's cost is a phase of its own.
+                      EXPECT_GT(p.phases.data_load_ms.value_or(0), 0);
                       EXPECT_TRUE(p.epoch_s.has_value());
                     }
                     return true;
@@ -80,7 +86,9 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
 }
 
 int RunAgent(const std::string& args, std::string* output) {
-  const std::string log = TempPath("agent_cli.log");
+  // ctest runs the cases of this file in parallel processes: one log each.
+  static int calls = 0;
+  const std::string log = TempPath(absl::StrCat("agent_cli_", getpid(), "_", ++calls, ".log"));
   const int status =
       std::system(absl::StrCat(PERFCAST_AGENT_PATH, " ", args, " >", log, " 2>&1").c_str());
   std::ifstream in(log);
@@ -129,10 +137,33 @@ TEST(AgentCliTest, CudaWithoutGpuFails) {
   EXPECT_THAT(output, HasSubstr("--device cuda"));
 }
 
+TEST(AgentCliTest, ARunThatNeedsAMissingGpuWritesNothing) {
+  const std::string out = TempPath("no_gpu.sqlite");
+  RemoveStore(out);
+  std::string output;
+  EXPECT_NE(RunAgent("run --device cuda --plan quick --out " + out, &output), 0);
+  EXPECT_THAT(output, HasSubstr("--device cuda"));
+  EXPECT_FALSE(std::ifstream(out).good()) << "the store was created";
+}
+
+TEST(AgentCliTest, OverheadComparesAlternatingPairs) {
+  std::string output;
+  ASSERT_EQ(RunAgent("overhead --device cpu --threads 1 --families lstm,dlrm --batch 4 "
+                     "--pairs 4 --block-ms 5",
+                     &output),
+            0)
+      << output;
+  EXPECT_THAT(output, HasSubstr("overhead: 4 pairs: median ratio"));
+  EXPECT_THAT(output, HasSubstr("model/lstm{"));
+  EXPECT_THAT(output, HasSubstr("model/dlrm{"));
+  EXPECT_NE(RunAgent("overhead --device cpu --families gemm --pairs 2", &output), 0);
+  EXPECT_THAT(output, HasSubstr("family 'gemm'"));
+}
+
 TEST(AgentCliTest, PlanShowPrintsTheGridSize) {
   std::string output;
   ASSERT_EQ(RunAgent("plan --show default", &output), 0) << output;
-  EXPECT_THAT(output, HasSubstr("total: 7202 configurations (1752 model, 5450 operation)"));
+  EXPECT_THAT(output, HasSubstr("total: 479 configurations (228 model, 251 operation)"));
 }
 
 }  // namespace

@@ -44,16 +44,29 @@ TEST(BuiltinPlanTest, QuickCoversEveryFamilyOnce) {
   EXPECT_EQ(counts.families.size(), models::Families().size());
 }
 
-TEST(BuiltinPlanTest, DefaultMeetsTheDatasetTargets) {
+TEST(BuiltinPlanTest, DefaultMeasuresFewConfigurationsWell) {
   absl::StatusOr<RunPlan> plan = BuiltinPlan("default");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const Counts counts = CountPlan(*plan);
-  EXPECT_EQ(counts.models, 1752);
-  EXPECT_EQ(counts.operations, 5450);
-  EXPECT_GE(counts.models, 1500);
-  EXPECT_GE(counts.operations, 5000);
+  // 6 families x sizes {1, 2, 4, 8} x batches {16, 64, 256} x (fp32 and
+  // bf16-amp training, fp32 inference), plus tf32 training at batch 64 for
+  // cnn, resnet and transformer.
+  EXPECT_EQ(counts.models, 6 * 4 * 3 * 3 + 3 * 4);
+  EXPECT_EQ(counts.operations, 251);
   EXPECT_EQ(counts.families.size(), models::Families().size());
-  EXPECT_EQ(plan->max_minutes, 10);
+  EXPECT_EQ(plan->max_minutes, 6);
+  // The method: >= 5 timed blocks of >= 100 ms over two passes.
+  EXPECT_GE(plan->timing.repeats, 5);
+  EXPECT_EQ(plan->timing.passes, 2);
+  EXPECT_GE(plan->timing.target_repeat_ms, 100);
+}
+
+TEST(RepeatsInPassTest, SplitsEvenlyEarlierPassesFirst) {
+  EXPECT_EQ(RepeatsInPass(5, 2, 0), 3);
+  EXPECT_EQ(RepeatsInPass(5, 2, 1), 2);
+  EXPECT_EQ(RepeatsInPass(6, 3, 2), 2);
+  EXPECT_EQ(RepeatsInPass(5, 1, 0), 5);
+  EXPECT_EQ(RepeatsInPass(1, 2, 1), 1);  // never zero
 }
 
 TEST(BuiltinPlanTest, FullIsLargerAndUnknownIsNotFound) {
@@ -67,7 +80,8 @@ TEST(BuiltinPlanTest, FullIsLargerAndUnknownIsNotFound) {
 constexpr char kJsonPlan[] = R"({
   "name": "mine",
   "max_minutes": 2.5,
-  "timing": {"warmup": 1, "repeats": 4, "target_repeat_ms": 10},
+  "timing": {"warmup": 1, "repeats": 4, "target_repeat_ms": 10, "passes": 2,
+             "warmup_tolerance": 0.05, "max_warmup_blocks": 4, "prefetch": 3},
   "grids": [
     {"family": "lstm", "params": {"layers": [1, 2], "hidden": 64},
      "batch": [8, 16], "precision": ["fp32", "bf16"], "phase": ["train", "inference"],
@@ -83,6 +97,10 @@ TEST(PlanFileTest, JsonExpandsTheProduct) {
   EXPECT_DOUBLE_EQ(plan->max_minutes, 2.5);
   EXPECT_EQ(plan->timing.repeats, 4);
   EXPECT_EQ(plan->timing.warmup_iterations, 1);
+  EXPECT_EQ(plan->timing.passes, 2);
+  EXPECT_DOUBLE_EQ(plan->timing.warmup_tolerance, 0.05);
+  EXPECT_EQ(plan->timing.max_warmup_blocks, 4);
+  EXPECT_EQ(plan->timing.prefetch_batches, 3);
   ASSERT_EQ(plan->grids.size(), 2u);
   EXPECT_EQ(plan->grids[1].kind, WorkloadKind::kOperation);
   const Counts counts = CountPlan(*plan);
@@ -95,7 +113,8 @@ TEST(PlanFileTest, YamlMatchesJson) {
   constexpr char kYaml[] = R"(
 name: mine
 max_minutes: 2.5
-timing: {warmup: 1, repeats: 4, target_repeat_ms: 10}
+timing: {warmup: 1, repeats: 4, target_repeat_ms: 10, passes: 2, warmup_tolerance: 0.05,
+         max_warmup_blocks: 4, prefetch: 3}
 grids:
   - family: lstm
     params: {layers: [1, 2], hidden: 64}
@@ -143,6 +162,8 @@ TEST(PlanFileTest, BadPlansFailClearly) {
       {R"({"grids": [{"family": "lstm", "optimizer": "lbfgs"}]})", "unknown optimizer"},
       {R"({"grids": [{"family": "gemm", "kind": "model"}]})", "is not of kind"},
       {R"({"timing": {"repeats": 0}, "grids": [{"family": "gemm"}]})", "timing.repeats"},
+      {R"({"timing": {"passes": 9}, "grids": [{"family": "gemm"}]})", "timing.passes"},
+      {R"({"timing": {"passes": 0}, "grids": [{"family": "gemm"}]})", "timing.passes"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<RunPlan> plan = ParsePlanJson(c.text);
