@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "predictor/model.h"
+#include "predictor/predictor.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -70,6 +71,39 @@ TEST(Power, MemoryAndPowerSurviveTheModelFile) {
   std::string bad = *text;
   bad.replace(bad.find("1.1,"), 4, "");
   EXPECT_FALSE(ParseModel(bad).ok());
+}
+
+// Fit learns utilisation from the board power of model profiles on nodes of
+// known TDP; operation profiles do not count.
+TEST(Power, FitLearnsFromProfilesBoardPower) {
+  models::Node node;
+  node.name = "n1";
+  node.gpu.model = "G";
+  node.gpu.tdp_watts = 400;
+  node.gpu.fp32_tflops = 20;
+  node.gpu.memory_bandwidth_gbs = 1000;
+  node.measured.launch_latency_us = 5;
+  std::vector<models::Profile> profiles;
+  for (int layers = 1; layers <= 8; ++layers) {
+    for (int batch : {16, 64}) {
+      models::Profile p;
+      p.node_name = "n1";
+      p.workload.family = "lstm";
+      p.workload.params = {{"layers", layers}};
+      p.workload.batch_size = batch;
+      p.iteration.mean_ms = 1.0 + layers * batch / 100.0;
+      p.iteration.count = 10;
+      p.conditions.board_power_w = 200;
+      profiles.push_back(p);
+    }
+  }
+  FitOptions options;
+  options.folds = 2;
+  absl::StatusOr<PredictorModel> model = Fit(profiles, {{"n1", node}}, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ(model->power.calibrations.count("lstm/fp32"), 1u);
+  EXPECT_DOUBLE_EQ(model->power.calibrations.at("lstm/fp32").utilisation, 0.5);
+  EXPECT_EQ(model->power.calibrations.at("*").rows, 16);
 }
 
 }  // namespace
