@@ -1,5 +1,7 @@
 #include "client/predict_query.h"
 
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -12,9 +14,46 @@
 
 namespace perfcast::client {
 
+namespace {
+
+// Puts --hf-config / --torchvision into the workload (the server resolves
+// them); nothing when neither is given.
+std::optional<CliError> AddModelSource(const PredictFlags& f, v1::Workload* w) {
+  if (f.hf_config.empty() && f.torchvision.empty()) {
+    if (f.seq_len != 0 || f.image != 0) {
+      return CliError{kExitUsage, "--seq-len goes with --hf-config, --image with --torchvision"};
+    }
+    return std::nullopt;
+  }
+  if (!f.hf_config.empty() && !f.torchvision.empty()) {
+    return CliError{kExitUsage, "give --hf-config or --torchvision, not both"};
+  }
+  if (!f.family.empty() || !f.params.empty()) {
+    return CliError{kExitUsage, "--hf-config and --torchvision replace --family and --param"};
+  }
+  w->set_kind(v1::WORKLOAD_KIND_MODEL);
+  if (!f.hf_config.empty()) {
+    if (f.image != 0) return CliError{kExitUsage, "--image goes with --torchvision"};
+    std::ifstream in(f.hf_config);
+    if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", f.hf_config)};
+    std::stringstream text;
+    text << in.rdbuf();
+    w->set_hf_config_json(text.str());
+    if (f.seq_len != 0) (*w->mutable_params())["seq_len"] = f.seq_len;
+  } else {
+    if (f.seq_len != 0) return CliError{kExitUsage, "--seq-len goes with --hf-config"};
+    w->set_torchvision(f.torchvision);
+    if (f.image != 0) (*w->mutable_params())["image"] = f.image;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<CliError> BuildWorkload(const PredictFlags& f, v1::Workload* w) {
   w->set_kind(v1::WORKLOAD_KIND_MODEL);
   w->set_family(f.family);
+  if (auto error = AddModelSource(f, w)) return error;
   for (const std::string& item : f.params) {
     for (absl::string_view part : absl::StrSplit(item, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
       std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));

@@ -29,9 +29,15 @@ struct PredictFlags {
   std::string model;
   std::string batch_file;
   std::vector<std::string> sweeps;  // "key=v1,v2,..."
+  // The model as the user describes it, instead of --family and --param.
+  std::string hf_config;    // path of a Hugging Face config.json
+  std::string torchvision;  // a torchvision model name
+  int64_t seq_len = 0;      // with hf_config; 0: the model's maximum positions
+  int64_t image = 0;        // with torchvision; 0: 224
 };
 
-// Fills the workload of `flags` (family, params, batch, precision, phase,
+// Fills the workload of `flags` (family and params, or a Hugging Face config
+// or torchvision name for the server to resolve; batch, precision, phase,
 // optimizer). A usage error names the bad flag.
 std::optional<CliError> BuildWorkload(const PredictFlags& flags, v1::Workload* workload);
 

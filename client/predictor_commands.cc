@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -37,6 +38,8 @@ struct SelectionFlags {
   std::string group_by = "none";
   int max_features = 0;
   double ridge = 0;
+  int method_version = 0;
+  bool all_methods = false;
 
   void AddTo(CLI::App* command) {
     command->add_option("--gpu", gpus, "Only profiles of these GPU models");
@@ -48,6 +51,12 @@ struct SelectionFlags {
         ->check(CLI::IsMember({"none", "gpu", "family"}));
     command->add_option("--max-features", max_features, "Features per regression");
     command->add_option("--ridge", ridge, "Ridge penalty");
+    CLI::Option* method = command->add_option(
+        "--method-version", method_version,
+        "Only profiles of this measurement method (default: the newest among the selected)");
+    method->check(CLI::PositiveNumber);
+    command->add_flag("--all-methods", all_methods, "Profiles of every measurement method together")
+        ->excludes(method);
   }
 
   std::optional<CliError> Fill(v1::ProfileSelection* selection, v1::FitOptions* options) const {
@@ -59,6 +68,8 @@ struct SelectionFlags {
       if (!parsed.ok()) return CliError{kExitUsage, std::string(parsed.status().message())};
       selection->set_phase(proto::ToProto(*parsed));
     }
+    selection->set_method_version(method_version);
+    selection->set_all_methods(all_methods);
     options->set_folds(folds);
     options->set_max_features(max_features);
     options->set_ridge(ridge);
@@ -103,9 +114,21 @@ std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
   return std::nullopt;
 }
 
+// "decoder{heads=12,hidden=768,...}": the family and parameters predicted.
+std::string WorkloadText(const v1::Workload& w) {
+  const std::map<std::string, int64_t> params(w.params().begin(), w.params().end());
+  return absl::StrCat(w.family(), "{",
+                      absl::StrJoin(params, ",", absl::PairFormatter("=")), "}");
+}
+
 void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) {
+  if (!q.workload().hf_config_json().empty() || !q.workload().torchvision().empty()) {
+    std::cout << "resolved to " << WorkloadText(r.workload()) << "\n";
+  }
   std::cout << absl::StrFormat("%s on %s: %.3f ms per iteration (%.3f .. %.3f), level %d, %s rates\n",
-                               q.workload().family(), r.gpu_model(), r.iteration_ms(),
+                               r.workload().family().empty() ? q.workload().family()
+                                                             : r.workload().family(),
+                               r.gpu_model(), r.iteration_ms(),
                                r.iteration_ms_low(), r.iteration_ms_high(), r.level(),
                                r.rate_source());
   if (r.iterations() > 0) {
@@ -135,7 +158,15 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
   }
 }
 
+// `path` as written in `file`: relative paths are relative to its directory.
+std::string RelativeTo(const std::string& file, const std::string& path) {
+  if (path.front() == '/') return path;
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
+}
+
 // jobs.csv: family,params,batch_size,precision,phase,node,gpu,samples,epochs
+// (and hf_config,seq_len or torchvision,image instead of family,params)
 std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& flags) {
   std::ifstream in(flags.batch_file);
   if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", flags.batch_file)};
@@ -167,6 +198,10 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       else if (c == "gpu") f.gpu = v;
       else if (c == "samples") ok = absl::SimpleAtoi(v, &f.samples);
       else if (c == "epochs") ok = absl::SimpleAtoi(v, &f.epochs);
+      else if (c == "hf_config") f.hf_config = v.empty() ? v : RelativeTo(flags.batch_file, v);
+      else if (c == "torchvision") f.torchvision = v;
+      else if (c == "seq_len") ok = v.empty() || absl::SimpleAtoi(v, &f.seq_len);
+      else if (c == "image") ok = v.empty() || absl::SimpleAtoi(v, &f.image);
       else return CliError{kExitFailure, absl::StrCat(flags.batch_file, ": unknown column '", c, "'")};
       if (!ok) {
         return CliError{kExitFailure, absl::StrCat(flags.batch_file, ":", number, ": bad ", c, " '", v, "'")};
@@ -202,7 +237,9 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "", r.error()});
     } else {
       const auto& p = r.prediction();
-      table.AddRow({absl::StrCat(lines[i]), q.workload().family(), p.gpu_model(),
+      table.AddRow({absl::StrCat(lines[i]),
+                    p.workload().family().empty() ? q.workload().family() : p.workload().family(),
+                    p.gpu_model(),
                     absl::StrFormat("%.3f", p.iteration_ms()), absl::StrFormat("%.3f", p.iteration_ms_low()),
                     absl::StrFormat("%.3f", p.iteration_ms_high()),
                     p.iterations() > 0 ? Duration(p.job_seconds()) : "", ""});
@@ -216,7 +253,10 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
 std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& flags) {
   if (!flags.batch_file.empty()) return RunBatch(context, flags);
   if (!flags.sweeps.empty()) return RunSweep(context, flags);
-  if (flags.family.empty()) return CliError{kExitUsage, "predict needs --family (or --batch-file)"};
+  if (flags.family.empty() && flags.hf_config.empty() && flags.torchvision.empty()) {
+    return CliError{kExitUsage,
+                    "predict needs --family, --hf-config or --torchvision (or --batch-file)"};
+  }
   if (flags.node.empty() == flags.gpu.empty()) {
     return CliError{kExitUsage, "predict needs exactly one of --node and --gpu"};
   }
@@ -249,9 +289,12 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
   if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
     return error;
   }
-  request.set_split(flags.split == "kfold"   ? v1::SPLIT_K_FOLD
-                    : flags.split == "sizes" ? v1::SPLIT_HELD_OUT_LARGER_SIZES
-                                             : v1::SPLIT_LEAVE_ONE_GPU_OUT);
+  // sizes: each family's largest size held out, unless a global threshold
+  // on inner modules is given.
+  request.set_split(flags.split == "kfold" ? v1::SPLIT_K_FOLD
+                    : flags.split != "sizes" ? v1::SPLIT_LEAVE_ONE_GPU_OUT
+                    : flags.size_threshold > 0 ? v1::SPLIT_HELD_OUT_LARGER_SIZES
+                                               : v1::SPLIT_LARGEST_SIZE_PER_FAMILY);
   request.set_size_threshold(flags.size_threshold);
   grpc::ClientContext call;
   call.set_deadline(std::chrono::system_clock::now() +
@@ -330,7 +373,17 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
 
   auto predict = std::make_shared<PredictFlags>();
   CLI::App* p = app.add_subcommand("predict", "Predict iteration and job time of a workload");
-  p->add_option("--family", predict->family, "Model family: lstm, cnn, stgcn, resnet, transformer, dlrm");
+  p->add_option("--family", predict->family,
+                "Model family: lstm, cnn, stgcn, resnet, transformer, dlrm, decoder, bert, vit, "
+                "resnet_imagenet");
+  p->add_option("--hf-config", predict->hf_config,
+                "A Hugging Face config.json (gpt2, opt, llama, mistral, bert) instead of --family")
+      ->check(CLI::ExistingFile);
+  p->add_option("--torchvision", predict->torchvision,
+                "A torchvision model (resnet18..resnet152, vit_b_16, ...) instead of --family");
+  p->add_option("--seq-len", predict->seq_len,
+                "Tokens per sample with --hf-config (default: the model's maximum)");
+  p->add_option("--image", predict->image, "Image size in pixels with --torchvision (default: 224)");
   p->add_option("--param", predict->params, "Architecture parameter name=value (repeatable)");
   p->add_option("--batch", predict->batch, "Batch size");
   p->add_option("--precision", predict->precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")->capture_default_str();
@@ -343,7 +396,8 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--iterations", predict->iterations, "Iterations (instead of samples x epochs)");
   p->add_option("--model", predict->model, "Model name (default: default)");
   p->add_option("--batch-file", predict->batch_file,
-                "CSV of queries: family,params,batch_size,precision,phase,node,gpu,samples,epochs")
+                "CSV of queries: family,params,batch_size,precision,phase,node,gpu,samples,epochs "
+                "(or hf_config,seq_len / torchvision,image for family,params)")
       ->check(CLI::ExistingFile);
   p->add_option("--sweep", predict->sweeps,
                 "What-if grid: key=v1,v2,... (repeatable; keys: batch, gpu, node, precision, "
@@ -393,10 +447,13 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   auto evaluate = std::make_shared<EvaluateFlags>();
   CLI::App* e = app.add_subcommand("evaluate", "Cross-validate on held-out GPUs, sizes or folds");
   evaluate->selection.AddTo(e);
-  e->add_option("--split", evaluate->split, "gpu (leave one GPU out), sizes (held-out larger sizes), kfold")
+  e->add_option("--split", evaluate->split,
+                "gpu (leave one GPU out), sizes (each family's largest size held out, or all "
+                "above --size-threshold), kfold")
       ->check(CLI::IsMember({"gpu", "sizes", "kfold"}))
       ->capture_default_str();
-  e->add_option("--size-threshold", evaluate->size_threshold, "sizes: train on inner modules <= this");
+  e->add_option("--size-threshold", evaluate->size_threshold,
+                "sizes: train on inner modules <= this in every family (default: per family)");
   e->add_option("--held-out-gpu", evaluate->held_out_gpu, "Show predicted vs measured for this GPU");
   e->add_option("--limit", evaluate->limit, "Rows of predicted vs measured to print")->capture_default_str();
   e->add_option("--report", evaluate->report,

@@ -1,4 +1,4 @@
-// perfcast import FILE... / perfcast export
+// perfcast import FILE... / perfcast export / perfcast compare A B
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "client/command.h"
 #include "client/importer.h"
+#include "client/profile_compare.h"
 #include "client/profile_files.h"
 #include "client/table.h"
 #include "perfcast/v1/profile_store.grpc.pb.h"
@@ -94,6 +95,7 @@ struct ExportOptions {
   std::string out;
   std::string node, gpu, family, phase, kind;
   int64_t limit = 0;
+  int method_version = 0;
 };
 
 std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& options) {
@@ -104,6 +106,7 @@ std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& o
   request.set_gpu_model(options.gpu);
   request.set_family(options.family);
   request.set_limit(options.limit);
+  request.set_method_version(options.method_version);
   if (!options.phase.empty()) {
     absl::StatusOr<models::Phase> phase = models::ParsePhase(options.phase);
     if (!phase.ok()) return CliError{kExitUsage, std::string(phase.status().message())};
@@ -142,6 +145,65 @@ std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& o
   return std::nullopt;
 }
 
+struct CompareFlags {
+  std::string first, second;
+  std::string format;
+  double min_ms = 1.0;
+};
+
+// Every profile of one run's file; records that cannot be read are skipped
+// with a warning, as an import would reject them.
+absl::StatusOr<std::vector<models::Profile>> ReadRun(const std::string& path,
+                                                     const std::string& format_name) {
+  absl::StatusOr<ProfileFormat> format =
+      format_name.empty() ? FormatOfPath(path) : ParseProfileFormat(format_name);
+  if (!format.ok()) return format.status();
+  std::vector<models::Profile> profiles;
+  int64_t skipped = 0;
+  ProfileSink sink;
+  sink.node = [](const models::Node&) {};
+  sink.profile = [&](int64_t, const models::Profile& p) { profiles.push_back(p); };
+  sink.bad_record = [&](int64_t, const std::string&) { ++skipped; };
+  if (absl::Status s = ReadProfiles(path, *format, sink); !s.ok()) return s;
+  if (skipped > 0) {
+    std::cerr << path << ": skipped " << skipped << " records that cannot be read "
+              << "(perfcast import lists them)\n";
+  }
+  return profiles;
+}
+
+std::string Percent(double fraction, bool sign = false) {
+  return absl::StrFormat(sign ? "%+.2f%%" : "%.2f%%", 100 * fraction);
+}
+
+std::optional<CliError> RunCompare(ClientContext& context, const CompareFlags& flags) {
+  absl::StatusOr<std::vector<models::Profile>> first = ReadRun(flags.first, flags.format);
+  if (!first.ok()) return CliError{kExitFailure, Describe(first.status())};
+  absl::StatusOr<std::vector<models::Profile>> second = ReadRun(flags.second, flags.format);
+  if (!second.ok()) return CliError{kExitFailure, Describe(second.status())};
+  const CompareOptions options{.min_ms = flags.min_ms};
+  absl::StatusOr<CompareReport> report = CompareRuns(*first, *second, options);
+  if (!report.ok()) return CliError{kExitFailure, Describe(report.status())};
+  if (context.output == OutputFormat::kJson) {
+    std::cout << CompareReportJson(*report, options) << "\n";
+    return std::nullopt;
+  }
+  Table table({"FAMILY", "N", "MEDIAN |DIFF|", "P90 |DIFF|", "MEDIAN DIFF"});
+  auto row = [&](const DifferenceStats& s) {
+    table.AddRow({s.group, absl::StrCat(s.n), Percent(s.median_abs), Percent(s.p90_abs),
+                  Percent(s.median_signed, /*sign=*/true)});
+  };
+  for (const DifferenceStats& s : report->families) row(s);
+  row(report->overall);
+  table.Print(std::cout);
+  std::cout << absl::StrFormat(
+      "median step time of the second run against the first, configurations matched by "
+      "workload key with steps >= %g ms; %d only in the first, %d only in the second, %d "
+      "shorter\n",
+      flags.min_ms, report->only_in_a, report->only_in_b, report->below_min);
+  return std::nullopt;
+}
+
 }  // namespace
 
 void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch) {
@@ -167,8 +229,32 @@ void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& di
   export_cmd->add_option("--phase", exp->phase, "train or inference");
   export_cmd->add_option("--kind", exp->kind, "model or op");
   export_cmd->add_option("--limit", exp->limit, "At most this many profiles");
+  export_cmd->add_option("--method-version", exp->method_version,
+                         "Only profiles of this measurement method (default: every method)")
+      ->check(CLI::PositiveNumber);
   export_cmd->callback([&context, &dispatch, exp] {
     dispatch.action = [&context, exp] { return RunExport(context, *exp); };
+  });
+
+  auto compare = std::make_shared<CompareFlags>();
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare",
+      "Reproducibility of two runs of one plan (agent files or exports): per family and "
+      "overall, the median and p90 of |difference| of the median step time (reads files; "
+      "no server)");
+  compare_cmd->add_option("first", compare->first, "The reference run")
+      ->required()
+      ->check(CLI::ExistingFile);
+  compare_cmd->add_option("second", compare->second, "The run compared with it")
+      ->required()
+      ->check(CLI::ExistingFile);
+  compare_cmd->add_option("--format", compare->format, "csv, jsonl or sqlite (default: by extension)");
+  compare_cmd->add_option("--min-ms", compare->min_ms,
+                          "Leave out configurations with shorter steps (mean of both runs)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  compare_cmd->callback([&context, &dispatch, compare] {
+    dispatch.action = [&context, compare] { return RunCompare(context, *compare); };
   });
 }
 

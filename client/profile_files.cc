@@ -5,6 +5,9 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string>
+#include <type_traits>
+#include <variant>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -15,6 +18,7 @@
 #include "db/store.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
+#include "models/profile_columns.h"
 #include "nlohmann/json.hpp"
 
 namespace perfcast::client {
@@ -118,60 +122,44 @@ absl::StatusOr<models::Profile> ProfileFromCells(const Cells& cells) {
   }
   if (std::string optimizer = Cell(cells, "optimizer"); !optimizer.empty()) w.optimizer = optimizer;
 
-  absl::StatusOr<double> mean = Number(cells, "mean_ms");
-  if (!mean.ok()) return mean.status();
+  // The measured values, by their columns; absent cells keep the defaults
+  // filled in below.
+  std::set<absl::string_view> present;
+  for (const models::ProfileColumn& column : models::ProfileColumns()) {
+    const std::string name(column.file_name);
+    if (Cell(cells, name).empty()) continue;
+    present.insert(column.file_name);
+    absl::Status parsed = std::visit(
+        [&](auto* field) -> absl::Status {
+          using T = std::remove_pointer_t<decltype(field)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            *field = Cell(cells, name);
+          } else if constexpr (std::is_same_v<T, double> ||
+                               std::is_same_v<T, std::optional<double>>) {
+            absl::StatusOr<double> value = Number(cells, name);
+            if (!value.ok()) return value.status();
+            *field = *value;
+          } else {
+            absl::StatusOr<int64_t> value = Integer(cells, name);
+            if (!value.ok()) return value.status();
+            // ValidateProfile checks the ranges; the field must hold the value.
+            if (*value > std::numeric_limits<T>::max() || *value < std::numeric_limits<T>::min()) {
+              return absl::InvalidArgumentError(absl::StrCat(name, " is too large: ", *value));
+            }
+            *field = static_cast<T>(*value);
+          }
+          return absl::OkStatus();
+        },
+        column.field(p));
+    if (!parsed.ok()) return parsed;
+  }
+  if (!present.contains("mean_ms")) return Number(cells, "mean_ms").status();
   models::TimingStats& t = p.iteration;
-  t.mean_ms = *mean;
-  t.count = 1;
-  if (!Cell(cells, "count").empty()) {
-    absl::StatusOr<int64_t> count = Integer(cells, "count");
-    if (!count.ok()) return count.status();
-    t.count = *count;
-  }
-  std::optional<double> median, p95, stddev, min, max;
-  for (auto [column, slot] : {std::pair<const char*, std::optional<double>*>{"median_ms", &median},
-                              {"p95_ms", &p95},
-                              {"stddev_ms", &stddev},
-                              {"min_ms", &min},
-                              {"max_ms", &max}}) {
-    if (absl::Status s = Optional(cells, column, *slot); !s.ok()) return s;
-  }
-  t.median_ms = median.value_or(t.mean_ms);
-  t.p95_ms = p95.value_or(t.mean_ms);
-  t.stddev_ms = stddev.value_or(0);
-  t.min_ms = min.value_or(std::min(t.mean_ms, t.median_ms));
-  t.max_ms = max.value_or(std::max({t.mean_ms, t.median_ms, t.p95_ms}));
-  models::PhaseBreakdown& ph = p.phases;
-  for (auto [column, slot] :
-       {std::pair<const char*, std::optional<double>*>{"data_load_ms", &ph.data_load_ms},
-        {"h2d_ms", &ph.h2d_ms},
-        {"forward_ms", &ph.forward_ms},
-        {"backward_ms", &ph.backward_ms},
-        {"optimizer_ms", &ph.optimizer_ms},
-        {"repeat_cv", &p.repeat_cv},
-        {"epoch_s", &p.epoch_s},
-        {"throughput_per_s", &p.throughput_per_s},
-        {"peak_memory_bytes", &p.peak_memory_bytes},
-        {"achieved_tflops", &p.achieved_tflops},
-        {"roofline_fraction", &p.roofline_fraction}}) {
-    if (absl::Status s = Optional(cells, column, *slot); !s.ok()) return s;
-  }
-  p.repeats = 1;
-  if (!Cell(cells, "repeats").empty()) {
-    absl::StatusOr<int64_t> repeats = Integer(cells, "repeats");
-    if (!repeats.ok()) return repeats.status();
-    // ValidateProfile checks the lower bound; an int must hold the value.
-    if (*repeats > std::numeric_limits<int>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat("repeats is too large: ", *repeats));
-    }
-    p.repeats = static_cast<int>(*repeats);
-  }
-  if (!Cell(cells, "measured_at_us").empty()) {
-    absl::StatusOr<int64_t> at = Integer(cells, "measured_at_us");
-    if (!at.ok()) return at.status();
-    p.measured_at_us = *at;
-  }
-  p.agent_version = Cell(cells, "agent_version");
+  if (!present.contains("count")) t.count = 1;
+  if (!present.contains("median_ms")) t.median_ms = t.mean_ms;
+  if (!present.contains("p95_ms")) t.p95_ms = t.mean_ms;
+  if (!present.contains("min_ms")) t.min_ms = std::min(t.mean_ms, t.median_ms);
+  if (!present.contains("max_ms")) t.max_ms = std::max({t.mean_ms, t.median_ms, t.p95_ms});
   if (p.agent_version.empty()) p.agent_version = "file-import";
   p.content_hash = Cell(cells, "content_hash");
   return p;
@@ -192,40 +180,40 @@ std::string FormatOptional(const std::optional<double>& value) {
   return value.has_value() ? FormatNumber(*value) : std::string();
 }
 
+// A column's value as file text: numbers read back as the same double, an
+// absent optional number is an empty cell.
+std::string ColumnText(const models::ConstProfileField& field) {
+  return std::visit(
+      [](const auto* value) -> std::string {
+        using T = std::remove_cvref_t<decltype(*value)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return *value;
+        } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+          return FormatOptional(*value);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return FormatNumber(*value);
+        } else {
+          return absl::StrCat(*value);
+        }
+      },
+      field);
+}
+
 Cells CellsFromProfile(const models::Profile& p) {
-  const models::TimingStats& t = p.iteration;
-  const models::PhaseBreakdown& ph = p.phases;
-  return {{"node", p.node_name},
-          {"gpu", ""},
-          {"kind", std::string(models::WorkloadKindName(p.workload.kind))},
-          {"family", p.workload.family},
-          {"params", FormatParams(p.workload.params)},
-          {"batch_size", absl::StrCat(p.workload.batch_size)},
-          {"precision", std::string(models::PrecisionName(p.workload.precision))},
-          {"phase", std::string(models::PhaseName(p.workload.phase))},
-          {"optimizer", p.workload.optimizer},
-          {"count", absl::StrCat(t.count)},
-          {"mean_ms", FormatNumber(t.mean_ms)},
-          {"median_ms", FormatNumber(t.median_ms)},
-          {"p95_ms", FormatNumber(t.p95_ms)},
-          {"stddev_ms", FormatNumber(t.stddev_ms)},
-          {"min_ms", FormatNumber(t.min_ms)},
-          {"max_ms", FormatNumber(t.max_ms)},
-          {"data_load_ms", FormatOptional(ph.data_load_ms)},
-          {"h2d_ms", FormatOptional(ph.h2d_ms)},
-          {"forward_ms", FormatOptional(ph.forward_ms)},
-          {"backward_ms", FormatOptional(ph.backward_ms)},
-          {"optimizer_ms", FormatOptional(ph.optimizer_ms)},
-          {"repeats", absl::StrCat(p.repeats)},
-          {"repeat_cv", FormatOptional(p.repeat_cv)},
-          {"epoch_s", FormatOptional(p.epoch_s)},
-          {"throughput_per_s", FormatOptional(p.throughput_per_s)},
-          {"peak_memory_bytes", FormatOptional(p.peak_memory_bytes)},
-          {"achieved_tflops", FormatOptional(p.achieved_tflops)},
-          {"roofline_fraction", FormatOptional(p.roofline_fraction)},
-          {"measured_at_us", absl::StrCat(p.measured_at_us)},
-          {"agent_version", p.agent_version},
-          {"content_hash", p.content_hash}};
+  Cells cells = {{"node", p.node_name},
+                 {"gpu", ""},
+                 {"kind", std::string(models::WorkloadKindName(p.workload.kind))},
+                 {"family", p.workload.family},
+                 {"params", FormatParams(p.workload.params)},
+                 {"batch_size", absl::StrCat(p.workload.batch_size)},
+                 {"precision", std::string(models::PrecisionName(p.workload.precision))},
+                 {"phase", std::string(models::PhaseName(p.workload.phase))},
+                 {"optimizer", p.workload.optimizer},
+                 {"content_hash", p.content_hash}};
+  for (const models::ProfileColumn& column : models::ProfileColumns()) {
+    cells[std::string(column.file_name)] = ColumnText(models::FieldOf(column, p));
+  }
+  return cells;
 }
 
 // Splits one CSV record (RFC 4180 quoting; no embedded newlines).
@@ -451,26 +439,36 @@ class CsvWriter final : public ProfileWriter {
 class JsonLinesWriter final : public ProfileWriter {
  public:
   explicit JsonLinesWriter(std::ostream& out) : out_(out) {}
-  void Write(const models::Profile& profile) override {
+  void Write(const models::Profile& p) override {
+    // Empty text and absent numbers are left out, as in a CSV cell.
     json record;
-    static const std::set<std::string> kTextColumns = {
-        "node", "gpu", "kind", "family", "precision", "phase", "optimizer", "agent_version",
-        "content_hash"};
-    for (const auto& [column, text] : CellsFromProfile(profile)) {
-      if (text.empty()) continue;
-      double number = 0;
-      static const std::set<std::string> kIntegerColumns = {"batch_size", "count", "repeats",
-                                                            "measured_at_us"};
-      int64_t integer = 0;
-      if (kIntegerColumns.contains(column) && absl::SimpleAtoi(text, &integer)) {
-        record[column] = integer;
-      } else if (!kTextColumns.contains(column) && absl::SimpleAtod(text, &number)) {
-        record[column] = number;
-      } else {
-        record[column] = text;
-      }
+    auto text = [&](const char* key, const std::string& value) {
+      if (!value.empty()) record[key] = value;
+    };
+    text("node", p.node_name);
+    text("kind", std::string(models::WorkloadKindName(p.workload.kind)));
+    text("family", p.workload.family);
+    record["params"] = p.workload.params;
+    record["batch_size"] = p.workload.batch_size;
+    text("precision", std::string(models::PrecisionName(p.workload.precision)));
+    text("phase", std::string(models::PhaseName(p.workload.phase)));
+    text("optimizer", p.workload.optimizer);
+    for (const models::ProfileColumn& column : models::ProfileColumns()) {
+      const std::string key(column.file_name);
+      std::visit(
+          [&](const auto* value) {
+            using T = std::remove_cvref_t<decltype(*value)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+              if (!value->empty()) record[key] = *value;
+            } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+              if (value->has_value()) record[key] = **value;
+            } else {
+              record[key] = *value;
+            }
+          },
+          models::FieldOf(column, p));
     }
-    record["params"] = profile.workload.params;
+    text("content_hash", p.content_hash);
     // Text from a CSV file need not be UTF-8; JSON must be.
     out_ << record.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
@@ -482,12 +480,15 @@ class JsonLinesWriter final : public ProfileWriter {
 }  // namespace
 
 const std::vector<std::string>& ProfileColumns() {
-  static const auto* const kColumns = new std::vector<std::string>{
-      "node", "gpu", "kind", "family", "params", "batch_size", "precision", "phase", "optimizer",
-      "count", "mean_ms", "median_ms", "p95_ms", "stddev_ms", "min_ms", "max_ms", "data_load_ms",
-      "h2d_ms", "forward_ms", "backward_ms", "optimizer_ms", "repeats", "repeat_cv", "epoch_s",
-      "throughput_per_s", "peak_memory_bytes", "achieved_tflops", "roofline_fraction",
-      "measured_at_us", "agent_version", "content_hash"};
+  static const auto* const kColumns = [] {
+    auto* columns = new std::vector<std::string>{"node", "gpu", "kind", "family", "params",
+                                                 "batch_size", "precision", "phase", "optimizer"};
+    for (const models::ProfileColumn& column : models::ProfileColumns()) {
+      columns->emplace_back(column.file_name);
+    }
+    columns->push_back("content_hash");
+    return columns;
+  }();
   return *kColumns;
 }
 

@@ -1,6 +1,7 @@
 // Profile files the CLI reads and writes: CSV, JSON Lines, and an agent's
 // local SQLite store. CSV and JSON Lines share one set of columns (see
-// kProfileColumns), so an export imports back unchanged.
+// ProfileColumns(): the workload's key parts, models/profile_columns.h, the
+// content hash), so an export imports back unchanged.
 //
 // Required columns: family, batch_size, mean_ms, and node or gpu (a catalog
 // GPU name: the row then belongs to a node named after the GPU, registered

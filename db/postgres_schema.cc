@@ -125,6 +125,20 @@ CREATE TABLE skipped_runs (
   at_us bigint NOT NULL
 );
 )sql",
+    // v2 mirrors the SQLite schema's version 3: the measurement method and
+    // run conditions of each profile, the node's dispatch rate.
+    R"sql(
+ALTER TABLE profiles ADD COLUMN method_version integer NOT NULL DEFAULT 1;
+ALTER TABLE profiles ADD COLUMN dispatch_ops_per_s double precision;
+ALTER TABLE profiles ADD COLUMN launch_latency_us double precision;
+ALTER TABLE profiles ADD COLUMN cpu_single_thread_score double precision;
+ALTER TABLE profiles ADD COLUMN h2d_pinned_gbs double precision;
+ALTER TABLE profiles ADD COLUMN h2d_pageable_gbs double precision;
+ALTER TABLE profiles ADD COLUMN board_power_w double precision;
+ALTER TABLE profiles ADD COLUMN sm_clock_mhz double precision;
+ALTER TABLE profiles ADD COLUMN gpu_temperature_c double precision;
+ALTER TABLE nodes ADD COLUMN dispatch_ops_per_s double precision;
+)sql",
 };
 
 // The store's version: 0 for a database without perfcast's migrations table.
@@ -157,7 +171,8 @@ absl::StatusOr<int64_t> SchemaVersion(pqxx::transaction_base& tx) {
 
 int64_t PostgresSchemaVersion() { return static_cast<int64_t>(std::size(kMigrations)); }
 
-absl::Status MigratePostgres(pqxx::connection& connection) {
+absl::Status MigratePostgres(pqxx::connection& connection, int64_t target_version) {
+  if (target_version < 0) target_version = PostgresSchemaVersion();
   pqxx::work tx(connection);
   tx.exec_params("SELECT pg_advisory_xact_lock($1, $2)", kPostgresLockSpace,
                  kPostgresMigrationLock);
@@ -168,7 +183,7 @@ absl::Status MigratePostgres(pqxx::connection& connection) {
         "CREATE TABLE perfcast_schema_migrations (version integer PRIMARY KEY, "
         "applied_at timestamptz NOT NULL DEFAULT now())");
   }
-  for (int64_t v = *version; v < PostgresSchemaVersion(); ++v) {
+  for (int64_t v = *version; v < target_version; ++v) {
     tx.exec(std::string(kMigrations[v]));
     tx.exec_params("INSERT INTO perfcast_schema_migrations (version) VALUES ($1)", v + 1);
   }

@@ -22,8 +22,9 @@ inline constexpr int kPostgresImportLock = 2;
 // so that replicas starting together migrate exactly once (the later ones
 // wait, then find nothing to do). FailedPrecondition for a database that
 // holds tables but no perfcast store, or a newer schema than this build
-// knows. Throws libpqxx exceptions for database errors.
-absl::Status MigratePostgres(pqxx::connection& connection);
+// knows. Throws libpqxx exceptions for database errors. `target_version`
+// (default: current) stops earlier, for tests of later migrations.
+absl::Status MigratePostgres(pqxx::connection& connection, int64_t target_version = -1);
 
 // For read-only opens: OK if the database holds a store of exactly the
 // current version; FailedPrecondition otherwise. Writes nothing.

@@ -4,7 +4,10 @@
 #include <limits>
 #include <optional>
 #include <pqxx/pqxx>
+#include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,6 +17,7 @@
 #include "db/postgres_schema.h"
 #include "db/store_rules.h"
 #include "models/descriptor.h"
+#include "models/profile_columns.h"
 #include "nlohmann/json.hpp"
 
 namespace perfcast::db {
@@ -31,7 +35,7 @@ constexpr int kImportLockTimeoutSeconds = 60;
 // Rows fetched per round trip by ScanProfiles.
 constexpr int64_t kScanBatch = 2000;
 // Profiles an import sends per INSERT: one round trip per row made imports
-// several times slower than SQLite's (24 parameters a row; PostgreSQL takes
+// several times slower than SQLite's (34 parameters a row; PostgreSQL takes
 // up to 65,535 per statement).
 constexpr size_t kInsertBatch = 500;
 
@@ -43,24 +47,23 @@ constexpr absl::string_view kNodeColumns =
     "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
     "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
     "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
-    "idle_power_watts";
-constexpr int kNodeColumnCount = 39;
+    "idle_power_watts, dispatch_ops_per_s";
+constexpr int kNodeColumnCount = 40;
 
-constexpr absl::string_view kProfileColumns =
-    "content_hash, node_id, workload_id, measured_at_us, agent_version, iterations, mean_ms, "
-    "median_ms, p95_ms, stddev_ms, min_ms, max_ms, data_load_ms, h2d_ms, forward_ms, "
-    "backward_ms, optimizer_ms, repeats, repeat_cv, epoch_s, throughput_per_s, "
-    "peak_memory_bytes, achieved_tflops, roofline_fraction";
-constexpr int kProfileColumnCount = 24;
+// The profile row as an import inserts it: content hash, node id, workload
+// id, then the profile columns.
+constexpr int kProfileKeyColumns = 3;
+int ProfileInsertColumnCount() {
+  return kProfileKeyColumns + static_cast<int>(models::ProfileColumns().size());
+}
 
-// Profile id, node name, workload key, then the profile columns.
-constexpr absl::string_view kScanSelect =
-    "SELECT p.id, n.name, w.key, encode(p.content_hash, 'hex'), p.measured_at_us, "
-    "p.agent_version, p.iterations, p.mean_ms, p.median_ms, p.p95_ms, p.stddev_ms, p.min_ms, "
-    "p.max_ms, p.data_load_ms, p.h2d_ms, p.forward_ms, p.backward_ms, p.optimizer_ms, "
-    "p.repeats, p.repeat_cv, p.epoch_s, p.throughput_per_s, p.peak_memory_bytes, "
-    "p.achieved_tflops, p.roofline_fraction FROM profiles p JOIN nodes n ON n.id = p.node_id "
-    "JOIN workloads w ON w.id = p.workload_id";
+// Profile id, node name, workload key, content hash, then the profile columns.
+std::string ScanSelect() {
+  return absl::StrCat("SELECT p.id, n.name, w.key, encode(p.content_hash, 'hex'), ",
+                      ProfileColumnList("p."),
+                      " FROM profiles p JOIN nodes n ON n.id = p.node_id "
+                      "JOIN workloads w ON w.id = p.workload_id");
+}
 
 constexpr absl::string_view kModelColumns =
     "id, name, version, target, summary, cv_mape, created_at_us";
@@ -88,7 +91,7 @@ std::vector<std::pair<std::string, std::string>> PreparedStatements() {
        "measured_fp32_tflops = $9, measured_tf32_tflops = $10, measured_fp16_tflops = $11, "
        "measured_bf16_tflops = $12, measured_fp64_tflops = $13, launch_latency_us = $14, "
        "h2d_pinned_gbs = $15, h2d_pageable_gbs = $16, cpu_single_thread_score = $17, "
-       "idle_power_watts = $18 WHERE name = $1"},
+       "idle_power_watts = $18, dispatch_ops_per_s = $19 WHERE name = $1"},
   };
 }
 
@@ -112,7 +115,8 @@ pqxx::result InsertNode(pqxx::transaction_base& tx, const std::string& name, con
       h.hostname, h.cpu_model, h.cpu_cores, h.driver_version, h.cuda_version, h.torch_version,
       m.memory_bandwidth_gbs, m.fp32_tflops, m.tf32_tflops, m.fp16_tflops, m.bf16_tflops,
       m.fp64_tflops, m.launch_latency_us, m.h2d_pinned_gbs, m.h2d_pageable_gbs,
-      m.cpu_single_thread_score, n.registered_at_us, g.tdp_watts, m.idle_power_watts);
+      m.cpu_single_thread_score, n.registered_at_us, g.tdp_watts, m.idle_power_watts,
+      m.dispatch_ops_per_s);
 }
 
 // Reads a node from a row of `id, kNodeColumns`.
@@ -168,10 +172,11 @@ Node ReadNode(const pqxx::row& r) {
   n.registered_at_us = r[c++].as<int64_t>();
   g.tdp_watts = r[c++].as<double>();
   m.idle_power_watts = OptionalDouble(r[c++]);
+  m.dispatch_ops_per_s = OptionalDouble(r[c++]);
   return n;
 }
 
-// Reads a profile from a row of kScanSelect.
+// Reads a profile from a row of ScanSelect().
 absl::StatusOr<Profile> ReadProfile(const pqxx::row& r) {
   Profile p;
   p.id = r[0].as<int64_t>();
@@ -183,27 +188,20 @@ absl::StatusOr<Profile> ReadProfile(const pqxx::row& r) {
   }
   p.workload = *std::move(spec);
   p.content_hash = r[3].as<std::string>();
-  p.measured_at_us = r[4].as<int64_t>();
-  p.agent_version = r[5].as<std::string>();
-  p.iteration.count = r[6].as<int64_t>();
-  p.iteration.mean_ms = r[7].as<double>();
-  p.iteration.median_ms = r[8].as<double>();
-  p.iteration.p95_ms = r[9].as<double>();
-  p.iteration.stddev_ms = r[10].as<double>();
-  p.iteration.min_ms = r[11].as<double>();
-  p.iteration.max_ms = r[12].as<double>();
-  p.phases.data_load_ms = OptionalDouble(r[13]);
-  p.phases.h2d_ms = OptionalDouble(r[14]);
-  p.phases.forward_ms = OptionalDouble(r[15]);
-  p.phases.backward_ms = OptionalDouble(r[16]);
-  p.phases.optimizer_ms = OptionalDouble(r[17]);
-  p.repeats = r[18].as<int>();
-  p.repeat_cv = OptionalDouble(r[19]);
-  p.epoch_s = OptionalDouble(r[20]);
-  p.throughput_per_s = OptionalDouble(r[21]);
-  p.peak_memory_bytes = OptionalDouble(r[22]);
-  p.achieved_tflops = OptionalDouble(r[23]);
-  p.roofline_fraction = OptionalDouble(r[24]);
+  int c = 4;
+  for (const models::ProfileColumn& column : models::ProfileColumns()) {
+    std::visit(
+        [&](auto* field) {
+          using T = std::remove_pointer_t<decltype(field)>;
+          if constexpr (std::is_same_v<T, std::optional<double>>) {
+            *field = OptionalDouble(r[c]);
+          } else {
+            *field = r[c].as<T>();
+          }
+        },
+        column.field(p));
+    ++c;
+  }
   return p;
 }
 
@@ -251,6 +249,9 @@ void AppendProfileFilter(const ProfileFilter& f, std::string& sql, QueryParams& 
     absl::StrAppend(&sql, " AND w.kind = ",
                     params.Add(std::string(models::WorkloadKindName(*f.kind))));
   }
+  if (f.method_version.has_value()) {
+    absl::StrAppend(&sql, " AND p.method_version = ", params.Add(int64_t{*f.method_version}));
+  }
 }
 
 absl::Status ReadOnlyError() {
@@ -291,7 +292,8 @@ class PostgresImport final : public ImportTransaction {
                          h.driver_version, h.cuda_version, h.torch_version,
                          m.memory_bandwidth_gbs, m.fp32_tflops, m.tf32_tflops, m.fp16_tflops,
                          m.bf16_tflops, m.fp64_tflops, m.launch_latency_us, m.h2d_pinned_gbs,
-                         m.h2d_pageable_gbs, m.cpu_single_thread_score, m.idle_power_watts);
+                         m.h2d_pageable_gbs, m.cpu_single_thread_score, m.idle_power_watts,
+                         m.dispatch_ops_per_s);
       node_ids_[node.name] = found[0][0].as<int64_t>();
       return absl::OkStatus();
     } catch (...) {
@@ -449,26 +451,21 @@ class PostgresImport final : public ImportTransaction {
     if (pending_.empty()) return;
     ResolveWorkloads();
     std::vector<std::optional<std::string>> values;
-    values.reserve(pending_.size() * kProfileColumnCount);
+    values.reserve(pending_.size() * ProfileInsertColumnCount());
     for (const StagedProfile& staged : pending_) {
       const Profile& p = staged.profile;
-      const models::TimingStats& t = p.iteration;
-      const models::PhaseBreakdown& ph = p.phases;
-      values.insert(values.end(),
-                    {Param(p.content_hash), Param(staged.node_id),
-                     Param(workload_ids_.at(staged.workload_key)), Param(p.measured_at_us),
-                     Param(p.agent_version), Param(t.count), Param(t.mean_ms), Param(t.median_ms),
-                     Param(t.p95_ms), Param(t.stddev_ms), Param(t.min_ms), Param(t.max_ms),
-                     Param(ph.data_load_ms), Param(ph.h2d_ms), Param(ph.forward_ms),
-                     Param(ph.backward_ms), Param(ph.optimizer_ms), Param(p.repeats),
-                     Param(p.repeat_cv), Param(p.epoch_s), Param(p.throughput_per_s),
-                     Param(p.peak_memory_bytes), Param(p.achieved_tflops),
-                     Param(p.roofline_fraction)});
+      values.insert(values.end(), {Param(p.content_hash), Param(staged.node_id),
+                                   Param(workload_ids_.at(staged.workload_key))});
+      for (const models::ProfileColumn& column : models::ProfileColumns()) {
+        values.push_back(std::visit([](const auto* value) { return Param(*value); },
+                                    models::FieldOf(column, p)));
+      }
     }
     const int64_t rows = static_cast<int64_t>(pending_.size());
     pqxx::result r = tx_->exec_params(
-        absl::StrCat("INSERT INTO profiles (", kProfileColumns, ") VALUES ",
-                     ValuesList(static_cast<int>(rows), kProfileColumnCount, true),
+        absl::StrCat("INSERT INTO profiles (content_hash, node_id, workload_id, ",
+                     ProfileColumnList(), ") VALUES ",
+                     ValuesList(static_cast<int>(rows), ProfileInsertColumnCount(), true),
                      " ON CONFLICT (content_hash) DO NOTHING"),
         pqxx::prepare::make_dynamic_params(values));
     const int64_t inserted = static_cast<int64_t>(r.affected_rows());
@@ -651,7 +648,7 @@ class PostgresStore final : public Store {
       while (remaining > 0) {
         const int64_t batch = std::min(kScanBatch, remaining);
         QueryParams params;
-        std::string sql = absl::StrCat(kScanSelect, " WHERE p.id > ", params.Add(after_id));
+        std::string sql = absl::StrCat(ScanSelect(), " WHERE p.id > ", params.Add(after_id));
         AppendProfileFilter(filter, sql, params);
         absl::StrAppend(&sql, " ORDER BY p.id LIMIT ", batch);
         pqxx::result r = params.Exec(tx, sql);
@@ -820,6 +817,15 @@ absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri)
 
 absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStoreReadOnly(const std::string& uri) {
   return Open(uri, /*read_only=*/true);
+}
+
+absl::Status CreatePostgresStoreAtVersion(const std::string& uri, int64_t version) {
+  try {
+    pqxx::connection connection(uri);
+    return MigratePostgres(connection, version);
+  } catch (...) {
+    return PqxxExceptionToStatus();
+  }
 }
 
 }  // namespace perfcast::db

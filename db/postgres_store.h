@@ -47,6 +47,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/store.h"
 
@@ -64,6 +65,10 @@ absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStoreReadOnly(const std::stri
 
 // The newest PostgreSQL schema version this build knows (number of migrations).
 int64_t PostgresSchemaVersion();
+
+// Brings the empty database at `uri` to schema `version` only, as an older
+// build left it: for tests of migrations. Errors as OpenPostgresStore.
+absl::Status CreatePostgresStoreAtVersion(const std::string& uri, int64_t version);
 
 }  // namespace perfcast::db
 

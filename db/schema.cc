@@ -121,6 +121,21 @@ ALTER TABLE workloads ADD COLUMN parameters REAL;
 ALTER TABLE workloads ADD COLUMN total_flops REAL;
 ALTER TABLE workloads ADD COLUMN inner_modules INTEGER;
 )sql",
+      // v3: the measurement method of each profile and the host and GPU
+      // conditions it ran under (models::RunConditions); the node's dispatch
+      // rate. Rows stored before are method 1 without conditions.
+      R"sql(
+ALTER TABLE profiles ADD COLUMN method_version INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE profiles ADD COLUMN dispatch_ops_per_s REAL;
+ALTER TABLE profiles ADD COLUMN launch_latency_us REAL;
+ALTER TABLE profiles ADD COLUMN cpu_single_thread_score REAL;
+ALTER TABLE profiles ADD COLUMN h2d_pinned_gbs REAL;
+ALTER TABLE profiles ADD COLUMN h2d_pageable_gbs REAL;
+ALTER TABLE profiles ADD COLUMN board_power_w REAL;
+ALTER TABLE profiles ADD COLUMN sm_clock_mhz REAL;
+ALTER TABLE profiles ADD COLUMN gpu_temperature_c REAL;
+ALTER TABLE nodes ADD COLUMN dispatch_ops_per_s REAL;
+)sql",
   };
   return *kMigrations;
 }

@@ -4,7 +4,11 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -16,6 +20,7 @@
 #include "db/sqlite_handle.h"
 #include "db/store_rules.h"
 #include "models/descriptor.h"
+#include "models/profile_columns.h"
 #include "nlohmann/json.hpp"
 
 namespace perfcast::db {
@@ -33,8 +38,8 @@ constexpr absl::string_view kNodeColumns =
     "torch_version, measured_bandwidth_gbs, measured_fp32_tflops, measured_tf32_tflops, "
     "measured_fp16_tflops, measured_bf16_tflops, measured_fp64_tflops, launch_latency_us, "
     "h2d_pinned_gbs, h2d_pageable_gbs, cpu_single_thread_score, registered_at_us, tdp_watts, "
-    "idle_power_watts";
-constexpr int kNodeColumnCount = 39;
+    "idle_power_watts, dispatch_ops_per_s";
+constexpr int kNodeColumnCount = 40;
 
 void BindNode(Statement& s, const Node& n) {
   nlohmann::json labels(n.labels);
@@ -54,6 +59,7 @@ void BindNode(Statement& s, const Node& n) {
   s.Bind(31, m.bf16_tflops).Bind(32, m.fp64_tflops).Bind(33, m.launch_latency_us);
   s.Bind(34, m.h2d_pinned_gbs).Bind(35, m.h2d_pageable_gbs).Bind(36, m.cpu_single_thread_score);
   s.Bind(37, n.registered_at_us).Bind(38, g.tdp_watts).Bind(39, m.idle_power_watts);
+  s.Bind(40, m.dispatch_ops_per_s);
 }
 
 // Reads a node whose columns start at `c` in kNodeColumns order, preceded by id.
@@ -108,15 +114,9 @@ Node ReadNode(const Statement& s) {
   n.registered_at_us = s.Int(c++);
   g.tdp_watts = s.Double(c++);
   m.idle_power_watts = s.OptionalDouble(c++);
+  m.dispatch_ops_per_s = s.OptionalDouble(c++);
   return n;
 }
-
-constexpr absl::string_view kProfileColumns =
-    "content_hash, node_id, workload_id, measured_at_us, agent_version, iterations, mean_ms, "
-    "median_ms, p95_ms, stddev_ms, min_ms, max_ms, data_load_ms, h2d_ms, forward_ms, "
-    "backward_ms, optimizer_ms, repeats, repeat_cv, epoch_s, throughput_per_s, "
-    "peak_memory_bytes, achieved_tflops, roofline_fraction";
-constexpr int kProfileColumnCount = 24;
 
 std::string Placeholders(int count) {
   std::string out;
@@ -124,15 +124,59 @@ std::string Placeholders(int count) {
   return out;
 }
 
-// The select list used by scans: profile id, node name, workload key, then
-// kProfileColumns from measured_at_us on.
-constexpr absl::string_view kScanSelect =
-    "SELECT p.id, n.name, w.key, p.content_hash, p.measured_at_us, p.agent_version, "
-    "p.iterations, p.mean_ms, p.median_ms, p.p95_ms, p.stddev_ms, p.min_ms, p.max_ms, "
-    "p.data_load_ms, p.h2d_ms, p.forward_ms, p.backward_ms, p.optimizer_ms, p.repeats, "
-    "p.repeat_cv, p.epoch_s, p.throughput_per_s, p.peak_memory_bytes, p.achieved_tflops, "
-    "p.roofline_fraction FROM profiles p JOIN nodes n ON n.id = p.node_id "
-    "JOIN workloads w ON w.id = p.workload_id";
+// The profile row as an import inserts it: content hash, node id, workload
+// id, then the profile columns.
+constexpr int kProfileKeyColumns = 3;
+int ProfileInsertColumnCount() {
+  return kProfileKeyColumns + static_cast<int>(models::ProfileColumns().size());
+}
+
+// Binds the profile columns from parameter `first` on.
+void BindProfileColumns(Statement& s, int first, const Profile& p) {
+  int index = first;
+  for (const models::ProfileColumn& column : models::ProfileColumns()) {
+    std::visit(
+        [&](const auto* value) {
+          if constexpr (std::is_same_v<decltype(value), const int*>) {
+            s.Bind(index, int64_t{*value});
+          } else {
+            s.Bind(index, *value);
+          }
+        },
+        models::FieldOf(column, p));
+    ++index;
+  }
+}
+
+// Reads the profile columns from result column `first` on.
+void ReadProfileColumns(const Statement& s, int first, Profile& p) {
+  int c = first;
+  for (const models::ProfileColumn& column : models::ProfileColumns()) {
+    std::visit(
+        [&](auto* field) {
+          using T = std::remove_pointer_t<decltype(field)>;
+          if constexpr (std::is_same_v<T, std::optional<double>>) {
+            *field = s.OptionalDouble(c);
+          } else if constexpr (std::is_same_v<T, double>) {
+            *field = s.Double(c);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            *field = s.Text(c);
+          } else {
+            *field = static_cast<T>(s.Int(c));
+          }
+        },
+        column.field(p));
+    ++c;
+  }
+}
+
+// The select list used by scans: profile id, node name, workload key,
+// content hash, then the profile columns.
+std::string ScanSelect() {
+  return absl::StrCat("SELECT p.id, n.name, w.key, p.content_hash, ", ProfileColumnList("p."),
+                      " FROM profiles p JOIN nodes n ON n.id = p.node_id "
+                      "JOIN workloads w ON w.id = p.workload_id");
+}
 
 absl::StatusOr<Profile> ReadProfile(const Statement& s) {
   Profile p;
@@ -144,27 +188,7 @@ absl::StatusOr<Profile> ReadProfile(const Statement& s) {
   }
   p.workload = *std::move(spec);
   p.content_hash = absl::BytesToHexString(s.Blob(3));
-  p.measured_at_us = s.Int(4);
-  p.agent_version = s.Text(5);
-  p.iteration.count = s.Int(6);
-  p.iteration.mean_ms = s.Double(7);
-  p.iteration.median_ms = s.Double(8);
-  p.iteration.p95_ms = s.Double(9);
-  p.iteration.stddev_ms = s.Double(10);
-  p.iteration.min_ms = s.Double(11);
-  p.iteration.max_ms = s.Double(12);
-  p.phases.data_load_ms = s.OptionalDouble(13);
-  p.phases.h2d_ms = s.OptionalDouble(14);
-  p.phases.forward_ms = s.OptionalDouble(15);
-  p.phases.backward_ms = s.OptionalDouble(16);
-  p.phases.optimizer_ms = s.OptionalDouble(17);
-  p.repeats = static_cast<int>(s.Int(18));
-  p.repeat_cv = s.OptionalDouble(19);
-  p.epoch_s = s.OptionalDouble(20);
-  p.throughput_per_s = s.OptionalDouble(21);
-  p.peak_memory_bytes = s.OptionalDouble(22);
-  p.achieved_tflops = s.OptionalDouble(23);
-  p.roofline_fraction = s.OptionalDouble(24);
+  ReadProfileColumns(s, 4, p);
   return p;
 }
 
@@ -205,8 +229,9 @@ class SqliteStore final : public Store {
               "INSERT INTO workloads (key, kind, family, batch_size, precision, phase, "
               "parameters, total_flops, inner_modules) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
              {&st.insert_profile,
-              absl::StrCat("INSERT INTO profiles (", kProfileColumns, ") VALUES (",
-                           Placeholders(kProfileColumnCount),
+              absl::StrCat("INSERT INTO profiles (content_hash, node_id, workload_id, ",
+                           ProfileColumnList(), ") VALUES (",
+                           Placeholders(ProfileInsertColumnCount()),
                            ") ON CONFLICT (content_hash) DO NOTHING")},
              {&st.insert_node, absl::StrCat("INSERT INTO nodes (", kNodeColumns, ") VALUES (",
                                             Placeholders(kNodeColumnCount), ")")},
@@ -217,7 +242,7 @@ class SqliteStore final : public Store {
               "measured_tf32_tflops = ?10, measured_fp16_tflops = ?11, "
               "measured_bf16_tflops = ?12, measured_fp64_tflops = ?13, launch_latency_us = ?14, "
               "h2d_pinned_gbs = ?15, h2d_pageable_gbs = ?16, cpu_single_thread_score = ?17, "
-              "idle_power_watts = ?18 WHERE name = ?1"},
+              "idle_power_watts = ?18, dispatch_ops_per_s = ?19 WHERE name = ?1"},
          }) {
       if (absl::Status s = prepare(*slot, sql); !s.ok()) return s;
     }
@@ -335,7 +360,7 @@ class SqliteStore final : public Store {
   absl::Status ScanProfiles(const ProfileFilter& filter,
                             const std::function<bool(const Profile&)>& visit) override {
     return WithReader([&](Connection& c) -> absl::Status {
-      auto stmt = PrepareFiltered(c, std::string(kScanSelect), filter, " ORDER BY p.id");
+      auto stmt = PrepareFiltered(c, ScanSelect(), filter, " ORDER BY p.id");
       if (!stmt.ok()) return stmt.status();
       while (true) {
         absl::StatusOr<bool> row = (*stmt)->Step();
@@ -528,6 +553,7 @@ class SqliteStore final : public Store {
     if (!f.family.empty()) absl::StrAppend(&sql, " AND w.family = ?5");
     if (f.phase.has_value()) absl::StrAppend(&sql, " AND w.phase = ?6");
     if (f.kind.has_value()) absl::StrAppend(&sql, " AND w.kind = ?7");
+    if (f.method_version.has_value()) absl::StrAppend(&sql, " AND p.method_version = ?8");
     absl::StrAppend(&sql, suffix);
     if (f.limit > 0) absl::StrAppend(&sql, " LIMIT ", f.limit);
     auto stmt = c.Prepare(sql);
@@ -539,6 +565,7 @@ class SqliteStore final : public Store {
     if (!f.family.empty()) s.Bind(5, f.family);
     if (f.phase.has_value()) s.Bind(6, models::PhaseName(*f.phase));
     if (f.kind.has_value()) s.Bind(7, models::WorkloadKindName(*f.kind));
+    if (f.method_version.has_value()) s.Bind(8, int64_t{*f.method_version});
     return stmt;
   }
 
@@ -613,7 +640,7 @@ class SqliteImport final : public ImportTransaction {
       u.Bind(10, m.tf32_tflops).Bind(11, m.fp16_tflops).Bind(12, m.bf16_tflops);
       u.Bind(13, m.fp64_tflops).Bind(14, m.launch_latency_us).Bind(15, m.h2d_pinned_gbs);
       u.Bind(16, m.h2d_pageable_gbs).Bind(17, m.cpu_single_thread_score);
-      u.Bind(18, m.idle_power_watts);
+      u.Bind(18, m.idle_power_watts).Bind(19, m.dispatch_ops_per_s);
       if (absl::Status s = u.Run(); !s.ok()) return Fail(s);
       node_ids_[node.name] = id;
       return absl::OkStatus();
@@ -642,17 +669,9 @@ class SqliteImport final : public ImportTransaction {
     if (!workload_id.ok()) return Fail(workload_id.status());
 
     Statement& s = *store_.import_statements().insert_profile;
-    const models::TimingStats& t = profile.iteration;
-    const models::PhaseBreakdown& ph = profile.phases;
     s.BindBlob(1, absl::HexStringToBytes(profile.content_hash));
-    s.Bind(2, *node_id).Bind(3, *workload_id).Bind(4, profile.measured_at_us);
-    s.Bind(5, profile.agent_version).Bind(6, t.count).Bind(7, t.mean_ms).Bind(8, t.median_ms);
-    s.Bind(9, t.p95_ms).Bind(10, t.stddev_ms).Bind(11, t.min_ms).Bind(12, t.max_ms);
-    s.Bind(13, ph.data_load_ms).Bind(14, ph.h2d_ms).Bind(15, ph.forward_ms);
-    s.Bind(16, ph.backward_ms).Bind(17, ph.optimizer_ms).Bind(18, int64_t{profile.repeats});
-    s.Bind(19, profile.repeat_cv).Bind(20, profile.epoch_s).Bind(21, profile.throughput_per_s);
-    s.Bind(22, profile.peak_memory_bytes).Bind(23, profile.achieved_tflops);
-    s.Bind(24, profile.roofline_fraction);
+    s.Bind(2, *node_id).Bind(3, *workload_id);
+    BindProfileColumns(s, kProfileKeyColumns + 1, profile);
     if (absl::Status status = s.Run(); !status.ok()) return Fail(status);
     if (store_.writer().changes() == 0) {
       ++state_.summary.duplicates;

@@ -46,7 +46,10 @@ struct ProfileFilter {
   std::string family;
   std::optional<models::Phase> phase;
   std::optional<models::WorkloadKind> kind;
-  int64_t since_us = 0;
+  std::optional<int> method_version;  // models::Profile::method_version
+  // Measurement times, inclusive. The defaults match every stored time, a
+  // negative one (before 1970, from an imported file) included.
+  int64_t since_us = std::numeric_limits<int64_t>::min();
   int64_t until_us = std::numeric_limits<int64_t>::max();
   int64_t limit = 0;  // 0: no limit
 };

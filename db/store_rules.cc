@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "models/descriptor.h"
+#include "models/profile_columns.h"
 
 namespace perfcast::db {
 
@@ -122,6 +123,14 @@ absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input) {
     return absl::InvalidArgumentError("content hash must be 32 hexadecimal digits");
   }
   return profile;
+}
+
+std::string ProfileColumnList(absl::string_view prefix) {
+  std::string out;
+  for (const models::ProfileColumn& column : models::ProfileColumns()) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", prefix, column.name);
+  }
+  return out;
 }
 
 absl::Status ImportState::Usable() const {

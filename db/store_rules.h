@@ -5,6 +5,7 @@
 #define PERFCAST_DB_STORE_RULES_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -38,6 +39,11 @@ bool IsHexHash(absl::string_view hash);
 // (models::ValidateProfile), and its content hash computed when absent. An
 // InvalidArgument message is the reason an import rejects the record.
 absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input);
+
+// The columns of models::ProfileColumns() as an SQL list, each name after
+// `prefix` ("p." in scans): "p.iterations, p.mean_ms, ...". Every store's
+// INSERT and SELECT of profiles names them in this order.
+std::string ProfileColumnList(absl::string_view prefix = "");
 
 // Where one import stands, kept the same way by every backend's
 // ImportTransaction so that a misused import gets the same codes everywhere.

@@ -28,6 +28,8 @@ const std::vector<families::FamilyDef>& Registry() {
     auto* defs = new std::vector<families::FamilyDef>{
         families::LstmFamily(),   families::CnnFamily(),         families::StgcnFamily(),
         families::ResNetFamily(), families::TransformerFamily(), families::DlrmFamily(),
+        families::DecoderFamily(), families::BertFamily(),       families::VitFamily(),
+        families::ResNetImageNetFamily(),
     };
     for (families::FamilyDef& def : families::OperationFamilies()) {
       defs->push_back(std::move(def));

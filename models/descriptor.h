@@ -93,9 +93,11 @@ struct ParamInfo {
 
 // A workload family (model) or an operation family (micro-benchmark).
 struct FamilyInfo {
-  std::string name;  // "lstm", "cnn", "stgcn", "resnet", "transformer", "dlrm";
+  std::string name;  // "lstm", "cnn", "stgcn", "resnet", "transformer", "dlrm",
+                     // "decoder", "bert", "vit", "resnet_imagenet";
                      // operation families: "gemm", "conv2d", "lstm_cell",
-                     // "attention", "elementwise", "layernorm", "softmax",
+                     // "attention", "sdpa", "rmsnorm", "swiglu",
+                     // "cross_entropy", "elementwise", "layernorm", "softmax",
                      // "embedding", "optimizer", "h2d"
   WorkloadKind kind = WorkloadKind::kModel;
   std::string doc;

@@ -274,7 +274,8 @@ std::string NodeToJson(const Node& n) {
              {"h2d_pinned_gbs", optional(m.h2d_pinned_gbs)},
              {"h2d_pageable_gbs", optional(m.h2d_pageable_gbs)},
              {"cpu_single_thread_score", optional(m.cpu_single_thread_score)},
-             {"idle_power_watts", optional(m.idle_power_watts)}}},
+             {"idle_power_watts", optional(m.idle_power_watts)},
+             {"dispatch_ops_per_s", optional(m.dispatch_ops_per_s)}}},
            {"source", n.source == NodeSource::kAgent      ? "agent"
                       : n.source == NodeSource::kSpecFile ? "spec"
                                                           : "catalog"},

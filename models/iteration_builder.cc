@@ -42,6 +42,18 @@ double LstmBackwardLaunches(int64_t seq_len) { return 2.0 * seq_len + 3; }
 constexpr double kAttentionForwardLaunches = 8;
 constexpr double kAttentionBackwardLaunches = 10;
 
+// Flash / memory-efficient attention: one forward kernel; the backward runs
+// a dot(dO, O) pre-pass, the main kernel and a dQ conversion.
+constexpr double kFusedAttentionBackwardLaunches = 3;
+// Query rows per block of a fused attention kernel.
+constexpr double kAttentionBlock = 128;
+
+// RMSNorm as five element-wise kernels and one row reduction forward
+// (pow, mean, add eps, rsqrt, mul, mul by the weight); autograd runs about
+// twice as many backward, plus the weight-gradient reduction.
+constexpr double kRmsNormForwardLaunches = 6;
+constexpr double kRmsNormBackwardLaunches = 10;
+
 }  // namespace
 
 double ElementBytes(Precision precision) {
@@ -170,6 +182,26 @@ void IterationBuilder::Linear(const std::string& name, double rows, int64_t in, 
   }
 }
 
+void IterationBuilder::TiedLinear(const std::string& name, double rows, int64_t in, int64_t out,
+                                  bool bias) {
+  const double weights = static_cast<double>(in) * out;
+  if (bias) AddParameters(static_cast<double>(out), 1);
+  CastWeights(name, weights + (bias ? out : 0), bias ? 2 : 1);
+  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward);
+  peak_output_bytes_ = std::max(peak_output_bytes_, rows * out * act_bytes());
+  if (!training()) return;
+  activation_bytes_ += rows * in * act_bytes();
+  Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward);
+  Gemm(name + ".dw_shared", out, in, rows, 1, Stage::kBackward);
+  if (bias) {
+    ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), rows * out,
+              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward);
+  }
+  // The owner's gradient already holds its own part: read, add, write fp32.
+  ElementOp(name + ".accumulate", OpClass::kElementwise, Precision::kFp32, weights,
+            12 * weights, weights, 1, Stage::kBackward);
+}
+
 void IterationBuilder::Matmul(const std::string& name, double m, double n, double k,
                               double batch, bool rhs_constant) {
   Gemm(name + ".fwd", m, n, k, batch, Stage::kForward);
@@ -294,6 +326,55 @@ void IterationBuilder::Attention(const std::string& name, int64_t heads, int64_t
   backward.bytes = es * (8 * b * s * h * d + 10 * scores);
   backward.launches = kAttentionBackwardLaunches;
   Add(std::move(backward), Stage::kBackward);
+}
+
+void IterationBuilder::FusedAttention(const std::string& name, int64_t heads, int64_t seq_len,
+                                      int64_t head_dim, bool causal) {
+  const double b = static_cast<double>(batch());
+  const double h = static_cast<double>(heads);
+  const double s = static_cast<double>(seq_len);
+  const double d = static_cast<double>(head_dim);
+  const double es = act_bytes();
+  // Causal kernels compute the blocks on and below the diagonal only.
+  const double blocks = std::ceil(s / kAttentionBlock);
+  const double computed = causal ? (blocks + 1) / (2 * blocks) : 1.0;
+  const double scores = b * h * s * s * computed;
+  const double head_elems = b * s * h * d;
+  Operation op;
+  op.op_class = OpClass::kAttention;
+  op.shape = {{"batch", batch()},       {"heads", heads},           {"seq_len", seq_len},
+              {"head_dim", head_dim},   {"causal", causal ? 1 : 0}, {"fused", 1}};
+  op.precision = matmul_precision();
+  op.work_items = blocks * b * h;
+  Operation forward = op;
+  forward.name = name + ".fwd";
+  forward.flops = 4 * scores * d + (1 + kSoftmaxFlops) * scores;
+  // q, k, v read, the output written, and the fp32 log-sum-exp per row.
+  forward.bytes = es * 4 * head_elems + 4 * b * h * s;
+  Add(std::move(forward), Stage::kForward);
+  peak_output_bytes_ = std::max(peak_output_bytes_, head_elems * es);
+  if (!training()) return;
+  activation_bytes_ += es * 4 * head_elems + 4 * b * h * s;
+  Operation backward = op;
+  backward.name = name + ".bwd";
+  // Scores recomputed, then dV, dP, dQ and dK: five products of the forward's two.
+  backward.flops = 10 * scores * d + (2 + kSoftmaxBackwardFlops) * scores;
+  backward.bytes = es * 8 * head_elems + 8 * b * h * s;
+  backward.launches = kFusedAttentionBackwardLaunches;
+  Add(std::move(backward), Stage::kBackward);
+}
+
+void IterationBuilder::RmsNorm(const std::string& name, double rows, int64_t cols) {
+  AddParameters(static_cast<double>(cols), 1);
+  const double numel = rows * cols;
+  const double es = norm_bytes();
+  ElementOp(name + ".fwd", OpClass::kElementwise, norm_precision(), numel, 6 * numel * es,
+            5 * numel, kRmsNormForwardLaunches, Stage::kForward);
+  peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
+  if (!training()) return;
+  activation_bytes_ += 3 * numel * es;
+  ElementOp(name + ".bwd", OpClass::kElementwise, norm_precision(), numel, 10 * numel * es,
+            kNormBackwardFlops * numel, kRmsNormBackwardLaunches, Stage::kBackward);
 }
 
 void IterationBuilder::LayerNorm(const std::string& name, double rows, int64_t cols) {

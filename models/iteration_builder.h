@@ -65,6 +65,11 @@ class IterationBuilder {
   // y[rows, out] = x[rows, in] W^T (+ b). `input_grad`: whether dX is needed.
   void Linear(const std::string& name, double rows, int64_t in, int64_t out, bool bias,
               bool input_grad = true);
+  // A Linear whose weight is another layer's [out, in] table (an LM head
+  // tied to the token embedding): only the bias, if any, is a new parameter,
+  // and the weight gradient (op ".dw_shared") is accumulated into the
+  // owner's gradient.
+  void TiedLinear(const std::string& name, double rows, int64_t in, int64_t out, bool bias);
   // A matmul without parameters (attention-free products, graph propagation):
   // both operands are activations; backward computes both gradients unless
   // `rhs_constant` (e.g. a fixed adjacency matrix).
@@ -76,7 +81,16 @@ class IterationBuilder {
             int64_t seq_len, bool input_grad);
   // Scaled dot-product attention core: QK^T, scale, softmax, AV.
   void Attention(const std::string& name, int64_t heads, int64_t seq_len, int64_t head_dim);
+  // Fused scaled dot-product attention as at::scaled_dot_product_attention
+  // runs it on the GPU (flash / memory-efficient kernels): scores never reach
+  // memory, and a causal mask skips the blocks above the diagonal. Shape
+  // {batch, heads, seq_len, head_dim, causal, fused = 1}.
+  void FusedAttention(const std::string& name, int64_t heads, int64_t seq_len, int64_t head_dim,
+                      bool causal);
   void LayerNorm(const std::string& name, double rows, int64_t cols);
+  // RMSNorm written out as Hugging Face's Llama does (fp32 pow, mean, add,
+  // rsqrt, two muls), with a weight and no bias.
+  void RmsNorm(const std::string& name, double rows, int64_t cols);
   void BatchNorm(const std::string& name, int64_t batch, int64_t channels, int64_t spatial);
   // Activation or binary op over `numel` elements. `inputs`: tensors read
   // (1 unary, 2 binary), `flops_per_element` forward; backward reads the

@@ -1,8 +1,10 @@
 #include "predictor/evaluate.h"
 
 #include <cmath>
+#include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "predictor/folds.h"
 
 namespace perfcast::predictor {
@@ -33,6 +35,7 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
   // split_of[i]: the split in which profile i is held out; -1: always trains.
   std::vector<int> split_of(profiles.size(), -1);
   int splits = 0;
+  std::vector<std::string> report_notes;
   switch (options.split) {
     case Split::kRandomKFold: {
       absl::StatusOr<std::vector<int>> folds =
@@ -68,9 +71,33 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
       }
       splits = 1;
       break;
+    case Split::kLargestSizePerFamily: {
+      std::map<std::string, std::set<double>> sizes;
+      for (const DescribedProfile& p : profiles) {
+        if (p.profile.workload.kind != models::WorkloadKind::kModel) continue;
+        sizes[p.profile.workload.family].insert(p.descriptor.parameters);
+      }
+      for (size_t i = 0; i < profiles.size(); ++i) {
+        const DescribedProfile& p = profiles[i];
+        if (p.profile.workload.kind != models::WorkloadKind::kModel) continue;
+        const std::set<double>& family = sizes[p.profile.workload.family];
+        if (family.size() > 1 && p.descriptor.parameters == *family.rbegin()) split_of[i] = 0;
+      }
+      std::vector<std::string> single;
+      for (const auto& [family, values] : sizes) {
+        if (values.size() == 1) single.push_back(family);
+      }
+      if (!single.empty()) {
+        report_notes.push_back(absl::StrCat("measured at one size only, not held out: ",
+                                            absl::StrJoin(single, ", ")));
+      }
+      splits = 1;
+      break;
+    }
   }
 
   EvaluationReport report;
+  report.notes = std::move(report_notes);
   for (int s = 0; s < splits; ++s) {
     std::vector<DescribedProfile> train;
     std::vector<size_t> test;

@@ -1,6 +1,6 @@
 // Out-of-sample evaluation of the two-level predictor on the splits users
 // care about: random k-fold, leave-one-GPU-out, and held-out larger sizes
-// (extrapolation in layers / inner modules).
+// (extrapolation in layers / inner modules), globally or per family.
 //
 // Thread-safe: pure functions.
 #ifndef PERFCAST_PREDICTOR_EVALUATE_H_
@@ -24,6 +24,9 @@ enum class Split {
   kRandomKFold,     // profiles dealt into `folds` seeded folds
   kLeaveOneGpuOut,  // one split per GPU model
   kHeldOutSizes,    // train on inner_modules <= size_threshold, test above
+  // Per model family, hold out its largest size (most parameters) and train
+  // on the rest; a family measured at one size only is not held out.
+  kLargestSizePerFamily,
 };
 
 struct EvaluateOptions {
@@ -61,7 +64,7 @@ struct LevelReport {
 };
 
 struct EvaluationReport {
-  LevelReport level1;  // operation profiles (not evaluated by kHeldOutSizes)
+  LevelReport level1;  // operation profiles (not evaluated by the size splits)
   LevelReport level2;  // model profiles
   std::vector<EvaluatedPoint> points;  // the (predicted, measured) pairs
   std::vector<std::string> notes;      // splits or profiles that were skipped

@@ -210,7 +210,7 @@ int Main(int argc, char** argv) {
   RunFlags run_flags;
   CLI::App* run = app.add_subcommand("run", "run a plan and write the profiles to a store");
   add_device_flags(run);
-  run->add_option("--plan", run_flags.plan, "built-in plan: quick, default or full");
+  run->add_option("--plan", run_flags.plan, "built-in plan: quick, default, full or architectures");
   run->add_option("--plan-file", run_flags.plan_file, "plan file (JSON, or YAML by extension)");
   run->add_option("--out", run_flags.out, "SQLite store to create or extend");
   run->add_option("--name", run_flags.name, "node name (default: <hostname>-<model>)");

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/descriptor.h"
+#include "models/torch/layers.h"
 #include "profiler/stats.h"
 
 namespace perfcast::profiler {
@@ -118,6 +119,40 @@ absl::StatusOr<OpCall> BuildCall(const Device& device, const models::WorkloadSpe
       return torch::matmul(torch::softmax(scores, -1), v);
     });
   }
+  if (family == "sdpa") {
+    const std::vector<int64_t> shape = {spec.batch_size, Param(spec, "heads"),
+                                        Param(spec, "seq_len"), Param(spec, "head_dim")};
+    torch::Tensor q = torch::randn(shape, opts(op_dtype));
+    torch::Tensor k = torch::randn(shape, opts(op_dtype));
+    torch::Tensor v = torch::randn(shape, opts(op_dtype));
+    const bool causal = Param(spec, "causal") == 1;
+    return WithPhase(spec.phase, {q, k, v}, [q, k, v, causal] {
+      return models::torch_proxy::ScaledDotProductAttention(q, k, v, causal);
+    });
+  }
+  if (family == "rmsnorm") {
+    // The decoders' residual stream stays fp32 under autocast.
+    torch::Tensor x =
+        torch::randn({Param(spec, "rows"), Param(spec, "cols")}, opts(NormDtype(precision)));
+    torch::Tensor weight = torch::ones({Param(spec, "cols")}, opts(NormDtype(precision)));
+    return WithPhase(spec.phase, {x, weight}, [x, weight] {
+      return models::torch_proxy::RmsNormForward(x, weight);
+    });
+  }
+  if (family == "swiglu") {
+    torch::Tensor x =
+        torch::randn({Param(spec, "rows"), 2 * Param(spec, "cols")}, opts(op_dtype));
+    return WithPhase(spec.phase, {x}, [x] { return models::torch_proxy::SwiGlu(x); });
+  }
+  if (family == "cross_entropy") {
+    const int64_t vocab = Param(spec, "vocab");
+    torch::Tensor logits = torch::randn({Param(spec, "rows"), vocab}, opts(NormDtype(precision)));
+    torch::Tensor target = torch::randint(
+        vocab, {Param(spec, "rows")}, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+    return WithPhase(spec.phase, {logits}, [logits, target] {
+      return torch::nn::functional::cross_entropy(logits, target);
+    });
+  }
   if (family == "elementwise") {
     torch::Tensor x = torch::randn({Param(spec, "numel")}, opts(op_dtype));
     return WithPhase(spec.phase, {x}, [x] { return torch::relu(x); });
@@ -172,8 +207,8 @@ absl::StatusOr<OpCall> BuildCall(const Device& device, const models::WorkloadSpe
 
 // Families whose math the descriptors price under autocast.
 bool RunsUnderAutocast(const std::string& family) {
-  return family == "attention" || family == "elementwise" || family == "layernorm" ||
-         family == "softmax";
+  return family == "attention" || family == "sdpa" || family == "elementwise" ||
+         family == "layernorm" || family == "softmax" || family == "swiglu";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "models/descriptor.h"
 #include "nlohmann/json.hpp"
+#include "profiler/architectures_plan.h"
 #include "yaml-cpp/yaml.h"
 
 namespace perfcast::profiler {
@@ -179,6 +180,25 @@ RunPlan QuickPlan() {
   for (const char* family : {"lstm", "cnn", "stgcn", "resnet", "transformer", "dlrm"}) {
     plan.grids.push_back(ModelGrid(family, {}, {4}, {kFp32}));
   }
+  // The architectures users train, at toy sizes (a Llama-style decoder).
+  plan.grids.push_back(ModelGrid("decoder",
+                                 {{"layers", {1}}, {"hidden", {32}}, {"heads", {4}},
+                                  {"kv_heads", {2}}, {"ffn", {64}}, {"seq_len", {16}},
+                                  {"vocab", {256}}, {"positions", {0}}, {"norm", {1}},
+                                  {"mlp", {1}}, {"bias", {0}}, {"tied", {0}}},
+                                 {2}, {kFp32}));
+  plan.grids.push_back(ModelGrid("bert",
+                                 {{"layers", {1}}, {"hidden", {32}}, {"heads", {2}},
+                                  {"ffn", {64}}, {"seq_len", {16}}, {"vocab", {256}}},
+                                 {2}, {kFp32}));
+  plan.grids.push_back(ModelGrid("vit",
+                                 {{"layers", {1}}, {"hidden", {32}}, {"heads", {2}},
+                                  {"ffn", {64}}, {"patch", {8}}, {"image", {32}},
+                                  {"classes", {10}}},
+                                 {2}, {kFp32}));
+  plan.grids.push_back(ModelGrid("resnet_imagenet",
+                                 {{"depth", {18}}, {"image", {32}}, {"classes", {10}}}, {2},
+                                 {kFp32}));
   plan.grids.push_back(OpGrid("gemm", {{"m", {64, 256}}, {"n", {64, 256}}, {"k", {64}}, {"batch", {1}}},
                               {kFp32}));
   plan.grids.push_back(OpGrid("conv2d",
@@ -194,6 +214,12 @@ RunPlan QuickPlan() {
       {4}));
   plan.grids.push_back(OpGrid("attention", {{"heads", {2}}, {"seq_len", {32}}, {"head_dim", {16}}},
                               {kFp32}, {2}));
+  plan.grids.push_back(OpGrid(
+      "sdpa", {{"heads", {2}}, {"seq_len", {32}}, {"head_dim", {16}}, {"causal", {1}}}, {kFp32},
+      {2}));
+  plan.grids.push_back(OpGrid("rmsnorm", {{"rows", {64}}, {"cols", {128}}}, {kFp32}));
+  plan.grids.push_back(OpGrid("swiglu", {{"rows", {64}}, {"cols", {128}}}, {kFp32}));
+  plan.grids.push_back(OpGrid("cross_entropy", {{"rows", {64}}, {"vocab", {1000}}}, {kFp32}));
   plan.grids.push_back(OpGrid("elementwise", {{"numel", {4096, 65536}}}, {kFp32}));
   plan.grids.push_back(OpGrid("layernorm", {{"rows", {64}}, {"cols", {128}}}, {kFp32}));
   plan.grids.push_back(OpGrid("softmax", {{"rows", {64}}, {"cols", {128}}}, {kFp32}));
@@ -641,7 +667,7 @@ int64_t Grid::Size() const {
 }
 
 const std::vector<std::string>& BuiltinPlanNames() {
-  static const std::vector<std::string> kNames = {"quick", "default", "full"};
+  static const std::vector<std::string> kNames = {"quick", "default", "full", "architectures"};
   return kNames;
 }
 
@@ -649,6 +675,7 @@ absl::StatusOr<RunPlan> BuiltinPlan(absl::string_view name) {
   if (name == "quick") return QuickPlan();
   if (name == "default") return DefaultPlan();
   if (name == "full") return FullPlan();
+  if (name == "architectures") return ArchitecturesPlan();
   return absl::NotFoundError(absl::StrCat("unknown plan '", name, "' (expected ",
                                           absl::StrJoin(BuiltinPlanNames(), ", "),
                                           " or a plan file)"));

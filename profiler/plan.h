@@ -96,8 +96,9 @@ const std::vector<std::string>& BuiltinPlanNames();
 
 // A built-in plan: "quick" (< 1 minute on a 2-core CPU: tests and the demo),
 // "default" (about 4.5 minutes on one H200 with both passes: 228 model and
-// 260 operation configurations, each measured well) or "full" (denser
-// grids, hours). NotFound otherwise.
+// 260 operation configurations, each measured well), "full" (denser grids,
+// hours) or "architectures" (the models users train and their operations,
+// about 3 minutes on one H200; see architectures_plan.h). NotFound otherwise.
 absl::StatusOr<RunPlan> BuiltinPlan(absl::string_view name);
 
 // Parses a plan document (structure in the file comment). InvalidArgument

@@ -88,6 +88,15 @@ class Progress {
     if (options_.progress != nullptr && options_.progress_bar) *options_.progress << "\n";
   }
 
+  // A configuration's earlier pass; its "[i/N]" line follows when it is
+  // stored (tools read those lines as the promise that it is).
+  void Pass(int pass, int passes, const models::WorkloadSpec& spec, absl::string_view outcome) {
+    if (options_.progress == nullptr || options_.progress_bar) return;
+    *options_.progress << absl::StrFormat("  pass %d/%d %s: %s\n", pass + 1, passes, spec.Key(),
+                                          outcome)
+                       << std::flush;
+  }
+
   void Report(int64_t done, const models::WorkloadSpec& spec, absl::string_view outcome) {
     if (options_.progress == nullptr) return;
     std::ostream& out = *options_.progress;
@@ -266,7 +275,12 @@ absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>&
       p.passes.push_back(*std::move(measured));
       if (pass == passes - 1) {
         if (absl::Status s = write(i); !s.ok()) return s;
+        continue;
       }
+      const Measurement& m = p.passes.back();
+      progress.Pass(pass, passes, specs[i],
+                    absl::StrFormat("%.3f ms (median of %d blocks)",
+                                    m.profile.iteration.median_ms, m.block_ms.size()));
     }
   }
   // What the budget cut: configurations with some passes are written with

@@ -85,6 +85,7 @@ void ToProto(const models::MeasuredRates& m, v1::MeasuredRates* out) {
   PERFCAST_OPT_TO(out, m, h2d_pageable_gbs);
   PERFCAST_OPT_TO(out, m, cpu_single_thread_score);
   PERFCAST_OPT_TO(out, m, idle_power_watts);
+  PERFCAST_OPT_TO(out, m, dispatch_ops_per_s);
 }
 
 models::MeasuredRates FromProto(const v1::MeasuredRates& in) {
@@ -100,6 +101,7 @@ models::MeasuredRates FromProto(const v1::MeasuredRates& in) {
   PERFCAST_OPT_FROM(m, in, h2d_pageable_gbs);
   PERFCAST_OPT_FROM(m, in, cpu_single_thread_score);
   PERFCAST_OPT_FROM(m, in, idle_power_watts);
+  PERFCAST_OPT_FROM(m, in, dispatch_ops_per_s);
   return m;
 }
 
@@ -200,6 +202,11 @@ void ToProto(const models::WorkloadSpec& w, v1::Workload* out) {
 }
 
 absl::StatusOr<models::WorkloadSpec> FromProto(const v1::Workload& in) {
+  if (!in.hf_config_json().empty() || !in.torchvision().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: hf_config_json and torchvision describe models to predict; a stored "
+        "workload states its family and params");
+  }
   models::WorkloadSpec w;
   absl::StatusOr<models::WorkloadKind> kind = FromProto(in.kind());
   if (!kind.ok()) return kind.status();
@@ -245,6 +252,18 @@ void ToProto(const models::Profile& p, v1::Profile* out) {
   out->set_measured_at_us(p.measured_at_us);
   out->set_agent_version(p.agent_version);
   out->set_content_hash(p.content_hash);
+  out->set_method_version(p.method_version);
+  const models::RunConditions& c = p.conditions;
+  if (c == models::RunConditions{}) return;
+  v1::RunConditions* conditions = out->mutable_conditions();
+  PERFCAST_OPT_TO(conditions, c, dispatch_ops_per_s);
+  PERFCAST_OPT_TO(conditions, c, launch_latency_us);
+  PERFCAST_OPT_TO(conditions, c, cpu_single_thread_score);
+  PERFCAST_OPT_TO(conditions, c, h2d_pinned_gbs);
+  PERFCAST_OPT_TO(conditions, c, h2d_pageable_gbs);
+  PERFCAST_OPT_TO(conditions, c, board_power_w);
+  PERFCAST_OPT_TO(conditions, c, sm_clock_mhz);
+  PERFCAST_OPT_TO(conditions, c, gpu_temperature_c);
 }
 
 absl::StatusOr<models::Profile> FromProto(const v1::Profile& in) {
@@ -274,6 +293,16 @@ absl::StatusOr<models::Profile> FromProto(const v1::Profile& in) {
   p.measured_at_us = in.measured_at_us();
   p.agent_version = in.agent_version();
   p.content_hash = in.content_hash();
+  p.method_version = in.method_version() == 0 ? 1 : in.method_version();
+  const v1::RunConditions& c = in.conditions();
+  PERFCAST_OPT_FROM(p.conditions, c, dispatch_ops_per_s);
+  PERFCAST_OPT_FROM(p.conditions, c, launch_latency_us);
+  PERFCAST_OPT_FROM(p.conditions, c, cpu_single_thread_score);
+  PERFCAST_OPT_FROM(p.conditions, c, h2d_pinned_gbs);
+  PERFCAST_OPT_FROM(p.conditions, c, h2d_pageable_gbs);
+  PERFCAST_OPT_FROM(p.conditions, c, board_power_w);
+  PERFCAST_OPT_FROM(p.conditions, c, sm_clock_mhz);
+  PERFCAST_OPT_FROM(p.conditions, c, gpu_temperature_c);
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -12,9 +13,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "models/descriptor.h"
+#include "models/gpu_prices.h"
 #include "nlohmann/json.hpp"
 #include "predictor/evaluate.h"
 #include "predictor/predictor.h"
+#include "predictor/recommend.h"
 #include "proto/convert.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
@@ -40,7 +43,15 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
 struct Selection {
   std::vector<models::Profile> profiles;
   std::map<std::string, models::Node> nodes;
+  std::optional<int> method_version;  // nullopt: every method
 };
+
+// What a fit says about the data it learned from.
+std::string MethodNote(const Selection& selection) {
+  return selection.method_version.has_value()
+             ? absl::StrCat("measurement method ", *selection.method_version)
+             : "all measurement methods";
+}
 
 std::string DescribeSelection(const v1::ProfileSelection& s) {
   std::vector<std::string> parts;
@@ -51,6 +62,9 @@ std::string DescribeSelection(const v1::ProfileSelection& s) {
   if (s.families_size() > 0) parts.push_back(absl::StrCat("families=", absl::StrJoin(s.families(), ",")));
   if (s.phase() != v1::PHASE_UNSPECIFIED) parts.push_back(absl::StrCat("phase=", v1::Phase_Name(s.phase())));
   if (s.since_us() != 0) parts.push_back(absl::StrCat("since_us=", s.since_us()));
+  if (s.method_version() != 0) {
+    parts.push_back(absl::StrCat("method_version=", s.method_version()));
+  }
   return parts.empty() ? "all profiles" : absl::StrJoin(parts, " ");
 }
 
@@ -71,8 +85,17 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelec
   absl::StatusOr<std::optional<models::Phase>> selected_phase = SelectionPhase(s);
   if (!selected_phase.ok()) return selected_phase.status();
   const std::optional<models::Phase> phase = *selected_phase;
+  if (s.method_version() < 0 || s.method_version() > models::kCurrentMethodVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("method_version must be in [1, ",
+                                                   models::kCurrentMethodVersion, "], got ",
+                                                   s.method_version()));
+  }
+  if (s.all_methods() && s.method_version() != 0) {
+    return absl::InvalidArgumentError("all_methods and method_version exclude each other");
+  }
   db::ProfileFilter filter;
-  filter.since_us = s.since_us();
+  if (s.since_us() != 0) filter.since_us = s.since_us();
+  if (s.method_version() != 0) filter.method_version = s.method_version();
   absl::Status scanned = store.ScanProfiles(filter, [&](const models::Profile& p) {
     auto node = selection.nodes.find(p.node_name);
     if (node == selection.nodes.end()) return true;
@@ -90,6 +113,16 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store, const v1::ProfileSelec
   if (selection.profiles.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("no profiles match the selection (", DescribeSelection(s), ")"));
+  }
+  // Methods measure different quantities (a steady-state step is not a
+  // synchronised one): a fit learns from one, the newest present unless the
+  // request names one or asks for all.
+  if (!s.all_methods()) {
+    int newest = 0;
+    for (const models::Profile& p : selection.profiles) newest = std::max(newest, p.method_version);
+    std::erase_if(selection.profiles,
+                  [&](const models::Profile& p) { return p.method_version != newest; });
+    selection.method_version = newest;
   }
   return selection;
 }
@@ -194,6 +227,66 @@ absl::Status CheckFinite(const predictor::Prediction& p) {
 }
 
 // Everything of a response that does not depend on the job size.
+void EncodeMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVerdict& v,
+                  v1::MemoryEstimate* out) {
+  out->set_peak_bytes(e.peak_bytes);
+  out->set_peak_bytes_low(e.low_bytes);
+  out->set_peak_bytes_high(e.high_bytes);
+  out->set_required_bytes(e.required_bytes);
+  out->set_device_bytes(v.device_bytes);
+  out->set_fits(v.fits);
+  out->set_method(e.method);
+  out->set_persistent_bytes(e.terms.persistent());
+  out->set_activation_bytes(e.terms.transient());
+}
+
+void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate* out) {
+  out->set_rank(rank);
+  out->set_target(r.target);
+  out->set_gpu_model(r.gpu);
+  out->set_registered_node(r.registered);
+  out->set_gpu_count(r.gpu_count);
+  out->set_recommended(r.exclusion == predictor::Exclusion::kNone);
+  out->set_excluded_by(std::string(predictor::ExclusionName(r.exclusion)));
+  out->set_reason(r.reason);
+  out->set_predicted(r.predicted);
+  if (r.predicted) {
+    out->set_iteration_ms(r.step.iteration_ms);
+    out->set_iteration_ms_low(r.step.lo_ms);
+    out->set_iteration_ms_high(r.step.hi_ms);
+    out->set_job_seconds(r.seconds);
+    out->set_job_seconds_low(r.seconds_low);
+    out->set_job_seconds_high(r.seconds_high);
+    out->set_meets_deadline(r.meets_deadline);
+    out->set_energy_kwh(r.energy_kwh);
+    out->set_energy_kwh_low(r.energy_low_kwh);
+    out->set_energy_kwh_high(r.energy_high_kwh);
+    out->set_rate_source(std::string(predictor::RateSourceName(r.step.rate_source)));
+    out->set_method(r.step.method);
+  }
+  if (r.price.has_value()) {
+    out->set_priced(true);
+    if (r.predicted) {
+      out->set_cost_usd(r.cost_usd);
+      out->set_cost_usd_low(r.cost_low_usd);
+      out->set_cost_usd_high(r.cost_high_usd);
+    }
+    v1::GpuPrice* p = out->mutable_price();
+    p->set_gpu_model(r.price->gpu);
+    p->set_usd_per_gpu_hour(r.price->usd_per_gpu_hour);
+    p->set_provider(r.price->provider);
+    p->set_offer(r.price->offer);
+    p->set_as_of(r.price->as_of);
+    p->set_kind(r.price->kind);
+    p->set_source(r.price->source);
+  }
+  out->set_board_power_w(r.power.watts);
+  out->set_power_utilisation(r.power.utilisation);
+  out->set_power_measured(r.power.measured);
+  out->set_power_source(r.power.source);
+  EncodeMemory(r.memory, r.memory_verdict, out->mutable_memory());
+}
+
 void EncodePrediction(const predictor::Prediction& p, const PredictorService::LoadedModel& loaded,
                       const models::Node& node, models::Phase phase, v1::PredictResponse* out) {
   out->set_iteration_ms(p.iteration_ms);
@@ -401,6 +494,11 @@ grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
   absl::StatusOr<std::shared_ptr<const LoadedModel>> loaded =
       LatestModel(ModelName(request->model_name()));
   if (!loaded.ok()) return ToGrpcStatus(loaded.status());
+  // A GPU the step does not fit on gets no time.
+  const predictor::MemoryEstimate memory =
+      predictor::EstimateMemory((*loaded)->model.memory, *descriptor);
+  const predictor::MemoryVerdict fit = predictor::CheckMemoryFit(memory, node->gpu);
+  if (!fit.fits) return ToGrpcStatus(absl::FailedPreconditionError(fit.reason));
   absl::StatusOr<predictor::Prediction> prediction =
       predictor::PredictDescribed((*loaded)->model, *descriptor, *node);
   if (!prediction.ok()) return ToGrpcStatus(prediction.status());
@@ -409,6 +507,8 @@ grpc::Status PredictorService::PredictOne(const v1::PredictRequest& request_ref,
       EstimateJob(*prediction, request->job(), descriptor->spec.batch_size);
   if (!job.ok()) return ToGrpcStatus(job.status());
   EncodePrediction(*prediction, **loaded, *node, descriptor->spec.phase, response);
+  proto::ToProto(descriptor->spec, response->mutable_workload());
+  EncodeMemory(memory, fit, response->mutable_memory());
   auto answer = std::make_shared<Answer>();
   answer->model_id = (*loaded)->meta.id;
   answer->at = absl::Now();
@@ -467,6 +567,10 @@ grpc::Status PredictorService::PredictBatch(
           if (model == models.end()) model = models.emplace(name, LatestModel(name)).first;
           if (!model->second.ok()) return model->second.status();
           const LoadedModel& loaded = **model->second;
+          const predictor::MemoryEstimate memory =
+              predictor::EstimateMemory(loaded.model.memory, *descriptor);
+          const predictor::MemoryVerdict fit = predictor::CheckMemoryFit(memory, node->gpu);
+          if (!fit.fits) return absl::FailedPreconditionError(fit.reason);
           absl::StatusOr<predictor::Prediction> p =
               predictor::PredictDescribed(loaded.model, *descriptor, *node);
           if (!p.ok()) return p.status();
@@ -483,6 +587,8 @@ grpc::Status PredictorService::PredictBatch(
           } else {
             EncodePrediction(entry.prediction, loaded, *node, descriptor->spec.phase,
                              &entry.encoded);
+            proto::ToProto(descriptor->spec, entry.encoded.mutable_workload());
+            EncodeMemory(memory, fit, entry.encoded.mutable_memory());
           }
           return absl::OkStatus();
         }();
@@ -548,7 +654,7 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
   db::StoredModel stored;
   stored.name = name;
   stored.target = info.target;
-  stored.summary = info.line;
+  stored.summary = absl::StrCat(info.line, "; ", MethodNote(*selection));
   stored.cv_mape = info.cv_mape;
   stored.created_at_us = model->created_at_us;
   stored.payload = *std::move(payload);
@@ -572,7 +678,7 @@ grpc::Status PredictorService::Fit(grpc::ServerContext* context, const v1::FitRe
                                 {"model", name},
                                 {"version", absl::StrCat(saved->version)},
                                 {"profiles", absl::StrCat(selection->profiles.size())},
-                                {"summary", info.line}});
+                                {"summary", stored.summary}});
   return grpc::Status::OK;
 }
 
@@ -655,6 +761,13 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
       }
       break;
     }
+    case v1::SPLIT_LARGEST_SIZE_PER_FAMILY:
+      options.split = predictor::Split::kLargestSizePerFamily;
+      if (sizes.empty()) {
+        return ToGrpcStatus(absl::FailedPreconditionError(
+            "evaluate: held-out sizes needs model profiles; the selection has none"));
+      }
+      break;
     default:
       return ToGrpcStatus(
           absl::InvalidArgumentError(absl::StrCat("split: unknown value ", request->split())));
@@ -682,12 +795,15 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
     out->set_workload_key(profiles[p.profile_index].profile.workload.Key());
     out->set_measured_ms(p.measured_ms);
     out->set_predicted_ms(p.predicted_ms);
+    out->set_predicted_ms_low(p.predicted_low_ms);
+    out->set_predicted_ms_high(p.predicted_high_ms);
     out->set_level(p.level);
     points.push_back({{"level", p.level}, {"gpu", p.gpu}, {"family", p.family},
                       {"precision", p.precision}, {"workload", out->workload_key()},
                       {"measured_ms", p.measured_ms}, {"predicted_ms", p.predicted_ms}});
   }
   for (const std::string& note : report->notes) response->add_notes(note);
+  response->add_notes(absl::StrCat("trained and evaluated on ", MethodNote(*selection)));
 
   // The model a fit on the whole selection gives: what the report's reader
   // would deploy, with its features and coefficients.
@@ -702,12 +818,15 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
   } else {
     response->add_notes(absl::StrCat("full fit: ", full.status().message()));
   }
-  const char* split_names[] = {"kfold", "gpu", "sizes"};
+  const char* split_names[] = {"kfold", "gpu", "sizes", "largest-size-per-family"};
   nlohmann::json json = {
       {"split", split_names[static_cast<int>(options.split)]},
       {"size_threshold", options.size_threshold},
       {"selection", DescribeSelection(request->selection())},
       {"profiles", profiles.size()},
+      {"method_version", selection->method_version.has_value()
+                             ? nlohmann::json(*selection->method_version)
+                             : nlohmann::json(nullptr)},
       {"level1", ToJson(report->level1)},
       {"level2", ToJson(report->level2)},
       {"points", std::move(points)},
@@ -716,6 +835,101 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
       {"model", std::move(model_json)},
   };
   response->set_report_json(json.dump());
+  return grpc::Status::OK;
+}
+
+grpc::Status PredictorService::Recommend(grpc::ServerContext* context,
+                                         const v1::RecommendRequest* request,
+                                         v1::RecommendResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "Predictor.Recommend"); !s.ok()) return s;
+  absl::StatusOr<RecommendQuery> query = RecommendQueryFromRequest(*request);
+  if (!query.ok()) return ToGrpcStatus(query.status());
+  if (query->catalog_only && query->nodes_only) {
+    return ToGrpcStatus(
+        absl::InvalidArgumentError("catalog_only and nodes_only leave nothing to rank"));
+  }
+  absl::StatusOr<std::shared_ptr<const LoadedModel>> loaded =
+      LatestModel(ModelName(request->model_name()));
+  if (!loaded.ok()) return ToGrpcStatus(loaded.status());
+  std::vector<predictor::Target> targets;
+  if (!query->nodes_only) {
+    std::vector<std::string> names = query->catalog_gpus;
+    if (names.empty()) {
+      for (const models::GpuSpec& gpu : catalog_.gpus()) names.push_back(gpu.model);
+    }
+    std::set<std::string> seen;
+    for (const std::string& name : names) {
+      absl::StatusOr<models::GpuSpec> spec = catalog_.Find(name);
+      if (!spec.ok()) return ToGrpcStatus(spec.status());
+      if (!seen.insert(spec->model).second) continue;
+      predictor::Target t;
+      t.node.name = absl::StrCat("catalog:", spec->model);
+      t.node.gpu = *std::move(spec);
+      t.node.source = models::NodeSource::kCatalog;
+      targets.push_back(std::move(t));
+    }
+  }
+  if (!query->catalog_only) {
+    std::vector<std::string> names = query->node_names;
+    if (names.empty()) {
+      if (absl::Status s = db::ForEachNode(
+              store_, {}, [&](models::Node& node) { names.push_back(node.name); });
+          !s.ok()) {
+        return ToGrpcStatus(s);
+      }
+    }
+    std::set<std::string> seen;
+    for (const std::string& name : names) {
+      if (!seen.insert(name).second) continue;
+      absl::StatusOr<models::Node> node = RegisteredNode(name);
+      if (!node.ok()) return ToGrpcStatus(node.status());
+      // CPU nodes (no accelerator) are not candidates for a GPU job.
+      if (node->gpu_count == 0) continue;
+      targets.push_back({*std::move(node), true});
+    }
+  }
+  const predictor::PredictorModel& model = (*loaded)->model;
+  auto step = [&](const models::Node& node, int count) -> absl::StatusOr<predictor::Prediction> {
+    if (count > 1) {
+      return absl::UnimplementedError(
+          "no multi-GPU step model: counts above 1 cannot be predicted yet");
+    }
+    absl::StatusOr<predictor::Prediction> p =
+        predictor::PredictDescribed(model, query->workload, node);
+    if (!p.ok()) return p.status();
+    if (absl::Status finite = CheckFinite(*p); !finite.ok()) return finite;
+    return p;
+  };
+  predictor::RecommendOptions options;
+  options.iterations = query->iterations;
+  options.deadline_seconds = query->deadline_seconds;
+  options.budget_usd = query->budget_usd;
+  options.gpu_counts = query->gpu_counts;
+  options.rank_by = query->rank_by;
+  const models::PriceTable prices = models::PriceTable::BuiltIn().Merged(query->prices);
+  absl::StatusOr<std::vector<predictor::Recommendation>> ranked = predictor::Recommend(
+      query->workload, targets, step, model.memory, model.power, prices, options);
+  if (!ranked.ok()) return ToGrpcStatus(ranked.status());
+  int rank = 0;
+  for (const predictor::Recommendation& r : *ranked) {
+    EncodeCandidate(r, ++rank, response->add_candidates());
+  }
+  response->set_iterations(query->iterations);
+  response->set_workload_key(query->workload.spec.Key());
+  response->set_model_id((*loaded)->meta.id);
+  response->set_model_version((*loaded)->meta.version);
+  response->set_rank_by(request->rank_by().empty() ? "cost" : request->rank_by());
+  response->set_deadline_seconds(query->deadline_seconds);
+  response->set_budget_usd(query->budget_usd);
+  if (model.memory.empty()) {
+    response->add_notes(
+        "the model has no memory calibration (fitted before it existed, or no measured peaks): "
+        "memory is the analytic estimate; refit to calibrate it");
+  }
+  if (model.power.empty()) {
+    response->add_notes(
+        "no profile measured board power: energy is spec TDP x a default utilisation");
+  }
   return grpc::Status::OK;
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "models/model_source.h"
 #include "proto/convert.h"
 
 namespace perfcast::server {
@@ -99,17 +100,78 @@ absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& requ
       request.batch_size() < 0) {
     return absl::InvalidArgumentError("since, until, limit and batch size must be non-negative");
   }
-  filter.since_us = request.since_us();
-  filter.until_us =
-      request.until_us() == 0 ? std::numeric_limits<int64_t>::max() : request.until_us();
+  // 0 leaves a bound open (proto3 cannot tell it from unset).
+  if (request.since_us() != 0) filter.since_us = request.since_us();
+  if (request.until_us() != 0) filter.until_us = request.until_us();
+  if (request.method_version() < 0) {
+    return absl::InvalidArgumentError("method_version must be non-negative");
+  }
+  if (request.method_version() != 0) filter.method_version = request.method_version();
   filter.limit = request.limit();
   query.batch_size = request.batch_size() == 0 ? 1000 : request.batch_size();
   return query;
 }
 
+namespace {
+
+// The largest config.json a request may carry: real ones are a few KiB.
+constexpr size_t kMaxConfigBytes = 1 << 20;
+
+// A workload given as a Hugging Face config or a torchvision name, with
+// family and params resolved (see models/model_source.h).
+absl::StatusOr<v1::Workload> ResolveModelSource(const v1::Workload& w) {
+  if (!w.hf_config_json().empty() && !w.torchvision().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: give hf_config_json or torchvision, not both");
+  }
+  if (!w.family().empty()) {
+    return absl::InvalidArgumentError(
+        "workload: family must be empty with hf_config_json or torchvision (it is resolved)");
+  }
+  const bool config = !w.hf_config_json().empty();
+  const std::string allowed = config ? "seq_len" : "image";
+  for (const auto& [name, value] : w.params()) {
+    if (name != allowed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.params: only '", allowed, "' goes with ",
+                       config ? "hf_config_json" : "torchvision", ", not '", name, "'"));
+    }
+  }
+  const auto given = w.params().find(allowed);
+  const int64_t size = given == w.params().end() ? 0 : given->second;
+  if (size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.params: '", allowed, "' must be >= 1, got ", size));
+  }
+  if (w.hf_config_json().size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "workload.hf_config_json: ", w.hf_config_json().size(), " bytes (at most ",
+        kMaxConfigBytes, ")"));
+  }
+  absl::StatusOr<models::ResolvedModel> model =
+      config ? models::FromHuggingFaceConfig(w.hf_config_json(), size)
+             : models::FromTorchvisionName(w.torchvision(), size);
+  if (!model.ok()) return Prefixed("workload: ", model.status());
+  v1::Workload resolved = w;
+  resolved.clear_hf_config_json();
+  resolved.clear_torchvision();
+  resolved.set_kind(v1::WORKLOAD_KIND_MODEL);
+  resolved.set_family(model->family);
+  resolved.mutable_params()->clear();
+  for (const auto& [name, value] : model->params) (*resolved.mutable_params())[name] = value;
+  return resolved;
+}
+
+}  // namespace
+
 absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictRequest& request) {
   if (!request.has_workload()) return absl::InvalidArgumentError("workload is required");
-  const v1::Workload& w = request.workload();
+  v1::Workload w = request.workload();
+  if (!w.hf_config_json().empty() || !w.torchvision().empty()) {
+    absl::StatusOr<v1::Workload> resolved = ResolveModelSource(w);
+    if (!resolved.ok()) return resolved.status();
+    w = *std::move(resolved);
+  }
   if (w.family().empty()) return absl::InvalidArgumentError("workload.family is required");
   if (w.batch_size() <= 0) {
     return absl::InvalidArgumentError(
@@ -181,6 +243,72 @@ absl::StatusOr<std::optional<models::Phase>> SelectionPhase(const v1::ProfileSel
   absl::StatusOr<models::Phase> parsed = proto::FromProto(selection.phase());
   if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());
   return std::optional<models::Phase>(*parsed);
+}
+
+absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequest& request) {
+  RecommendQuery query;
+  v1::PredictRequest as_predict;
+  *as_predict.mutable_workload() = request.workload();
+  if (request.has_job()) *as_predict.mutable_job() = request.job();
+  absl::StatusOr<models::WorkloadDescriptor> workload = DescribeWorkload(as_predict);
+  if (!workload.ok()) return workload.status();
+  query.workload = *std::move(workload);
+  if (!request.has_job()) return absl::InvalidArgumentError("job: a job size is required");
+  if (absl::Status s = ValidateJob(as_predict); !s.ok()) return s;
+  const v1::JobSize& job = request.job();
+  if (job.iterations() != 0) {
+    query.iterations = job.iterations();
+  } else {
+    const int64_t batch = query.workload.spec.batch_size;
+    const int64_t per_epoch = job.samples() / batch + (job.samples() % batch != 0);
+    if (per_epoch > (int64_t{1} << 53) / job.epochs()) {
+      return absl::OutOfRangeError("job: more than 2^53 iterations");
+    }
+    query.iterations = per_epoch * job.epochs();
+  }
+  if (request.catalog_gpus_size() > kMaxRecommendNames ||
+      request.node_names_size() > kMaxRecommendNames ||
+      request.prices_size() > kMaxRecommendNames || request.gpu_counts_size() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "at most ", kMaxRecommendNames, " catalog GPUs, nodes and prices, and 64 GPU counts"));
+  }
+  query.catalog_gpus.assign(request.catalog_gpus().begin(), request.catalog_gpus().end());
+  query.node_names.assign(request.node_names().begin(), request.node_names().end());
+  for (const std::string& name : query.node_names) {
+    if (absl::Status s = ValidateNodeName(name); !s.ok()) return s;
+  }
+  query.catalog_only = request.catalog_only();
+  query.nodes_only = request.nodes_only();
+  for (const v1::GpuPrice& p : request.prices()) {
+    models::GpuPrice price{p.gpu_model(), p.usd_per_gpu_hour(), p.provider(), p.offer(),
+                           p.as_of(),     p.kind(),             p.source()};
+    if (absl::Status s = models::ValidateGpuPrice(price); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("prices: ", s.message()));
+    }
+    query.prices.push_back(std::move(price));
+  }
+  if (!std::isfinite(request.deadline_seconds()) || request.deadline_seconds() < 0) {
+    return absl::InvalidArgumentError("deadline_seconds must be finite and >= 0");
+  }
+  if (!std::isfinite(request.budget_usd()) || request.budget_usd() < 0) {
+    return absl::InvalidArgumentError("budget_usd must be finite and >= 0");
+  }
+  query.deadline_seconds = request.deadline_seconds();
+  query.budget_usd = request.budget_usd();
+  query.gpu_counts.assign(request.gpu_counts().begin(), request.gpu_counts().end());
+  if (query.gpu_counts.empty()) query.gpu_counts = {1};
+  for (int count : query.gpu_counts) {
+    if (count < 1 || count > models::kMaxGpusPerNode) {
+      return absl::InvalidArgumentError(absl::StrCat("gpu_counts: ", count, " is outside [1, ",
+                                                     models::kMaxGpusPerNode, "]"));
+    }
+  }
+  absl::StatusOr<predictor::RankBy> rank_by =
+      predictor::ParseRankBy(request.rank_by().empty() ? "cost" : request.rank_by());
+  if (!rank_by.ok()) return rank_by.status();
+  query.rank_by = *rank_by;
+  query.model_name = request.model_name();
+  return query;
 }
 
 }  // namespace perfcast::server

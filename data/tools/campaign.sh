@@ -15,7 +15,8 @@
 #
 # Every mode builds first (deploy/gpu/build-agent.sh; a no-op on a warm
 # machine that built already). Environment: OUT (default ./out), SKIP_VALIDATE=1
-# and SKIP_OVERHEAD=1 for gpu.
+# and SKIP_OVERHEAD=1 for gpu; SKIP_BUILD=1 with AGENT=path for a rehearsal
+# on a machine without a GPU (e.g. the cpu mode with the ci build's agent).
 set -uo pipefail
 
 T0=$(date +%s)
@@ -26,10 +27,12 @@ export REPO
 OUT=${OUT:-$REPO/out}
 mkdir -p "$OUT"
 WORK=$(mktemp -d /tmp/campaign.XXXXXX)
-AGENT=$REPO/build-gpu/profiler/perfcast-agent
+AGENT=${AGENT:-$REPO/build-gpu/profiler/perfcast-agent}
 
 say() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
+# Seconds for `timeout`: what is left minus $1, at least 1 (timeout 0 means none).
+tl() { local l=$(( $(left) - ${1:-0} )); [ "$l" -lt 1 ] && l=1; echo "$l"; }
 # Minutes for the agent's --max-minutes: what is left minus a reserve (s).
 minutes_left() { python3 -c "print('%.2f' % max(0.2, ($(left) - $1) / 60))"; }
 compact() {
@@ -53,8 +56,13 @@ find_python() {
 }
 
 build() {
+  if [ "${SKIP_BUILD:-0}" = 1 ]; then  # a rehearsal with an agent built elsewhere (AGENT=...)
+    PYTHON=$(find_python)
+    say "build skipped: $AGENT"
+    return
+  fi
   say "build: deploy/gpu/build-agent.sh"
-  if ! timeout "$(left)" "$REPO/deploy/gpu/build-agent.sh" > "$WORK/build.log" 2>&1; then
+  if ! timeout "$(tl 0)" "$REPO/deploy/gpu/build-agent.sh" > "$WORK/build.log" 2>&1; then
     grep -n "error" "$WORK/build.log" | head -40
     tail -30 "$WORK/build.log"
     say "build FAILED"
@@ -76,7 +84,7 @@ validate() {
   local budget=$(( $(left) - 15 ))
   if [ "$budget" -lt 20 ]; then say "validate: no time left"; return; fi
   say "validate: $count configurations of $store, deadline ${budget}s"
-  timeout $(( budget + 10 )) "$PYTHON" "$REPO/profiler/validation/plain_loop.py" "$store" \
+  timeout "$(tl 0)" "$PYTHON" "$REPO/profiler/validation/plain_loop.py" "$store" \
     --out "$csv" --count "$count" --deadline-s "$budget" "${VALIDATE_ARGS[@]}" \
     > "$WORK/validate.log" 2>&1
   tail -1 "$WORK/validate.log"
@@ -86,7 +94,7 @@ overhead() {
   local pairs=$1 block_ms=$2
   if [ "$(left)" -lt 30 ]; then say "overhead: no time left"; return; fi
   say "overhead: $pairs pairs"
-  timeout $(( $(left) - 5 )) "$AGENT" overhead --device cuda --pairs "$pairs" --block-ms "$block_ms" \
+  timeout "$(tl 5)" "$AGENT" overhead --device cuda --pairs "$pairs" --block-ms "$block_ms" \
     --families lstm,cnn,transformer,resnet,dlrm,stgcn > "$WORK/overhead.txt" 2>&1
   tail -1 "$WORK/overhead.txt"
 }
@@ -102,13 +110,13 @@ case "$MODE" in
     DEADLINE=${1:?smoke DEADLINE}
     build
     say "smoke: quick plan on cuda"
-    timeout $(( $(left) - 60 )) "$AGENT" run --device cuda --plan quick --name smoke \
+    timeout "$(tl 60)" "$AGENT" run --device cuda --plan quick --name smoke \
       --out "$WORK/smoke.sqlite" --max-minutes 1 > "$WORK/run-smoke.log" 2>&1
     say "rc=$?"; grep '^perfcast-agent' "$WORK/run-smoke.log" | tail -6
     grep -c skipped "$WORK/run-smoke.log"; grep skipped "$WORK/run-smoke.log" | head -5
     if "$AGENT" plan --show architectures > /dev/null 2>&1; then
       say "smoke: architectures plan, 0.5 min"
-      timeout $(( $(left) - 40 )) "$AGENT" run --device cuda --plan architectures --name smoke-arch \
+      timeout "$(tl 40)" "$AGENT" run --device cuda --plan architectures --name smoke-arch \
         --out "$WORK/smoke-arch.sqlite" --max-minutes 0.5 > "$WORK/run-smoke-arch.log" 2>&1
       say "rc=$?"; grep '^perfcast-agent' "$WORK/run-smoke-arch.log" | tail -4
       grep skipped "$WORK/run-smoke-arch.log" | head -5
@@ -131,7 +139,7 @@ case "$MODE" in
     [ "${SKIP_OVERHEAD:-0}" = 1 ] || RESERVE=$(( RESERVE + 25 ))
     M=$(minutes_left $RESERVE)
     say "run: perfcast-agent run --device cuda --name $NAME --out $NAME.sqlite --max-minutes $M $*"
-    timeout $(( $(left) - 10 )) "$AGENT" run --device cuda --name "$NAME" --out "$WORK/$NAME.sqlite" \
+    timeout "$(tl 10)" "$AGENT" run --device cuda --name "$NAME" --out "$WORK/$NAME.sqlite" \
       --max-minutes "$M" "$@" > "$WORK/run-$NAME.log" 2>&1
     say "rc=$?"; grep '^perfcast-agent' "$WORK/run-$NAME.log" | tail -8
     echo "skipped: $(grep -c 'skipped:' "$WORK/run-$NAME.log")"; grep 'skipped:' "$WORK/run-$NAME.log" | head -5
@@ -165,7 +173,7 @@ case "$MODE" in
       case $T in 1) S=0.4;; 4) S=0.5;; 16) S=1;; esac
       M=$(python3 -c "print('%.2f' % max(0.2, ($(left) - 30) * $S / 60))")
       say "cpu: $T threads, --max-minutes $M"
-      timeout $(( $(left) - 5 )) "$AGENT" run --device cpu --threads $T --name "cpu-${T}t" \
+      timeout "$(tl 5)" "$AGENT" run --device cpu --threads $T --name "cpu-${T}t" \
         "${PLAN_ARGS[@]}" --out "$WORK/cpu-${T}t.sqlite" --max-minutes "$M" \
         > "$WORK/run-cpu-${T}t.log" 2>&1
       say "rc=$?"; grep '^perfcast-agent' "$WORK/run-cpu-${T}t.log" | tail -4

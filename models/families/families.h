@@ -33,8 +33,12 @@ FamilyDef StgcnFamily();
 FamilyDef ResNetFamily();
 FamilyDef TransformerFamily();
 FamilyDef DlrmFamily();
-// gemm, conv2d, lstm_cell, attention, elementwise, layernorm, softmax,
-// embedding, optimizer, h2d.
+FamilyDef DecoderFamily();
+FamilyDef BertFamily();
+FamilyDef VitFamily();
+FamilyDef ResNetImageNetFamily();
+// gemm, conv2d, lstm_cell, attention, sdpa, rmsnorm, swiglu,
+// cross_entropy, elementwise, layernorm, softmax, embedding, optimizer, h2d.
 std::vector<FamilyDef> OperationFamilies();
 
 // For checks that need none.

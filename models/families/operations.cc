@@ -97,6 +97,34 @@ WorkloadDescriptor DescribeAttention(const WorkloadSpec& spec) {
   return Finish(b, OpClass::kAttention, 1, true);
 }
 
+WorkloadDescriptor DescribeSdpa(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  b.FusedAttention("sdpa", Param(spec, "heads"), Param(spec, "seq_len"), Param(spec, "head_dim"),
+                   Param(spec, "causal") == 1);
+  return Finish(b, OpClass::kAttention, 1, true);
+}
+
+WorkloadDescriptor DescribeRmsNorm(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  b.RmsNorm("rmsnorm", static_cast<double>(Param(spec, "rows")), Param(spec, "cols"));
+  return Finish(b, OpClass::kElementwise, 1, false);
+}
+
+WorkloadDescriptor DescribeSwiGlu(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  const double numel = static_cast<double>(Param(spec, "rows")) * Param(spec, "cols");
+  b.Elementwise("swiglu.silu", numel, 1, 5);
+  b.Elementwise("swiglu.mul", numel, 2, 1);
+  return Finish(b, OpClass::kElementwise, 1, false);
+}
+
+WorkloadDescriptor DescribeCrossEntropy(const WorkloadSpec& spec) {
+  IterationBuilder b(spec);
+  b.Loss("cross_entropy", static_cast<double>(Param(spec, "rows")) * Param(spec, "vocab"),
+         Param(spec, "vocab"));
+  return Finish(b, OpClass::kElementwise, 1, false);
+}
+
 WorkloadDescriptor DescribeElementwise(const WorkloadSpec& spec) {
   IterationBuilder b(spec);
   b.Elementwise("elementwise", static_cast<double>(Param(spec, "numel")), 1, 1);
@@ -202,6 +230,31 @@ std::vector<FamilyDef> OperationFamilies() {
           {"seq_len", 512, 1, 131072, "sequence length"},
           {"head_dim", 64, 1, 1024, "width per head"}},
          &DescribeAttention),
+      Op("sdpa",
+         "Fused scaled dot-product attention (flash / memory-efficient kernels) over [batch, "
+         "heads, seq_len, head_dim], causal or not; train adds dQ, dK, dV.",
+         {{"heads", 16, 1, 1024, "attention heads"},
+          {"seq_len", 1024, 1, 131072, "sequence length"},
+          {"head_dim", 64, 1, 256, "width per head"},
+          {"causal", 1, 0, 1, "1: causal mask (decoders), 0: none (encoders)"}},
+         &DescribeSdpa),
+      WithoutBatch(Op("rmsnorm",
+         "RMSNorm over the last dimension of [rows, cols] as Llama writes it, fp32 statistics. "
+         "Ignores the batch size.",
+         {{"rows", 8192, 1, kMaxElements, "rows"}, {"cols", 4096, 1, kMaxDim, "normalised width"}},
+         &DescribeRmsNorm)),
+      WithoutBatch(Op("swiglu",
+         "SwiGLU activation SiLU(gate) * up of a fused [rows, 2 x cols] projection. Ignores "
+         "the batch size.",
+         {{"rows", 8192, 1, kMaxElements, "rows (tokens)"},
+          {"cols", 11008, 1, kMaxDim, "output width (intermediate_size)"}},
+         &DescribeSwiGlu)),
+      WithoutBatch(Op("cross_entropy",
+         "Cross-entropy (log-softmax + NLL) of fp32 logits [rows, vocab] against class ids; "
+         "train adds its backward. Ignores the batch size.",
+         {{"rows", 8192, 1, kMaxElements, "rows (tokens)"},
+          {"vocab", 50257, 2, 4194304, "classes (vocabulary)"}},
+         &DescribeCrossEntropy)),
       WithoutBatch(Op("elementwise",
          "A unary activation (ReLU-like, 1 FLOP/element) over numel elements; train adds its "
          "backward. Ignores the batch size.",

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/architecture.h"
+#include "models/torch/layers.h"
 
 namespace perfcast::models::torch_proxy {
 namespace {
@@ -15,7 +16,8 @@ namespace {
 namespace nn = torch::nn;
 using torch::Tensor;
 
-enum class LossKind { kMse, kCrossEntropy, kBce };
+// kTokenCrossEntropy: logits [batch, seq, vocab] against targets [batch, seq].
+enum class LossKind { kMse, kCrossEntropy, kTokenCrossEntropy, kBce };
 
 // A network taking the inputs of a HostBatch.
 class Net : public nn::Module {
@@ -38,6 +40,8 @@ class NetProxy final : public ProxyModel {
         return torch::mse_loss(output, target);
       case LossKind::kCrossEntropy:
         return nn::functional::cross_entropy(output, target);
+      case LossKind::kTokenCrossEntropy:
+        return nn::functional::cross_entropy(output.flatten(0, 1), target.flatten());
       case LossKind::kBce:
         return torch::binary_cross_entropy_with_logits(output, target);
     }
@@ -280,6 +284,361 @@ class TransformerNet final : public Net {
   nn::Linear pooler_{nullptr}, classifier_{nullptr};
 };
 
+
+// ---- shared by decoder, bert, vit ----
+
+// [batch, heads, seq, head_dim] -> [batch, seq, heads * head_dim]: one copy.
+Tensor MergeHeads(const Tensor& x) {
+  return x.transpose(1, 2).reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
+}
+
+// RMSNorm with its weight (see RmsNormForward).
+class RmsNormImpl final : public nn::Module {
+ public:
+  explicit RmsNormImpl(int64_t width) {
+    weight_ = register_parameter("weight", torch::ones({width}));
+  }
+  Tensor forward(const Tensor& x) { return RmsNormForward(x, weight_); }
+
+ private:
+  Tensor weight_;
+};
+TORCH_MODULE(RmsNorm);
+
+// LayerNorm or RMSNorm, as the family's `norm` parameter says.
+class NormImpl final : public nn::Module {
+ public:
+  NormImpl(bool rms, int64_t width) {
+    if (rms) {
+      rms_ = register_module("rms", RmsNorm(width));
+    } else {
+      ln_ = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({width})));
+    }
+  }
+  Tensor forward(const Tensor& x) { return rms_ ? rms_->forward(x) : ln_->forward(x); }
+
+ private:
+  RmsNorm rms_{nullptr};
+  nn::LayerNorm ln_{nullptr};
+};
+TORCH_MODULE(Norm);
+
+// ---- decoder ----
+struct DecoderShape {
+  int64_t hidden = 0, heads = 0, kv_heads = 0, ffn = 0;
+  bool rope = false, rms = false, swiglu = false, bias = true;
+};
+
+// x * cos + rotate_half(x) * sin over the last dimension.
+Tensor Rope(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  Tensor rotated = torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * cos + rotated * sin;
+}
+
+class DecoderBlock final : public nn::Module {
+ public:
+  explicit DecoderBlock(const DecoderShape& s) : s_(s) {
+    const int64_t head_dim = s.hidden / s.heads;
+    auto linear = [&](int64_t in, int64_t out) {
+      return nn::Linear(nn::LinearOptions(in, out).bias(s.bias));
+    };
+    norm1_ = register_module("norm1", Norm(s.rms, s.hidden));
+    qkv_ = register_module("qkv", linear(s.hidden, (s.heads + 2 * s.kv_heads) * head_dim));
+    out_ = register_module("out", linear(s.hidden, s.hidden));
+    norm2_ = register_module("norm2", Norm(s.rms, s.hidden));
+    up_ = register_module("up", linear(s.hidden, s.swiglu ? 2 * s.ffn : s.ffn));
+    down_ = register_module("down", linear(s.ffn, s.hidden));
+  }
+  // x [batch, seq, hidden]; cos, sin [seq, head_dim] fp32 (undefined
+  // without rotary positions).
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+    const int64_t batch = x.size(0), seq = x.size(1);
+    const int64_t head_dim = s_.hidden / s_.heads;
+    Tensor qkv = qkv_->forward(norm1_->forward(x))
+                     .view({batch, seq, s_.heads + 2 * s_.kv_heads, head_dim})
+                     .transpose(1, 2);
+    Tensor q = qkv.narrow(1, 0, s_.heads);
+    Tensor k = qkv.narrow(1, s_.heads, s_.kv_heads);
+    Tensor v = qkv.narrow(1, s_.heads + s_.kv_heads, s_.kv_heads);
+    if (s_.rope) {
+      // In the activations' dtype (16 bits under autocast), as Hugging Face
+      // casts them: fp32 tables would promote q and k.
+      const Tensor c = cos.to(q.scalar_type()), s = sin.to(q.scalar_type());
+      q = Rope(q, c, s);
+      k = Rope(k, c, s);
+    }
+    if (s_.kv_heads != s_.heads) {
+      k = k.repeat_interleave(s_.heads / s_.kv_heads, 1);
+      v = v.repeat_interleave(s_.heads / s_.kv_heads, 1);
+    }
+    Tensor context = ScaledDotProductAttention(q, k, v, /*causal=*/true);
+    Tensor y = x + out_->forward(MergeHeads(context));
+    Tensor h = up_->forward(norm2_->forward(y));
+    h = s_.swiglu ? SwiGlu(h) : torch::gelu(h, "tanh");
+    return y + down_->forward(h);
+  }
+
+ private:
+  DecoderShape s_;
+  Norm norm1_{nullptr}, norm2_{nullptr};
+  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
+};
+
+class DecoderNet final : public Net {
+ public:
+  explicit DecoderNet(const WorkloadSpec& spec) {
+    DecoderShape s;
+    s.hidden = Param(spec, "hidden");
+    s.heads = Param(spec, "heads");
+    s.kv_heads = Param(spec, "kv_heads") > 0 ? Param(spec, "kv_heads") : s.heads;
+    s.ffn = Param(spec, "ffn");
+    s.rope = Param(spec, "positions") == 0;
+    s.rms = Param(spec, "norm") == 1;
+    s.swiglu = Param(spec, "mlp") == 1;
+    s.bias = Param(spec, "bias") == 1;
+    const int64_t vocab = Param(spec, "vocab");
+    tokens_ = register_module("tokens", nn::Embedding(vocab, s.hidden));
+    if (!s.rope) {
+      positions_ =
+          register_module("positions", nn::Embedding(Param(spec, "positions"), s.hidden));
+    } else {
+      // Rotary tables for every position up to seq_len (base 10000).
+      const int64_t head_dim = s.hidden / s.heads;
+      Tensor inverse = torch::pow(
+          10000.0, -torch::arange(0, head_dim, 2, torch::kFloat64) / static_cast<double>(head_dim));
+      Tensor angles = torch::outer(torch::arange(Param(spec, "seq_len"), torch::kFloat64), inverse);
+      angles = torch::cat({angles, angles}, -1).to(torch::kFloat32);
+      cos_ = register_buffer("cos", angles.cos());
+      sin_ = register_buffer("sin", angles.sin());
+    }
+    for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
+      blocks_.push_back(
+          register_module(absl::StrCat("block", l), std::make_shared<DecoderBlock>(s)));
+    }
+    final_norm_ = register_module("final_norm", Norm(s.rms, s.hidden));
+    if (Param(spec, "tied") == 0) {
+      head_ = register_module("head", nn::Linear(nn::LinearOptions(s.hidden, vocab).bias(false)));
+    }
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    const Tensor& ids = inputs.at(0);
+    Tensor x = tokens_->forward(ids);
+    if (positions_) {
+      x = x + positions_->forward(torch::arange(ids.size(1), ids.options()));
+    }
+    for (auto& block : blocks_) x = block->forward(x, cos_, sin_);
+    x = final_norm_->forward(x);
+    return head_ ? head_->forward(x) : torch::linear(x, tokens_->weight);
+  }
+
+ private:
+  nn::Embedding tokens_{nullptr}, positions_{nullptr};
+  Tensor cos_, sin_;
+  std::vector<std::shared_ptr<DecoderBlock>> blocks_;
+  Norm final_norm_{nullptr};
+  nn::Linear head_{nullptr};
+};
+
+// ---- bert ----
+class BertLayer final : public nn::Module {
+ public:
+  BertLayer(int64_t hidden, int64_t heads, int64_t ffn) : heads_(heads) {
+    qkv_ = register_module("qkv", nn::Linear(hidden, 3 * hidden));
+    out_ = register_module("out", nn::Linear(hidden, hidden));
+    ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    up_ = register_module("up", nn::Linear(hidden, ffn));
+    down_ = register_module("down", nn::Linear(ffn, hidden));
+    ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+  }
+  // x [batch, seq, hidden], post-LN.
+  Tensor forward(const Tensor& x) {
+    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
+    Tensor qkv = qkv_->forward(x).view({batch, seq, 3 * heads_, hidden / heads_}).transpose(1, 2);
+    Tensor context =
+        ScaledDotProductAttention(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
+                                  qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
+    Tensor y = ln1_->forward(x + out_->forward(MergeHeads(context)));
+    return ln2_->forward(y + down_->forward(torch::gelu(up_->forward(y))));
+  }
+
+ private:
+  int64_t heads_;
+  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
+  nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+};
+
+class BertNet final : public Net {
+ public:
+  explicit BertNet(const WorkloadSpec& spec) {
+    const int64_t hidden = Param(spec, "hidden");
+    const int64_t vocab = Param(spec, "vocab");
+    tokens_ = register_module("tokens", nn::Embedding(vocab, hidden));
+    positions_ = register_module("positions", nn::Embedding(Param(spec, "positions"), hidden));
+    token_types_ = register_module("token_types", nn::Embedding(Param(spec, "type_vocab"), hidden));
+    ln_ = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
+      layers_.push_back(register_module(
+          absl::StrCat("layer", l),
+          std::make_shared<BertLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"))));
+    }
+    transform_ = register_module("transform", nn::Linear(hidden, hidden));
+    transform_ln_ = register_module("transform_ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    decoder_bias_ = register_parameter("decoder_bias", torch::zeros({vocab}));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    const Tensor& ids = inputs.at(0);
+    // Single-segment inputs: every token type is 0.
+    Tensor x = tokens_->forward(ids) + token_types_->forward(torch::zeros_like(ids));
+    x = ln_->forward(x + positions_->forward(torch::arange(ids.size(1), ids.options())));
+    for (auto& layer : layers_) x = layer->forward(x);
+    x = transform_ln_->forward(torch::gelu(transform_->forward(x)));
+    return torch::linear(x, tokens_->weight, decoder_bias_);
+  }
+
+ private:
+  nn::Embedding tokens_{nullptr}, positions_{nullptr}, token_types_{nullptr};
+  nn::LayerNorm ln_{nullptr}, transform_ln_{nullptr};
+  std::vector<std::shared_ptr<BertLayer>> layers_;
+  nn::Linear transform_{nullptr};
+  Tensor decoder_bias_;
+};
+
+// ---- vit ----
+class VitLayer final : public nn::Module {
+ public:
+  VitLayer(int64_t hidden, int64_t heads, int64_t ffn) : heads_(heads) {
+    ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    qkv_ = register_module("qkv", nn::Linear(hidden, 3 * hidden));
+    out_ = register_module("out", nn::Linear(hidden, hidden));
+    ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    up_ = register_module("up", nn::Linear(hidden, ffn));
+    down_ = register_module("down", nn::Linear(ffn, hidden));
+  }
+  // x [batch, tokens, hidden], pre-LN.
+  Tensor forward(const Tensor& x) {
+    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
+    Tensor qkv = qkv_->forward(ln1_->forward(x))
+                     .view({batch, seq, 3 * heads_, hidden / heads_})
+                     .transpose(1, 2);
+    Tensor context =
+        ScaledDotProductAttention(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
+                                  qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
+    Tensor y = x + out_->forward(MergeHeads(context));
+    return y + down_->forward(torch::gelu(up_->forward(ln2_->forward(y))));
+  }
+
+ private:
+  int64_t heads_;
+  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
+  nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+};
+
+class VitNet final : public Net {
+ public:
+  explicit VitNet(const WorkloadSpec& spec) {
+    const int64_t hidden = Param(spec, "hidden");
+    const int64_t patch = Param(spec, "patch");
+    patch_embed_ = register_module(
+        "patch_embed", nn::Conv2d(nn::Conv2dOptions(3, hidden, patch).stride(patch)));
+    class_token_ = register_parameter("class_token", torch::zeros({1, 1, hidden}));
+    pos_embed_ = register_parameter(
+        "pos_embed",
+        torch::randn({1, VitTokens(Param(spec, "image"), patch), hidden}) * 0.02);
+    for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
+      layers_.push_back(register_module(
+          absl::StrCat("layer", l),
+          std::make_shared<VitLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"))));
+    }
+    final_ln_ = register_module("final_ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    head_ = register_module("head", nn::Linear(hidden, Param(spec, "classes")));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    Tensor patches = patch_embed_->forward(inputs.at(0)).flatten(2).transpose(1, 2);
+    Tensor x = torch::cat({class_token_.expand({patches.size(0), 1, patches.size(2)}).to(
+                               patches.scalar_type()),
+                           patches},
+                          1);
+    x = x + pos_embed_;
+    for (auto& layer : layers_) x = layer->forward(x);
+    return head_->forward(final_ln_->forward(x).select(1, 0));
+  }
+
+ private:
+  nn::Conv2d patch_embed_{nullptr};
+  Tensor class_token_, pos_embed_;
+  std::vector<std::shared_ptr<VitLayer>> layers_;
+  nn::LayerNorm final_ln_{nullptr};
+  nn::Linear head_{nullptr};
+};
+
+// ---- resnet_imagenet ----
+nn::Conv2d ImageNetConv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
+  return nn::Conv2d(
+      nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+}
+
+class ImageNetBlock final : public nn::Module {
+ public:
+  explicit ImageNetBlock(const ImageNetBlockShape& s) : bottleneck_(s.bottleneck) {
+    if (s.bottleneck) {
+      conv1_ = register_module("conv1", ImageNetConv(s.in_channels, s.mid_channels, 1, 1));
+      conv2_ = register_module("conv2", ImageNetConv(s.mid_channels, s.mid_channels, 3, s.stride));
+      conv3_ = register_module("conv3", ImageNetConv(s.mid_channels, s.out_channels, 1, 1));
+      bn3_ = register_module("bn3", nn::BatchNorm2d(s.out_channels));
+    } else {
+      conv1_ = register_module("conv1", ImageNetConv(s.in_channels, s.out_channels, 3, s.stride));
+      conv2_ = register_module("conv2", ImageNetConv(s.out_channels, s.out_channels, 3, 1));
+    }
+    bn1_ = register_module("bn1", nn::BatchNorm2d(conv1_->options.out_channels()));
+    bn2_ = register_module("bn2", nn::BatchNorm2d(conv2_->options.out_channels()));
+    if (s.downsample) {
+      downsample_ = register_module("downsample",
+                                    ImageNetConv(s.in_channels, s.out_channels, 1, s.stride));
+      downsample_bn_ = register_module("downsample_bn", nn::BatchNorm2d(s.out_channels));
+    }
+  }
+  Tensor forward(const Tensor& x) {
+    Tensor y = torch::relu(bn1_->forward(conv1_->forward(x)));
+    y = bn2_->forward(conv2_->forward(y));
+    if (bottleneck_) y = bn3_->forward(conv3_->forward(torch::relu(y)));
+    Tensor shortcut = downsample_ ? downsample_bn_->forward(downsample_->forward(x)) : x;
+    return torch::relu(y + shortcut);
+  }
+
+ private:
+  bool bottleneck_;
+  nn::Conv2d conv1_{nullptr}, conv2_{nullptr}, conv3_{nullptr}, downsample_{nullptr};
+  nn::BatchNorm2d bn1_{nullptr}, bn2_{nullptr}, bn3_{nullptr}, downsample_bn_{nullptr};
+};
+
+class ImageNetResNetNet final : public Net {
+ public:
+  explicit ImageNetResNetNet(const WorkloadSpec& spec) {
+    const ImageNetResNetShape shape =
+        ImageNetResNetLayout(Param(spec, "depth"), Param(spec, "image"));
+    stem_ = register_module("stem", ImageNetConv(3, 64, 7, 2));
+    stem_bn_ = register_module("stem_bn", nn::BatchNorm2d(64));
+    for (size_t i = 0; i < shape.blocks.size(); ++i) {
+      blocks_.push_back(register_module(absl::StrCat("block", i),
+                                        std::make_shared<ImageNetBlock>(shape.blocks[i])));
+    }
+    fc_ = register_module("fc", nn::Linear(shape.final_channels, Param(spec, "classes")));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    Tensor x = torch::relu(stem_bn_->forward(stem_->forward(inputs.at(0))));
+    x = torch::max_pool2d(x, 3, 2, 1);
+    for (auto& block : blocks_) x = block->forward(x);
+    return fc_->forward(x.mean({2, 3}));
+  }
+
+ private:
+  nn::Conv2d stem_{nullptr};
+  nn::BatchNorm2d stem_bn_{nullptr};
+  std::vector<std::shared_ptr<ImageNetBlock>> blocks_;
+  nn::Linear fc_{nullptr};
+};
+
 // ---- dlrm ----
 class DlrmNet final : public Net {
  public:
@@ -352,6 +711,21 @@ std::unique_ptr<ProxyModel> BuildNet(const WorkloadSpec& spec,
   }
   if (f == "transformer") {
     return std::make_unique<NetProxy>(std::make_shared<TransformerNet>(spec),
+                                      LossKind::kCrossEntropy);
+  }
+  if (f == "decoder") {
+    return std::make_unique<NetProxy>(std::make_shared<DecoderNet>(spec),
+                                      LossKind::kTokenCrossEntropy);
+  }
+  if (f == "bert") {
+    return std::make_unique<NetProxy>(std::make_shared<BertNet>(spec),
+                                      LossKind::kTokenCrossEntropy);
+  }
+  if (f == "vit") {
+    return std::make_unique<NetProxy>(std::make_shared<VitNet>(spec), LossKind::kCrossEntropy);
+  }
+  if (f == "resnet_imagenet") {
+    return std::make_unique<NetProxy>(std::make_shared<ImageNetResNetNet>(spec),
                                       LossKind::kCrossEntropy);
   }
   if (f == "dlrm") return std::make_unique<NetProxy>(std::make_shared<DlrmNet>(spec), LossKind::kBce);

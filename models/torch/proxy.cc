@@ -185,6 +185,48 @@ class TokenSource final : public SystemSource {
   int64_t vocab_, classes_;
 };
 
+// decoder, bert: language-model text. Tokens are one node's signal over the
+// window quantised into the vocabulary (the node rotates with the sample).
+// decoder: inputs are the first seq_len tokens, targets the next token at
+// every position. bert: targets are the tokens, inputs the same with every
+// kMaskEvery-th position replaced by token 0 (the mask).
+class TextSource final : public SystemSource {
+ public:
+  TextSource(OscillatorNetwork system, int64_t seq_len, int64_t vocab, bool next_token,
+             int64_t batch, const ProxyOptions& options)
+      : SystemSource(std::move(system), seq_len + (next_token ? 1 : 0), batch, options),
+        seq_len_(seq_len),
+        vocab_(vocab),
+        next_token_(next_token) {}
+
+ private:
+  static constexpr int64_t kMaskEvery = 7;
+  HostBatch Allocate() override {
+    return {{Empty({batch_size(), seq_len_}, torch::kInt64)},
+            Empty({batch_size(), seq_len_}, torch::kInt64)};
+  }
+  void Fill(int64_t b, HostBatch& batch) override {
+    int64_t* inputs = batch.inputs[0].data_ptr<int64_t>() + b * seq_len_;
+    int64_t* targets = batch.target.data_ptr<int64_t>() + b * seq_len_;
+    const int64_t node = sample() % nodes();
+    auto token = [&](int64_t t) {
+      const double level = (Signals(window() - 1 - t)[node] + 1.0) / 2.0;
+      return std::clamp<int64_t>(static_cast<int64_t>(level * vocab_), 0, vocab_ - 1);
+    };
+    for (int64_t t = 0; t < seq_len_; ++t) {
+      inputs[t] = token(t);
+      if (next_token_) {
+        targets[t] = token(t + 1);
+      } else {
+        targets[t] = inputs[t];
+        if (t % kMaskEvery == kMaskEvery - 1) inputs[t] = 0;
+      }
+    }
+  }
+  int64_t seq_len_, vocab_;
+  bool next_token_;
+};
+
 // dlrm: dense features are the current signals; the ids of lookup l of table
 // t hash the (quantised) signal of one node l steps ago; click = whether
 // node 0's signal is positive.
@@ -234,9 +276,13 @@ std::unique_ptr<SyntheticDataSource> MakeSource(const WorkloadSpec& spec, Oscill
     return std::make_unique<ForecastSource>(std::move(system), Param(spec, "seq_len"),
                                             Param(spec, "horizon"), batch, options);
   }
-  if (f == "resnet") {
+  if (f == "resnet" || f == "resnet_imagenet" || f == "vit") {
     return std::make_unique<ImageSource>(std::move(system), Param(spec, "image"),
                                          Param(spec, "classes"), batch, options);
+  }
+  if (f == "decoder" || f == "bert") {
+    return std::make_unique<TextSource>(std::move(system), Param(spec, "seq_len"),
+                                        Param(spec, "vocab"), f == "decoder", batch, options);
   }
   if (f == "transformer") {
     return std::make_unique<TokenSource>(std::move(system), Param(spec, "seq_len"),

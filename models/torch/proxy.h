@@ -1,6 +1,6 @@
 // LibTorch proxy models: the networks that perfcast-agent times on a node.
 // Each model family of descriptor.h (lstm, cnn, stgcn, resnet, transformer,
-// dlrm) has one proxy built to exactly the architecture its descriptor
+// dlrm, decoder, bert, vit, resnet_imagenet) has one proxy built to exactly the architecture its descriptor
 // describes (same layers, same parameter count), fed by a synthetic
 // spatio-temporal data source: a network of coupled oscillators (swing
 // equations on a random graph, integrated with RK4 on the CPU), in the spirit
@@ -59,7 +59,10 @@ struct ProxyOptions {
 // the target. Pinned when ProxyOptions::pin_memory.
 //   lstm, cnn, stgcn: inputs {x [batch, seq_len, nodes] f32},
 //                     target [batch, horizon, nodes] f32
-//   resnet:           inputs {images [batch, 3, image, image] f32}, target [batch] i64
+//   resnet, resnet_imagenet, vit:
+//                     inputs {images [batch, 3, image, image] f32}, target [batch] i64
+//   decoder, bert:    inputs {tokens [batch, seq_len] i64}, target [batch, seq_len] i64
+//                     (decoder: the next token; bert: the unmasked token)
 //   transformer:      inputs {tokens [batch, seq_len] i64}, target [batch] i64
 //   dlrm:             inputs {dense [batch, dense] f32,
 //                             ids [batch, tables, lookups] i64}, target [batch] f32
@@ -88,7 +91,8 @@ class ProxyModel {
   // order of HostBatch::inputs).
   virtual torch::Tensor Forward(const std::vector<torch::Tensor>& device_inputs) = 0;
   // Scalar loss of `output` against `target` (on the same device): MSE for
-  // forecasters, cross-entropy for resnet/transformer, BCE-with-logits for dlrm.
+  // forecasters, cross-entropy for the classifiers and, per token, for the
+  // language models (decoder, bert), BCE-with-logits for dlrm.
   virtual torch::Tensor Loss(const torch::Tensor& output, const torch::Tensor& target) = 0;
   // Trainable parameters, e.g. for a torch::optim optimizer. Their count and
   // total numel match the descriptor (one tensor per weight and per bias).

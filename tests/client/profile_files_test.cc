@@ -119,5 +119,71 @@ TEST(ProfileFilesTest, JsonLinesExportOfNonUtf8TextDoesNotThrow) {
   EXPECT_NE(out.str().find("\"node\""), std::string::npos);
 }
 
+// A profile of the current method with every run condition and every
+// optional value set comes back identical from both text formats.
+TEST(ProfileFilesTest, EveryColumnRoundTripsThroughCsvAndJsonLines) {
+  models::Profile p;
+  p.node_name = "h200";
+  p.workload.family = "lstm";
+  p.workload.params = {{"layers", 2}};
+  p.workload.batch_size = 64;
+  p.workload.precision = models::Precision::kBf16Amp;
+  p.iteration = {.count = 40, .mean_ms = 2.5, .median_ms = 2.4, .p95_ms = 2.9,
+                 .stddev_ms = 0.1, .min_ms = 2.3, .max_ms = 3.1};
+  p.phases = {.data_load_ms = 0.4, .h2d_ms = 0.1, .forward_ms = 0.7, .backward_ms = 1.3,
+              .optimizer_ms = 0.2};
+  p.repeats = 5;
+  p.repeat_cv = 0.011;
+  p.epoch_s = 12.5;
+  p.throughput_per_s = 25600;
+  p.peak_memory_bytes = 1.5e9;
+  p.achieved_tflops = 31.25;
+  p.roofline_fraction = 0.125;
+  p.measured_at_us = -7;
+  p.agent_version = "perfcast-agent 0.2.0";
+  p.method_version = models::kCurrentMethodVersion;
+  p.conditions = {.dispatch_ops_per_s = 187654.321, .launch_latency_us = 2.1,
+                  .cpu_single_thread_score = 1.7, .h2d_pinned_gbs = 53.1,
+                  .h2d_pageable_gbs = 17.9, .board_power_w = 612.4, .sm_clock_mhz = 1980,
+                  .gpu_temperature_c = 58};
+  p.content_hash = models::ComputeContentHash(p);
+  for (ProfileFormat format : {ProfileFormat::kCsv, ProfileFormat::kJsonLines}) {
+    std::ostringstream out;
+    auto writer = ProfileWriter::Create(format, out);
+    ASSERT_TRUE(writer.ok());
+    (*writer)->Write(p);
+    Read again = ReadText(out.str(), format);
+    ASSERT_EQ(again.profiles.size(), 1u) << out.str();
+    EXPECT_EQ(again.profiles[0], p) << out.str();
+  }
+}
+
+// Files written before method versions existed have none of the new
+// columns: they read as method 1 without run conditions and keep their
+// hash; a bad method version is refused with its line.
+TEST(ProfileFilesTest, MethodVersionDefaultsToOneAndIsChecked) {
+  Read read = ReadText(absl::StrCat(kHeader, "n1,lstm,layers=2,64,bf16,train,2.5,3\n"),
+                       ProfileFormat::kCsv);
+  ASSERT_EQ(read.profiles.size(), 1u);
+  EXPECT_EQ(read.profiles[0].method_version, 1);
+  EXPECT_EQ(read.profiles[0].conditions, models::RunConditions{});
+  read = ReadText(
+      "node,family,batch_size,mean_ms,method_version,board_power_w\n"
+      "n1,lstm,64,2.5,2,450\n"
+      "n1,lstm,64,2.5,0,\n"
+      "n1,lstm,64,2.5,9,\n"
+      "n1,lstm,64,2.5,two,\n"
+      "n1,lstm,64,2.5,99999999999,\n"
+      "n1,lstm,64,2.5,2,-3\n",
+      ProfileFormat::kCsv);
+  ASSERT_EQ(read.profiles.size(), 1u);
+  EXPECT_EQ(read.profiles[0].method_version, 2);
+  EXPECT_EQ(read.profiles[0].conditions.board_power_w, 450);
+  ASSERT_EQ(read.bad.size(), 5u);
+  EXPECT_EQ(read.bad[0].first, 3);
+  EXPECT_NE(read.bad[0].second.find("method_version"), std::string::npos) << read.bad[0].second;
+  EXPECT_NE(read.bad[4].second.find("board_power_w"), std::string::npos) << read.bad[4].second;
+}
+
 }  // namespace
 }  // namespace perfcast::client

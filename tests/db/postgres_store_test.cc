@@ -84,6 +84,46 @@ TEST_F(PostgresStoreTest, ReplicasStartingTogetherMigrateOnce) {
             PostgresSchemaVersion());
 }
 
+// A database an older build left at schema version 1 migrates on the next
+// read-write open: its rows read back as method 1 without run conditions,
+// and the new columns take new profiles.
+TEST_F(PostgresStoreTest, MigratesAVersionOneStore) {
+  ASSERT_TRUE(CreatePostgresStoreAtVersion(uri_, 1).ok());
+  Sql("INSERT INTO nodes (name, source, labels, gpu_count, gpu_model, gpu_vendor_name, "
+      "architecture, compute_capability, sm_count, boost_clock_mhz, memory_gib, "
+      "memory_bus_width_bits, memory_bandwidth_gbs, fp32_tflops, tf32_tflops, fp16_tflops, "
+      "bf16_tflops, fp64_tflops, l2_cache_mib, interconnect, hostname, cpu_model, cpu_cores, "
+      "driver_version, cuda_version, torch_version, registered_at_us) VALUES ('old', "
+      "'catalog', '{}', 1, 'H100-SXM5-80GB', 'NVIDIA H100', 'hopper', '9.0', 132, 1980, 80, "
+      "5120, 3350, 67, 494.7, 989.4, 989.4, 34, 50, '', '', '', 0, '', '', '', 7)");
+  Sql("INSERT INTO workloads (key, kind, family, batch_size, precision, phase) VALUES "
+      "('model/lstm{hidden=128,horizon=12,layers=1,nodes=32,seq_len=24}/b64/fp32/train/adam', "
+      "'model', 'lstm', 64, 'fp32', 'train')");
+  Sql("INSERT INTO profiles (content_hash, node_id, workload_id, measured_at_us, "
+      "agent_version, iterations, mean_ms, median_ms, p95_ms, stddev_ms, min_ms, max_ms, "
+      "repeats) SELECT decode('00112233445566778899aabbccddeeff', 'hex'), n.id, w.id, 5, "
+      "'old', 10, 2, 2, 2, 0, 2, 2, 1 FROM nodes n, workloads w");
+  EXPECT_EQ(OpenStoreReadOnly(uri_).status().code(), absl::StatusCode::kFailedPrecondition);
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<models::Profile> profiles;
+  ASSERT_TRUE(store->ScanProfiles({}, [&](const models::Profile& p) {
+                     profiles.push_back(p);
+                     return true;
+                   }).ok());
+  ASSERT_EQ(profiles.size(), 1u);
+  EXPECT_EQ(profiles[0].method_version, 1);
+  EXPECT_EQ(profiles[0].conditions, models::RunConditions{});
+  EXPECT_FALSE(store->GetNode("old")->measured.dispatch_ops_per_s.has_value());
+  models::Profile current = SampleProfile("old", 1);
+  current.method_version = models::kCurrentMethodVersion;
+  current.conditions.board_power_w = 500;
+  ASSERT_EQ(ImportAll(*store, {current}).accepted, 1);
+  EXPECT_EQ(*store->CountProfiles({.method_version = models::kCurrentMethodVersion}), 1);
+  EXPECT_EQ(Sql("SELECT max(version) FROM perfcast_schema_migrations")[0][0].as<int64_t>(),
+            PostgresSchemaVersion());
+}
+
 TEST_F(PostgresStoreTest, TwoStoresSeeEachOthersWrites) {
   std::unique_ptr<Store> a = Open();
   std::unique_ptr<Store> b = Open();

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -110,6 +111,52 @@ TEST(SchemaTest, ShippedProfilesKeepTheirContentHashes) {
                     .ok());
     EXPECT_GT(checked, 100);
   }
+}
+
+// A shipped agent file (schema version 2, before method versions) opened as
+// a server's own database migrates in place; its profiles keep their hashes
+// and read as method 1, and profiles with run conditions go in beside them.
+// Opened read-only (an import), the same file is left as it was.
+TEST(SchemaTest, ShippedAgentFileMigratesWhenItIsTheServersDatabase) {
+  TempDir dir;
+  const std::string path = dir.File("cpu-1t.sqlite");
+  std::filesystem::copy_file(absl::StrCat(PERFCAST_DATA_DIR, "/cpu-1t.sqlite"), path);
+  const int64_t shipped_version = UserVersion(path);
+  ASSERT_LT(shipped_version, CurrentSchemaVersion());
+  {
+    auto ro = OpenStoreReadOnly(path);
+    ASSERT_TRUE(ro.ok()) << ro.status();
+    EXPECT_GT(*(*ro)->CountProfiles({.method_version = 1}), 100);
+  }
+  EXPECT_EQ(UserVersion(path), shipped_version);
+  auto store = OpenStore(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(UserVersion(path), CurrentSchemaVersion());
+  std::string node_name;
+  int64_t scanned = 0;
+  ASSERT_TRUE((*store)
+                  ->ScanProfiles({},
+                                 [&](const models::Profile& p) {
+                                   EXPECT_EQ(p.method_version, 1);
+                                   EXPECT_EQ(p.conditions, models::RunConditions{});
+                                   EXPECT_EQ(models::ComputeContentHash(p), p.content_hash);
+                                   node_name = p.node_name;
+                                   ++scanned;
+                                   return true;
+                                 })
+                  .ok());
+  ASSERT_GT(scanned, 100);
+  models::Profile current = SampleProfile(node_name, 1);
+  current.method_version = models::kCurrentMethodVersion;
+  current.conditions = {.dispatch_ops_per_s = 150000, .cpu_single_thread_score = 1.1};
+  auto import = (*store)->BeginImport();
+  ASSERT_TRUE(import.ok());
+  ASSERT_TRUE((*import)->Add(0, current).ok());
+  auto summary = (*import)->Commit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, 1);
+  EXPECT_EQ(*(*store)->CountProfiles({.method_version = models::kCurrentMethodVersion}), 1);
+  EXPECT_EQ(*(*store)->CountProfiles({}), scanned + 1);
 }
 
 TEST(SchemaTest, RejectsNonSqliteFile) {

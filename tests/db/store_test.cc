@@ -181,6 +181,64 @@ TEST_P(StoreTest, ProfilesRoundTripThroughScan) {
   EXPECT_EQ(stored, p);
 }
 
+// A profile of the current method with every run condition set keeps them
+// all through the store, and its hash covers them.
+TEST_P(StoreTest, MethodVersionAndRunConditionsRoundTrip) {
+  models::Node node = SampleNode("n1");
+  node.measured.dispatch_ops_per_s = 187654.5;
+  ASSERT_TRUE(store_->RegisterNode(node).ok());
+  EXPECT_EQ(store_->GetNode("n1")->measured.dispatch_ops_per_s, 187654.5);
+  models::Profile p = SampleProfile("n1", 3);
+  p.method_version = models::kCurrentMethodVersion;
+  p.conditions = {.dispatch_ops_per_s = 128000.25, .launch_latency_us = 2.125,
+                  .cpu_single_thread_score = 1.75, .h2d_pinned_gbs = 52.5,
+                  .h2d_pageable_gbs = 17.25, .board_power_w = 612.5, .sm_clock_mhz = 1980,
+                  .gpu_temperature_c = 58.5};
+  models::Profile old_method = SampleProfile("n1", 4);
+  ASSERT_EQ(Import({p, old_method}).accepted, 2);
+  auto all = All();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].content_hash, models::ComputeContentHash(p));
+  all[0].id = 0;
+  all[0].content_hash.clear();
+  EXPECT_EQ(all[0], p);
+  EXPECT_EQ(all[1].method_version, 1);
+  EXPECT_EQ(all[1].conditions, models::RunConditions{});
+  // The refresh of an imported node carries the dispatch rate too.
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  node.measured.dispatch_ops_per_s = 99999;
+  ASSERT_TRUE((*import)->UpsertNode(node).ok());
+  ASSERT_TRUE((*import)->Commit().ok());
+  EXPECT_EQ(store_->GetNode("n1")->measured.dispatch_ops_per_s, 99999);
+}
+
+TEST_P(StoreTest, ScanFiltersByMethodVersion) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  std::vector<models::Profile> batch;
+  for (int i = 0; i < 5; ++i) {
+    batch.push_back(SampleProfile("n1", i));
+    if (i < 2) batch.back().method_version = 2;
+  }
+  ASSERT_EQ(Import(batch).accepted, 5);
+  EXPECT_EQ(All({.method_version = 2}).size(), 2u);
+  EXPECT_EQ(All({.method_version = 1}).size(), 3u);
+  EXPECT_EQ(*store_->CountProfiles({.method_version = 2}), 2);
+  EXPECT_EQ(All().size(), 5u);
+}
+
+// Whatever an import accepted, an unfiltered scan (what export runs) returns:
+// a time before 1970 included.
+TEST_P(StoreTest, ProfilesMeasuredBefore1970AreScanned) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  models::Profile p = SampleProfile("n1", 1);
+  p.measured_at_us = -5'000'000;
+  ASSERT_EQ(Import({p, SampleProfile("n1", 2)}).accepted, 2);
+  EXPECT_EQ(All().size(), 2u);
+  EXPECT_EQ(*store_->CountProfiles({}), 2);
+  EXPECT_EQ(All({.since_us = 0}).size(), 1u);
+}
+
 TEST_P(StoreTest, RolledBackImportLeavesStoreUnchanged) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   ASSERT_EQ(Import({SampleProfile("n1", 1)}).accepted, 1);

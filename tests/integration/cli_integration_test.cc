@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
@@ -105,6 +106,59 @@ TEST_F(CliIntegrationTest, ImportStoresValidRecordsAndReportsRejectedOnes) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("\"accepted\":0,\"duplicates\":3"), std::string::npos) << r.out;
   EXPECT_EQ(ExportedRows(), 3);
+}
+
+// Every stored row exports, a time before 1970 included; the method version
+// and run conditions survive import, export and re-import, and export can
+// select one method.
+TEST_F(CliIntegrationTest, ExportReturnsEveryStoredRowWithItsMethodAndConditions) {
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H100-SXM5-80GB"}).exit_code, 0);
+  const std::string csv = WriteFile(
+      "methods.csv",
+      "node,family,params,batch_size,mean_ms,measured_at_us,method_version,dispatch_ops_per_s,"
+      "board_power_w\n"
+      "n1,lstm,layers=2,64,3.5,-5000000,1,,\n"
+      "n1,lstm,layers=3,64,4.5,1700000000000000,2,150000.5,612.25\n");
+  CommandResult r = server_->Cli({"import", csv});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ExportedRows(), 2);
+  EXPECT_EQ(ExportedRows({"--method-version", "2"}), 1);
+  r = server_->Cli({"export", "--format", "jsonl", "--method-version", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"dispatch_ops_per_s\":150000.5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"board_power_w\":612.25"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"method_version\":2"), std::string::npos) << r.out;
+  // The export imports back as the same rows.
+  r = server_->Cli({"export", "--out", dir_.File("export.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = server_->Cli({"--output", "json", "import", dir_.File("export.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"accepted\":0,\"duplicates\":2"), std::string::npos) << r.out;
+}
+
+// perfcast compare reads two runs' files without a server.
+TEST_F(CliIntegrationTest, CompareReportsTheDifferencesOfTwoRuns) {
+  // Family, params, batch and median step of each configuration, as CSV rows.
+  auto run = [&](const std::string& name, const std::vector<std::string>& rows) {
+    std::string text = "gpu,family,params,batch_size,mean_ms,median_ms\n";
+    for (const std::string& row : rows) absl::StrAppend(&text, "H200-SXM-141GB,", row, "\n");
+    return WriteFile(name, text);
+  };
+  const std::string first = run("first.csv", {"lstm,layers=2,64,10,10", "lstm,layers=3,64,20,20",
+                                              "cnn,layers=2,64,5,5", "cnn,layers=2,8,0.5,0.5"});
+  const std::string second =
+      run("second.csv", {"lstm,layers=2,64,10.2,10.2", "lstm,layers=3,64,19,19",
+                         "cnn,layers=2,64,5.5,5.5", "cnn,layers=2,8,0.9,0.9"});
+  CommandResult r = server_->Cli({"--output", "json", "compare", first, second, "--min-ms", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"below_min\":1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"group\":\"all\",\"median_abs_pct\":5"), std::string::npos) << r.out;
+  r = server_->Cli({"compare", first, second});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("lstm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MEDIAN |DIFF|"), std::string::npos) << r.out;
+  ExpectOneLineError(server_->Cli({"compare", first, run("other.csv", {"cnn,layers=9,64,5,5"})}),
+                     "no configuration is in both runs");
 }
 
 TEST_F(CliIntegrationTest, FileLevelErrorsStoreNothing) {

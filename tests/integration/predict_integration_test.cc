@@ -1,5 +1,6 @@
 // Fit, predict and evaluate through the real perfcastd and CLI, on the
 // profiles measured on the H100 and the H200 (data/).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -107,6 +108,58 @@ TEST_F(PredictIntegrationTest, BatchFileReportsEachQuery) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("ghost"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("L40S-48GB"), std::string::npos) << r.out;
+}
+
+// The user's own model descriptions: a Hugging Face config.json and a
+// torchvision name, alone and in a batch file, resolved by the server.
+TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
+  const std::string configs = PERFCAST_HF_CONFIGS;
+  CommandResult gpt2 = server_->Cli({"predict", "--hf-config", configs + "/gpt2.json", "--batch",
+                                     "8", "--seq-len", "512", "--precision", "bf16-amp",
+                                     "--node", "h200-sxm-1", "--iterations", "1000"});
+  ASSERT_EQ(gpt2.exit_code, 0) << gpt2.err;
+  EXPECT_NE(gpt2.out.find("resolved to decoder{"), std::string::npos) << gpt2.out;
+  EXPECT_NE(gpt2.out.find("seq_len=512"), std::string::npos) << gpt2.out;
+  EXPECT_GT(IterationMs(gpt2.out), 0) << gpt2.out;
+  CommandResult resnet = server_->Cli({"predict", "--torchvision", "resnet50", "--batch", "64",
+                                       "--gpu", "L40S-48GB", "--iterations", "100"});
+  ASSERT_EQ(resnet.exit_code, 0) << resnet.err;
+  EXPECT_NE(resnet.out.find("resnet_imagenet{classes=1000,depth=50,image=224}"),
+            std::string::npos)
+      << resnet.out;
+
+  auto expect_invalid = [](const CommandResult& r, const std::string& says) {
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("INVALID_ARGUMENT"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+  };
+  expect_invalid(server_->Cli({"predict", "--hf-config", configs + "/gpt2.json", "--batch", "8",
+                               "--seq-len", "2048", "--node", "h200-sxm-1", "--iterations", "1"}),
+                 "n_positions");
+  expect_invalid(server_->Cli({"predict", "--torchvision", "resnet42", "--batch", "8", "--node",
+                               "h200-sxm-1", "--iterations", "1"}),
+                 "resnet42");
+  expect_invalid(server_->Cli({"predict", "--torchvision", "resnet50", "--image", "16",
+                               "--batch", "8", "--node", "h200-sxm-1", "--iterations", "1"}),
+                 "stride");
+  const std::string t5 = dir_->File("t5.json");
+  std::ofstream(t5) << R"({"model_type": "t5", "d_model": 512})";
+  expect_invalid(server_->Cli({"predict", "--hf-config", t5, "--batch", "8", "--node",
+                               "h200-sxm-1", "--iterations", "1"}),
+                 "model_type");
+
+  const std::string jobs = dir_->File("models.csv");
+  std::ofstream(jobs) << "hf_config,seq_len,torchvision,image,batch_size,precision,node,samples,"
+                         "epochs\n"
+                      << configs << "/llama-2-7b.json,2048,,,4,bf16-amp,h200-sxm-1,1000,1\n"
+                      << ",,vit_b_16,,64,bf16-amp,h200-sxm-1,1000,1\n"
+                      << ",,resnet18,8,64,bf16-amp,h200-sxm-1,1000,1\n";
+  CommandResult batch = server_->Cli({"predict", "--batch-file", jobs});
+  EXPECT_EQ(batch.exit_code, 3) << batch.err;  // the 8-pixel ResNet fails alone
+  EXPECT_NE(batch.out.find("decoder"), std::string::npos) << batch.out;
+  EXPECT_NE(batch.out.find("vit"), std::string::npos) << batch.out;
+  EXPECT_NE(batch.out.find("stride"), std::string::npos) << batch.out;
 }
 
 TEST_F(PredictIntegrationTest, HeldOutGpuEvaluationAndReport) {

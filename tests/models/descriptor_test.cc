@@ -72,9 +72,11 @@ TEST(OpClassTest, NamesRoundTrip) {
 }
 
 TEST(FamiliesTest, ModelsFirstAndAllKnown) {
-  const std::vector<std::string> models = {"lstm",   "cnn",         "stgcn",
-                                           "resnet", "transformer", "dlrm"};
+  const std::vector<std::string> models = {"lstm",    "cnn",  "stgcn", "resnet",
+                                           "transformer", "dlrm", "decoder", "bert",
+                                           "vit",     "resnet_imagenet"};
   const std::vector<std::string> ops = {"gemm",      "conv2d",  "lstm_cell", "attention",
+                                        "sdpa",      "rmsnorm", "swiglu", "cross_entropy",
                                         "elementwise", "layernorm", "softmax", "embedding",
                                         "optimizer", "h2d"};
   ASSERT_EQ(Families().size(), models.size() + ops.size());

@@ -40,6 +40,17 @@ std::vector<WorkloadSpec> SmallSpecs() {
                            {"seq_len", 6}, {"vocab", 20}, {"classes", 3}}),
       Spec("transformer", {{"layers", 2}, {"hidden", 16}, {"heads", 4}, {"ffn", 32},
                            {"seq_len", 8}, {"vocab", 50}, {"classes", 2}}),
+      Spec("decoder", {{"layers", 2}, {"hidden", 16}, {"heads", 4}, {"ffn", 32}, {"seq_len", 8},
+                       {"vocab", 50}, {"positions", 10}}),
+      Spec("decoder", {{"layers", 2}, {"hidden", 16}, {"heads", 4}, {"kv_heads", 2},
+                       {"ffn", 24}, {"seq_len", 8}, {"vocab", 40}, {"positions", 0},
+                       {"norm", 1}, {"mlp", 1}, {"bias", 0}, {"tied", 0}}),
+      Spec("bert", {{"layers", 1}, {"hidden", 16}, {"heads", 2}, {"ffn", 32}, {"seq_len", 8},
+                    {"vocab", 30}, {"positions", 16}}),
+      Spec("vit", {{"layers", 1}, {"hidden", 16}, {"heads", 2}, {"ffn", 32}, {"patch", 4},
+                   {"image", 8}, {"classes", 3}}),
+      Spec("resnet_imagenet", {{"depth", 18}, {"image", 32}, {"classes", 5}}),
+      Spec("resnet_imagenet", {{"depth", 50}, {"image", 32}, {"classes", 5}}, 2),
       Spec("dlrm", {{"tables", 2}, {"rows", 50}, {"emb_dim", 4}, {"dense", 5},
                     {"bottom_layers", 1}, {"bottom_width", 8}, {"top_layers", 1},
                     {"top_width", 8}, {"lookups", 3}}),
@@ -183,6 +194,15 @@ TEST(ProxyTest, BatchesHaveTheDocumentedShapesAndRanges) {
   EXPECT_EQ(tokens.inputs[0].sizes(), torch::IntArrayRef({4, 6}));
   EXPECT_LT(tokens.inputs[0].max().item<int64_t>(), 20);
   EXPECT_GE(tokens.inputs[0].min().item<int64_t>(), 0);
+
+  auto decoder = MustMake(Spec("decoder", {{"layers", 1}, {"hidden", 8}, {"heads", 2},
+                                           {"seq_len", 6}, {"vocab", 20}, {"positions", 6}}));
+  HostBatch text = decoder.data->Next();
+  EXPECT_EQ(text.inputs[0].sizes(), torch::IntArrayRef({4, 6}));
+  EXPECT_EQ(text.target.sizes(), torch::IntArrayRef({4, 6}));
+  EXPECT_LT(text.target.max().item<int64_t>(), 20);
+  // The target is the next token.
+  EXPECT_TRUE(torch::equal(text.inputs[0].slice(1, 1), text.target.slice(1, 0, 5)));
 
   auto dlrm = MustMake(Spec("dlrm", {{"tables", 3}, {"rows", 10}, {"lookups", 2}, {"dense", 5}}));
   HostBatch clicks = dlrm.data->Next();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "predictor/evaluate.h"
 #include "predictor/model.h"
@@ -368,6 +369,44 @@ TEST(Evaluate, LeaveOneGpuOutAndHeldOutSizes) {
   EXPECT_EQ(sizes->level1.overall.count, 0);
   EXPECT_EQ(sizes->level2.overall.count, 5 * 3 * 2 * 2);  // the 8-layer runs
   EXPECT_LT(sizes->level2.overall.mape, 0.05);
+}
+
+TEST(Evaluate, LargestSizePerFamilyHoldsOutEachFamilysLargest) {
+  const auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.01, 8);
+  // Two families: synthmlp sized by layers x hidden^2; "wide" runs of the
+  // same work measured at one size only.
+  std::vector<DescribedProfile> profiles;
+  for (DescribedProfile p : data.profiles) {
+    if (p.profile.workload.kind != models::WorkloadKind::kModel) {
+      profiles.push_back(p);
+      continue;
+    }
+    const double hidden = static_cast<double>(p.profile.workload.params.at("hidden"));
+    p.descriptor.parameters = p.descriptor.inner_modules * hidden * hidden;
+    profiles.push_back(p);
+    if (p.descriptor.inner_modules == 4 && hidden == 256) {
+      p.profile.workload.family = p.descriptor.spec.family = "wide";
+      profiles.push_back(p);
+    }
+  }
+  EvaluateOptions options;
+  options.fit = Options();
+  options.split = Split::kLargestSizePerFamily;
+  absl::StatusOr<EvaluationReport> report = EvaluateDescribed(profiles, nodes, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->level1.overall.count, 0);
+  // synthmlp's 8-layer, 1024-wide runs: 5 GPUs x 3 batches x 2 precisions.
+  ASSERT_EQ(report->level2.by_family.size(), 1u);
+  EXPECT_EQ(report->level2.by_family.at("synthmlp").count, 5 * 3 * 2);
+  EXPECT_LT(report->level2.by_family.at("synthmlp").mape, 0.05);
+  for (const EvaluatedPoint& point : report->points) {
+    const DescribedProfile& p = profiles[point.profile_index];
+    EXPECT_EQ(p.descriptor.inner_modules, 8);
+    EXPECT_EQ(p.profile.workload.params.at("hidden"), 1024);
+  }
+  ASSERT_FALSE(report->notes.empty());
+  EXPECT_THAT(report->notes.front(), ::testing::HasSubstr("one size only, not held out: wide"));
 }
 
 }  // namespace

@@ -72,6 +72,11 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
                     EXPECT_TRUE(models::ValidateProfile(p).ok()) << p.workload.Key();
                     EXPECT_EQ(p.node_name, "ci-cpu");
                     EXPECT_GT(p.throughput_per_s.value_or(0), 0);
+                    EXPECT_EQ(p.method_version, models::kCurrentMethodVersion);
+                    EXPECT_GT(p.conditions.dispatch_ops_per_s.value_or(0), 0);
+                    EXPECT_GT(p.conditions.cpu_single_thread_score.value_or(0), 0);
+                    // No GPU: no board power.
+                    EXPECT_FALSE(p.conditions.board_power_w.has_value());
                     if (p.workload.kind == models::WorkloadKind::kModel) {
                       EXPECT_TRUE(p.phases.forward_ms.has_value());
                       // The generator's cost is a phase of its own.

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -39,8 +41,8 @@ TEST(BuiltinPlanTest, QuickCoversEveryFamilyOnce) {
   absl::StatusOr<RunPlan> plan = BuiltinPlan("quick");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const Counts counts = CountPlan(*plan);
-  EXPECT_EQ(counts.models, 12);  // 6 families x train/inference
-  EXPECT_EQ(counts.operations, 17);
+  EXPECT_EQ(counts.models, 20);  // 10 families x train/inference
+  EXPECT_EQ(counts.operations, 21);
   EXPECT_EQ(counts.families.size(), models::Families().size());
 }
 
@@ -53,7 +55,11 @@ TEST(BuiltinPlanTest, DefaultMeasuresFewConfigurationsWell) {
   // cnn, resnet and transformer.
   EXPECT_EQ(counts.models, 6 * 4 * 3 * 3 + 3 * 4);
   EXPECT_EQ(counts.operations, 251);
-  EXPECT_EQ(counts.families.size(), models::Families().size());
+  // The study's proxies and every operation class; the architectures plan
+  // adds the models users train.
+  Counts both = counts;
+  both.families.merge(CountPlan(*BuiltinPlan("architectures")).families);
+  EXPECT_EQ(both.families.size(), models::Families().size());
   EXPECT_EQ(plan->max_minutes, 6);
   // The method: >= 5 timed blocks of >= 100 ms over two passes.
   EXPECT_GE(plan->timing.repeats, 5);
@@ -67,6 +73,46 @@ TEST(RepeatsInPassTest, SplitsEvenlyEarlierPassesFirst) {
   EXPECT_EQ(RepeatsInPass(6, 3, 2), 2);
   EXPECT_EQ(RepeatsInPass(5, 1, 0), 5);
   EXPECT_EQ(RepeatsInPass(1, 2, 1), 1);  // never zero
+}
+
+TEST(BuiltinPlanTest, ArchitecturesCoverTheModelsUsersTrain) {
+  absl::StatusOr<RunPlan> plan = BuiltinPlan("architectures");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<std::vector<models::WorkloadSpec>> specs = ExpandPlan(*plan);
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  // Per family: the distinct parameter counts (sizes), and which of them are
+  // trained in bf16-amp.
+  std::map<std::string, std::set<double>> sizes;
+  std::map<std::string, std::set<double>> bf16_train;
+  std::set<std::string> ops;
+  for (const models::WorkloadSpec& spec : *specs) {
+    if (spec.kind == WorkloadKind::kOperation) {
+      ops.insert(spec.family);
+      continue;
+    }
+    absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
+    ASSERT_TRUE(d.ok()) << d.status();
+    sizes[spec.family].insert(d->parameters);
+    if (spec.precision == models::Precision::kBf16Amp && spec.phase == models::Phase::kTrain) {
+      bf16_train[spec.family].insert(d->parameters);
+    }
+  }
+  // GPT-2 small and medium, TinyLlama-1.1B; BERT-base and -large; ViT-B/16 at
+  // 6 and 12 layers; ResNet-18, 50 and 101: every family has a largest size
+  // to hold out and smaller ones to learn from, all trained in bf16-amp.
+  const std::map<std::string, std::set<double>> expected = {
+      {"decoder", {124439808, 354823168, 1100048384}},
+      {"bert", {109514298, 335174458}},
+      {"vit", {44040424, 86567656}},
+      {"resnet_imagenet", {11689512, 25557032, 44549160}},
+  };
+  EXPECT_EQ(sizes, expected);
+  EXPECT_EQ(bf16_train, expected);
+  for (const char* op : {"gemm", "sdpa", "rmsnorm", "swiglu", "cross_entropy", "embedding",
+                         "layernorm", "optimizer"}) {
+    EXPECT_TRUE(ops.contains(op)) << op;
+  }
+  EXPECT_EQ(specs->size(), 44u + 163u);
 }
 
 TEST(BuiltinPlanTest, FullIsLargerAndUnknownIsNotFound) {

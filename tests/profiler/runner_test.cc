@@ -177,10 +177,18 @@ TEST_F(RunnerTest, PassesRunInAlternatingOrderAndPoolIntoOneProfile) {
   TimingPolicy timing;
   timing.repeats = 5;
   timing.passes = 2;
+  std::ostringstream progress;
+  RunOptions options;
+  options.progress = &progress;
   absl::StatusOr<RunSummary> summary =
-      RunWorkloads(specs, timing, TestNode(), measurer, *store_, {});
+      RunWorkloads(specs, timing, TestNode(), measurer, *store_, options);
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_EQ(measurer.order, (std::vector<int64_t>{11, 19, 29, 29, 19, 11}));
+  // The first pass is reported apart; "[i/N]" lines only once stored, in
+  // the order the second pass stored them.
+  EXPECT_THAT(progress.str(), HasSubstr("  pass 1/2 " + Gemm(11).Key() + ": 2.000 ms"));
+  EXPECT_THAT(progress.str(), HasSubstr("[1/3] " + Gemm(29).Key() + ": 2.000 ms"));
+  EXPECT_THAT(progress.str(), HasSubstr("[3/3] " + Gemm(11).Key()));
   EXPECT_EQ(summary->measured, 3);
   EXPECT_EQ(summary->partial, 0);
   EXPECT_TRUE(summary->notes.empty()) << summary->notes[0];
@@ -188,12 +196,17 @@ TEST_F(RunnerTest, PassesRunInAlternatingOrderAndPoolIntoOneProfile) {
   ASSERT_TRUE(store_
                   ->ScanProfiles({}, [&](const models::Profile& p) {
                     ++seen;
+                    EXPECT_EQ(p.method_version, models::kCurrentMethodVersion);
                     EXPECT_EQ(p.repeats, 5);
                     EXPECT_EQ(p.iteration.count, 50);
                     EXPECT_DOUBLE_EQ(p.iteration.median_ms, 2);  // 3 blocks of 2, 2 of 2.02
                     EXPECT_DOUBLE_EQ(p.iteration.max_ms, 2.02);
                     EXPECT_GT(p.repeat_cv.value_or(0), 0);
                     EXPECT_THAT(p.phases.forward_ms, Optional(DoubleEq(1)));
+                    // Weighted by the passes' timed seconds: (3 * 300 + 1 * 500) / 4.
+                    EXPECT_THAT(p.conditions.board_power_w, Optional(DoubleEq(350)));
+                    EXPECT_THAT(p.conditions.gpu_temperature_c, Optional(DoubleEq(41)));
+                    EXPECT_THAT(p.conditions.dispatch_ops_per_s, Optional(DoubleEq(1000)));
                     return true;
                   })
                   .ok());
@@ -226,6 +239,19 @@ TEST_F(RunnerTest, AMachineThatSlowsDownIsNoted) {
   EXPECT_THAT(summary->notes[0], HasSubstr("25.0% slower in pass 2"));
   EXPECT_THAT(summary->notes[1], HasSubstr("dispatch rate changed from 1000"));
   EXPECT_THAT(summary->end_host.dispatch_ops_per_s, Optional(DoubleEq(700)));
+  // The node keeps the means of the run's start and end.
+  absl::StatusOr<models::Node> node = store_->GetNode("test-node");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_THAT(node->measured.dispatch_ops_per_s, Optional(DoubleEq(850)));
+  // Profiles carry the host as known when they were written: the start and
+  // the re-measurement between the passes.
+  ASSERT_TRUE(store_
+                  ->ScanProfiles({}, [](const models::Profile& p) {
+                    EXPECT_THAT(p.conditions.dispatch_ops_per_s, Optional(DoubleEq(850)));
+                    EXPECT_EQ(p.repeats, 5);
+                    return true;
+                  })
+                  .ok());
 }
 
 TEST(PoolPassesTest, RescalesRatesToThePooledMedian) {

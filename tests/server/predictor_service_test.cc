@@ -200,6 +200,73 @@ TEST_F(PredictorServiceTest, BadPredictInputsGiveClearCodes) {
   expect(r, StatusCode::NOT_FOUND, "perfcast fit");
 }
 
+TEST_F(PredictorServiceTest, PredictResolvesHuggingFaceConfigsAndTorchvisionNames) {
+  FitHoldingOutBeta2();
+  v1::PredictResponse response;
+  v1::PredictRequest gpt2 = LstmQuery("beta2");
+  v1::Workload* w = gpt2.mutable_workload();
+  w->clear_family();
+  w->clear_params();
+  w->set_hf_config_json(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768,
+                            "n_head": 12, "n_positions": 1024, "vocab_size": 50257})");
+  (*w->mutable_params())["seq_len"] = 512;
+  w->set_batch_size(8);
+  grpc::Status status = Predict(gpt2, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(response.iteration_ms(), 0);
+  EXPECT_EQ(response.workload().family(), "decoder");
+  EXPECT_EQ(response.workload().params().at("seq_len"), 512);
+  EXPECT_EQ(response.workload().params().at("layers"), 12);
+  EXPECT_EQ(response.workload().params().at("tied"), 1);
+  EXPECT_EQ(response.workload().batch_size(), 8);
+  EXPECT_TRUE(response.workload().hf_config_json().empty());
+
+  v1::PredictRequest resnet = LstmQuery("beta2");
+  resnet.mutable_workload()->clear_family();
+  resnet.mutable_workload()->clear_params();
+  resnet.mutable_workload()->set_torchvision("resnet50");
+  status = Predict(resnet, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().family(), "resnet_imagenet");
+  EXPECT_EQ(response.workload().params().at("depth"), 50);
+  EXPECT_EQ(response.workload().params().at("image"), 224);
+  // A family-and-params query says what it predicted too, defaults filled in.
+  status = Predict(LstmQuery("beta2"), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().family(), "lstm");
+  EXPECT_GT(response.workload().params_size(), 2);
+
+  auto expect_invalid = [&](const v1::PredictRequest& request, const std::string& says) {
+    grpc::Status bad = Predict(request, &response);
+    EXPECT_EQ(bad.error_code(), StatusCode::INVALID_ARGUMENT) << bad.error_message();
+    EXPECT_NE(bad.error_message().find(says), std::string::npos) << bad.error_message();
+  };
+  v1::PredictRequest r = gpt2;
+  r.mutable_workload()->set_hf_config_json(R"({"model_type": "t5"})");
+  expect_invalid(r, "unknown 'model_type' 't5'");
+  r = gpt2;
+  r.mutable_workload()->set_hf_config_json(R"({"model_type": "gpt2", "n_layer": 2})");
+  expect_invalid(r, "missing key 'n_embd'");
+  r = gpt2;
+  (*r.mutable_workload()->mutable_params())["seq_len"] = 4096;
+  expect_invalid(r, "exceeds 'n_positions' (1024)");
+  r = gpt2;
+  (*r.mutable_workload()->mutable_params())["layers"] = 2;
+  expect_invalid(r, "only 'seq_len'");
+  r = gpt2;
+  r.mutable_workload()->set_family("decoder");
+  expect_invalid(r, "family must be empty");
+  r = gpt2;
+  r.mutable_workload()->set_torchvision("resnet50");
+  expect_invalid(r, "not both");
+  r = resnet;
+  r.mutable_workload()->set_torchvision("resnet42");
+  expect_invalid(r, "unknown torchvision model 'resnet42'");
+  r = resnet;
+  (*r.mutable_workload()->mutable_params())["image"] = 16;
+  expect_invalid(r, "'image' (16) is smaller than the network's stride");
+}
+
 TEST_F(PredictorServiceTest, BadFitInputsGiveFailedPrecondition) {
   v1::FitRequest request;
   v1::FitResponse response;
@@ -247,6 +314,69 @@ TEST_F(PredictorServiceTest, BadFitInputsGiveFailedPrecondition) {
   EXPECT_NE(status.error_message().find("singular"), std::string::npos);
   request.mutable_options()->set_folds(-1);
   EXPECT_EQ(Fit(request, &response).error_code(), StatusCode::INVALID_ARGUMENT);
+}
+
+// A fit learns from one measurement method: the newest present by default,
+// an older one or all of them on request, and its summary says which.
+TEST_F(PredictorServiceTest, FitUsesTheNewestMeasurementMethodUnlessTold) {
+  v1::FitRequest request;
+  v1::FitResponse old_only;
+  ASSERT_TRUE(Fit(request, &old_only).ok());
+  EXPECT_NE(old_only.model().summary().find("measurement method 1"), std::string::npos)
+      << old_only.model().summary();
+
+  // alpha1 and beta1 measured again with the current method.
+  std::vector<models::Profile> remeasured;
+  ASSERT_TRUE(store_
+                  ->ScanProfiles({}, [&](const models::Profile& p) {
+                    if (p.node_name != "alpha1" && p.node_name != "beta1") return true;
+                    models::Profile again = p;
+                    again.id = 0;
+                    again.content_hash.clear();
+                    again.method_version = models::kCurrentMethodVersion;
+                    again.conditions.dispatch_ops_per_s = 150000;
+                    remeasured.push_back(again);
+                    return true;
+                  })
+                  .ok());
+  ASSERT_FALSE(remeasured.empty());
+  {
+    auto import = store_->BeginImport();
+    ASSERT_TRUE(import.ok());
+    for (size_t i = 0; i < remeasured.size(); ++i) {
+      ASSERT_TRUE((*import)->Add(static_cast<int64_t>(i), remeasured[i]).ok());
+    }
+    auto summary = (*import)->Commit();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    ASSERT_EQ(summary->accepted, static_cast<int64_t>(remeasured.size()));
+  }
+
+  v1::FitResponse newest;
+  ASSERT_TRUE(Fit(request, &newest).ok());
+  EXPECT_NE(newest.model().summary().find(
+                absl::StrCat("measurement method ", models::kCurrentMethodVersion)),
+            std::string::npos)
+      << newest.model().summary();
+  EXPECT_LT(newest.model().training_rows(), old_only.model().training_rows());
+
+  request.mutable_selection()->set_method_version(1);
+  v1::FitResponse older;
+  ASSERT_TRUE(Fit(request, &older).ok());
+  EXPECT_EQ(older.model().training_rows(), old_only.model().training_rows());
+
+  request.mutable_selection()->set_method_version(0);
+  request.mutable_selection()->set_all_methods(true);
+  v1::FitResponse all;
+  ASSERT_TRUE(Fit(request, &all).ok());
+  EXPECT_NE(all.model().summary().find("all measurement methods"), std::string::npos);
+  EXPECT_GT(all.model().training_rows(), old_only.model().training_rows());
+
+  request.mutable_selection()->set_method_version(1);
+  v1::FitResponse refused;
+  EXPECT_EQ(Fit(request, &refused).error_code(), StatusCode::INVALID_ARGUMENT);
+  request.mutable_selection()->set_all_methods(false);
+  request.mutable_selection()->set_method_version(models::kCurrentMethodVersion + 1);
+  EXPECT_EQ(Fit(request, &refused).error_code(), StatusCode::INVALID_ARGUMENT);
 }
 
 // Numeric hostility: absurd sizes and unknown enum values are refused with
@@ -382,7 +512,8 @@ TEST_F(PredictorServiceTest, PredictBatchReportsPerQueryErrors) {
 TEST_F(PredictorServiceTest, EvaluateAndModels) {
   FitHoldingOutBeta2();
   for (v1::SplitStrategy split :
-       {v1::SPLIT_LEAVE_ONE_GPU_OUT, v1::SPLIT_K_FOLD, v1::SPLIT_HELD_OUT_LARGER_SIZES}) {
+       {v1::SPLIT_LEAVE_ONE_GPU_OUT, v1::SPLIT_K_FOLD, v1::SPLIT_HELD_OUT_LARGER_SIZES,
+        v1::SPLIT_LARGEST_SIZE_PER_FAMILY}) {
     v1::EvaluateRequest request;
     request.set_split(split);
     v1::EvaluateResponse response;
@@ -398,6 +529,16 @@ TEST_F(PredictorServiceTest, EvaluateAndModels) {
     EXPECT_EQ(report["points"].size(), static_cast<size_t>(response.points_size()));
     for (const v1::EvaluatedPoint& p : response.points()) {
       ASSERT_TRUE(std::isfinite(p.predicted_ms()));
+    }
+    if (split == v1::SPLIT_LARGEST_SIZE_PER_FAMILY) {
+      // The synthetic lstm runs' largest size (4 layers, the wider hidden).
+      ASSERT_EQ(response.per_family_size(), 1);
+      EXPECT_EQ(response.per_family(0).group(), "lstm");
+      EXPECT_EQ(report["split"], "largest-size-per-family");
+      for (const v1::EvaluatedPoint& p : response.points()) {
+        EXPECT_NE(p.workload_key().find("hidden=512,"), std::string::npos) << p.workload_key();
+        EXPECT_NE(p.workload_key().find("layers=4,"), std::string::npos) << p.workload_key();
+      }
     }
   }
   v1::EvaluateRequest none;
