@@ -44,6 +44,7 @@ std::string BashCompletion(const CLI::App& app);
 // For integer flags: the value must be a decimal integer that fits in 64
 // bits. CLI11 alone would take 2^64 as 2^63-1 and "010" as 8.
 const CLI::Validator& DecimalInteger();
+void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 
 }  // namespace perfcast::client
 

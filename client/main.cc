@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   perfcast::client::RegisterProfileCommands(app, context, dispatch);
   perfcast::client::RegisterPredictorCommands(app, context, dispatch);
   perfcast::client::RegisterLocalCommands(app, context, dispatch);
+  perfcast::client::RegisterRecommendCommands(app, context, dispatch);
 
   try {
     app.parse(argc, argv);

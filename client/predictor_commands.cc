@@ -16,6 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "client/command.h"
 #include "client/proto_json.h"
+#include "client/predict_query.h"
+#include "client/sweep.h"
 #include "client/report_html.h"
 #include "client/table.h"
 #include "client/text_input.h"
@@ -117,146 +119,6 @@ std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
   return std::nullopt;
 }
 
-struct PredictFlags {
-  std::string family;
-  std::vector<std::string> params;
-  int64_t batch = 0;
-  std::string precision = "fp32";
-  std::string phase = "train";
-  std::string optimizer;
-  std::string node;
-  std::string gpu;
-  int64_t samples = 0;
-  int64_t epochs = 0;
-  int64_t iterations = 0;
-  std::string model;
-  std::string batch_file;
-  // The model as the user describes it, instead of --family and --param.
-  std::string hf_config;    // path of a Hugging Face config.json
-  std::string torchvision;  // a torchvision model name
-  int64_t seq_len = 0;      // with hf_config; 0: the model's maximum positions
-  int64_t image = 0;        // with torchvision; 0: 224
-  // Multi-GPU layout (predictor/parallel.h); 1 everywhere: one GPU.
-  int data_parallel = 1;
-  int tensor_parallel = 1;
-  int pipeline_parallel = 1;
-  int micro_batches = 1;
-  // Whether the batch size and a job size were given (flags or columns).
-  bool batch_given = false;
-  bool job_given = false;
-};
-
-// Puts --hf-config / --torchvision into the workload (the server resolves
-// them); nothing when neither is given.
-std::optional<CliError> AddModelSource(const PredictFlags& f, v1::Workload* w) {
-  if (f.hf_config.empty() && f.torchvision.empty()) {
-    if (f.seq_len != 0 || f.image != 0) {
-      return CliError{kExitUsage, "--seq-len goes with --hf-config, --image with --torchvision"};
-    }
-    return std::nullopt;
-  }
-  if (!f.hf_config.empty() && !f.torchvision.empty()) {
-    return CliError{kExitUsage, "give --hf-config or --torchvision, not both"};
-  }
-  if (!f.family.empty() || !f.params.empty()) {
-    return CliError{kExitUsage, "--hf-config and --torchvision replace --family and --param"};
-  }
-  w->set_kind(v1::WORKLOAD_KIND_MODEL);
-  if (!f.hf_config.empty()) {
-    if (f.image != 0) return CliError{kExitUsage, "--image goes with --torchvision"};
-    std::ifstream in(f.hf_config);
-    if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", f.hf_config)};
-    std::stringstream text;
-    text << in.rdbuf();
-    w->set_hf_config_json(text.str());
-    if (f.seq_len != 0) (*w->mutable_params())["seq_len"] = f.seq_len;
-  } else {
-    if (f.seq_len != 0) return CliError{kExitUsage, "--seq-len goes with --hf-config"};
-    w->set_torchvision(f.torchvision);
-    if (f.image != 0) (*w->mutable_params())["image"] = f.image;
-  }
-  return std::nullopt;
-}
-
-// Builds one query, checking its fields in the order a reader looks for
-// them (target, workload, job size) so that the first real problem is
-// reported; the server checks everything again.
-std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q) {
-  if (f.node.empty() == f.gpu.empty()) {
-    return CliError{kExitUsage, "give exactly one of --node (a registered node) and --gpu (a "
-                                "catalog GPU, see `perfcast gpus list`)"};
-  }
-  if (!f.gpu.empty()) {
-    // Resolved here so that a misspelt or ambiguous GPU is named at once,
-    // whatever else is missing.
-    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(f.gpu);
-    if (!gpu.ok()) {
-      return CliError{kExitUsage, absl::StrCat("--gpu: ", Describe(gpu.status()))};
-    }
-    q->set_catalog_gpu(gpu->model);
-  } else {
-    q->set_node_name(f.node);
-  }
-  // Presence only: the server checks the values and names what is wrong.
-  if (f.family.empty() && f.hf_config.empty() && f.torchvision.empty()) {
-    return CliError{kExitUsage, "--family (or --hf-config, --torchvision) is required"};
-  }
-  if (!f.batch_given) return CliError{kExitUsage, "--batch (samples per iteration) is required"};
-  if (!f.job_given) {
-    return CliError{kExitUsage,
-                    "the job size is required: --samples and --epochs, or --iterations"};
-  }
-  v1::Workload* w = q->mutable_workload();
-  w->set_kind(v1::WORKLOAD_KIND_MODEL);
-  w->set_family(f.family);
-  if (auto error = AddModelSource(f, w)) return error;
-  for (const std::string& item : f.params) {
-    for (absl::string_view part : absl::StrSplit(item, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
-      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
-      int64_t value = 0;
-      if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
-        return CliError{kExitUsage,
-                        absl::StrCat("--param '", Printable(part), "' is not name=integer")};
-      }
-      (*w->mutable_params())[std::string(kv.first)] = value;
-    }
-  }
-  w->set_batch_size(f.batch);
-  absl::StatusOr<models::Precision> precision = models::ParsePrecision(f.precision);
-  if (!precision.ok()) return CliError{kExitUsage, std::string(precision.status().message())};
-  w->set_precision(proto::ToProto(*precision));
-  absl::StatusOr<models::Phase> phase = models::ParsePhase(f.phase);
-  if (!phase.ok()) return CliError{kExitUsage, std::string(phase.status().message())};
-  w->set_phase(proto::ToProto(*phase));
-  w->set_optimizer(f.optimizer);
-  q->mutable_job()->set_samples(f.samples);
-  q->mutable_job()->set_epochs(f.epochs);
-  q->mutable_job()->set_iterations(f.iterations);
-  q->set_model_name(f.model);
-  // The API reads 0 as 1 (unset); on the command line 0 is a mistake.
-  for (auto [flag, value] : {std::pair{"--data-parallel", f.data_parallel},
-                             std::pair{"--tensor-parallel", f.tensor_parallel},
-                             std::pair{"--pipeline-parallel", f.pipeline_parallel},
-                             std::pair{"--micro-batches", f.micro_batches}}) {
-    if (value < 1) return CliError{kExitUsage, absl::StrCat(flag, " must be >= 1, got ", value)};
-  }
-  if (f.data_parallel != 1 || f.tensor_parallel != 1 || f.pipeline_parallel != 1 ||
-      f.micro_batches != 1) {
-    v1::ParallelLayout* layout = q->mutable_parallel();
-    layout->set_data_parallel(f.data_parallel);
-    layout->set_tensor_parallel(f.tensor_parallel);
-    layout->set_pipeline_parallel(f.pipeline_parallel);
-    layout->set_micro_batches(f.micro_batches);
-  }
-  return std::nullopt;
-}
-
-std::string Duration(double seconds) {
-  if (seconds < 120) return absl::StrFormat("%.1f s", seconds);
-  if (seconds < 7200) return absl::StrFormat("%.1f min", seconds / 60);
-  return absl::StrFormat("%.2f h", seconds / 3600);
-}
-
 // "decoder{heads=12,hidden=768,...}": the family and parameters predicted.
 std::string WorkloadText(const v1::Workload& w) {
   const std::map<std::string, int64_t> params(w.params().begin(), w.params().end());
@@ -286,6 +148,15 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
   table.Print(std::cout);
   std::cout << absl::StrFormat("model %d (v%d), CV MAPE %.1f%%, features: %s\n", r.model_id(),
                                r.model_version(), 100 * r.cv_mape(), absl::StrJoin(r.features(), ", "));
+  if (r.has_memory()) {
+    std::cout << absl::StrFormat("peak memory %s (%s .. %s), needs %s of %s (%s)\n",
+                                 GiB(r.memory().peak_bytes()), GiB(r.memory().peak_bytes_low()),
+                                 GiB(r.memory().peak_bytes_high()),
+                                 GiB(r.memory().required_bytes()),
+                                 r.memory().device_bytes() > 0 ? GiB(r.memory().device_bytes())
+                                                               : "unknown",
+                                 r.memory().method());
+  }
   if (!r.extrapolated_features().empty()) {
     std::cout << "extrapolating beyond the training range of: "
               << absl::StrJoin(r.extrapolated_features(), ", ") << "\n";
@@ -438,6 +309,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
 
 std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& flags) {
   if (!flags.batch_file.empty()) return RunBatch(context, flags);
+  if (!flags.sweeps.empty()) return RunSweep(context, flags);
   v1::PredictRequest request;
   if (auto error = BuildQuery(flags, &request)) return error;
   grpc::ClientContext call;
@@ -484,6 +356,11 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     std::ofstream out(flags.report);
     if (!out) return CliError{kExitFailure, absl::StrCat("cannot write ", flags.report)};
     out << RenderEvaluationHtml(response, flags.split);
+    // The page holds no raw data; the full report goes beside it.
+    const std::string json_path = flags.report + ".json";
+    std::ofstream json(json_path);
+    if (!json) return CliError{kExitFailure, absl::StrCat("cannot write ", json_path)};
+    json << response.report_json() << "\n";
   }
   if (context.output == OutputFormat::kJson) {
     std::cout << response.report_json() << "\n";
@@ -533,7 +410,9 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
       table.Print(std::cout);
     }
   }
-  if (!flags.report.empty()) std::cout << "report written to " << flags.report << "\n";
+  if (!flags.report.empty()) {
+    std::cout << "report written to " << flags.report << " (data: " << flags.report << ".json)\n";
+  }
   return std::nullopt;
 }
 
@@ -610,6 +489,9 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
                 "or hf_config,seq_len / torchvision,image for family,params (flags fill the "
                 "columns a file lacks)")
       ->check(CLI::ExistingFile);
+  p->add_option("--sweep", predict->sweeps,
+                "What-if grid: key=v1,v2,... (repeatable; keys: batch, gpu, node, precision, "
+                "phase, optimizer, samples, epochs, iterations, param.NAME)");
   p->callback([&context, &dispatch, predict, p] {
     predict->batch_given = p->count("--batch") > 0;
     predict->job_given =
@@ -674,7 +556,8 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->check(DecimalInteger());
   e->add_option("--held-out-gpu", evaluate->held_out_gpu, "Show predicted vs measured for this GPU");
   e->add_option("--limit", evaluate->limit, "Rows of predicted vs measured to print")->capture_default_str();
-  e->add_option("--report", evaluate->report, "Write a self-contained HTML report here");
+  e->add_option("--report", evaluate->report,
+                "Write a self-contained HTML report here (and its data to REPORT.json)");
   e->callback([&context, &dispatch, evaluate] {
     dispatch.action = [&context, evaluate] { return RunEvaluate(context, *evaluate); };
   });

@@ -1,6 +1,7 @@
-// The self-contained HTML report of `perfcast evaluate --report`: inline SVG
-// charts (predicted vs measured on log axes, error per GPU) and tables, with
-// no scripts or outside resources, so it opens anywhere and can be archived.
+// Self-contained HTML reports: inline SVG charts (svg_chart.h) and tables,
+// no scripts and no outside resources, so that a page opens anywhere and can
+// be archived. Raw data never goes into the page: the CLI writes it as a JSON
+// file beside it.
 #ifndef PERFCAST_CLIENT_REPORT_HTML_H_
 #define PERFCAST_CLIENT_REPORT_HTML_H_
 
@@ -10,7 +11,16 @@
 
 namespace perfcast::client {
 
+// `perfcast evaluate --report`: error and bias per GPU, predicted against
+// measured, residuals against measured time and model size, interval
+// coverage, the fitted models' features and coefficients, the worst
+// workloads, and which GPUs were trained on and held out. `split` is the
+// CLI's name of the split ("gpu", "sizes", "kfold").
 std::string RenderEvaluationHtml(const v1::EvaluateResponse& evaluation, const std::string& split);
+
+// `perfcast recommend --report`: job time against cost with both intervals,
+// the deadline and budget, and the ranked table with exclusions.
+std::string RenderRecommendationHtml(const v1::RecommendResponse& recommendation);
 
 }  // namespace perfcast::client
 

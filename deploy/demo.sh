@@ -69,7 +69,7 @@ step "Predict GPT-2 training (its Hugging Face config.json) on an A100 nobody he
 "$PERFCAST" predict --hf-config "$GPT2" --batch 8 --seq-len 1024 --precision bf16-amp \
   --phase train --node a100-1 --iterations 100000
 
-if "$PERFCAST" recommend --help >/dev/null 2>&1; then
+if "$PERFCAST" --help 2>/dev/null | grep -q "^  recommend"; then
   step "Which GPU should run it: time, cost and energy with intervals, 48 h deadline"
   # The decoder family's defaults are GPT-2 small's architecture.
   "$PERFCAST" recommend --family decoder --batch 8 --precision bf16-amp --phase train \

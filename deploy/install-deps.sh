@@ -27,6 +27,8 @@ packages=(
   systemd shellcheck yamllint python3-yaml
   # The TLS tests make a throwaway CA and certificates when they run.
   openssl
+  # The HTML report test renders each report in a real headless browser.
+  chromium
 )
 
 missing=()

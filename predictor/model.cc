@@ -129,6 +129,68 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   return m;
 }
 
+json ToJson(const MemoryModel& m) {
+  json out = json::object();
+  for (const auto& [scope, c] : m.calibrations) {
+    out[scope] = {{"coefficients", c.coefficients}, {"rows", c.rows},
+                  {"fit_mape", c.fit_mape},         {"cv_mape", c.cv_mape},
+                  {"cv_max_error", c.cv_max_error}, {"error_p10", c.error_p10},
+                  {"error_p90", c.error_p90}};
+  }
+  return out;
+}
+
+json ToJson(const PowerModel& m) {
+  json out = json::object();
+  for (const auto& [scope, c] : m.calibrations) {
+    out[scope] = {{"utilisation", c.utilisation}, {"p10", c.p10}, {"p90", c.p90}, {"rows", c.rows}};
+  }
+  return out;
+}
+
+absl::StatusOr<MemoryModel> MemoryFromJson(const json& j) {
+  if (!j.is_object()) return absl::InvalidArgumentError("model: 'memory' must be an object");
+  MemoryModel m;
+  for (const auto& [scope, value] : j.items()) {
+    if (!value.is_object()) return absl::InvalidArgumentError("model: bad memory calibration");
+    MemoryCalibration c;
+    c.scope = scope;
+    PERFCAST_READ(value, "coefficients", c.coefficients);
+    PERFCAST_READ(value, "rows", c.rows);
+    PERFCAST_READ(value, "fit_mape", c.fit_mape);
+    PERFCAST_READ(value, "cv_mape", c.cv_mape);
+    PERFCAST_READ(value, "cv_max_error", c.cv_max_error);
+    PERFCAST_READ(value, "error_p10", c.error_p10);
+    PERFCAST_READ(value, "error_p90", c.error_p90);
+    if (c.coefficients.size() != kMemoryFeatures) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model: memory calibration '", scope, "' needs ", kMemoryFeatures,
+                       " coefficients"));
+    }
+    m.calibrations[scope] = std::move(c);
+  }
+  return m;
+}
+
+absl::StatusOr<PowerModel> PowerFromJson(const json& j) {
+  if (!j.is_object()) return absl::InvalidArgumentError("model: 'power' must be an object");
+  PowerModel m;
+  for (const auto& [scope, value] : j.items()) {
+    if (!value.is_object()) return absl::InvalidArgumentError("model: bad power calibration");
+    PowerCalibration c;
+    c.scope = scope;
+    PERFCAST_READ(value, "utilisation", c.utilisation);
+    PERFCAST_READ(value, "p10", c.p10);
+    PERFCAST_READ(value, "p90", c.p90);
+    PERFCAST_READ(value, "rows", c.rows);
+    if (!(c.utilisation > 0)) {
+      return absl::InvalidArgumentError("model: a power utilisation is not positive");
+    }
+    m.calibrations[scope] = std::move(c);
+  }
+  return m;
+}
+
 }  // namespace
 
 absl::string_view OpClassKey(models::OpClass op_class) { return models::OpClassName(op_class); }
@@ -170,6 +232,8 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"efficiency_global", model.efficiencies.global},
       {"profile_rates", model.profile_rates},
       {"rate_spread", model.rate_spread},
+      {"memory", ToJson(model.memory)},
+      {"power", ToJson(model.power)},
       {"notes", model.notes},
       {"created_at_us", model.created_at_us},
   };
@@ -246,6 +310,17 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
         model.profile_rates[node][key] = value.get<double>();
       }
     }
+  }
+  // Optional: models fitted before memory and power were modelled lack them.
+  if (root.contains("memory")) {
+    absl::StatusOr<MemoryModel> memory = MemoryFromJson(root["memory"]);
+    if (!memory.ok()) return memory.status();
+    model.memory = *std::move(memory);
+  }
+  if (root.contains("power")) {
+    absl::StatusOr<PowerModel> power = PowerFromJson(root["power"]);
+    if (!power.ok()) return power.status();
+    model.power = *std::move(power);
   }
   return model;
 }

@@ -3,8 +3,8 @@
 // A FittedModel is one regression (one operation class at level 1, one phase
 // at level 2): its selected features, coefficients and scaler, its
 // cross-validated error and what it was trained on. A PredictorModel is the
-// set a prediction needs: level-1 and level-2 models and the learned rate
-// efficiencies.
+// set a prediction needs: level-1 and level-2 models, the learned rate
+// efficiencies, and the memory and power calibrations.
 //
 // JSON round-trips bit-exactly: nlohmann_json prints doubles in their
 // shortest form that parses back to the same value, and every double stored
@@ -25,6 +25,8 @@
 #include "models/descriptor.h"
 #include "models/workload.h"
 #include "predictor/cross_validation.h"
+#include "predictor/memory.h"
+#include "predictor/power.h"
 #include "predictor/rates.h"
 #include "predictor/regression.h"
 
@@ -75,6 +77,10 @@ struct PredictorModel {
   // LeaveOneOutRateSpread of the training nodes: widens the intervals of
   // GPUs priced from their spec sheets.
   std::map<std::string, double> rate_spread;
+  // Peak device memory and board power; empty in model files written before
+  // they existed (predictions are then analytic / default).
+  MemoryModel memory;
+  PowerModel power;
   std::vector<std::string> notes;  // what Fit skipped and why
   int64_t created_at_us = 0;
 

@@ -469,6 +469,22 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   }
   model.efficiencies = LearnEfficiencies(node_list);
   model.rate_spread = LeaveOneOutRateSpread(node_list);
+  model.memory = FitMemory(profiles);
+  // Board power of whole steps (operation micro-benchmarks hold the GPU in
+  // ways no training step does) over the TDP of the GPU they ran on.
+  std::vector<PowerSample> power;
+  for (const DescribedProfile& p : profiles) {
+    if (p.profile.workload.kind != models::WorkloadKind::kModel ||
+        !p.profile.conditions.board_power_w.has_value()) {
+      continue;
+    }
+    auto node = nodes.find(p.profile.node_name);
+    if (node == nodes.end()) continue;
+    power.push_back({p.profile.workload.family,
+                     std::string(models::PrecisionName(p.profile.workload.precision)),
+                     node->second.gpu.tdp_watts, *p.profile.conditions.board_power_w});
+  }
+  model.power = FitPower(power);
 
   if (options.fit_level1) {
     absl::StatusOr<std::map<models::OpClass, Dataset>> datasets =

@@ -7,6 +7,9 @@
 #include "predictor/summary.h"
 #include "serving/training.h"
 #include "predictor/parallel.h"
+#include "models/gpu_prices.h"
+#include "predictor/recommend.h"
+#include "serving/recommender.h"
 #include "proto/convert.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
@@ -49,6 +52,67 @@ void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate
   out->set_tp_link(predictor::DescribeLink(p.tp_link));
   out->set_dp_link(predictor::DescribeLink(p.dp_link));
   out->set_pp_link(predictor::DescribeLink(p.pp_link));
+}
+
+// Everything of a response that does not depend on the job size.
+void EncodeMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVerdict& v,
+                  v1::MemoryEstimate* out) {
+  out->set_peak_bytes(e.peak_bytes);
+  out->set_peak_bytes_low(e.low_bytes);
+  out->set_peak_bytes_high(e.high_bytes);
+  out->set_required_bytes(e.required_bytes);
+  out->set_device_bytes(v.device_bytes);
+  out->set_fits(v.fits);
+  out->set_method(e.method);
+  out->set_persistent_bytes(e.terms.persistent());
+  out->set_activation_bytes(e.terms.transient());
+}
+
+void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate* out) {
+  out->set_rank(rank);
+  out->set_target(r.target);
+  out->set_gpu_model(r.gpu);
+  out->set_registered_node(r.registered);
+  out->set_gpu_count(r.gpu_count);
+  out->set_recommended(r.exclusion == predictor::Exclusion::kNone);
+  out->set_excluded_by(std::string(predictor::ExclusionName(r.exclusion)));
+  out->set_reason(r.reason);
+  out->set_predicted(r.predicted);
+  if (r.predicted) {
+    out->set_iteration_ms(r.step.iteration_ms);
+    out->set_iteration_ms_low(r.step.lo_ms);
+    out->set_iteration_ms_high(r.step.hi_ms);
+    out->set_job_seconds(r.seconds);
+    out->set_job_seconds_low(r.seconds_low);
+    out->set_job_seconds_high(r.seconds_high);
+    out->set_meets_deadline(r.meets_deadline);
+    out->set_energy_kwh(r.energy_kwh);
+    out->set_energy_kwh_low(r.energy_low_kwh);
+    out->set_energy_kwh_high(r.energy_high_kwh);
+    out->set_rate_source(std::string(predictor::RateSourceName(r.step.rate_source)));
+    out->set_method(std::string(predictor::MethodName(r.step.method)));
+  }
+  if (r.price.has_value()) {
+    out->set_priced(true);
+    if (r.predicted) {
+      out->set_cost_usd(r.cost_usd);
+      out->set_cost_usd_low(r.cost_low_usd);
+      out->set_cost_usd_high(r.cost_high_usd);
+    }
+    v1::GpuPrice* p = out->mutable_price();
+    p->set_gpu_model(r.price->gpu);
+    p->set_usd_per_gpu_hour(r.price->usd_per_gpu_hour);
+    p->set_provider(r.price->provider);
+    p->set_offer(r.price->offer);
+    p->set_as_of(r.price->as_of);
+    p->set_kind(r.price->kind);
+    p->set_source(r.price->source);
+  }
+  out->set_board_power_w(r.power.watts);
+  out->set_power_utilisation(r.power.utilisation);
+  out->set_power_measured(r.power.measured);
+  out->set_power_source(r.power.source);
+  EncodeMemory(r.memory, r.memory_verdict, out->mutable_memory());
 }
 
 // Everything of a response that does not depend on the job size; `brief`
@@ -139,6 +203,7 @@ PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& c
                                    Logger& logger, const Authenticator& auth,
                                    PredictorServiceOptions options)
     : store_(store),
+      catalog_(catalog),
       logger_(logger),
       auth_(auth),
       options_(options),
@@ -173,6 +238,15 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
     if (!price.ok()) return price.status();
     answer->price = *std::move(price);
     EncodePrice(answer->price, brief, &answer->encoded);
+    // A GPU the step does not fit on gets no time (a multi-GPU layout
+    // reports its memory per GPU in its own estimate).
+    if (!answer->price.parallel.has_value()) {
+      const predictor::MemoryEstimate memory =
+          predictor::EstimateMemory((*model)->model.memory, *descriptor);
+      const predictor::MemoryVerdict fit = predictor::CheckMemoryFit(memory, (*node)->gpu);
+      if (!fit.fits) return absl::FailedPreconditionError(fit.reason);
+      if (!brief) EncodeMemory(memory, fit, answer->encoded.mutable_memory());
+    }
     return absl::OkStatus();
   }();
   if (cache != nullptr && model.ok() && (answer->status.ok() || cache_errors)) {
@@ -356,11 +430,50 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
     out->set_workload_key(result->workload_keys[i]);
     out->set_measured_ms(p.measured_ms);
     out->set_predicted_ms(p.predicted_ms);
+    out->set_predicted_ms_low(p.lo_ms);
+    out->set_predicted_ms_high(p.hi_ms);
     out->set_level(p.level);
   }
   for (const std::string& note : result->notes) response->add_notes(note);
   for (const std::string& f : result->selected_features) response->add_selected_features(f);
   response->set_report_json(std::move(result->report_json));
+  return grpc::Status::OK;
+}
+
+grpc::Status PredictorService::Recommend(grpc::ServerContext* context,
+                                         const v1::RecommendRequest* request,
+                                         v1::RecommendResponse* response) {
+  if (grpc::Status s = auth_.Check(*context, "Predictor.Recommend"); !s.ok()) return s;
+  absl::StatusOr<RecommendQuery> checked = RecommendQueryFromRequest(*request);
+  if (!checked.ok()) return ToGrpcStatus(checked.status());
+  serving::RecommendQuery query;
+  query.workload = checked->workload;
+  query.job.iterations = checked->iterations;
+  query.catalog_gpus = checked->catalog_gpus;
+  query.node_names = checked->node_names;
+  query.catalog_only = checked->catalog_only;
+  query.nodes_only = checked->nodes_only;
+  query.prices = checked->prices;
+  query.deadline_seconds = checked->deadline_seconds;
+  query.budget_usd = checked->budget_usd;
+  query.gpu_counts = checked->gpu_counts;
+  query.rank_by = checked->rank_by;
+  query.model_name = request->model_name();
+  absl::StatusOr<serving::RecommendAnswer> answer =
+      serving::Recommend(pricer_, store_, catalog_, query);
+  if (!answer.ok()) return ToGrpcStatus(answer.status());
+  int rank = 0;
+  for (const predictor::Recommendation& r : answer->ranked) {
+    EncodeCandidate(r, ++rank, response->add_candidates());
+  }
+  response->set_iterations(answer->iterations);
+  response->set_workload_key(query.workload.spec.Key());
+  response->set_model_id(answer->model->meta.id);
+  response->set_model_version(answer->model->meta.version);
+  response->set_rank_by(request->rank_by().empty() ? "cost" : request->rank_by());
+  response->set_deadline_seconds(query.deadline_seconds);
+  response->set_budget_usd(query.budget_usd);
+  for (const std::string& note : answer->notes) response->add_notes(note);
   return grpc::Status::OK;
 }
 

@@ -71,6 +71,10 @@ class PredictorService final
   // Errors as Fit; FAILED_PRECONDITION when nothing held out could be predicted.
   grpc::Status Evaluate(grpc::ServerContext* context, const v1::EvaluateRequest* request,
                         v1::EvaluateResponse* response) override;
+  // INVALID_ARGUMENT: workload, job, counts, prices, deadline or budget;
+  // NOT_FOUND: no model, or a named catalog GPU or node that does not exist.
+  grpc::Status Recommend(grpc::ServerContext* context, const v1::RecommendRequest* request,
+                         v1::RecommendResponse* response) override;
 
  private:
   struct Answer;
@@ -87,6 +91,7 @@ class PredictorService final
   absl::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response);
 
   db::Store& store_;
+  const models::GpuCatalog& catalog_;
   Logger& logger_;
   const Authenticator& auth_;
   const PredictorServiceOptions options_;

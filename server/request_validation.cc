@@ -307,4 +307,72 @@ absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
   return options;
 }
 
+absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequest& request) {
+  RecommendQuery query;
+  v1::PredictRequest as_predict;
+  *as_predict.mutable_workload() = request.workload();
+  if (request.has_job()) *as_predict.mutable_job() = request.job();
+  absl::StatusOr<models::WorkloadDescriptor> workload = DescribeWorkload(as_predict);
+  if (!workload.ok()) return workload.status();
+  query.workload = *std::move(workload);
+  if (!request.has_job()) return absl::InvalidArgumentError("job: a job size is required");
+  if (absl::StatusOr<predictor::JobSize> size = JobFromRequest(as_predict); !size.ok()) {
+    return size.status();
+  }
+  const v1::JobSize& job = request.job();
+  if (job.iterations() != 0) {
+    query.iterations = job.iterations();
+  } else {
+    const int64_t batch = query.workload.spec.batch_size;
+    const int64_t per_epoch = job.samples() / batch + (job.samples() % batch != 0);
+    if (per_epoch > (int64_t{1} << 53) / job.epochs()) {
+      return absl::OutOfRangeError("job: more than 2^53 iterations");
+    }
+    query.iterations = per_epoch * job.epochs();
+  }
+  if (request.catalog_gpus_size() > kMaxRecommendNames ||
+      request.node_names_size() > kMaxRecommendNames ||
+      request.prices_size() > kMaxRecommendNames || request.gpu_counts_size() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "at most ", kMaxRecommendNames, " catalog GPUs, nodes and prices, and 64 GPU counts"));
+  }
+  query.catalog_gpus.assign(request.catalog_gpus().begin(), request.catalog_gpus().end());
+  query.node_names.assign(request.node_names().begin(), request.node_names().end());
+  for (const std::string& name : query.node_names) {
+    if (absl::Status s = ValidateNodeName(name); !s.ok()) return s;
+  }
+  query.catalog_only = request.catalog_only();
+  query.nodes_only = request.nodes_only();
+  for (const v1::GpuPrice& p : request.prices()) {
+    models::GpuPrice price{p.gpu_model(), p.usd_per_gpu_hour(), p.provider(), p.offer(),
+                           p.as_of(),     p.kind(),             p.source()};
+    if (absl::Status s = models::ValidateGpuPrice(price); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("prices: ", s.message()));
+    }
+    query.prices.push_back(std::move(price));
+  }
+  if (!std::isfinite(request.deadline_seconds()) || request.deadline_seconds() < 0) {
+    return absl::InvalidArgumentError("deadline_seconds must be finite and >= 0");
+  }
+  if (!std::isfinite(request.budget_usd()) || request.budget_usd() < 0) {
+    return absl::InvalidArgumentError("budget_usd must be finite and >= 0");
+  }
+  query.deadline_seconds = request.deadline_seconds();
+  query.budget_usd = request.budget_usd();
+  query.gpu_counts.assign(request.gpu_counts().begin(), request.gpu_counts().end());
+  if (query.gpu_counts.empty()) query.gpu_counts = {1};
+  for (int count : query.gpu_counts) {
+    if (count < 1 || count > models::kMaxGpusPerNode) {
+      return absl::InvalidArgumentError(absl::StrCat("gpu_counts: ", count, " is outside [1, ",
+                                                     models::kMaxGpusPerNode, "]"));
+    }
+  }
+  absl::StatusOr<predictor::RankBy> rank_by =
+      predictor::ParseRankBy(request.rank_by().empty() ? "cost" : request.rank_by());
+  if (!rank_by.ok()) return rank_by.status();
+  query.rank_by = *rank_by;
+  query.model_name = request.model_name();
+  return query;
+}
+
 }  // namespace perfcast::server

@@ -18,7 +18,9 @@
 #include "db/store.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
+#include "models/gpu_prices.h"
 #include "models/hardware.h"
+#include "predictor/recommend.h"
 #include "perfcast/v1/node_registry.pb.h"
 #include "perfcast/v1/predictor.pb.h"
 #include "perfcast/v1/profile_store.pb.h"
@@ -68,6 +70,28 @@ absl::StatusOr<serving::Target> TargetFromRequest(const v1::PredictRequest& requ
 // degree is 0 (unset) or 1. Degrees are checked by predictor::PredictParallel.
 std::optional<predictor::ParallelLayout> LayoutFromRequest(const v1::PredictRequest& request);
 // Fit / Evaluate: fit options (zero fields take the defaults).
+// What a Recommend request asks, checked. InvalidArgument names the field:
+// the workload (as DescribeWorkload), the job size (as JobFromRequest), a price
+// (see models::ValidateGpuPrice), a GPU count, rank_by, a negative or
+// non-finite deadline or budget, or more than kMaxRecommendNames names or
+// prices; OutOfRange for a job of more than 2^53 iterations.
+inline constexpr int kMaxRecommendNames = 1000;
+struct RecommendQuery {
+  models::WorkloadDescriptor workload;
+  int64_t iterations = 0;
+  std::vector<std::string> catalog_gpus;
+  std::vector<std::string> node_names;
+  bool catalog_only = false;
+  bool nodes_only = false;
+  std::vector<models::GpuPrice> prices;
+  double deadline_seconds = 0;
+  double budget_usd = 0;
+  std::vector<int> gpu_counts;
+  predictor::RankBy rank_by = predictor::RankBy::kCost;
+  std::string model_name;
+};
+absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequest& request);
+
 absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in);
 // Fit / Evaluate: which profiles (an unknown phase is InvalidArgument).
 absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(

@@ -195,7 +195,7 @@ TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
   const std::string jobs = dir_->File("models.csv");
   std::ofstream(jobs) << "hf_config,seq_len,torchvision,image,batch_size,precision,node,samples,"
                          "epochs\n"
-                      << configs << "/llama-2-7b.json,2048,,,4,bf16-amp,h200-sxm-1,1000,1\n"
+                      << configs << "/opt-1.3b.json,2048,,,4,bf16-amp,h200-sxm-1,1000,1\n"
                       << ",,vit_b_16,,64,bf16-amp,h200-sxm-1,1000,1\n"
                       << ",,resnet18,8,64,bf16-amp,h200-sxm-1,1000,1\n";
   CommandResult batch = server_->Cli({"predict", "--batch-file", jobs});

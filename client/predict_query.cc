@@ -1,0 +1,143 @@
+#include "client/predict_query.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
+#include "client/text_input.h"
+#include "models/gpu_catalog.h"
+#include "models/workload.h"
+#include "proto/convert.h"
+
+namespace perfcast::client {
+
+namespace {
+
+// Puts --hf-config / --torchvision into the workload (the server resolves
+// them); nothing when neither is given.
+std::optional<CliError> AddModelSource(const PredictFlags& f, v1::Workload* w) {
+  if (f.hf_config.empty() && f.torchvision.empty()) {
+    if (f.seq_len != 0 || f.image != 0) {
+      return CliError{kExitUsage, "--seq-len goes with --hf-config, --image with --torchvision"};
+    }
+    return std::nullopt;
+  }
+  if (!f.hf_config.empty() && !f.torchvision.empty()) {
+    return CliError{kExitUsage, "give --hf-config or --torchvision, not both"};
+  }
+  if (!f.family.empty() || !f.params.empty()) {
+    return CliError{kExitUsage, "--hf-config and --torchvision replace --family and --param"};
+  }
+  w->set_kind(v1::WORKLOAD_KIND_MODEL);
+  if (!f.hf_config.empty()) {
+    if (f.image != 0) return CliError{kExitUsage, "--image goes with --torchvision"};
+    std::ifstream in(f.hf_config);
+    if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", f.hf_config)};
+    std::stringstream text;
+    text << in.rdbuf();
+    w->set_hf_config_json(text.str());
+    if (f.seq_len != 0) (*w->mutable_params())["seq_len"] = f.seq_len;
+  } else {
+    if (f.seq_len != 0) return CliError{kExitUsage, "--seq-len goes with --hf-config"};
+    w->set_torchvision(f.torchvision);
+    if (f.image != 0) (*w->mutable_params())["image"] = f.image;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<CliError> BuildWorkload(const PredictFlags& f, v1::Workload* w) {
+  w->set_kind(v1::WORKLOAD_KIND_MODEL);
+  w->set_family(f.family);
+  if (auto error = AddModelSource(f, w)) return error;
+  for (const std::string& item : f.params) {
+    for (absl::string_view part : absl::StrSplit(item, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+      int64_t value = 0;
+      if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
+        return CliError{kExitUsage, absl::StrCat("--param '", Printable(part), "' is not name=integer")};
+      }
+      (*w->mutable_params())[std::string(kv.first)] = value;
+    }
+  }
+  w->set_batch_size(f.batch);
+  absl::StatusOr<models::Precision> precision = models::ParsePrecision(f.precision);
+  if (!precision.ok()) return CliError{kExitUsage, std::string(precision.status().message())};
+  w->set_precision(proto::ToProto(*precision));
+  absl::StatusOr<models::Phase> phase = models::ParsePhase(f.phase);
+  if (!phase.ok()) return CliError{kExitUsage, std::string(phase.status().message())};
+  w->set_phase(proto::ToProto(*phase));
+  w->set_optimizer(f.optimizer);
+  return std::nullopt;
+}
+
+std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q) {
+  if (f.node.empty() == f.gpu.empty()) {
+    return CliError{kExitUsage, "give exactly one of --node (a registered node) and --gpu (a "
+                                "catalog GPU, see `perfcast gpus list`)"};
+  }
+  if (!f.gpu.empty()) {
+    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(f.gpu);
+    if (!gpu.ok()) {
+      return CliError{kExitUsage, absl::StrCat("--gpu: ", Describe(gpu.status()))};
+    }
+    q->set_catalog_gpu(gpu->model);
+  } else {
+    q->set_node_name(f.node);
+  }
+  // Presence only: the server checks the values and names what is wrong.
+  if (f.family.empty() && f.hf_config.empty() && f.torchvision.empty()) {
+    return CliError{kExitUsage, "--family (or --hf-config, --torchvision) is required"};
+  }
+  if (!f.batch_given) return CliError{kExitUsage, "--batch (samples per iteration) is required"};
+  if (!f.job_given) {
+    return CliError{kExitUsage,
+                    "the job size is required: --samples and --epochs, or --iterations"};
+  }
+  if (auto error = BuildWorkload(f, q->mutable_workload())) return error;
+  q->mutable_job()->set_samples(f.samples);
+  q->mutable_job()->set_epochs(f.epochs);
+  q->mutable_job()->set_iterations(f.iterations);
+  q->set_model_name(f.model);
+  // The API reads 0 as 1 (unset); on the command line 0 is a mistake.
+  for (auto [flag, value] : {std::pair{"--data-parallel", f.data_parallel},
+                             std::pair{"--tensor-parallel", f.tensor_parallel},
+                             std::pair{"--pipeline-parallel", f.pipeline_parallel},
+                             std::pair{"--micro-batches", f.micro_batches}}) {
+    if (value < 1) return CliError{kExitUsage, absl::StrCat(flag, " must be >= 1, got ", value)};
+  }
+  if (f.data_parallel != 1 || f.tensor_parallel != 1 || f.pipeline_parallel != 1 ||
+      f.micro_batches != 1) {
+    v1::ParallelLayout* layout = q->mutable_parallel();
+    layout->set_data_parallel(f.data_parallel);
+    layout->set_tensor_parallel(f.tensor_parallel);
+    layout->set_pipeline_parallel(f.pipeline_parallel);
+    layout->set_micro_batches(f.micro_batches);
+  }
+  return std::nullopt;
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 120) return absl::StrFormat("%.1f s", seconds);
+  if (seconds < 7200) return absl::StrFormat("%.1f min", seconds / 60);
+  if (seconds < 72 * 3600) return absl::StrFormat("%.2f h", seconds / 3600);
+  return absl::StrFormat("%.1f days", seconds / 86400);
+}
+
+std::string GiB(double bytes) { return absl::StrFormat("%.1f GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+std::string Json(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+}  // namespace perfcast::client

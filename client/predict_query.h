@@ -1,0 +1,68 @@
+// The workload and target flags that `predict`, its sweeps and `recommend`
+// share, and the formatting of their answers.
+#ifndef PERFCAST_CLIENT_PREDICT_QUERY_H_
+#define PERFCAST_CLIENT_PREDICT_QUERY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/cli_error.h"
+#include "google/protobuf/message.h"
+#include "perfcast/v1/predictor.pb.h"
+
+namespace perfcast::client {
+
+struct PredictFlags {
+  std::string family;
+  std::vector<std::string> params;  // "name=value", or several joined by ';' or ','
+  int64_t batch = 0;
+  std::string precision = "fp32";
+  std::string phase = "train";
+  std::string optimizer;
+  std::string node;
+  std::string gpu;
+  int64_t samples = 0;
+  int64_t epochs = 0;
+  int64_t iterations = 0;
+  std::string model;
+  std::string batch_file;
+  std::vector<std::string> sweeps;  // "key=v1,v2,..."
+  // The model as the user describes it, instead of --family and --param.
+  std::string hf_config;    // path of a Hugging Face config.json
+  std::string torchvision;  // a torchvision model name
+  int64_t seq_len = 0;      // with hf_config; 0: the model's maximum positions
+  int64_t image = 0;        // with torchvision; 0: 224
+  // Multi-GPU layout (predictor/parallel.h); 1 everywhere: one GPU.
+  int data_parallel = 1;
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int micro_batches = 1;
+  // Whether the batch size and a job size were given (flags or columns).
+  bool batch_given = false;
+  bool job_given = false;
+};
+
+// Fills the workload of `flags` (family and params, or a Hugging Face config
+// or torchvision name for the server to resolve; batch, precision, phase,
+// optimizer). A usage error names the bad flag.
+std::optional<CliError> BuildWorkload(const PredictFlags& flags, v1::Workload* workload);
+
+// One Predict query: the target (--node or --gpu, a catalog GPU resolved here
+// so that a misspelt or ambiguous name is named at once), the workload, the
+// job size, the model name and the multi-GPU layout, checked in the order a
+// reader looks for them so that the first real problem is reported; the
+// server checks everything again.
+std::optional<CliError> BuildQuery(const PredictFlags& flags, v1::PredictRequest* query);
+
+// "12.5 s", "3.2 min", "4.10 h", "2.5 days".
+std::string Duration(double seconds);
+// "1.5 GiB".
+std::string GiB(double bytes);
+// A message as one line of JSON with the proto field names.
+std::string Json(const google::protobuf::Message& message);
+
+}  // namespace perfcast::client
+
+#endif  // PERFCAST_CLIENT_PREDICT_QUERY_H_

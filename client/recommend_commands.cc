@@ -1,0 +1,211 @@
+// perfcast recommend: which GPU (and how many) for one job.
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/command.h"
+#include "client/predict_query.h"
+#include "client/report_html.h"
+#include "client/table.h"
+#include "models/gpu_prices.h"
+#include "perfcast/v1/predictor.grpc.pb.h"
+
+namespace perfcast::client {
+namespace {
+
+struct RecommendFlags {
+  PredictFlags job;
+  std::vector<std::string> gpus;
+  std::vector<std::string> nodes;
+  bool catalog_only = false;
+  bool nodes_only = false;
+  std::vector<int> counts;
+  std::string deadline;
+  double budget = 0;
+  std::string rank_by = "cost";
+  std::string prices;
+  std::string report;
+};
+
+// "3600", "90s", "45m", "4h", "2d" -> seconds. Nullopt when malformed.
+std::optional<double> ParseDeadline(std::string text) {
+  text = absl::AsciiStrToLower(text);
+  double unit = 1;
+  if (!text.empty() && std::string("smhd").find(text.back()) != std::string::npos) {
+    unit = text.back() == 's' ? 1 : text.back() == 'm' ? 60 : text.back() == 'h' ? 3600 : 86400;
+    text.pop_back();
+  }
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !(value > 0) || !std::isfinite(value)) return std::nullopt;
+  return value * unit;
+}
+
+std::optional<CliError> ReadPrices(const std::string& path, v1::RecommendRequest* request) {
+  std::ifstream in(path);
+  if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", path)};
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<models::PriceTable> table = models::PriceTable::ParseCsv(text.str(), path);
+  if (!table.ok()) return CliError{kExitFailure, std::string(table.status().message())};
+  for (const models::GpuPrice& p : table->prices()) {
+    v1::GpuPrice* out = request->add_prices();
+    out->set_gpu_model(p.gpu);
+    out->set_usd_per_gpu_hour(p.usd_per_gpu_hour);
+    out->set_provider(p.provider);
+    out->set_offer(p.offer);
+    out->set_as_of(p.as_of);
+    out->set_kind(p.kind);
+    out->set_source(p.source);
+  }
+  return std::nullopt;
+}
+
+std::string Range(double mid, double lo, double hi, const char* format) {
+  return absl::StrCat(absl::StrFormat(format, mid), " (", absl::StrFormat(format, lo), "..",
+                      absl::StrFormat(format, hi), ")");
+}
+
+void Print(const v1::RecommendResponse& r) {
+  std::cout << absl::StrFormat("%s, %d iterations, ranked by %s", r.workload_key(), r.iterations(),
+                               r.rank_by());
+  if (r.deadline_seconds() > 0) std::cout << ", deadline " << Duration(r.deadline_seconds());
+  if (r.budget_usd() > 0) std::cout << absl::StrFormat(", budget $%.2f", r.budget_usd());
+  std::cout << absl::StrFormat(" (model %d v%d)\n", r.model_id(), r.model_version());
+  Table table({"#", "TARGET", "GPUS", "VERDICT", "JOB TIME (P10..P90)", "COST USD", "ENERGY KWH",
+               "POWER", "MEMORY"});
+  int recommended = 0;
+  for (const v1::Candidate& c : r.candidates()) {
+    recommended += c.recommended();
+    std::string time = "-", cost = "-", energy = "-";
+    if (c.predicted()) {
+      time = absl::StrCat(Duration(c.job_seconds()), " (", Duration(c.job_seconds_low()), "..",
+                          Duration(c.job_seconds_high()), ")");
+      if (c.priced()) cost = Range(c.cost_usd(), c.cost_usd_low(), c.cost_usd_high(), "%.2f");
+      if (c.board_power_w() > 0) {
+        energy = Range(c.energy_kwh(), c.energy_kwh_low(), c.energy_kwh_high(), "%.3g");
+      }
+    }
+    const std::string power =
+        c.board_power_w() > 0
+            ? absl::StrFormat("%.0f W %s", c.board_power_w(),
+                              c.power_measured() ? "measured" : "tdp*default")
+            : "-";
+    const std::string memory =
+        c.memory().device_bytes() > 0
+            ? absl::StrCat(GiB(c.memory().required_bytes()), "/", GiB(c.memory().device_bytes()))
+            : GiB(c.memory().required_bytes());
+    table.AddRow({absl::StrCat(c.rank()), c.target(), absl::StrCat(c.gpu_count()),
+                  c.recommended() ? "recommended" : absl::StrCat(c.excluded_by(), ": ", c.reason()),
+                  time, cost, energy, power, memory});
+  }
+  table.Print(std::cout);
+  std::cout << recommended << " of " << r.candidates_size() << " candidates recommended";
+  if (r.deadline_seconds() > 0 || r.budget_usd() > 0) {
+    std::cout << " (deadline and budget met with >= 90% confidence)";
+  }
+  std::cout << "\n";
+  for (const std::string& note : r.notes()) std::cout << "note: " << note << "\n";
+}
+
+std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlags& flags) {
+  if (flags.job.family.empty()) return CliError{kExitUsage, "recommend needs --family"};
+  if (flags.catalog_only && flags.nodes_only) {
+    return CliError{kExitUsage, "--catalog-only and --nodes-only exclude each other"};
+  }
+  v1::RecommendRequest request;
+  if (auto error = BuildWorkload(flags.job, request.mutable_workload())) return error;
+  request.mutable_job()->set_samples(flags.job.samples);
+  request.mutable_job()->set_epochs(flags.job.epochs);
+  request.mutable_job()->set_iterations(flags.job.iterations);
+  if (!flags.deadline.empty()) {
+    std::optional<double> seconds = ParseDeadline(flags.deadline);
+    if (!seconds) {
+      return CliError{kExitUsage, absl::StrCat("--deadline '", flags.deadline,
+                                               "' is not a duration like 3600, 90m, 4h or 2d")};
+    }
+    request.set_deadline_seconds(*seconds);
+  }
+  request.set_budget_usd(flags.budget);
+  for (const std::string& g : flags.gpus) request.add_catalog_gpus(g);
+  for (const std::string& n : flags.nodes) request.add_node_names(n);
+  request.set_catalog_only(flags.catalog_only);
+  request.set_nodes_only(flags.nodes_only);
+  for (int count : flags.counts) request.add_gpu_counts(count);
+  request.set_rank_by(flags.rank_by);
+  request.set_model_name(flags.job.model);
+  if (!flags.prices.empty()) {
+    if (auto error = ReadPrices(flags.prices, &request)) return error;
+  }
+  grpc::ClientContext call;
+  context.SetDeadline(call);
+  v1::RecommendResponse response;
+  grpc::Status status =
+      v1::Predictor::NewStub(context.Channel())->Recommend(&call, request, &response);
+  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (!flags.report.empty()) {
+    std::ofstream out(flags.report);
+    if (!out) return CliError{kExitFailure, absl::StrCat("cannot write ", flags.report)};
+    out << RenderRecommendationHtml(response);
+    const std::string json_path = absl::StrCat(flags.report, ".json");
+    std::ofstream json(json_path);
+    if (!json) return CliError{kExitFailure, absl::StrCat("cannot write ", json_path)};
+    json << Json(response) << "\n";
+  }
+  if (context.output == OutputFormat::kJson) {
+    std::cout << Json(response) << "\n";
+  } else {
+    Print(response);
+    if (!flags.report.empty()) {
+      std::cout << "report written to " << flags.report << " (data: " << flags.report
+                << ".json)\n";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch) {
+  auto flags = std::make_shared<RecommendFlags>();
+  CLI::App* r = app.add_subcommand(
+      "recommend", "Rank GPUs (and counts) for one job by time, cost and energy");
+  r->add_option("--family", flags->job.family, "Model family (see perfcast predict)");
+  r->add_option("--param", flags->job.params, "Architecture parameter name=value (repeatable)");
+  r->add_option("--batch", flags->job.batch, "Batch size");
+  r->add_option("--precision", flags->job.precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")
+      ->capture_default_str();
+  r->add_option("--phase", flags->job.phase, "train or inference")->capture_default_str();
+  r->add_option("--optimizer", flags->job.optimizer, "adam or sgd");
+  r->add_option("--samples", flags->job.samples, "Samples per epoch");
+  r->add_option("--epochs", flags->job.epochs, "Epochs");
+  r->add_option("--iterations", flags->job.iterations, "Iterations (instead of samples x epochs)");
+  r->add_option("--model", flags->job.model, "Model name (default: default)");
+  r->add_option("--deadline", flags->deadline, "Finish within: seconds, or 90m, 4h, 2d");
+  r->add_option("--budget", flags->budget, "At most this many USD");
+  r->add_option("--gpu", flags->gpus, "Only these catalog GPUs (repeatable; default: all)");
+  r->add_option("--node", flags->nodes, "Only these registered nodes (repeatable; default: all)");
+  r->add_flag("--catalog-only", flags->catalog_only, "Leave registered nodes out");
+  r->add_flag("--nodes-only", flags->nodes_only, "Leave catalog GPUs out");
+  r->add_option("--gpu-count", flags->counts,
+                "GPU counts to consider (repeatable; default 1; >1 needs the multi-GPU model)");
+  r->add_option("--rank-by", flags->rank_by, "cost, time or energy")
+      ->check(CLI::IsMember({"cost", "time", "energy"}))
+      ->capture_default_str();
+  r->add_option("--prices", flags->prices,
+                "CSV of prices per GPU-hour overriding the shipped table "
+                "(gpu,usd_per_gpu_hour,provider,offer,as_of,kind,source)")
+      ->check(CLI::ExistingFile);
+  r->add_option("--report", flags->report,
+                "Write a self-contained HTML report here (and its data to REPORT.json)");
+  r->callback([&context, &dispatch, flags] {
+    dispatch.action = [&context, flags] { return RunRecommend(context, *flags); };
+  });
+}
+
+}  // namespace perfcast::client

@@ -1,0 +1,135 @@
+// Memory fit: the peak device memory of one training step or inference batch,
+// predicted from the workload descriptor and calibrated on the peaks agents
+// measured, and the verdict whether a workload fits on a GPU at all.
+//
+// The analytic terms are those of a PyTorch training loop: fp32 master
+// weights (fp64 under fp64), their gradients, the optimizer's state (Adam and
+// AdamW: two tensors per parameter, SGD with momentum: one), the 16-bit
+// weight copies autocast caches under amp, the activations kept for backward
+// (or the largest live outputs of an inference pass) and the input batch. The
+// persistent tensors are certain and enter at face value; what lives only
+// during the step is calibrated per model family and phase from measured
+// peaks: peak − persistent ≈ c0 + c1·(activations + inputs) + c2·(activations
+// kept at 32 bits) + c3·(traffic of the largest operation: its temporaries and
+// gradient buffers) + c4·(forward traffic: workspaces that scale with the
+// pass), every c >= 0, a least-squares fit on relative error, cross-validated
+// for its error band. c0 holds the framework's fixed workspaces (cuBLAS,
+// cuDNN, the loss).
+// The measured peak is the caching allocator's peak of allocated bytes, which
+// leaves out the CUDA context and the allocator's slack; a fit verdict adds
+// both.
+//
+// Thread-safe: pure functions over plain values.
+#ifndef PERFCAST_PREDICTOR_MEMORY_H_
+#define PERFCAST_PREDICTOR_MEMORY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "models/descriptor.h"
+#include "models/hardware.h"
+#include "predictor/dataset.h"
+
+namespace perfcast::predictor {
+
+// Device memory a CUDA context and LibTorch's kernels take before the first
+// tensor is allocated (typically 0.3-0.6 GiB on recent drivers), and the
+// share of the allocated peak that the caching allocator reserves on top
+// (block rounding and fragmentation). Both sit outside the measured peak.
+inline constexpr double kCudaContextBytes = 0.5 * (1 << 30);
+inline constexpr double kAllocatorSlack = 0.05;
+
+// The analytic terms of a step's peak, in bytes.
+struct MemoryTerms {
+  double weights = 0;          // master weights
+  double gradients = 0;        // training only
+  double optimizer_state = 0;  // training only
+  double amp_copies = 0;       // autocast's cached 16-bit weights
+  double activations = 0;      // kept for backward / live in inference
+  double inputs = 0;           // the input batch on the device
+  // Calibration features, not terms of the sum:
+  double fp32_activations = 0;  // activations when they are kept at 32 bits
+  double largest_op_bytes = 0;  // traffic of the largest operation
+  double forward_bytes = 0;     // traffic of the forward pass
+
+  double persistent() const { return weights + gradients + optimizer_state + amp_copies; }
+  double transient() const { return activations + inputs; }
+  double total() const { return persistent() + transient(); }
+};
+
+// Optimizer state tensors per parameter: 2 for adam/adamw, 1 for sgd
+// (momentum), 0 for inference.
+int OptimizerStates(const models::WorkloadSpec& spec);
+
+MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& descriptor);
+
+// The calibrated features, in the order of MemoryCalibration::coefficients.
+inline constexpr int kMemoryFeatures = 5;
+const std::vector<std::string>& MemoryFeatureNames();  // "constant", "transient", ...
+
+// One calibration: of a family in a phase ("lstm/train"), or pooled over all
+// families of a phase ("*/train") for families without their own.
+struct MemoryCalibration {
+  std::string scope;
+  std::vector<double> coefficients;  // kMemoryFeatures, bytes per feature unit
+  int64_t rows = 0;
+  double fit_mape = 0;  // in-sample
+  double cv_mape = 0;   // 5-fold cross-validated
+  double cv_max_error = 0;  // largest held-out |relative error|
+  // Held-out relative error (predicted − measured)/measured at 10% and 90%.
+  double error_p10 = 0;
+  double error_p90 = 0;
+
+  // The peak allocated bytes: persistent terms plus the calibrated rest.
+  double Predict(const MemoryTerms& terms) const;
+  friend bool operator==(const MemoryCalibration&, const MemoryCalibration&) = default;
+};
+
+struct MemoryModel {
+  // Keyed by scope: "lstm/train", "*/inference", ...
+  std::map<std::string, MemoryCalibration> calibrations;
+
+  bool empty() const { return calibrations.empty(); }
+  friend bool operator==(const MemoryModel&, const MemoryModel&) = default;
+};
+
+// Fits one calibration per family and phase with at least kMinMemoryRows
+// measured peaks on model profiles, and one per phase over all families.
+// Profiles without a peak, and operation profiles, are skipped; so is a
+// group whose fit fails (too few distinct workloads for the folds). Never
+// fails: with too few rows the model is empty and predictions analytic.
+inline constexpr int64_t kMinMemoryRows = 10;
+MemoryModel FitMemory(absl::Span<const DescribedProfile> profiles);
+
+struct MemoryEstimate {
+  MemoryTerms terms;
+  double peak_bytes = 0;  // allocated peak, as agents measure it
+  double low_bytes = 0;   // 10th..90th percentile band from the CV errors
+  double high_bytes = 0;
+  // peak + allocator slack + CUDA context: what the device must hold.
+  double required_bytes = 0;
+  // "calibrated:<family>/<phase>", "calibrated:*/<phase>" (pooled) or
+  // "analytic" (no calibration: persistent + transient terms at face value).
+  std::string method;
+};
+
+MemoryEstimate EstimateMemory(const MemoryModel& model,
+                              const models::WorkloadDescriptor& descriptor);
+
+// Whether `estimate` fits on `gpu`: required_bytes <= the GPU's memory.
+// A GPU of unknown memory size (0) is assumed to fit.
+struct MemoryVerdict {
+  bool fits = true;
+  double device_bytes = 0;
+  double required_bytes = 0;
+  std::string reason;  // why not, for people: "needs 131.2 GiB, L4-24GB has 24.0 GiB"
+};
+MemoryVerdict CheckMemoryFit(const MemoryEstimate& estimate, const models::GpuSpec& gpu);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_MEMORY_H_

@@ -1,0 +1,106 @@
+// Recommendation: from per-GPU predictions to a decision. For one job, ranks
+// candidate targets (catalog GPUs and registered nodes, each at one or more
+// GPU counts) by predicted job time, cost and energy, each with its interval,
+// and says which meet a deadline and a budget with >= 90% confidence and why
+// the others are excluded (the job does not fit in memory, no prediction,
+// too slow, too dear).
+//
+// Confidence comes from the prediction's band: its high end is the 90th
+// percentile of the cross-validated error distribution, so a job whose high
+// end meets the deadline does so with at least 90% confidence. Cost is the
+// price per GPU-hour × GPUs × hours; energy is hours × GPUs × predicted board
+// power (see power.h).
+//
+// Thread-safe: pure functions over plain values.
+#ifndef PERFCAST_PREDICTOR_RECOMMEND_H_
+#define PERFCAST_PREDICTOR_RECOMMEND_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "models/descriptor.h"
+#include "models/gpu_prices.h"
+#include "models/hardware.h"
+#include "predictor/memory.h"
+#include "predictor/power.h"
+#include "predictor/predictor.h"
+
+namespace perfcast::predictor {
+
+// Why a candidate is not recommended. In this order of precedence.
+enum class Exclusion {
+  kNone,
+  kMemory,        // the step does not fit in the GPU's memory
+  kNoPrediction,  // the model cannot price it (or more GPUs than the node has)
+  kDeadline,      // its 90th-percentile time misses the deadline
+  kBudget,        // its 90th-percentile cost exceeds the budget, or it has no price
+};
+// "", "memory", "no-prediction", "deadline", "budget".
+absl::string_view ExclusionName(Exclusion exclusion);
+
+enum class RankBy { kTime, kCost, kEnergy };
+// "time", "cost", "energy"; InvalidArgument otherwise.
+absl::StatusOr<RankBy> ParseRankBy(absl::string_view name);
+
+struct RecommendOptions {
+  int64_t iterations = 0;          // of the whole job, > 0
+  double deadline_seconds = 0;     // 0: none
+  double budget_usd = 0;           // 0: none
+  std::vector<int> gpu_counts = {1};
+  RankBy rank_by = RankBy::kCost;
+};
+
+// A target to consider: a registered node (its own GPU count caps the
+// counts) or a catalog GPU (any count).
+struct Target {
+  models::Node node;
+  bool registered = false;
+};
+
+// Predicts one step of the job on `count` GPUs of `node`. The single-GPU
+// predictor serves count 1; a multi-GPU model plugs in here.
+using StepPredictor =
+    std::function<absl::StatusOr<Prediction>(const models::Node& node, int count)>;
+
+struct Recommendation {
+  std::string target;  // node name, or "catalog:<GPU>"
+  std::string gpu;     // GPU model
+  bool registered = false;
+  int gpu_count = 1;
+  Exclusion exclusion = Exclusion::kNone;
+  std::string reason;  // why excluded, for people; empty when recommended
+
+  MemoryEstimate memory;
+  MemoryVerdict memory_verdict;
+
+  bool predicted = false;  // the fields below are set
+  Prediction step;         // per-iteration prediction
+  double seconds = 0, seconds_low = 0, seconds_high = 0;
+  bool meets_deadline = false;  // seconds_high <= deadline (no deadline: true)
+
+  std::optional<models::GpuPrice> price;
+  double cost_usd = 0, cost_low_usd = 0, cost_high_usd = 0;  // 0 without a price
+
+  PowerEstimate power;  // per GPU
+  double energy_kwh = 0, energy_low_kwh = 0, energy_high_kwh = 0;
+};
+
+// Ranks every (target, count). Recommended candidates come first, ordered by
+// `rank_by` (ties, and candidates without a price or power, by time);
+// excluded ones follow, the near misses first (deadline, budget, then
+// memory, no prediction), each group ordered as above. InvalidArgument for iterations < 1, a
+// negative or non-finite deadline or budget, no counts or a count outside
+// [1, models::kMaxGpusPerNode].
+absl::StatusOr<std::vector<Recommendation>> Recommend(
+    const models::WorkloadDescriptor& descriptor, const std::vector<Target>& targets,
+    const StepPredictor& predict_step, const MemoryModel& memory, const PowerModel& power,
+    const models::PriceTable& prices, const RecommendOptions& options);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_RECOMMEND_H_

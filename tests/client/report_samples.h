@@ -1,0 +1,15 @@
+// Realistic evaluation and recommendation responses for the report tests:
+// the shapes perfcastd returns, with known numbers, no server needed.
+#ifndef PERFCAST_TESTS_CLIENT_REPORT_SAMPLES_H_
+#define PERFCAST_TESTS_CLIENT_REPORT_SAMPLES_H_
+
+#include "perfcast/v1/predictor.pb.h"
+
+namespace perfcast::client {
+
+v1::EvaluateResponse SampleEvaluation();
+v1::RecommendResponse SampleRecommendation();
+
+}  // namespace perfcast::client
+
+#endif  // PERFCAST_TESTS_CLIENT_REPORT_SAMPLES_H_

@@ -1,0 +1,252 @@
+// From a number to a decision, through the real perfcastd and CLI on the
+// profiles measured on the H100 and the H200 (data/): recommend, memory fit
+// in predict, what-if sweeps, and both HTML reports checked in a real
+// headless browser.
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/db/test_util.h"
+#include "tests/integration/process_harness.h"
+
+namespace perfcast::testing {
+namespace {
+
+class DecideIntegrationTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    server_ = new ServerProcess(dir_->File("perfcast.db"));
+    ASSERT_TRUE(server_->started());
+    const std::string data = PERFCAST_DATA_DIR;
+    CommandResult r = server_->Cli({"import", data + "/h100.sqlite", data + "/h200.sqlite"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = server_->Cli({"fit"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = server_->Cli({"nodes", "register", "--name", "l4-box", "--gpu", "L4-24GB", "--count", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete dir_;
+  }
+
+  static std::vector<std::string> Job(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--family", "transformer", "--param", "layers=6",
+                                     "--param", "hidden=512", "--param", "heads=8",
+                                     "--batch", "32", "--precision", "bf16-amp",
+                                     "--samples", "200000", "--epochs", "3"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+  static CommandResult Recommend(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"recommend"};
+    for (std::string& a : Job(std::move(extra))) args.push_back(std::move(a));
+    return server_->Cli(args);
+  }
+
+  static TempDir* dir_;
+  static ServerProcess* server_;
+};
+TempDir* DecideIntegrationTest::dir_ = nullptr;
+ServerProcess* DecideIntegrationTest::server_ = nullptr;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_F(DecideIntegrationTest, RecommendRanksEveryCatalogGpuAndNode) {
+  CommandResult r = Recommend({"--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json answer = nlohmann::json::parse(r.out);
+  const nlohmann::json& candidates = answer["candidates"];
+  // 15 catalog GPUs, plus the registered nodes (two agents' and l4-box).
+  ASSERT_GE(candidates.size(), 18u) << r.out;
+  EXPECT_EQ(answer["rank_by"], "cost");
+  EXPECT_EQ(answer["iterations"], "18750");  // ceil(200000 / 32) x 3; int64 as a JSON string
+  double previous_cost = 0;
+  bool saw_node = false, saw_measured_rates = false;
+  for (const nlohmann::json& c : candidates) {
+    ASSERT_TRUE(c.value("recommended", false)) << c.dump();  // no deadline, no budget, fits
+    EXPECT_GT(c["job_seconds_high"].get<double>(), c["job_seconds_low"].get<double>());
+    if (c.value("priced", false)) {
+      EXPECT_GE(c["cost_usd"].get<double>(), previous_cost) << "ranked by cost";
+      previous_cost = c["cost_usd"].get<double>();
+      EXPECT_FALSE(c["price"]["source"].get<std::string>().empty());
+    }
+    EXPECT_GT(c["energy_kwh"].get<double>(), 0);
+    EXPECT_FALSE(c["power_source"].get<std::string>().empty());
+    EXPECT_TRUE(c["memory"].value("fits", false));
+    saw_node |= c.value("registered_node", false) && c["target"] == "l4-box";
+    saw_measured_rates |= c["rate_source"] == "measured";
+  }
+  EXPECT_TRUE(saw_node);
+  EXPECT_TRUE(saw_measured_rates);
+
+  // A deadline between the fastest and slowest candidate splits them; each
+  // excluded one says why, and the table says how many made it.
+  std::vector<double> highs;
+  for (const nlohmann::json& c : candidates) highs.push_back(c["job_seconds_high"].get<double>());
+  std::sort(highs.begin(), highs.end());
+  const double deadline = highs[highs.size() / 2];
+  r = Recommend({"--deadline", std::to_string(deadline), "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int recommended = 0, missed = 0;
+  const nlohmann::json split = nlohmann::json::parse(r.out);
+  for (const nlohmann::json& c : split["candidates"]) {
+    if (c.value("recommended", false)) {
+      ++recommended;
+      EXPECT_LE(c["job_seconds_high"].get<double>(), deadline);
+      EXPECT_TRUE(c.value("meets_deadline", false));
+    } else {
+      ++missed;
+      EXPECT_EQ(c.value("excluded_by", ""), "deadline") << c.dump();
+      EXPECT_NE(c["reason"].get<std::string>().find("misses the deadline"), std::string::npos);
+    }
+  }
+  EXPECT_GT(recommended, 0);
+  EXPECT_GT(missed, 0);
+
+  // A budget of one cent, GPU counts the single-GPU model cannot price, the
+  // table form with its report.
+  const std::string report = dir_->File("recommend.html");
+  r = Recommend({"--budget", "0.01", "--gpu-count", "1", "--gpu-count", "2", "--gpu", "L4-24GB",
+                 "--gpu", "H100-SXM5-80GB", "--catalog-only", "--report", report});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("budget: 90th-percentile cost"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no-prediction"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("l4-box"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 of 4 candidates recommended"), std::string::npos) << r.out;
+  EXPECT_NE(Slurp(report).find("<svg"), std::string::npos);
+  EXPECT_NE(Slurp(report + ".json").find("\"candidates\""), std::string::npos);
+}
+
+// A ~5B-parameter model trained with Adam in bf16 is refused on a 24 GB L4
+// by predict (no time), and by recommend on every GPU it does not fit.
+// (The encoder family stands in for a decoder LM of that size.)
+TEST_F(DecideIntegrationTest, MemoryFitRefusesWhatDoesNotFit) {
+  const std::vector<std::string> big = {"--family", "transformer", "--param", "layers=32",
+                                        "--param", "hidden=4096", "--param", "heads=32",
+                                        "--param", "ffn=11008", "--param", "seq_len=2048",
+                                        "--param", "vocab=32000", "--batch", "1",
+                                        "--precision", "bf16-amp", "--iterations", "1000"};
+  std::vector<std::string> args = {"predict", "--gpu", "L4-24GB"};
+  args.insert(args.end(), big.begin(), big.end());
+  CommandResult r = server_->Cli(args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("FAILED_PRECONDITION"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("L4-24GB"), std::string::npos) << r.err;
+
+  // Small enough workloads say how much memory they need.
+  r = server_->Cli({"predict", "--gpu", "L4-24GB", "--family", "lstm", "--batch", "64",
+                    "--iterations", "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("peak memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("calibrated:lstm/train"), std::string::npos) << r.out;
+
+  args = {"recommend", "--output", "json"};
+  args.insert(args.end(), big.begin(), big.end());
+  r = server_->Cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json refused = nlohmann::json::parse(r.out);
+  ASSERT_GE(refused["candidates"].size(), 15u);
+  // 93 GB of weights, gradients and Adam states before activations: only
+  // the 141 GB H200 holds it.
+  for (const nlohmann::json& c : refused["candidates"]) {
+    if (c["gpu_model"] == "H200-SXM-141GB") {
+      EXPECT_TRUE(c.value("recommended", false)) << c.dump();
+      continue;
+    }
+    EXPECT_EQ(c.value("excluded_by", ""), "memory") << c.dump();
+    EXPECT_FALSE(c.value("predicted", false));
+    EXPECT_NE(c["reason"].get<std::string>().find("does not fit"), std::string::npos);
+  }
+}
+
+TEST_F(DecideIntegrationTest, SweepPricesTheWholeGrid) {
+  CommandResult r = server_->Cli({"predict", "--family", "lstm", "--iterations", "100",
+                                  "--sweep", "batch=16,32,64", "--sweep",
+                                  "gpu=L4-24GB,H100-SXM5-80GB", "--sweep", "param.layers=2,4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 13) << r.out;  // header + 12
+  EXPECT_NE(r.out.find("param.layers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PEAK MEMORY"), std::string::npos) << r.out;
+
+  // A swept GPU the catalog does not know is named before anything is sent.
+  r = server_->Cli({"predict", "--family", "lstm", "--iterations", "100", "--output", "json",
+                    "--sweep", "batch=16,32", "--sweep", "gpu=L4-24GB,NoSuchGPU"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("NoSuchGPU"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  // A point the server refuses fails alone: a batch too large for the model.
+  r = server_->Cli({"predict", "--family", "lstm", "--iterations", "100", "--output", "json",
+                    "--sweep", "batch=16,99999999999", "--sweep", "gpu=L4-24GB,H100-SXM5-80GB"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // two of four points failed
+  std::istringstream lines(r.out);
+  std::string line;
+  int ok = 0, failed = 0;
+  while (std::getline(lines, line)) {
+    const nlohmann::json point = nlohmann::json::parse(line);
+    ASSERT_TRUE(point.contains("sweep")) << line;
+    (point["result"].contains("prediction") ? ok : failed) += 1;
+  }
+  EXPECT_EQ(ok, 2);
+  EXPECT_EQ(failed, 2);
+}
+
+TEST_F(DecideIntegrationTest, BadRecommendationsGetClearErrors) {
+  auto expect = [](const CommandResult& r, int code, const std::string& text) {
+    EXPECT_EQ(r.exit_code, code) << r.out << r.err;
+    EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+  };
+  expect(Recommend({"--deadline", "soon"}), 2, "--deadline 'soon'");
+  expect(Recommend({"--gpu", "NoSuchGPU"}), 1, "NOT_FOUND");
+  expect(Recommend({"--node", "ghost"}), 1, "NOT_FOUND");
+  expect(Recommend({"--gpu-count", "0"}), 1, "INVALID_ARGUMENT");
+  expect(Recommend({"--catalog-only", "--nodes-only"}), 2, "exclude each other");
+  expect(server_->Cli({"recommend", "--family", "lstm", "--batch", "8"}), 1, "INVALID_ARGUMENT");
+  const std::string prices = dir_->File("prices.csv");
+  std::ofstream(prices) << "gpu,usd_per_gpu_hour,provider,offer,as_of,kind,source\n"
+                           "L4-24GB,free,a,b,2026-01,list,x\n";
+  expect(Recommend({"--prices", prices}), 1, "prices.csv:2: usd_per_gpu_hour 'free'");
+  std::ofstream(prices) << "gpu,usd_per_gpu_hour,provider,offer,as_of,kind,source\n"
+                           "L4-24GB,0.10,Acme,reserved,2026-11-01,contract,our contract\n";
+  CommandResult r = Recommend({"--prices", prices, "--gpu", "L4-24GB", "--catalog-only",
+                               "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json c = nlohmann::json::parse(r.out)["candidates"][0];
+  EXPECT_EQ(c["price"]["kind"], "contract");
+  EXPECT_DOUBLE_EQ(c["price"]["usd_per_gpu_hour"].get<double>(), 0.10);
+}
+
+// Both reports of a real run, rendered by headless Chromium: every chart
+// present and drawn, the page not blank (tests/client/check_report_in_browser.py).
+TEST_F(DecideIntegrationTest, ReportsRenderInABrowser) {
+  const std::string evaluation = dir_->File("evaluation.html");
+  CommandResult r = server_->Cli({"evaluate", "--split", "gpu", "--report", evaluation});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = Slurp(evaluation);
+  EXPECT_EQ(html.find("\"points\""), std::string::npos);  // the data is beside the page
+  EXPECT_NE(Slurp(evaluation + ".json").find("\"points\""), std::string::npos);
+  const std::string recommendation = dir_->File("recommendation.html");
+  r = Recommend({"--deadline", "2h", "--report", recommendation});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  r = RunCommand({"/usr/bin/env", "python3", PERFCAST_BROWSER_CHECK, dir_->File("shots"),
+                  evaluation + ":8", recommendation + ":1"});
+  if (r.exit_code == 77) GTEST_SKIP() << "no chromium: " << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace perfcast::testing

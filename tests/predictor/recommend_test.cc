@@ -1,0 +1,164 @@
+#include "predictor/recommend.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "models/gpu_catalog.h"
+
+namespace perfcast::predictor {
+namespace {
+
+Target Catalog(const std::string& model) {
+  Target t;
+  t.node.name = "catalog:" + model;
+  t.node.gpu = *models::GpuCatalog::BuiltIn().Find(model);
+  return t;
+}
+
+// Step time inversely proportional to FP32 rate, band ±20%; counts above 1
+// are not modelled, like the single-GPU predictor.
+absl::StatusOr<Prediction> FakeStep(const models::Node& node, int count) {
+  if (count > 1) return absl::UnimplementedError("multi-GPU step prediction is not available");
+  Prediction p;
+  p.iteration_ms = 1000 / node.gpu.fp32_tflops;
+  p.lo_ms = 0.8 * p.iteration_ms;
+  p.hi_ms = 1.2 * p.iteration_ms;
+  return p;
+}
+
+models::WorkloadDescriptor Small() {
+  models::WorkloadSpec spec;
+  spec.family = "lstm";
+  return *models::Describe(spec);
+}
+
+std::vector<Target> Targets() {
+  Target node;
+  node.node.name = "rack7";
+  node.node.gpu = *models::GpuCatalog::BuiltIn().Find("A100-SXM4-80GB");
+  node.node.gpu_count = 2;
+  node.registered = true;
+  return {Catalog("T4-16GB"), Catalog("L4-24GB"), Catalog("H100-SXM5-80GB"), node};
+}
+
+const Recommendation& Find(const std::vector<Recommendation>& rs, const std::string& target,
+                           int count = 1) {
+  for (const Recommendation& r : rs) {
+    if (r.target == target && r.gpu_count == count) return r;
+  }
+  ADD_FAILURE() << "no " << target << " x" << count;
+  return rs.front();
+}
+
+TEST(Recommend, RanksByTimeCostAndEnergyWithIntervals) {
+  RecommendOptions options;
+  options.iterations = 3600;
+  for (RankBy rank_by : {RankBy::kTime, RankBy::kCost, RankBy::kEnergy}) {
+    options.rank_by = rank_by;
+    absl::StatusOr<std::vector<Recommendation>> rs =
+        Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+                  models::PriceTable::BuiltIn(), options);
+    ASSERT_TRUE(rs.ok()) << rs.status();
+    ASSERT_EQ(rs->size(), 4u);
+    for (size_t i = 0; i + 1 < rs->size(); ++i) {
+      const Recommendation& a = (*rs)[i];
+      const Recommendation& b = (*rs)[i + 1];
+      EXPECT_EQ(a.exclusion, Exclusion::kNone);
+      const double ka = rank_by == RankBy::kTime ? a.seconds
+                        : rank_by == RankBy::kCost ? a.cost_usd : a.energy_kwh;
+      const double kb = rank_by == RankBy::kTime ? b.seconds
+                        : rank_by == RankBy::kCost ? b.cost_usd : b.energy_kwh;
+      EXPECT_LE(ka, kb) << ExclusionName(a.exclusion);
+    }
+  }
+  const absl::StatusOr<std::vector<Recommendation>> rs = Recommend(
+      Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{}, models::PriceTable::BuiltIn(),
+      options);
+  ASSERT_TRUE(rs.ok());
+  const Recommendation& l4 = Find(*rs, "catalog:L4-24GB");
+  const double price = models::PriceTable::BuiltIn().Find("L4-24GB")->usd_per_gpu_hour;
+  EXPECT_NEAR(l4.seconds, 3600 * (1000 / 30.3) / 1e3, 1e-9);
+  EXPECT_NEAR(l4.cost_usd, l4.seconds / 3600 * price, 1e-9);
+  EXPECT_LT(l4.cost_low_usd, l4.cost_usd);
+  EXPECT_GT(l4.cost_high_usd, l4.cost_usd);
+  EXPECT_NEAR(l4.energy_kwh, l4.seconds / 3600 * 72 * kDefaultUtilisation / 1e3, 1e-12);
+  EXPECT_FALSE(l4.power.measured);
+  ASSERT_TRUE(l4.price.has_value());
+  EXPECT_EQ(l4.price->gpu, "L4-24GB");
+}
+
+TEST(Recommend, DeadlineBudgetMemoryAndCountsExcludeWithReasons) {
+  RecommendOptions options;
+  options.iterations = 3600;
+  options.gpu_counts = {1, 2, 4};
+  // T4 (8.1 TFLOPS): 123 ms/step, 444 s, high 533 s; L4 (30.3): 119 s high.
+  options.deadline_seconds = 300;
+  absl::StatusOr<std::vector<Recommendation>> rs =
+      Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+                models::PriceTable::BuiltIn(), options);
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  EXPECT_EQ(rs->size(), 12u);
+  const Recommendation& t4 = Find(*rs, "catalog:T4-16GB");
+  EXPECT_EQ(t4.exclusion, Exclusion::kDeadline);
+  EXPECT_FALSE(t4.meets_deadline);
+  EXPECT_NE(t4.reason.find("misses the deadline"), std::string::npos) << t4.reason;
+  EXPECT_TRUE(Find(*rs, "catalog:L4-24GB").meets_deadline);
+  EXPECT_EQ(Find(*rs, "catalog:L4-24GB").exclusion, Exclusion::kNone);
+  EXPECT_EQ(Find(*rs, "catalog:L4-24GB", 2).exclusion, Exclusion::kNoPrediction);
+  EXPECT_NE(Find(*rs, "rack7", 4).reason.find("has 2 GPU(s)"), std::string::npos);
+  EXPECT_EQ(rs->front().exclusion, Exclusion::kNone);
+  EXPECT_EQ(rs->back().exclusion, Exclusion::kNoPrediction);
+
+  options.gpu_counts = {1};
+  options.deadline_seconds = 0;
+  options.budget_usd = 0.05;  // L4: 119 s x $0.80/h = 2.7 cents (high 3.2)
+  rs = Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+                 models::PriceTable::BuiltIn(), options);
+  ASSERT_TRUE(rs.ok());
+  EXPECT_EQ(Find(*rs, "catalog:L4-24GB").exclusion, Exclusion::kNone);
+  EXPECT_EQ(Find(*rs, "catalog:T4-16GB").exclusion, Exclusion::kBudget);
+
+  // A model of some 5B parameters trained with Adam fits none of these in
+  // memory except nothing: each candidate says so, with no time.
+  models::WorkloadSpec big;
+  big.family = "transformer";
+  big.params = {{"layers", 32}, {"hidden", 4096}, {"heads", 32}, {"ffn", 11008},
+                {"seq_len", 2048}, {"vocab", 32000}};
+  big.precision = models::Precision::kBf16Amp;
+  options.budget_usd = 0;
+  rs = Recommend(*models::Describe(big), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+                 models::PriceTable::BuiltIn(), options);
+  ASSERT_TRUE(rs.ok());
+  for (const Recommendation& r : *rs) {
+    EXPECT_EQ(r.exclusion, Exclusion::kMemory) << r.target;
+    EXPECT_FALSE(r.predicted);
+    EXPECT_NE(r.reason.find("does not fit"), std::string::npos);
+  }
+}
+
+TEST(Recommend, BadOptionsAreRefused) {
+  RecommendOptions options;
+  auto run = [&] {
+    return Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+                     models::PriceTable::BuiltIn(), options)
+        .status()
+        .code();
+  };
+  EXPECT_EQ(run(), absl::StatusCode::kInvalidArgument);  // no iterations
+  options.iterations = 10;
+  options.deadline_seconds = -1;
+  EXPECT_EQ(run(), absl::StatusCode::kInvalidArgument);
+  options.deadline_seconds = 0;
+  options.gpu_counts = {0};
+  EXPECT_EQ(run(), absl::StatusCode::kInvalidArgument);
+  options.gpu_counts = {};
+  EXPECT_EQ(run(), absl::StatusCode::kInvalidArgument);
+  options.gpu_counts = {1};
+  EXPECT_EQ(run(), absl::StatusCode::kOk);
+  EXPECT_FALSE(ParseRankBy("speed").ok());
+  EXPECT_EQ(*ParseRankBy("energy"), RankBy::kEnergy);
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
