@@ -308,12 +308,12 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
   for (size_t i = 0; i < results.size() && i < lines.size(); ++i) {
     const v1::PredictResult& r = results[i];
     const v1::PredictRequest& q = request.queries(static_cast<int>(i));
+    if (r.code() != 0) ++failed;
     if (context.output == OutputFormat::kJson) {
       std::cout << ProtoJson(r) << "\n";
       continue;
     }
     if (r.code() != 0) {
-      ++failed;
       table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "", r.error()});
     } else {
       const auto& p = r.prediction();
