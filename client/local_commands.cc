@@ -143,12 +143,12 @@ std::string BashCompletion(const CLI::App& app) {
       "  cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
       "  prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
       "  case \"$prev\" in\n"
-      "    --gpu|--exclude-gpu) COMPREPLY=($(compgen -W \"",
+      "    --gpu|--exclude-gpu|--train-gpu|--test-gpu|--held-out-gpu) COMPREPLY=($(compgen -W \"",
       absl::StrJoin(gpus, " "),
       "\" -- \"$cur\")); return ;;\n"
       "    --output|-o) COMPREPLY=($(compgen -W \"table json\" -- \"$cur\")); return ;;\n"
       "    --format) COMPREPLY=($(compgen -W \"csv jsonl sqlite\" -- \"$cur\")); return ;;\n"
-      "    --split) COMPREPLY=($(compgen -W \"gpu sizes kfold\" -- \"$cur\")); return ;;\n"
+      "    --split) COMPREPLY=($(compgen -W \"gpu sizes kfold train-test\" -- \"$cur\")); return ;;\n"
       "  esac\n"
       "  path=\"\"\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"

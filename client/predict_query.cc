@@ -53,8 +53,17 @@ std::optional<CliError> AddModelSource(const PredictFlags& f, v1::Workload* w) {
 }  // namespace
 
 std::optional<CliError> BuildWorkload(const PredictFlags& f, v1::Workload* w) {
-  w->set_kind(v1::WORKLOAD_KIND_MODEL);
-  w->set_family(f.family);
+  if (!f.op.empty()) {
+    if (!f.family.empty() || !f.hf_config.empty() || !f.torchvision.empty()) {
+      return CliError{kExitUsage,
+                      "--op (an operation) replaces --family, --hf-config and --torchvision"};
+    }
+    w->set_kind(v1::WORKLOAD_KIND_OPERATION);
+    w->set_family(f.op);
+  } else {
+    w->set_kind(v1::WORKLOAD_KIND_MODEL);
+    w->set_family(f.family);
+  }
   if (auto error = AddModelSource(f, w)) return error;
   for (const std::string& item : f.params) {
     for (absl::string_view part : absl::StrSplit(item, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
@@ -92,18 +101,23 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
     q->set_node_name(f.node);
   }
   // Presence only: the server checks the values and names what is wrong.
-  if (f.family.empty() && f.hf_config.empty() && f.torchvision.empty()) {
-    return CliError{kExitUsage, "--family (or --hf-config, --torchvision) is required"};
+  const bool operation = !f.op.empty();
+  if (f.family.empty() && f.hf_config.empty() && f.torchvision.empty() && !operation) {
+    return CliError{kExitUsage, "--family (or --hf-config, --torchvision, --op) is required"};
   }
-  if (!f.batch_given) return CliError{kExitUsage, "--batch (samples per iteration) is required"};
-  if (!f.job_given) {
+  if (!f.batch_given && !operation) {
+    return CliError{kExitUsage, "--batch (samples per iteration) is required"};
+  }
+  if (!f.job_given && !operation) {
     return CliError{kExitUsage,
                     "the job size is required: --samples and --epochs, or --iterations"};
   }
   if (auto error = BuildWorkload(f, q->mutable_workload())) return error;
+  // An operation's shape is in its params: batch 1 unless one is given.
+  if (operation && !f.batch_given) q->mutable_workload()->set_batch_size(1);
   q->mutable_job()->set_samples(f.samples);
   q->mutable_job()->set_epochs(f.epochs);
-  q->mutable_job()->set_iterations(f.iterations);
+  q->mutable_job()->set_iterations(operation && !f.job_given ? 1 : f.iterations);
   q->set_model_name(f.model);
   // The API reads 0 as 1 (unset); on the command line 0 is a mistake.
   for (auto [flag, value] : {std::pair{"--data-parallel", f.data_parallel},

@@ -16,6 +16,9 @@ namespace perfcast::client {
 
 struct PredictFlags {
   std::string family;
+  // An operation family (gemm, softmax, ...) instead of a model family: one
+  // call, priced by its class's level-1 model.
+  std::string op;
   std::vector<std::string> params;  // "name=value", or several joined by ';' or ','
   int64_t batch = 0;
   std::string precision = "fp32";
@@ -44,16 +47,18 @@ struct PredictFlags {
   bool job_given = false;
 };
 
-// Fills the workload of `flags` (family and params, or a Hugging Face config
-// or torchvision name for the server to resolve; batch, precision, phase,
-// optimizer). A usage error names the bad flag.
+// Fills the workload of `flags` (family and params, an operation family and
+// its shape, or a Hugging Face config or torchvision name for the server to
+// resolve; batch, precision, phase, optimizer). A usage error names the bad
+// flag.
 std::optional<CliError> BuildWorkload(const PredictFlags& flags, v1::Workload* workload);
 
 // One Predict query: the target (--node or --gpu, a catalog GPU resolved here
 // so that a misspelt or ambiguous name is named at once), the workload, the
 // job size, the model name and the multi-GPU layout, checked in the order a
 // reader looks for them so that the first real problem is reported; the
-// server checks everything again.
+// server checks everything again. An operation (--op) needs no batch (its
+// shape is in its params) and, without a job size, is one call.
 std::optional<CliError> BuildQuery(const PredictFlags& flags, v1::PredictRequest* query);
 
 // "12.5 s", "3.2 min", "4.10 h", "2.5 days".

@@ -130,22 +130,37 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
   if (!q.workload().hf_config_json().empty() || !q.workload().torchvision().empty()) {
     std::cout << "resolved to " << WorkloadText(r.workload()) << "\n";
   }
-  std::cout << absl::StrFormat("%s on %s: %.3f ms per iteration (%.3f .. %.3f), level %d, %s rates\n",
+  const bool operation = q.workload().kind() == v1::WORKLOAD_KIND_OPERATION;
+  std::cout << absl::StrFormat("%s on %s: %.3f ms per %s (%.3f .. %.3f), level %d, %s, %s rates\n",
                                r.workload().family().empty() ? q.workload().family()
                                                              : r.workload().family(),
-                               r.gpu_model(), r.iteration_ms(),
+                               r.gpu_model(), r.iteration_ms(), operation ? "call" : "iteration",
                                r.iteration_ms_low(), r.iteration_ms_high(), r.level(),
-                               r.rate_source());
-  if (r.iterations() > 0) {
-    std::cout << absl::StrFormat("job: %d iterations, %s (%s .. %s)\n", r.iterations(),
-                                 Duration(r.job_seconds()), Duration(r.job_seconds_low()),
-                                 Duration(r.job_seconds_high()));
+                               r.method(), r.rate_source());
+  if (r.method() == "two-level-reduced") {
+    std::cout << "too few whole-model rows to select features: the level-1 sum times one "
+                 "fitted ratio, with a wider interval\n";
+  } else if (r.method() == "level1-sum") {
+    std::cout << "no whole-model model for this phase: the level-1 sum, its interval widened\n";
   }
-  Table table({"OPERATION CLASS", "MS/ITER", "SHARE"});
-  for (const auto& b : r.breakdown()) {
-    table.AddRow({b.op_class(), absl::StrFormat("%.4f", b.ms()), absl::StrFormat("%.1f%%", 100 * b.share())});
+  if (r.iterations() > 0 && !(operation && r.iterations() == 1)) {
+    std::cout << absl::StrFormat("job: %d %s, %s (%s .. %s)\n", r.iterations(),
+                                 operation ? "calls" : "iterations", Duration(r.job_seconds()),
+                                 Duration(r.job_seconds_low()), Duration(r.job_seconds_high()));
   }
-  table.Print(std::cout);
+  // An operation is its own breakdown.
+  if (!operation) {
+    Table table({"OPERATION CLASS", "MS/ITER", "SHARE"});
+    for (const auto& b : r.breakdown()) {
+      table.AddRow({b.op_class(), absl::StrFormat("%.4f", b.ms()), absl::StrFormat("%.1f%%", 100 * b.share())});
+    }
+    table.Print(std::cout);
+  }
+  if (r.level1_ms() > 0 && r.breakdown_scale() != 1) {
+    std::cout << absl::StrFormat(
+        "breakdown: the level-1 estimates (%.3f ms in all) scaled by %.4f to add up to the answer\n",
+        r.level1_ms(), r.breakdown_scale());
+  }
   std::cout << absl::StrFormat("model %d (v%d), CV MAPE %.1f%%, features: %s\n", r.model_id(),
                                r.model_version(), 100 * r.cv_mape(), absl::StrJoin(r.features(), ", "));
   if (r.has_memory()) {
@@ -195,7 +210,9 @@ std::string RelativeTo(const std::string& file, const std::string& path) {
 
 // jobs.csv: a header naming some of family, params, batch_size, precision,
 // phase, optimizer, node, gpu, samples, epochs, iterations, model, and
-// hf_config,seq_len or torchvision,image instead of family,params; a row per
+// hf_config,seq_len or torchvision,image instead of family,params, or op
+// (an operation family; a row's empty family and op cells are no choice);
+// a row per
 // query. Read by the same CSV reader as profile imports (quoted fields,
 // CRLF, a UTF-8 byte-order mark, bounded lines); flags fill columns the
 // file lacks.
@@ -213,7 +230,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
   static const std::set<std::string> kColumns = {
       "family",     "params",  "batch_size", "precision", "phase",     "optimizer",
       "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
-      "hf_config",  "seq_len", "torchvision", "image"};
+      "hf_config",  "seq_len", "torchvision", "image",    "op"};
   for (std::string& column : header) {
     column = std::string(absl::StripAsciiWhitespace(column));
     if (!kColumns.contains(column)) {
@@ -222,6 +239,8 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
                                    "' (columns: ", absl::StrJoin(kColumns, ","), ")")};
     }
   }
+  const bool header_has_family = std::find(header.begin(), header.end(), "family") != header.end();
+  const bool header_has_op = std::find(header.begin(), header.end(), "op") != header.end();
   v1::PredictBatchRequest request;
   std::vector<int64_t> lines;
   std::vector<std::string> cells;
@@ -243,6 +262,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       const std::string v(absl::StripAsciiWhitespace(cells[i]));
       bool ok = true;
       if (c == "family") f.family = v;
+      else if (c == "op") f.op = v;
       else if (c == "params") f.params = {v};
       else if (c == "batch_size") ok = f.batch_given = absl::SimpleAtoi(v, &f.batch);
       else if (c == "precision") f.precision = v;
@@ -264,6 +284,9 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       }
     }
     f.job_given = f.samples != 0 || f.epochs != 0 || f.iterations != 0;
+    // A row's operation replaces the flags' model family, and the reverse.
+    if (header_has_op && !f.op.empty() && !header_has_family) f.family.clear();
+    if (header_has_family && !f.family.empty() && !header_has_op) f.op.clear();
     if (auto error = BuildQuery(f, request.add_queries())) {
       return CliError{kExitFailure, absl::StrCat(name, ":", number, ": ", error->message)};
     }
@@ -285,12 +308,12 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
   for (size_t i = 0; i < results.size() && i < lines.size(); ++i) {
     const v1::PredictResult& r = results[i];
     const v1::PredictRequest& q = request.queries(static_cast<int>(i));
+    if (r.code() != 0) ++failed;
     if (context.output == OutputFormat::kJson) {
       std::cout << ProtoJson(r) << "\n";
       continue;
     }
     if (r.code() != 0) {
-      ++failed;
       table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "", r.error()});
     } else {
       const auto& p = r.prediction();
@@ -328,24 +351,73 @@ std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& f
 struct EvaluateFlags {
   SelectionFlags selection;
   std::string split = "gpu";
+  bool split_given = false;
   int64_t size_threshold = 0;
+  std::vector<std::string> train_gpus;  // --train-gpu: the transfer protocol
+  std::vector<std::string> test_gpus;
   std::string held_out_gpu;
   int limit = 10;
   std::string report;
 };
+
+// A GPU of --train-gpu / --test-gpu: a catalog name or an unambiguous part
+// of one becomes the catalog name, as --gpu of predict; a name the catalog
+// does not know goes as it is (a GPU registered from its own spec), for the
+// server to check against its nodes.
+std::optional<CliError> AddGpus(const char* flag, const std::vector<std::string>& names,
+                                google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const std::string& name : names) {
+    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(name);
+    if (gpu.ok()) {
+      *out->Add() = gpu->model;
+    } else if (gpu.status().code() == absl::StatusCode::kNotFound) {
+      *out->Add() = name;
+    } else {
+      return CliError{kExitUsage, absl::StrCat(flag, ": ", Describe(gpu.status()))};
+    }
+  }
+  return std::nullopt;
+}
+
+// The per-level line under the headline: bias and interval coverage beside
+// the MAPE.
+std::string LevelDetail(const char* what, int64_t rows, double bias, double mean_bias,
+                        double coverage) {
+  if (rows == 0) return "";
+  return absl::StrFormat(
+      "%s: bias %+.1f%% (median signed error; mean %+.1f%%), 10-90%% interval coverage %.1f%%\n",
+      what, 100 * bias, 100 * mean_bias, 100 * coverage);
+}
 
 std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags& flags) {
   v1::EvaluateRequest request;
   if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
     return error;
   }
+  const bool transfer = !flags.train_gpus.empty() || !flags.test_gpus.empty();
+  if (transfer && flags.split_given && flags.split != "train-test") {
+    return CliError{kExitUsage, absl::StrCat("--train-gpu and --test-gpu are their own split, not --split ",
+                                             flags.split)};
+  }
+  if ((transfer || flags.split == "train-test") &&
+      (flags.train_gpus.empty() || flags.test_gpus.empty())) {
+    return CliError{kExitUsage, "the train/test protocol needs --train-gpu and --test-gpu"};
+  }
+  const std::string split = transfer ? "train-test" : flags.split;
   // sizes: each family's largest size held out, unless a global threshold
   // on inner modules is given.
-  request.set_split(flags.split == "kfold" ? v1::SPLIT_K_FOLD
-                    : flags.split != "sizes" ? v1::SPLIT_LEAVE_ONE_GPU_OUT
-                    : flags.size_threshold > 0 ? v1::SPLIT_HELD_OUT_LARGER_SIZES
-                                               : v1::SPLIT_LARGEST_SIZE_PER_FAMILY);
+  request.set_split(transfer                     ? v1::SPLIT_TRAIN_TEST_GPUS
+                    : split == "kfold"           ? v1::SPLIT_K_FOLD
+                    : split != "sizes"           ? v1::SPLIT_LEAVE_ONE_GPU_OUT
+                    : flags.size_threshold > 0   ? v1::SPLIT_HELD_OUT_LARGER_SIZES
+                                                 : v1::SPLIT_LARGEST_SIZE_PER_FAMILY);
   request.set_size_threshold(flags.size_threshold);
+  if (auto error = AddGpus("--train-gpu", flags.train_gpus, request.mutable_train_gpus())) {
+    return error;
+  }
+  if (auto error = AddGpus("--test-gpu", flags.test_gpus, request.mutable_test_gpus())) {
+    return error;
+  }
   grpc::ClientContext call;
   call.set_deadline(std::chrono::system_clock::now() +
                     std::chrono::seconds(std::max<int64_t>(900, context.timeout_s)));
@@ -355,7 +427,7 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
   if (!flags.report.empty()) {
     std::ofstream out(flags.report);
     if (!out) return CliError{kExitFailure, absl::StrCat("cannot write ", flags.report)};
-    out << RenderEvaluationHtml(response, flags.split);
+    out << RenderEvaluationHtml(response, split);
     // The page holds no raw data; the full report goes beside it.
     const std::string json_path = flags.report + ".json";
     std::ofstream json(json_path);
@@ -373,18 +445,35 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
                     : absl::StrFormat("%s not evaluated", what);
   };
   std::cout << absl::StrFormat(
-      "split %s: %s, %s\n", flags.split,
+      "split %s: %s, %s\n", split,
       level("level-1 (operations)", response.level1_rows(), response.level1_mape()),
       level("level-2 (workloads)", response.level2_rows(), response.level2_mape()));
-  Table groups({"LEVEL", "GROUP", "MAPE", "ROWS"});
+  if (transfer) {
+    std::cout << "trained on " << absl::StrJoin(response.train_gpus(), ", ")
+              << "; held out (predicted from their spec sheets): "
+              << absl::StrJoin(response.test_gpus(), ", ") << "\n";
+  } else if (split == "gpu") {
+    std::cout << "each GPU held out in turn, predicted by a model fitted on the others\n";
+  }
+  std::cout << LevelDetail("level-1 (operations)", response.level1_rows(), response.level1_bias(),
+                           response.level1_mean_bias(), response.level1_coverage())
+            << LevelDetail("level-2 (workloads)", response.level2_rows(), response.level2_bias(),
+                           response.level2_mean_bias(), response.level2_coverage());
+  Table groups({"LEVEL", "GROUP", "MAPE", "ROWS", "BIAS", "COVERAGE"});
   auto add = [&groups](const char* kind, const v1::GroupError& g) {
     groups.AddRow({g.level() == 1 ? "1 operations" : "2 workloads", absl::StrCat(kind, " ", g.group()),
-                   absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows())});
+                   absl::StrFormat("%.1f%%", 100 * g.mape()), absl::StrCat(g.rows()),
+                   absl::StrFormat("%+.1f%%", 100 * g.bias()),
+                   absl::StrFormat("%.1f%%", 100 * g.coverage())});
   };
   for (const auto& g : response.per_gpu()) add("gpu", g);
+  for (const auto& g : response.per_class()) add("class", g);
   for (const auto& g : response.per_family()) add("family", g);
+  for (const auto& g : response.per_phase()) add("phase", g);
   for (const auto& g : response.per_precision()) add("precision", g);
   groups.Print(std::cout);
+  std::cout << "BIAS: median (predicted - measured) / measured; COVERAGE: share of measured "
+               "times inside the predicted 10-90% interval (80% is honest)\n";
   if (flags.limit > 0) {
     // A spread of training workloads on the chosen GPU: predicted against measured.
     std::vector<const v1::EvaluatedPoint*> points;
@@ -441,6 +530,11 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
                 "Model family: lstm, cnn, stgcn, resnet, transformer, dlrm, decoder, bert, vit, "
                 "resnet_imagenet; or --hf-config, --torchvision")
       ->group(kRequired);
+  p->add_option("--op", predict->op,
+                "An operation instead of a model: gemm, conv2d, attention, sdpa, layernorm, "
+                "softmax, elementwise, ... (models/descriptor.h) with its shape in --param; one "
+                "call, priced by its class's level-1 model (--batch 1, one call by default)")
+      ->group(kWorkload);
   p->add_option("--hf-config", predict->hf_config,
                 "A Hugging Face config.json (gpt2, opt, llama, mistral, bert) instead of --family")
       ->check(CLI::ExistingFile)
@@ -486,8 +580,8 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--batch-file", predict->batch_file,
                 "CSV of queries, one per row; header columns: family, params, batch_size, "
                 "precision, phase, optimizer, node, gpu, samples, epochs, iterations, model, "
-                "or hf_config,seq_len / torchvision,image for family,params (flags fill the "
-                "columns a file lacks)")
+                "or hf_config,seq_len / torchvision,image for family,params, or op (an "
+                "operation, as --op) for family (flags fill the columns a file lacks)")
       ->check(CLI::ExistingFile);
   p->add_option("--sweep", predict->sweeps,
                 "What-if grid: key=v1,v2,... (repeatable; keys: batch, gpu, node, precision, "
@@ -548,9 +642,17 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   evaluate->selection.AddTo(e);
   e->add_option("--split", evaluate->split,
                 "gpu (leave one GPU out), sizes (each family's largest size held out, or all "
-                "above --size-threshold), kfold")
-      ->check(CLI::IsMember({"gpu", "sizes", "kfold"}))
+                "above --size-threshold), kfold, train-test (--train-gpu / --test-gpu imply it)")
+      ->check(CLI::IsMember({"gpu", "sizes", "kfold", "train-test"}))
       ->capture_default_str();
+  e->add_option("--train-gpu", evaluate->train_gpus,
+                "Transfer protocol: fit on these GPU models' profiles only (repeatable, or a "
+                "comma list)")
+      ->delimiter(',');
+  e->add_option("--test-gpu", evaluate->test_gpus,
+                "Transfer protocol: predict these GPU models' profiles from their spec sheets "
+                "(repeatable, or a comma list)")
+      ->delimiter(',');
   e->add_option("--size-threshold", evaluate->size_threshold,
                 "sizes: train on inner modules <= this in every family (default: per family)")
       ->check(DecimalInteger());
@@ -558,7 +660,8 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   e->add_option("--limit", evaluate->limit, "Rows of predicted vs measured to print")->capture_default_str();
   e->add_option("--report", evaluate->report,
                 "Write a self-contained HTML report here (and its data to REPORT.json)");
-  e->callback([&context, &dispatch, evaluate] {
+  e->callback([&context, &dispatch, evaluate, e] {
+    evaluate->split_given = e->count("--split") > 0;
     dispatch.action = [&context, evaluate] { return RunEvaluate(context, *evaluate); };
   });
 }

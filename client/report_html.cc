@@ -235,12 +235,16 @@ std::string ModelsSection(const v1::EvaluateResponse& e) {
     return absl::StrCat("<p class='note'>The fitted model cannot be read: ",
                         HtmlEscape(std::string(model.status().message())), "</p>");
   }
-  std::string html =
-      "<p>Fitted on the whole selection: what `perfcast fit` on the same profiles would serve. "
+  const bool transfer = report.value("model_fitted_on", "") == "training GPUs";
+  std::string html = absl::StrCat(
+      transfer ? "<p>Fitted on the training GPUs alone: the model that predicted the held-out "
+                 "GPUs. "
+               : "<p>Fitted on the whole selection: what `perfcast fit` on the same profiles "
+                 "would serve. ",
       "Coefficients are in the features' own units (level-1 features are times in ms, so a "
       "coefficient is an efficiency: 1.0 means the roofline time).</p>"
       "<table><tr><th class='l'>model</th><th>CV MAPE</th><th>rows</th><th class='l'>trained on "
-      "GPUs</th><th class='l'>feature</th><th>coefficient</th></tr>";
+      "GPUs</th><th class='l'>feature</th><th>coefficient</th></tr>");
   auto add = [&](const predictor::FittedModel& m) {
     const std::vector<double> raw = m.fit.RawCoefficients();
     const size_t rows = m.features.size() + 1;
@@ -275,7 +279,13 @@ std::string ModelsSection(const v1::EvaluateResponse& e) {
 std::string TrainedAndHeldOut(const v1::EvaluateResponse& e, const std::string& split,
                               const std::vector<std::string>& gpus) {
   std::string how;
-  if (split == "gpu") {
+  if (!e.test_gpus().empty()) {
+    how = absl::StrCat(
+        "Train/test GPU protocol: one model fitted on the profiles of ",
+        absl::StrJoin(e.train_gpus(), ", "), " alone predicted every profile of ",
+        absl::StrJoin(e.test_gpus(), ", "),
+        " from their spec sheets; nothing measured on a held-out GPU reached the fit.");
+  } else if (split == "gpu") {
     how = "Leave one GPU out: each GPU's profiles were predicted by a model fitted on the "
           "other GPUs only.";
   } else if (split == "sizes") {
@@ -289,6 +299,12 @@ std::string TrainedAndHeldOut(const v1::EvaluateResponse& e, const std::string& 
       "<p>", HtmlEscape(how),
       "</p><table><tr><th class='l'>GPU</th><th>held-out level-2 points</th><th>held-out "
       "level-1 points</th><th class='l'>trained on</th></tr>");
+  for (const std::string& gpu : e.train_gpus()) {
+    absl::StrAppendFormat(&html,
+                          "<tr><td class='l'>%s</td><td>-</td><td>-</td><td class='l'>a training "
+                          "GPU: not predicted</td></tr>",
+                          HtmlEscape(gpu));
+  }
   for (const std::string& gpu : gpus) {
     int64_t l1 = 0, l2 = 0;
     for (const v1::EvaluatedPoint& p : e.points()) {
@@ -296,7 +312,9 @@ std::string TrainedAndHeldOut(const v1::EvaluateResponse& e, const std::string& 
       (p.level() == 1 ? l1 : l2) += 1;
     }
     std::string trained;
-    if (split == "gpu") {
+    if (!e.test_gpus().empty()) {
+      trained = absl::StrJoin(e.train_gpus(), ", ");
+    } else if (split == "gpu") {
       std::vector<std::string> others;
       for (const std::string& g : gpus) {
         if (g != gpu) others.push_back(g);
@@ -373,6 +391,24 @@ std::string RenderEvaluationHtml(const v1::EvaluateResponse& e, const std::strin
       "prediction is too slow.</p>",
       HtmlEscape(split), Percent(e.level2_mape()), LevelName(2), Percent(e.level1_mape()),
       LevelName(1), e.points_size());
+  std::string levels;
+  for (int level : {2, 1}) {
+    const int64_t rows = level == 1 ? e.level1_rows() : e.level2_rows();
+    if (rows == 0) continue;
+    absl::StrAppendFormat(
+        &levels, "<tr><td class='l'>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+        LevelName(level), rows, Percent(level == 1 ? e.level1_mape() : e.level2_mape()),
+        SignedPercent(level == 1 ? e.level1_bias() : e.level2_bias()),
+        SignedPercent(level == 1 ? e.level1_mean_bias() : e.level2_mean_bias()),
+        Percent(level == 1 ? e.level1_coverage() : e.level2_coverage()));
+  }
+  if (!levels.empty()) {
+    absl::StrAppend(&html,
+                    "<table><tr><th class='l'>level</th><th>held-out rows</th><th>MAPE</th>"
+                    "<th>bias (median signed)</th><th>bias (mean signed)</th><th>interval "
+                    "coverage (10th..90th, nominal 80%)</th></tr>",
+                    levels, "</table>");
+  }
 
   html += "<h2>Which GPUs were trained on and which held out</h2>" +
           TrainedAndHeldOut(e, split, gpus);
@@ -380,18 +416,26 @@ std::string RenderEvaluationHtml(const v1::EvaluateResponse& e, const std::strin
   for (int level : {2, 1}) {
     const std::vector<const v1::EvaluatedPoint*> points = LevelPoints(e, level);
     if (points.empty()) continue;
-    std::map<std::string, std::vector<const v1::EvaluatedPoint*>> per_gpu, per_family;
+    std::map<std::string, std::vector<const v1::EvaluatedPoint*>> per_gpu, per_family,
+        per_phase, per_class;
     for (const v1::EvaluatedPoint* p : points) {
       per_gpu[p->gpu_model()].push_back(p);
       per_family[p->family()].push_back(p);
+      if (!p->phase().empty()) per_phase[p->phase()].push_back(p);
+      if (!p->op_class().empty()) per_class[p->op_class()].push_back(p);
     }
-    std::map<std::string, GroupStats> gpu_stats, family_stats;
+    std::map<std::string, GroupStats> gpu_stats, family_stats, phase_stats, class_stats;
     for (const auto& [gpu, ps] : per_gpu) gpu_stats[gpu] = Stats(ps);
     for (const auto& [family, ps] : per_family) family_stats[family] = Stats(ps);
+    for (const auto& [phase, ps] : per_phase) phase_stats[phase] = Stats(ps);
+    for (const auto& [op_class, ps] : per_class) class_stats[op_class] = Stats(ps);
     const std::string level_name = LevelName(level);
     absl::StrAppend(&html, "<h2>Error and bias per GPU (", level_name, ")</h2>",
                     BiasChart(gpu_stats, absl::StrCat("signed error per GPU, ", level_name)),
-                    StatsTable(gpu_stats, "GPU"), StatsTable(family_stats, "family"));
+                    StatsTable(gpu_stats, "GPU"));
+    if (!class_stats.empty()) html += StatsTable(class_stats, "operation class");
+    html += StatsTable(family_stats, "family");
+    if (!phase_stats.empty()) html += StatsTable(phase_stats, "phase");
     absl::StrAppend(&html, "<h2>Predicted against measured (", level_name, ")</h2>",
                     Scatter(points, gpus, absl::StrCat("predicted vs measured, ", level_name)),
                     "<p class='note'>Dashed: predicted = measured. Colour: GPU.</p>");

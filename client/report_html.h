@@ -14,8 +14,11 @@ namespace perfcast::client {
 // `perfcast evaluate --report`: error and bias per GPU, predicted against
 // measured, residuals against measured time and model size, interval
 // coverage, the fitted models' features and coefficients, the worst
-// workloads, and which GPUs were trained on and held out. `split` is the
-// CLI's name of the split ("gpu", "sizes", "kfold").
+// workloads, and which GPUs were trained on and held out (the response's
+// train_gpus / test_gpus under the train/test protocol), with MAPE, bias and
+// interval coverage per level, GPU, operation class, family and phase.
+// `split` is the CLI's name of the split ("gpu", "sizes", "kfold",
+// "train-test").
 std::string RenderEvaluationHtml(const v1::EvaluateResponse& evaluation, const std::string& split);
 
 // `perfcast recommend --report`: job time against cost with both intervals,

@@ -19,6 +19,47 @@ void Add(ErrorSummary& summary, double relative_error, bool covered) {
   summary.coverage += ((covered ? 1.0 : 0.0) - summary.coverage) / summary.count;
 }
 
+// The median signed error of every group, from the report's points (a
+// running summary cannot hold a median).
+void SetMedianBias(EvaluationReport& report) {
+  struct Groups {
+    std::vector<double> overall;
+    std::map<std::string, std::vector<double>> gpu, family, precision, phase, op_class;
+  };
+  Groups groups[2];
+  for (const EvaluatedPoint& p : report.points) {
+    Groups& g = groups[p.level == 1 ? 0 : 1];
+    const double error = (p.predicted_ms - p.measured_ms) / p.measured_ms;
+    g.overall.push_back(error);
+    g.gpu[p.gpu].push_back(error);
+    g.family[p.family].push_back(error);
+    g.precision[p.precision].push_back(error);
+    g.phase[p.phase].push_back(error);
+    if (!p.op_class.empty()) g.op_class[p.op_class].push_back(error);
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    const size_t half = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + half, v.end());
+    if (v.size() % 2 == 1) return v[half];
+    return (v[half] + *std::max_element(v.begin(), v.begin() + half)) / 2;
+  };
+  auto set = [&](std::map<std::string, ErrorSummary>& summaries,
+                 const std::map<std::string, std::vector<double>>& errors) {
+    for (auto& [name, summary] : summaries) summary.median_bias = median(errors.at(name));
+  };
+  for (int level = 0; level < 2; ++level) {
+    LevelReport& out = level == 0 ? report.level1 : report.level2;
+    const Groups& g = groups[level];
+    out.overall.median_bias = median(g.overall);
+    set(out.by_gpu, g.gpu);
+    set(out.by_family, g.family);
+    set(out.by_precision, g.precision);
+    set(out.by_phase, g.phase);
+    set(out.by_class, g.op_class);
+  }
+}
+
 void Record(const EvaluatedPoint& point, EvaluationReport& report) {
   LevelReport& level = point.level == 1 ? report.level1 : report.level2;
   const double error = (point.predicted_ms - point.measured_ms) / point.measured_ms;
@@ -105,6 +146,16 @@ absl::StatusOr<EvaluationReport> TrainTestGpus(absl::Span<const DescribedProfile
           absl::StrCat("evaluate: GPU '", gpu, "' is both a training and a test GPU"));
     }
   }
+  std::set<std::string> known;
+  for (const auto& [name, node] : nodes) known.insert(node.gpu.model);
+  for (const std::vector<std::string>* list : {&options.train_gpus, &options.test_gpus}) {
+    for (const std::string& gpu : *list) {
+      if (!known.contains(gpu)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("evaluate: unknown GPU '", gpu, "': no registered node has it"));
+      }
+    }
+  }
   std::vector<DescribedProfile> train, test;
   std::vector<size_t> test_index;
   std::set<std::string> seen;
@@ -170,6 +221,7 @@ absl::StatusOr<EvaluationReport> EvaluateTransfer(absl::Span<const DescribedProf
     PredictAndRecord(*model, test, i, i, node, report);
   }
   if (report.points.empty()) return NothingPredicted(report);
+  SetMedianBias(report);
   report.notes.insert(report.notes.end(), model->notes.begin(), model->notes.end());
   report.fitted = *std::move(model);
   return report;
@@ -266,6 +318,7 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
     }
   }
   if (report.points.empty()) return NothingPredicted(report);
+  SetMedianBias(report);
   return report;
 }
 

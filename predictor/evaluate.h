@@ -30,7 +30,6 @@ enum class Split {
   // on the rest; a family measured at one size only is not held out.
   kLargestSizePerFamily,
   kTrainTestGpus,   // fit on train_gpus' profiles only, predict test_gpus'
-
 };
 
 struct EvaluateOptions {
@@ -63,6 +62,9 @@ struct ErrorSummary {
   int64_t count = 0;
   double mape = 0;      // mean |predicted − measured| / measured
   double bias = 0;      // mean (predicted − measured) / measured: > 0 over-predicts
+  // The median of the same signed errors: the typical offset, which a few
+  // wild rows cannot drag the way they drag the mean.
+  double median_bias = 0;
   double coverage = 0;  // fraction of measurements inside [lo, hi]; 0.8 is honest
 };
 
@@ -97,9 +99,12 @@ absl::StatusOr<EvaluationReport> EvaluateTransfer(absl::Span<const DescribedProf
                                                   const FitOptions& options);
 
 // Fits on each training split with options.fit and predicts its held-out
-// profiles. Errors: InvalidArgument for bad options or profiles (as
-// FitDescribed); FailedPrecondition when no held-out profile could be
-// predicted at all.
+// profiles. kTrainTestGpus splits `profiles` by the GPU models of their nodes
+// and runs EvaluateTransfer. Errors: InvalidArgument for bad options or
+// profiles (as FitDescribed), and for kTrainTestGpus an empty list, a GPU in
+// both lists, a GPU no node has, or one without selected profiles (each
+// named); FailedPrecondition when no held-out profile could be predicted at
+// all.
 absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedProfile> profiles,
                                                    const std::map<std::string, models::Node>& nodes,
                                                    const EvaluateOptions& options);

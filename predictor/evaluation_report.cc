@@ -12,16 +12,26 @@
 namespace perfcast::predictor {
 namespace {
 
+nlohmann::json ToJson(const ErrorSummary& s) {
+  return {{"rows", s.count},
+          {"mape", s.mape},
+          {"bias", s.median_bias},
+          {"mean_bias", s.bias},
+          {"coverage", s.coverage}};
+}
+
 nlohmann::json ToJson(const LevelReport& report) {
   auto groups = [](const std::map<std::string, ErrorSummary>& in) {
     nlohmann::json out = nlohmann::json::object();
-    for (const auto& [group, s] : in) out[group] = {{"rows", s.count}, {"mape", s.mape}};
+    for (const auto& [group, s] : in) out[group] = ToJson(s);
     return out;
   };
-  return {{"overall", {{"rows", report.overall.count}, {"mape", report.overall.mape}}},
+  return {{"overall", ToJson(report.overall)},
           {"by_gpu", groups(report.by_gpu)},
           {"by_family", groups(report.by_family)},
-          {"by_precision", groups(report.by_precision)}};
+          {"by_precision", groups(report.by_precision)},
+          {"by_phase", groups(report.by_phase)},
+          {"by_class", groups(report.by_class)}};
 }
 
 }  // namespace
@@ -32,6 +42,7 @@ absl::string_view SplitName(Split split) {
     case Split::kLeaveOneGpuOut: return "gpu";
     case Split::kHeldOutSizes: return "sizes";
     case Split::kLargestSizePerFamily: return "largest-size-per-family";
+    case Split::kTrainTestGpus: return "train-test-gpus";
   }
   return "unknown";
 }
@@ -78,13 +89,21 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
   for (const EvaluatedPoint& p : result.report.points) {
     result.workload_keys.push_back(described[p.profile_index].profile.workload.Key());
     points.push_back({{"level", p.level}, {"gpu", p.gpu}, {"family", p.family},
-                      {"precision", p.precision}, {"workload", result.workload_keys.back()},
-                      {"measured_ms", p.measured_ms}, {"predicted_ms", p.predicted_ms}});
+                      {"precision", p.precision}, {"phase", p.phase}, {"op_class", p.op_class},
+                      {"method", p.method}, {"workload", result.workload_keys.back()},
+                      {"measured_ms", p.measured_ms}, {"predicted_ms", p.predicted_ms},
+                      {"lo_ms", p.lo_ms}, {"hi_ms", p.hi_ms}});
   }
 
-  nlohmann::json model_json = nullptr;
-  absl::StatusOr<PredictorModel> full = FitDescribed(described, nodes, options.fit);
+  // The model the report shows: under the transfer protocol the one that
+  // predicted the test GPUs (a fit on the whole selection would have seen
+  // them); otherwise what a fit on the whole selection would serve.
+  const bool transfer = options.split == Split::kTrainTestGpus;
+  absl::StatusOr<PredictorModel> full =
+      transfer ? absl::StatusOr<PredictorModel>(result.report.fitted)
+               : FitDescribed(described, nodes, options.fit);
   if (absl::Status s = keep_going(); !s.ok()) return s;
+  nlohmann::json model_json = nullptr;
   if (full.ok()) {
     result.selected_features = SelectedFeatures(*full);
     absl::StatusOr<std::string> text = SerializeModel(*full);
@@ -102,6 +121,9 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
       {"method_version", selection.method_version.has_value()
                              ? nlohmann::json(*selection.method_version)
                              : nlohmann::json(nullptr)},
+      {"train_gpus", transfer ? options.train_gpus : std::vector<std::string>{}},
+      {"test_gpus", transfer ? options.test_gpus : std::vector<std::string>{}},
+      {"model_fitted_on", transfer ? "training GPUs" : "whole selection"},
       {"level1", ToJson(result.report.level1)},
       {"level2", ToJson(result.report.level2)},
       {"points", std::move(points)},

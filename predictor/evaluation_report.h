@@ -1,6 +1,7 @@
 // An evaluation as `perfcast evaluate` asks for it: profiles described,
 // the held-out split run (predictor/evaluate.h), the model a fit on the whole
-// selection gives (what the report's reader would deploy), and the report as
+// selection gives (what the report's reader would deploy; under the transfer
+// protocol the one fitted on the training GPUs instead), and the report as
 // JSON for --json and --html.
 //
 // Thread-safe: pure functions.
@@ -30,7 +31,9 @@ struct EvaluationResult {
   int64_t size_threshold = 0;
   // Per report.points entry: the held-out profile's workload key.
   std::vector<std::string> workload_keys;
-  // Of the model fitted on the whole selection (see SelectedFeatures).
+  // Of the model the report shows (see SelectedFeatures): under
+  // kTrainTestGpus the one fitted on the training GPUs, which predicted the
+  // test GPUs; otherwise one fitted on the whole selection.
   std::vector<std::string> selected_features;
   // The report's notes, and why the full fit failed if it did.
   std::vector<std::string> notes;
@@ -59,8 +62,8 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
                                                    const SelectionInfo& selection,
                                                    const KeepGoing& keep_going);
 
-// "kfold", "gpu", "sizes", "largest-size-per-family": the split's name in
-// reports.
+// "kfold", "gpu", "sizes", "largest-size-per-family", "train-test-gpus":
+// the split's name in reports.
 absl::string_view SplitName(Split split);
 
 }  // namespace perfcast::predictor

@@ -141,6 +141,8 @@ void EncodePrice(const serving::WorkloadPrice& price, bool brief, v1::PredictRes
   out->set_gpu_model(price.node->gpu.model);
   out->set_cv_mape(price.cv_mape);
   out->set_method(std::string(predictor::MethodName(p.method)));
+  out->set_level1_ms(p.level1_ms);
+  out->set_breakdown_scale(p.breakdown_scale);
   // What was predicted: a Hugging Face config or torchvision name resolved.
   proto::ToProto(price.spec, out->mutable_workload());
   if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
@@ -178,6 +180,9 @@ void EncodeGroups(const std::map<std::string, predictor::ErrorSummary>& groups, 
     g->set_mape(summary.mape);
     g->set_rows(summary.count);
     g->set_level(level);
+    g->set_bias(summary.median_bias);
+    g->set_mean_bias(summary.bias);
+    g->set_coverage(summary.coverage);
   }
 }
 
@@ -414,12 +419,24 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
   response->set_level2_mape(report.level2.overall.mape);
   response->set_level1_rows(report.level1.overall.count);
   response->set_level2_rows(report.level2.overall.count);
+  response->set_level1_bias(report.level1.overall.median_bias);
+  response->set_level1_mean_bias(report.level1.overall.bias);
+  response->set_level1_coverage(report.level1.overall.coverage);
+  response->set_level2_bias(report.level2.overall.median_bias);
+  response->set_level2_mean_bias(report.level2.overall.bias);
+  response->set_level2_coverage(report.level2.overall.coverage);
   response->set_size_threshold(result->size_threshold);
   for (const predictor::LevelReport* level : {&report.level1, &report.level2}) {
     const int n = level == &report.level1 ? 1 : 2;
     EncodeGroups(level->by_gpu, n, response->mutable_per_gpu());
     EncodeGroups(level->by_family, n, response->mutable_per_family());
     EncodeGroups(level->by_precision, n, response->mutable_per_precision());
+    EncodeGroups(level->by_phase, n, response->mutable_per_phase());
+    EncodeGroups(level->by_class, n, response->mutable_per_class());
+  }
+  if (options->split == predictor::Split::kTrainTestGpus) {
+    for (const std::string& gpu : options->train_gpus) response->add_train_gpus(gpu);
+    for (const std::string& gpu : options->test_gpus) response->add_test_gpus(gpu);
   }
   for (size_t i = 0; i < report.points.size(); ++i) {
     const predictor::EvaluatedPoint& p = report.points[i];
@@ -433,6 +450,9 @@ grpc::Status PredictorService::Evaluate(grpc::ServerContext* context,
     out->set_predicted_ms_low(p.lo_ms);
     out->set_predicted_ms_high(p.hi_ms);
     out->set_level(p.level);
+    out->set_phase(p.phase);
+    out->set_op_class(p.op_class);
+    out->set_method(p.method);
   }
   for (const std::string& note : result->notes) response->add_notes(note);
   for (const std::string& f : result->selected_features) response->add_selected_features(f);

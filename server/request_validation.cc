@@ -1,7 +1,9 @@
 #include "server/request_validation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "models/model_source.h"
@@ -301,8 +303,28 @@ absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
     case v1::SPLIT_LARGEST_SIZE_PER_FAMILY:
       options.split = predictor::Split::kLargestSizePerFamily;
       break;
+    case v1::SPLIT_TRAIN_TEST_GPUS:
+      options.split = predictor::Split::kTrainTestGpus;
+      break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("split: unknown value ", request.split()));
+  }
+  const bool transfer = options.split == predictor::Split::kTrainTestGpus;
+  for (const auto& [field, gpus, out] :
+       {std::tuple{"train_gpus", &request.train_gpus(), &options.train_gpus},
+        std::tuple{"test_gpus", &request.test_gpus(), &options.test_gpus}}) {
+    if (!transfer && !gpus->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " goes with split SPLIT_TRAIN_TEST_GPUS only"));
+    }
+    if (transfer && gpus->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": SPLIT_TRAIN_TEST_GPUS needs at least one GPU model"));
+    }
+    for (const std::string& gpu : *gpus) {
+      if (gpu.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": an empty GPU model"));
+      if (std::find(out->begin(), out->end(), gpu) == out->end()) out->push_back(gpu);
+    }
   }
   return options;
 }

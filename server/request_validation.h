@@ -96,7 +96,9 @@ absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in);
 // Fit / Evaluate: which profiles (an unknown phase is InvalidArgument).
 absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
     const v1::ProfileSelection& selection);
-// Evaluate: the split and its options; size_threshold must be >= 0.
+// Evaluate: the split and its options; size_threshold must be >= 0;
+// SPLIT_TRAIN_TEST_GPUS needs both GPU lists (no empty name; repeats
+// dropped), and the other splits take neither.
 absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
     const v1::EvaluateRequest& request);
 

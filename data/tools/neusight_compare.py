@@ -1,21 +1,29 @@
 #!/usr/bin/env python3
 """Prints the NeuSight protocol's figures beside NeuSight's own.
 
-Reads the test points of a perfcast evaluation (CSV from transfer_bench
---points) and NeuSight's
-end-to-end predictions (neusight_e2e.csv from neusight_convert.py), and
-prints per test GPU and class: rows, MAPE, signed bias and 10-90% coverage;
-end to end the same beside NeuSight's MAPE on the same rows.
+Reads the test points of a perfcast evaluation -- the JSON report of
+`perfcast evaluate --train-gpu ... --test-gpu ... --output json`, or the CSV
+of `transfer_bench --points` -- and NeuSight's end-to-end predictions
+(neusight_e2e.csv from neusight_convert.py), and prints per test GPU and
+class: rows, MAPE, signed bias (median and mean of (predicted - measured) /
+measured) and 10-90% interval coverage; end to end the same beside
+NeuSight's MAPE on the same rows.
 
-Usage: neusight_compare.py POINTS.csv NEUSIGHT_E2E.csv
+Usage: neusight_compare.py EVALUATION.json|POINTS.csv NEUSIGHT_E2E.csv
 """
 import csv
+import json
+import statistics
 import sys
 
 
 def load_points(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    if path.endswith(".json"):
+        with open(path) as f:
+            rows = json.load(f)["points"]
+    else:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
     for r in rows:
         r["level"] = int(r["level"])
         for key in ("measured_ms", "predicted_ms", "lo_ms", "hi_ms"):
@@ -29,8 +37,9 @@ def stats(points):
         return "rows     0"
     errors = [(p["predicted_ms"] - p["measured_ms"]) / p["measured_ms"] for p in points]
     covered = sum(1 for p in points if p["lo_ms"] <= p["measured_ms"] <= p["hi_ms"])
-    return "rows %5d  MAPE %5.1f%%  bias %+6.1f%%  coverage %5.1f%%" % (
-        n, 100 * sum(abs(e) for e in errors) / n, 100 * sum(errors) / n, 100 * covered / n)
+    return "rows %5d  MAPE %5.1f%%  bias %+6.1f%% (mean %+6.1f%%)  coverage %5.1f%%" % (
+        n, 100 * sum(abs(e) for e in errors) / n, 100 * statistics.median(errors),
+        100 * sum(errors) / n, 100 * covered / n)
 
 
 def main():

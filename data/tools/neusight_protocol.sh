@@ -6,23 +6,57 @@
 #
 #   data/tools/neusight_protocol.sh [BUILD_DIR]
 #
-# Runs the protocol through transfer_bench (predictor::EvaluateDescribed with
-# the train/test split on the profile files, no server), which a build with
-# -DPERFCAST_BUILD_BENCHMARKS=ON has.
+# Runs the protocol through the product: perfcastd on a fresh embedded SQLite
+# file, `perfcast import` of the NeuSight files, `perfcast evaluate
+# --train-gpu ... --test-gpu ...` (its own text first, then its JSON report
+# summarised by data/tools/neusight_compare.py). With a build configured with
+# -DPERFCAST_BUILD_BENCHMARKS=ON it then runs the same protocol through
+# transfer_bench (predictor::EvaluateDescribed on the files, no server) as a
+# cross-check. PERFCAST_PROTOCOL_ARGS adds evaluate flags (default: forward
+# selection with leave-one-GPU-out folds, --group-by gpu).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 DATA=data/external/neusight
 TRAIN=(P4-8GB P100-PCIE-16GB V100-PCIE-32GB T4-16GB A100-PCIE-40GB)
 TEST=(H100-SXM5-80GB L4-24GB A100-PCIE-80GB)
+EXTRA=${PERFCAST_PROTOCOL_ARGS:---group-by gpu}
+PERFCASTD=$BUILD/server/perfcastd
+PERFCAST=$BUILD/client/perfcast
 WORK=$(mktemp -d /tmp/neusight-protocol.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
 join() { local IFS=,; echo "$*"; }
 
-if [ ! -x "$BUILD/tests/bench/transfer_bench" ]; then
-  echo "neusight_protocol: no $BUILD/tests/bench/transfer_bench (configure with -DPERFCAST_BUILD_BENCHMARKS=ON)" >&2
-  exit 1
+for binary in "$PERFCASTD" "$PERFCAST"; do
+  [ -x "$binary" ] || { echo "neusight_protocol: no $binary (build first)" >&2; exit 1; }
+done
+"$PERFCASTD" --listen=127.0.0.1:0 --db="sqlite://$WORK/perfcast.db" \
+  --port-file="$WORK/port" --log-level=warning &
+SERVER_PID=$!
+trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
+for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+[ -s "$WORK/port" ] || { echo "neusight_protocol: perfcastd did not start" >&2; exit 1; }
+export PERFCAST_SERVER=127.0.0.1:$(cat "$WORK/port")
+
+echo "== perfcastd on $PERFCAST_SERVER: import the NeuSight profiles"
+"$PERFCAST" import "$DATA/kernels.csv" "$DATA/e2e.csv"
+train_flags=()
+for gpu in "${TRAIN[@]}"; do train_flags+=(--train-gpu "$gpu"); done
+# shellcheck disable=SC2086  # EXTRA is a list of flags
+protocol=(evaluate "${train_flags[@]}" --test-gpu "$(join "${TEST[@]}")" $EXTRA)
+
+echo
+echo "== perfcast ${protocol[*]}"
+"$PERFCAST" "${protocol[@]}" --limit 0
+"$PERFCAST" "${protocol[@]}" --output json > "$WORK/evaluation.json"
+echo
+echo "== the same figures per test GPU and class, beside NeuSight's (from the JSON report)"
+python3 data/tools/neusight_compare.py "$WORK/evaluation.json" "$DATA/neusight_e2e.csv"
+
+if [ -x "$BUILD/tests/bench/transfer_bench" ]; then
+  echo
+  echo "== cross-check without the server: transfer_bench on the files"
+  "$BUILD/tests/bench/transfer_bench" --group-by gpu --train "$(join "${TRAIN[@]}")" \
+    --test "$(join "${TEST[@]}")" --points "$WORK/points.csv" "$DATA/kernels.csv" "$DATA/e2e.csv" \
+    > "$WORK/bench.txt"
+  python3 data/tools/neusight_compare.py "$WORK/points.csv" "$DATA/neusight_e2e.csv"
 fi
-"$BUILD/tests/bench/transfer_bench" --group-by gpu --train "$(join "${TRAIN[@]}")" \
-  --test "$(join "${TEST[@]}")" --points "$WORK/points.csv" "$DATA/kernels.csv" "$DATA/e2e.csv"
-python3 data/tools/neusight_compare.py "$WORK/points.csv" "$DATA/neusight_e2e.csv"

@@ -38,6 +38,33 @@ TEST(EvaluationReport, HasEverySectionAndNoRawJson) {
   EXPECT_EQ(html.find("http"), html.find("http://www.w3.org/2000/svg"));
 }
 
+TEST(EvaluationReport, TransferProtocolSaysWhatWasTrainedOnAndCoverage) {
+  const std::string html = RenderEvaluationHtml(SampleTransferEvaluation(), "train-test");
+  EXPECT_NE(html.find("Train/test GPU protocol: one model fitted on the profiles of "
+                      "A100-SXM4-80GB, H100-SXM5-80GB alone predicted every profile of "
+                      "H200-SXM-141GB"),
+            std::string::npos);
+  for (const char* gpu : {"A100-SXM4-80GB", "H100-SXM5-80GB"}) {
+    EXPECT_NE(html.find(std::string(gpu) +
+                        "</td><td>-</td><td>-</td><td class='l'>a training GPU: not predicted"),
+              std::string::npos)
+        << gpu;
+  }
+  // The held-out GPU, trained on the two others.
+  EXPECT_NE(html.find("<td class='l'>H200-SXM-141GB</td><td>36</td><td>60</td><td "
+                      "class='l'>A100-SXM4-80GB, H100-SXM5-80GB</td>"),
+            std::string::npos);
+  // Per level: MAPE, median and mean bias, coverage.
+  EXPECT_NE(html.find("<td>-1.2%</td><td>-2.0%</td><td>87.5%</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>+4.3%</td><td>+5.0%</td><td>62.5%</td>"), std::string::npos);
+  EXPECT_NE(html.find("<th class='l'>operation class</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th class='l'>phase</th>"), std::string::npos);
+  // Level-1 points carry bands too: their coverage counts all 60.
+  EXPECT_NE(html.find(" of 60</td>"), std::string::npos);
+  EXPECT_NE(html.find("Fitted on the training GPUs alone"), std::string::npos);
+  EXPECT_EQ(Count(html, "class='chart'"), 8);
+}
+
 TEST(EvaluationReport, EscapesNamesAndSurvivesNoPoints) {
   v1::EvaluateResponse e;
   v1::EvaluatedPoint* p = e.add_points();

@@ -79,6 +79,39 @@ v1::EvaluateResponse SampleEvaluation() {
   return e;
 }
 
+v1::EvaluateResponse SampleTransferEvaluation() {
+  const v1::EvaluateResponse all = SampleEvaluation();
+  v1::EvaluateResponse e = all;
+  e.clear_points();
+  for (const v1::EvaluatedPoint& p : all.points()) {
+    if (p.gpu_model() != "H200-SXM-141GB") continue;
+    v1::EvaluatedPoint* out = e.add_points();
+    *out = p;
+    out->set_phase(p.level() == 1 ? "inference" : "train");
+    if (p.level() == 1) {
+      out->set_op_class("gemm");
+      out->set_predicted_ms_low(p.predicted_ms() * 0.85);
+      out->set_predicted_ms_high(p.predicted_ms() * 1.15);
+    }
+  }
+  e.add_train_gpus("A100-SXM4-80GB");
+  e.add_train_gpus("H100-SXM5-80GB");
+  e.add_test_gpus("H200-SXM-141GB");
+  e.set_level1_rows(60);
+  e.set_level2_rows(36);
+  e.set_level1_bias(-0.012);
+  e.set_level1_mean_bias(-0.02);
+  e.set_level1_coverage(0.875);
+  e.set_level2_bias(0.043);
+  e.set_level2_mean_bias(0.05);
+  e.set_level2_coverage(0.625);
+  nlohmann::json report = nlohmann::json::parse(all.report_json());
+  report["split"] = "train-test-gpus";
+  report["model_fitted_on"] = "training GPUs";
+  e.set_report_json(report.dump());
+  return e;
+}
+
 v1::RecommendResponse SampleRecommendation() {
   v1::RecommendResponse r;
   r.set_iterations(120000);

@@ -8,6 +8,10 @@
 namespace perfcast::client {
 
 v1::EvaluateResponse SampleEvaluation();
+// The train/test GPU protocol: fitted on the H100 and an A100, the H200's
+// points predicted (both levels with bands, phases and operation classes),
+// per-level bias and coverage set.
+v1::EvaluateResponse SampleTransferEvaluation();
 v1::RecommendResponse SampleRecommendation();
 
 }  // namespace perfcast::client

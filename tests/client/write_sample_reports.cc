@@ -1,5 +1,6 @@
-// Writes the sample evaluation and recommendation reports into a directory,
-// for the headless-browser check (check_report_in_browser.py).
+// Writes the sample evaluation (leave-one-GPU-out and train/test) and
+// recommendation reports into a directory, for the headless-browser check
+// (check_report_in_browser.py).
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -15,6 +16,8 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   std::ofstream(dir + "/evaluation.html")
       << perfcast::client::RenderEvaluationHtml(perfcast::client::SampleEvaluation(), "gpu");
+  std::ofstream(dir + "/transfer.html") << perfcast::client::RenderEvaluationHtml(
+      perfcast::client::SampleTransferEvaluation(), "train-test");
   std::ofstream(dir + "/recommendation.html")
       << perfcast::client::RenderRecommendationHtml(perfcast::client::SampleRecommendation());
   return 0;

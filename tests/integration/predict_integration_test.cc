@@ -216,6 +216,11 @@ TEST_F(PredictIntegrationTest, HeldOutGpuEvaluationAndReport) {
   // Whole workloads on a GPU left out of training: within 50% on average
   // (the figure itself is reported in the closing note).
   EXPECT_LT(std::stod(m[1]), 50.0) << r.out;
+  // Leave-one-GPU-out reports bias and interval coverage beside the MAPE.
+  EXPECT_NE(r.out.find("each GPU held out in turn"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("level-2 (workloads): bias "), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(10-90% interval coverage [0-9.]+%)"))) << r.out;
+  EXPECT_NE(r.out.find("COVERAGE"), std::string::npos) << r.out;
   std::ifstream in(report);
   std::stringstream html;
   html << in.rdbuf();

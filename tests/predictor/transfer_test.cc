@@ -1,5 +1,6 @@
 // The train-GPU / test-GPU protocol, small-data fallbacks, intervals and
 // breakdowns, on synthetic GPUs whose kernels follow a known roofline law.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -245,8 +246,19 @@ TEST(Transfer, TheSameThroughEvaluateAndItsErrors) {
   EXPECT_EQ(EvaluateDescribed(data.profiles, data.nodes, options).status().code(),
             absl::StatusCode::kInvalidArgument);
   options.test_gpus = {"nope"};
-  EXPECT_EQ(EvaluateDescribed(data.profiles, data.nodes, options).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  absl::Status unknown = EvaluateDescribed(data.profiles, data.nodes, options).status();
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("unknown GPU 'nope'"), std::string::npos) << unknown;
+  // A GPU some node has, without a selected profile.
+  std::map<std::string, models::Node> nodes = data.nodes;
+  nodes["idle"] = MakeGpu("idle", "f", 10, 1, 100, 0.8).node;
+  options.test_gpus = {"idle"};
+  absl::Status idle = EvaluateDescribed(data.profiles, nodes, options).status();
+  EXPECT_EQ(idle.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(idle.message().find("idle"), std::string::npos) << idle;
+  options.test_gpus = {"t1", "g2"};
+  absl::Status both = EvaluateDescribed(data.profiles, data.nodes, options).status();
+  EXPECT_NE(both.message().find("'g2'"), std::string::npos) << both;
   options.test_gpus = {};
   EXPECT_EQ(EvaluateDescribed(data.profiles, data.nodes, options).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -254,6 +266,67 @@ TEST(Transfer, TheSameThroughEvaluateAndItsErrors) {
   Split(data, train, test);
   EXPECT_EQ(EvaluateTransfer(train, train, data.nodes, Options()).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The leak test through the protocol as `evaluate` runs it: the test GPUs'
+// times replaced by garbage (random factors from 1/10 to 10) leave every
+// test prediction, band and the fitted model exactly as they were.
+TEST(Transfer, GarbageTestTimesChangeNothingButTheErrors) {
+  const Data data = MakeData(12, 23);
+  EvaluateOptions options;
+  options.split = Split::kTrainTestGpus;
+  options.fit = Options();
+  options.train_gpus = {"g1", "g2", "g3", "g4"};
+  options.test_gpus = {"t1"};
+  absl::StatusOr<EvaluationReport> clean = EvaluateDescribed(data.profiles, data.nodes, options);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+
+  std::vector<DescribedProfile> garbage = data.profiles;
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> log10_factor(-1, 1);
+  for (DescribedProfile& p : garbage) {
+    if (p.profile.node_name == "t1") p.profile.iteration.mean_ms *= std::pow(10, log10_factor(rng));
+  }
+  absl::StatusOr<EvaluationReport> dirty = EvaluateDescribed(garbage, data.nodes, options);
+  ASSERT_TRUE(dirty.ok()) << dirty.status();
+  ASSERT_EQ(clean->points.size(), dirty->points.size());
+  for (size_t i = 0; i < clean->points.size(); ++i) {
+    EXPECT_EQ(clean->points[i].profile_index, dirty->points[i].profile_index);
+    EXPECT_EQ(clean->points[i].predicted_ms, dirty->points[i].predicted_ms) << i;
+    EXPECT_EQ(clean->points[i].lo_ms, dirty->points[i].lo_ms) << i;
+    EXPECT_EQ(clean->points[i].hi_ms, dirty->points[i].hi_ms) << i;
+  }
+  EXPECT_EQ(clean->fitted, dirty->fitted);
+  // The garbage is seen where it belongs: in the errors.
+  EXPECT_GT(dirty->level1.overall.mape, 3 * clean->level1.overall.mape);
+}
+
+// Bias is reported as the median signed error beside the mean, per group.
+TEST(Transfer, MedianBiasIsThePointsMedian) {
+  const Data data = MakeData(12, 31);
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<EvaluationReport> report = EvaluateTransfer(train, test, data.nodes, Options());
+  ASSERT_TRUE(report.ok()) << report.status();
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  std::map<std::string, std::vector<double>> by_class;
+  std::vector<double> level2;
+  for (const EvaluatedPoint& p : report->points) {
+    const double e = (p.predicted_ms - p.measured_ms) / p.measured_ms;
+    (p.level == 1 ? by_class[p.op_class] : level2).push_back(e);
+  }
+  ASSERT_EQ(by_class.size(), 2u);
+  for (const auto& [op_class, errors] : by_class) {
+    EXPECT_DOUBLE_EQ(report->level1.by_class.at(op_class).median_bias, median(errors)) << op_class;
+  }
+  ASSERT_FALSE(level2.empty());
+  EXPECT_DOUBLE_EQ(report->level2.overall.median_bias, median(level2));
+  EXPECT_DOUBLE_EQ(report->level2.by_gpu.at("t1").median_bias, median(level2));
+  EXPECT_NE(report->level2.overall.median_bias, report->level2.overall.bias);
 }
 
 TEST(SmallData, FewModelRowsGiveOneRatioAndNoneTheWiderLevel1Sum) {

@@ -13,6 +13,7 @@
 #include "models/gpu_catalog.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
+#include "proto/convert.h"
 #include "server/logger.h"
 #include "server/server.h"
 #include "tests/db/test_util.h"
@@ -590,6 +591,144 @@ TEST_F(PredictorServiceTest, EvaluateAndModels) {
   get.set_id(987654);
   grpc::ClientContext missing_context;
   EXPECT_EQ(stub_->GetModel(&missing_context, get, &got).error_code(), StatusCode::NOT_FOUND);
+}
+
+// The transfer protocol over the API: fitted on the training GPUs alone,
+// reported per test GPU, class, family and phase with bias and coverage; bad
+// GPU lists are INVALID_ARGUMENT naming the GPU.
+TEST_F(PredictorServiceTest, EvaluateTrainTestGpus) {
+  v1::EvaluateRequest request;
+  request.set_split(v1::SPLIT_TRAIN_TEST_GPUS);
+  request.add_train_gpus("alpha1-gpu");
+  request.add_train_gpus("alpha2-gpu");
+  request.add_train_gpus("alpha1-gpu");  // a repeat counts once
+  request.add_test_gpus("beta1-gpu");
+  v1::EvaluateResponse response;
+  {
+    grpc::ClientContext context;
+    grpc::Status status = stub_->Evaluate(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  EXPECT_EQ(std::vector<std::string>(response.train_gpus().begin(), response.train_gpus().end()),
+            (std::vector<std::string>{"alpha1-gpu", "alpha2-gpu"}));
+  ASSERT_EQ(response.test_gpus_size(), 1);
+  EXPECT_EQ(response.test_gpus(0), "beta1-gpu");
+  ASSERT_GT(response.level1_rows(), 0);
+  ASSERT_GT(response.level2_rows(), 0);
+  int64_t covered[3] = {0, 0, 0}, rows[3] = {0, 0, 0};
+  for (const v1::EvaluatedPoint& p : response.points()) {
+    EXPECT_EQ(p.gpu_model(), "beta1-gpu");
+    EXPECT_FALSE(p.phase().empty());
+    EXPECT_FALSE(p.method().empty());
+    EXPECT_EQ(p.op_class().empty(), p.level() == 2) << p.workload_key();
+    EXPECT_LT(p.predicted_ms_low(), p.predicted_ms_high());
+    ++rows[p.level()];
+    covered[p.level()] +=
+        p.predicted_ms_low() <= p.measured_ms() && p.measured_ms() <= p.predicted_ms_high();
+  }
+  EXPECT_DOUBLE_EQ(response.level1_coverage(), static_cast<double>(covered[1]) / rows[1]);
+  EXPECT_DOUBLE_EQ(response.level2_coverage(), static_cast<double>(covered[2]) / rows[2]);
+  ASSERT_EQ(response.per_gpu_size(), 2);  // one per level
+  for (const v1::GroupError& g : response.per_gpu()) {
+    EXPECT_EQ(g.group(), "beta1-gpu");
+    EXPECT_DOUBLE_EQ(g.coverage(), g.level() == 1 ? response.level1_coverage()
+                                                  : response.level2_coverage());
+    EXPECT_DOUBLE_EQ(g.bias(), g.level() == 1 ? response.level1_bias() : response.level2_bias());
+  }
+  EXPECT_FALSE(response.per_class().empty());
+  EXPECT_FALSE(response.per_phase().empty());
+  // The model shown is the one fitted on the training GPUs.
+  nlohmann::json report = nlohmann::json::parse(response.report_json());
+  EXPECT_EQ(report["split"], "train-test-gpus");
+  EXPECT_EQ(report["test_gpus"], nlohmann::json::array({"beta1-gpu"}));
+  EXPECT_EQ(report["model_fitted_on"], "training GPUs");
+  for (const auto& [phase, m] : report["model"]["level2"].items()) {
+    EXPECT_EQ(m["training_gpus"], nlohmann::json::array({"alpha1-gpu", "alpha2-gpu"})) << phase;
+  }
+  EXPECT_TRUE(report["level1"]["by_gpu"]["beta1-gpu"].contains("coverage"));
+
+  auto invalid = [&](v1::EvaluateRequest bad, const std::string& says) {
+    grpc::ClientContext context;
+    v1::EvaluateResponse ignored;
+    grpc::Status status = stub_->Evaluate(&context, bad, &ignored);
+    EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT) << status.error_message();
+    EXPECT_NE(status.error_message().find(says), std::string::npos) << status.error_message();
+  };
+  v1::EvaluateRequest bad = request;
+  bad.add_test_gpus("gamma-gpu");
+  invalid(bad, "unknown GPU 'gamma-gpu'");
+  bad = request;
+  bad.add_test_gpus("alpha2-gpu");
+  invalid(bad, "'alpha2-gpu' is both");
+  bad = request;
+  bad.add_test_gpus("beta2-gpu");  // registered, never profiled
+  invalid(bad, "beta2-gpu");
+  bad = request;
+  bad.clear_test_gpus();
+  invalid(bad, "test_gpus");
+  bad = request;
+  bad.add_train_gpus("");
+  invalid(bad, "train_gpus: an empty GPU model");
+  bad = request;
+  bad.set_split(v1::SPLIT_LEAVE_ONE_GPU_OUT);
+  invalid(bad, "SPLIT_TRAIN_TEST_GPUS");
+}
+
+// A single operation through Predict: the level-1 model of its class, with
+// its band, one call per iteration.
+TEST_F(PredictorServiceTest, PredictsOneOperation) {
+  FitHoldingOutBeta2();
+  auto gemm = [](int64_t m) {
+    v1::PredictRequest request;
+    v1::Workload* w = request.mutable_workload();
+    w->set_kind(v1::WORKLOAD_KIND_OPERATION);
+    w->set_family("gemm");
+    (*w->mutable_params())["m"] = m;
+    (*w->mutable_params())["n"] = 4096;
+    (*w->mutable_params())["k"] = 4096;
+    w->set_batch_size(1);
+    w->set_precision(v1::PRECISION_BF16_AMP);
+    w->set_phase(v1::PHASE_INFERENCE);
+    request.set_node_name("beta2");
+    request.mutable_job()->set_iterations(10);
+    return request;
+  };
+  v1::PredictResponse small, large;
+  grpc::Status status = Predict(gemm(1024), &small);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(Predict(gemm(8192), &large).ok());
+  EXPECT_EQ(small.method(), "level1-operation");
+  EXPECT_EQ(small.level(), 1);
+  EXPECT_LT(small.iteration_ms_low(), small.iteration_ms());
+  EXPECT_GT(small.iteration_ms_high(), small.iteration_ms());
+  EXPECT_GT(large.iteration_ms(), 4 * small.iteration_ms());
+  ASSERT_EQ(small.breakdown_size(), 1);
+  EXPECT_EQ(small.breakdown(0).op_class(), "gemm");
+  EXPECT_DOUBLE_EQ(small.breakdown(0).ms(), small.iteration_ms());
+  EXPECT_DOUBLE_EQ(small.job_seconds(), 10 * small.iteration_ms() / 1000);
+  // The true law of the synthetic store, on the node never profiled.
+  absl::StatusOr<models::WorkloadSpec> spec = proto::FromProto(gemm(8192).workload());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(*spec);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NEAR(large.iteration_ms(), testing::TrueIterationMs(*d, nodes_[3]),
+              0.25 * large.iteration_ms());
+
+  v1::PredictRequest wrong_kind = gemm(1024);
+  wrong_kind.mutable_workload()->set_family("lstm");
+  EXPECT_EQ(Predict(wrong_kind, &small).error_code(), StatusCode::INVALID_ARGUMENT);
+}
+
+// Whole models: the breakdown adds up to the answer, its scaling said.
+TEST_F(PredictorServiceTest, BreakdownAddsUpToTheAnswer) {
+  FitHoldingOutBeta2();
+  v1::PredictResponse response;
+  ASSERT_TRUE(Predict(LstmQuery("beta2"), &response).ok());
+  double sum = 0;
+  for (const v1::OperationEstimate& op : response.breakdown()) sum += op.ms();
+  EXPECT_NEAR(sum, response.iteration_ms(), 1e-9 * response.iteration_ms());
+  ASSERT_GT(response.level1_ms(), 0);
+  EXPECT_NEAR(response.breakdown_scale(), response.iteration_ms() / response.level1_ms(), 1e-12);
 }
 
 }  // namespace
