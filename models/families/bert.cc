@@ -12,20 +12,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "models/architecture.h"
+#include "models/families/encoder_layer.h"
 #include "models/families/families.h"
 #include "models/iteration_builder.h"
 
 namespace perfcast::models::families {
 namespace {
 
-constexpr double kGeluFlops = 8;
-
 absl::Status Check(const WorkloadSpec& spec) {
-  if (Param(spec, "hidden") % Param(spec, "heads") != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bert: parameter 'hidden' (", Param(spec, "hidden"),
-                     ") must be divisible by 'heads' (", Param(spec, "heads"), ")"));
-  }
+  if (absl::Status heads = CheckHeadsDivideHidden("bert", spec); !heads.ok()) return heads;
   if (Param(spec, "seq_len") > Param(spec, "positions")) {
     return absl::InvalidArgumentError(
         absl::StrCat("bert: parameter 'seq_len' (", Param(spec, "seq_len"),
@@ -37,8 +32,6 @@ absl::Status Check(const WorkloadSpec& spec) {
 WorkloadDescriptor Describe(const WorkloadSpec& spec) {
   const int64_t layers = Param(spec, "layers");
   const int64_t hidden = Param(spec, "hidden");
-  const int64_t heads = Param(spec, "heads");
-  const int64_t ffn = Param(spec, "ffn");
   const int64_t seq_len = Param(spec, "seq_len");
   const int64_t vocab = Param(spec, "vocab");
   const double batch = static_cast<double>(spec.batch_size);
@@ -50,20 +43,12 @@ WorkloadDescriptor Describe(const WorkloadSpec& spec) {
   b.Elementwise("embed.add_types", tokens * hidden, 2, 1);
   b.Elementwise("embed.add_positions", tokens * hidden, 2, 1);
   b.LayerNorm("embed.ln", tokens, hidden);
-  for (int64_t l = 0; l < layers; ++l) {
-    const std::string layer = absl::StrCat("layer", l);
-    b.Linear(layer + ".attn.qkv", tokens, hidden, 3 * hidden, true);
-    b.FusedAttention(layer + ".attn.core", heads, seq_len, hidden / heads, /*causal=*/false);
-    b.Copy(layer + ".attn.merge_heads", tokens * hidden, b.act_bytes());
-    b.Linear(layer + ".attn.out", tokens, hidden, hidden, true);
-    b.Elementwise(layer + ".attn.residual", tokens * hidden, 2, 1, /*backward=*/false);
-    b.LayerNorm(layer + ".ln1", tokens, hidden);
-    b.Linear(layer + ".ffn.up", tokens, hidden, ffn, true);
-    b.Elementwise(layer + ".ffn.gelu", tokens * ffn, 1, kGeluFlops);
-    b.Linear(layer + ".ffn.down", tokens, ffn, hidden, true);
-    b.Elementwise(layer + ".ffn.residual", tokens * hidden, 2, 1, /*backward=*/false);
-    b.LayerNorm(layer + ".ln2", tokens, hidden);
-  }
+  const EncoderLayerShape layer{.tokens = tokens,
+                                .seq_len = seq_len,
+                                .hidden = hidden,
+                                .heads = Param(spec, "heads"),
+                                .ffn = Param(spec, "ffn")};
+  for (int64_t l = 0; l < layers; ++l) AddEncoderLayer(b, absl::StrCat("layer", l), layer);
   b.Linear("mlm.transform", tokens, hidden, hidden, true);
   b.Elementwise("mlm.gelu", tokens * hidden, 1, kGeluFlops);
   b.LayerNorm("mlm.ln", tokens, hidden);

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "models/architecture.h"
+#include "models/families/conv_block.h"
 #include "models/families/families.h"
 #include "models/iteration_builder.h"
 
@@ -37,16 +38,7 @@ WorkloadDescriptor Describe(const WorkloadSpec& spec) {
   IterationBuilder b(spec);
   auto conv_bn = [&](const std::string& name, int64_t cin, int64_t cout, int64_t in_size,
                      int64_t out_size, int64_t kernel, int64_t stride, bool input_grad) {
-    ConvShape shape;
-    shape.batch = batch;
-    shape.channels_in = cin;
-    shape.channels_out = cout;
-    shape.in_h = shape.in_w = in_size;
-    shape.out_h = shape.out_w = out_size;
-    shape.kernel_h = shape.kernel_w = kernel;
-    shape.stride = stride;
-    b.Conv(name, shape, /*bias=*/false, input_grad);
-    b.BatchNorm(name + ".bn", batch, cout, out_size * out_size);
+    AddConvBatchNorm(b, name, batch, {cin, cout, in_size, out_size, kernel, stride}, input_grad);
   };
   auto relu = [&](const std::string& name, int64_t channels, int64_t size) {
     b.Elementwise(name, static_cast<double>(batch) * channels * size * size, 1, 1);

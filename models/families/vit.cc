@@ -12,22 +12,17 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "models/architecture.h"
+#include "models/families/encoder_layer.h"
 #include "models/families/families.h"
 #include "models/iteration_builder.h"
 
 namespace perfcast::models::families {
 namespace {
 
-constexpr double kGeluFlops = 8;
-
 absl::Status Check(const WorkloadSpec& spec) {
   const int64_t image = Param(spec, "image");
   const int64_t patch = Param(spec, "patch");
-  if (Param(spec, "hidden") % Param(spec, "heads") != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("vit: parameter 'hidden' (", Param(spec, "hidden"),
-                     ") must be divisible by 'heads' (", Param(spec, "heads"), ")"));
-  }
+  if (absl::Status heads = CheckHeadsDivideHidden("vit", spec); !heads.ok()) return heads;
   if (image < patch || image % patch != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "vit: parameter 'image' (", image, ") must be a multiple of 'patch' (", patch, ")"));
@@ -38,8 +33,6 @@ absl::Status Check(const WorkloadSpec& spec) {
 WorkloadDescriptor Describe(const WorkloadSpec& spec) {
   const int64_t layers = Param(spec, "layers");
   const int64_t hidden = Param(spec, "hidden");
-  const int64_t heads = Param(spec, "heads");
-  const int64_t ffn = Param(spec, "ffn");
   const int64_t patch = Param(spec, "patch");
   const int64_t image = Param(spec, "image");
   const int64_t classes = Param(spec, "classes");
@@ -62,20 +55,14 @@ WorkloadDescriptor Describe(const WorkloadSpec& spec) {
   b.Copy("class_token.cat", tokens * hidden, b.act_bytes());
   b.AddParameters(static_cast<double>(seq_len) * hidden, 1);  // position embedding
   b.Elementwise("pos_embed.add", tokens * hidden, 2, 1);
-  for (int64_t l = 0; l < layers; ++l) {
-    const std::string layer = absl::StrCat("layer", l);
-    b.LayerNorm(layer + ".ln1", tokens, hidden);
-    b.Linear(layer + ".attn.qkv", tokens, hidden, 3 * hidden, true);
-    b.FusedAttention(layer + ".attn.core", heads, seq_len, hidden / heads, /*causal=*/false);
-    b.Copy(layer + ".attn.merge_heads", tokens * hidden, b.act_bytes());
-    b.Linear(layer + ".attn.out", tokens, hidden, hidden, true);
-    b.Elementwise(layer + ".attn.residual", tokens * hidden, 2, 1, /*backward=*/false);
-    b.LayerNorm(layer + ".ln2", tokens, hidden);
-    b.Linear(layer + ".mlp.up", tokens, hidden, ffn, true);
-    b.Elementwise(layer + ".mlp.gelu", tokens * ffn, 1, kGeluFlops);
-    b.Linear(layer + ".mlp.down", tokens, ffn, hidden, true);
-    b.Elementwise(layer + ".mlp.residual", tokens * hidden, 2, 1, /*backward=*/false);
-  }
+  const EncoderLayerShape layer{.tokens = tokens,
+                                .seq_len = seq_len,
+                                .hidden = hidden,
+                                .heads = Param(spec, "heads"),
+                                .ffn = Param(spec, "ffn"),
+                                .pre_norm = true,
+                                .ffn_name = "mlp"};
+  for (int64_t l = 0; l < layers; ++l) AddEncoderLayer(b, absl::StrCat("layer", l), layer);
   b.LayerNorm("final_ln", tokens, hidden);
   b.Linear("head", batch, hidden, classes, true);
   b.Loss("loss.cross_entropy", batch * classes, classes);

@@ -223,10 +223,27 @@ class ResNetNet final : public Net {
   nn::Linear fc_{nullptr};
 };
 
-// ---- transformer ----
+// ---- shared by transformer, decoder, bert, vit ----
+
+// [batch, heads, seq, head_dim] -> [batch, seq, heads * head_dim]: one copy.
+Tensor MergeHeads(const Tensor& x) {
+  return x.transpose(1, 2).reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
+}
+
+// One Transformer encoder layer: fused QKV projection, attention, output
+// projection, GELU feed-forward, two residuals and two LayerNorms. The
+// transformer proxy runs unfused matmul-softmax-matmul attention and BERT
+// post-LN, as their descriptors say; ViT (torchvision) is pre-LN; BERT and
+// ViT run fused scaled-dot-product attention.
+struct EncoderLayerOptions {
+  bool fused_attention = true;
+  bool pre_norm = false;
+};
+
 class EncoderLayer final : public nn::Module {
  public:
-  EncoderLayer(int64_t hidden, int64_t heads, int64_t ffn) : heads_(heads) {
+  EncoderLayer(int64_t hidden, int64_t heads, int64_t ffn, EncoderLayerOptions options)
+      : heads_(heads), options_(options) {
     qkv_ = register_module("qkv", nn::Linear(hidden, 3 * hidden));
     out_ = register_module("out", nn::Linear(hidden, hidden));
     ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({hidden})));
@@ -234,63 +251,42 @@ class EncoderLayer final : public nn::Module {
     down_ = register_module("down", nn::Linear(ffn, hidden));
     ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({hidden})));
   }
-  // x [batch, seq, hidden], post-LN.
+  // x [batch, seq, hidden].
   Tensor forward(const Tensor& x) {
+    if (options_.pre_norm) {
+      Tensor y = x + out_->forward(Attend(ln1_->forward(x)));
+      return y + down_->forward(torch::gelu(up_->forward(ln2_->forward(y))));
+    }
+    Tensor y = ln1_->forward(x + out_->forward(Attend(x)));
+    return ln2_->forward(y + down_->forward(torch::gelu(up_->forward(y))));
+  }
+
+ private:
+  // Self-attention of x [batch, seq, hidden] before the output projection,
+  // heads merged back to [batch, seq, hidden].
+  Tensor Attend(const Tensor& x) {
     const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
     const int64_t head_dim = hidden / heads_;
+    if (options_.fused_attention) {
+      Tensor qkv = qkv_->forward(x).view({batch, seq, 3 * heads_, head_dim}).transpose(1, 2);
+      return MergeHeads(ScaledDotProductAttention(qkv.narrow(1, 0, heads_),
+                                                  qkv.narrow(1, heads_, heads_),
+                                                  qkv.narrow(1, 2 * heads_, heads_),
+                                                  /*causal=*/false));
+    }
     // [3, batch, heads, seq, head_dim]
     Tensor qkv = qkv_->forward(x).view({batch, seq, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
     Tensor scores = torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) /
                     std::sqrt(static_cast<double>(head_dim));
     Tensor context = torch::matmul(torch::softmax(scores, -1), qkv[2]);
-    context = context.transpose(1, 2).reshape({batch, seq, hidden});
-    Tensor y = ln1_->forward(x + out_->forward(context));
-    return ln2_->forward(y + down_->forward(torch::gelu(up_->forward(y))));
+    return context.transpose(1, 2).reshape({batch, seq, hidden});
   }
 
- private:
   int64_t heads_;
+  EncoderLayerOptions options_;
   nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
   nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
 };
-
-class TransformerNet final : public Net {
- public:
-  explicit TransformerNet(const WorkloadSpec& spec) {
-    const int64_t hidden = Param(spec, "hidden");
-    tokens_ = register_module("tokens", nn::Embedding(Param(spec, "vocab"), hidden));
-    positions_ = register_module("positions", nn::Embedding(Param(spec, "seq_len"), hidden));
-    ln_ = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
-    for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
-      layers_.push_back(register_module(
-          absl::StrCat("layer", l),
-          std::make_shared<EncoderLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"))));
-    }
-    pooler_ = register_module("pooler", nn::Linear(hidden, hidden));
-    classifier_ = register_module("classifier", nn::Linear(hidden, Param(spec, "classes")));
-  }
-  Tensor Run(const std::vector<Tensor>& inputs) override {
-    const Tensor& ids = inputs.at(0);
-    Tensor positions = torch::arange(ids.size(1), ids.options());
-    Tensor x = ln_->forward(tokens_->forward(ids) + positions_->forward(positions));
-    for (auto& layer : layers_) x = layer->forward(x);
-    return classifier_->forward(torch::tanh(pooler_->forward(x.select(1, 0))));
-  }
-
- private:
-  nn::Embedding tokens_{nullptr}, positions_{nullptr};
-  nn::LayerNorm ln_{nullptr};
-  std::vector<std::shared_ptr<EncoderLayer>> layers_;
-  nn::Linear pooler_{nullptr}, classifier_{nullptr};
-};
-
-
-// ---- shared by decoder, bert, vit ----
-
-// [batch, heads, seq, head_dim] -> [batch, seq, heads * head_dim]: one copy.
-Tensor MergeHeads(const Tensor& x) {
-  return x.transpose(1, 2).reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
-}
 
 // RMSNorm with its weight (see RmsNormForward).
 class RmsNormImpl final : public nn::Module {
@@ -322,6 +318,39 @@ class NormImpl final : public nn::Module {
   nn::LayerNorm ln_{nullptr};
 };
 TORCH_MODULE(Norm);
+
+// ---- transformer ----
+class TransformerNet final : public Net {
+ public:
+  explicit TransformerNet(const WorkloadSpec& spec) {
+    const int64_t hidden = Param(spec, "hidden");
+    tokens_ = register_module("tokens", nn::Embedding(Param(spec, "vocab"), hidden));
+    positions_ = register_module("positions", nn::Embedding(Param(spec, "seq_len"), hidden));
+    ln_ = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
+    for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
+      layers_.push_back(register_module(
+          absl::StrCat("layer", l),
+          std::make_shared<EncoderLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"),
+                                         EncoderLayerOptions{.fused_attention = false})));
+    }
+    pooler_ = register_module("pooler", nn::Linear(hidden, hidden));
+    classifier_ = register_module("classifier", nn::Linear(hidden, Param(spec, "classes")));
+  }
+  Tensor Run(const std::vector<Tensor>& inputs) override {
+    const Tensor& ids = inputs.at(0);
+    Tensor positions = torch::arange(ids.size(1), ids.options());
+    Tensor x = ln_->forward(tokens_->forward(ids) + positions_->forward(positions));
+    for (auto& layer : layers_) x = layer->forward(x);
+    return classifier_->forward(torch::tanh(pooler_->forward(x.select(1, 0))));
+  }
+
+ private:
+  nn::Embedding tokens_{nullptr}, positions_{nullptr};
+  nn::LayerNorm ln_{nullptr};
+  std::vector<std::shared_ptr<EncoderLayer>> layers_;
+  nn::Linear pooler_{nullptr}, classifier_{nullptr};
+};
+
 
 // ---- decoder ----
 struct DecoderShape {
@@ -441,33 +470,6 @@ class DecoderNet final : public Net {
 };
 
 // ---- bert ----
-class BertLayer final : public nn::Module {
- public:
-  BertLayer(int64_t hidden, int64_t heads, int64_t ffn) : heads_(heads) {
-    qkv_ = register_module("qkv", nn::Linear(hidden, 3 * hidden));
-    out_ = register_module("out", nn::Linear(hidden, hidden));
-    ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({hidden})));
-    up_ = register_module("up", nn::Linear(hidden, ffn));
-    down_ = register_module("down", nn::Linear(ffn, hidden));
-    ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({hidden})));
-  }
-  // x [batch, seq, hidden], post-LN.
-  Tensor forward(const Tensor& x) {
-    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
-    Tensor qkv = qkv_->forward(x).view({batch, seq, 3 * heads_, hidden / heads_}).transpose(1, 2);
-    Tensor context =
-        ScaledDotProductAttention(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
-                                  qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
-    Tensor y = ln1_->forward(x + out_->forward(MergeHeads(context)));
-    return ln2_->forward(y + down_->forward(torch::gelu(up_->forward(y))));
-  }
-
- private:
-  int64_t heads_;
-  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
-  nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
-};
-
 class BertNet final : public Net {
  public:
   explicit BertNet(const WorkloadSpec& spec) {
@@ -480,7 +482,8 @@ class BertNet final : public Net {
     for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
       layers_.push_back(register_module(
           absl::StrCat("layer", l),
-          std::make_shared<BertLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"))));
+          std::make_shared<EncoderLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"),
+                                         EncoderLayerOptions{})));
     }
     transform_ = register_module("transform", nn::Linear(hidden, hidden));
     transform_ln_ = register_module("transform_ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
@@ -499,41 +502,12 @@ class BertNet final : public Net {
  private:
   nn::Embedding tokens_{nullptr}, positions_{nullptr}, token_types_{nullptr};
   nn::LayerNorm ln_{nullptr}, transform_ln_{nullptr};
-  std::vector<std::shared_ptr<BertLayer>> layers_;
+  std::vector<std::shared_ptr<EncoderLayer>> layers_;
   nn::Linear transform_{nullptr};
   Tensor decoder_bias_;
 };
 
 // ---- vit ----
-class VitLayer final : public nn::Module {
- public:
-  VitLayer(int64_t hidden, int64_t heads, int64_t ffn) : heads_(heads) {
-    ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({hidden})));
-    qkv_ = register_module("qkv", nn::Linear(hidden, 3 * hidden));
-    out_ = register_module("out", nn::Linear(hidden, hidden));
-    ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({hidden})));
-    up_ = register_module("up", nn::Linear(hidden, ffn));
-    down_ = register_module("down", nn::Linear(ffn, hidden));
-  }
-  // x [batch, tokens, hidden], pre-LN.
-  Tensor forward(const Tensor& x) {
-    const int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
-    Tensor qkv = qkv_->forward(ln1_->forward(x))
-                     .view({batch, seq, 3 * heads_, hidden / heads_})
-                     .transpose(1, 2);
-    Tensor context =
-        ScaledDotProductAttention(qkv.narrow(1, 0, heads_), qkv.narrow(1, heads_, heads_),
-                                  qkv.narrow(1, 2 * heads_, heads_), /*causal=*/false);
-    Tensor y = x + out_->forward(MergeHeads(context));
-    return y + down_->forward(torch::gelu(up_->forward(ln2_->forward(y))));
-  }
-
- private:
-  int64_t heads_;
-  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
-  nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
-};
-
 class VitNet final : public Net {
  public:
   explicit VitNet(const WorkloadSpec& spec) {
@@ -548,7 +522,8 @@ class VitNet final : public Net {
     for (int64_t l = 0; l < Param(spec, "layers"); ++l) {
       layers_.push_back(register_module(
           absl::StrCat("layer", l),
-          std::make_shared<VitLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"))));
+          std::make_shared<EncoderLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"),
+                                         EncoderLayerOptions{.pre_norm = true})));
     }
     final_ln_ = register_module("final_ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
     head_ = register_module("head", nn::Linear(hidden, Param(spec, "classes")));
@@ -567,7 +542,7 @@ class VitNet final : public Net {
  private:
   nn::Conv2d patch_embed_{nullptr};
   Tensor class_token_, pos_embed_;
-  std::vector<std::shared_ptr<VitLayer>> layers_;
+  std::vector<std::shared_ptr<EncoderLayer>> layers_;
   nn::LayerNorm final_ln_{nullptr};
   nn::Linear head_{nullptr};
 };
