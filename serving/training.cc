@@ -41,8 +41,8 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
   if (!selection.all_methods) {
     int newest = 0;
     for (const models::Profile& p : loaded.profiles) newest = std::max(newest, p.method_version);
-    std::erase_if(loaded.profiles,
-                  [&](const models::Profile& p) { return p.method_version != newest; });
+    loaded.older_methods = std::erase_if(
+        loaded.profiles, [&](const models::Profile& p) { return p.method_version != newest; });
     loaded.method_version = newest;
   }
   return loaded;
@@ -94,11 +94,21 @@ absl::StatusOr<predictor::EvaluationResult> EvaluateSelection(
   absl::StatusOr<Selection> loaded = LoadSelection(store, selection);
   if (!loaded.ok()) return Prefixed("evaluate: ", loaded.status());
   if (absl::Status s = keep_going(); !s.ok()) return s;
-  return predictor::EvaluateAndReport(
+  absl::StatusOr<predictor::EvaluationResult> result = predictor::EvaluateAndReport(
       std::move(loaded->profiles), loaded->nodes, options,
       {.description = predictor::DescribeSelection(selection),
        .method_version = loaded->method_version},
       keep_going);
+  // Public measurements import as method 1 beside an agent's newer ones: a
+  // protocol that names their GPUs must learn why they are missing.
+  if (!result.ok() && result.status().code() == absl::StatusCode::kInvalidArgument &&
+      options.split == predictor::Split::kTrainTestGpus && loaded->older_methods > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        result.status().message(), " (", loaded->older_methods,
+        " selected profiles of older measurement methods were left out: only method ",
+        *loaded->method_version, ", the newest, is used unless all methods are asked for)"));
+  }
+  return result;
 }
 
 }  // namespace perfcast::serving

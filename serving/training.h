@@ -30,6 +30,8 @@ struct Selection {
   std::vector<models::Profile> profiles;
   std::map<std::string, models::Node> nodes;
   std::optional<int> method_version;  // of every profile; none: all methods
+  // Profiles the selection matched but left out for an older method.
+  int64_t older_methods = 0;
 };
 
 // Reads every node and the profiles `selection` keeps: of one measurement
@@ -56,7 +58,9 @@ absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
                                        const predictor::FitOptions& options,
                                        const predictor::KeepGoing& keep_going);
 
-// Evaluates `options` on `selection` (see predictor::EvaluateAndReport).
+// Evaluates `options` on `selection` (see predictor::EvaluateAndReport). A
+// train/test GPU list the selection has no profiles for, where profiles of
+// older measurement methods were left out, says so in its InvalidArgument.
 absl::StatusOr<predictor::EvaluationResult> EvaluateSelection(
     db::Store& store, const predictor::ProfileSelection& selection,
     const predictor::EvaluateOptions& options, const predictor::KeepGoing& keep_going);

@@ -674,6 +674,50 @@ TEST_F(PredictorServiceTest, EvaluateTrainTestGpus) {
   invalid(bad, "SPLIT_TRAIN_TEST_GPUS");
 }
 
+// Public measurements import as method 1 beside an agent's newer profiles:
+// a protocol naming their GPUs says why it finds none, and all methods work.
+TEST_F(PredictorServiceTest, TrainTestGpusSayWhenOlderMethodsWereLeftOut) {
+  std::vector<models::Profile> remeasured;
+  ASSERT_TRUE(store_
+                  ->ScanProfiles({}, [&](const models::Profile& p) {
+                    if (p.node_name != "alpha1") return true;
+                    models::Profile again = p;
+                    again.id = 0;
+                    again.content_hash.clear();
+                    again.method_version = models::kCurrentMethodVersion;
+                    remeasured.push_back(again);
+                    return true;
+                  })
+                  .ok());
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  for (size_t i = 0; i < remeasured.size(); ++i) {
+    ASSERT_TRUE((*import)->Add(static_cast<int64_t>(i), remeasured[i]).ok());
+  }
+  ASSERT_TRUE((*import)->Commit().ok());
+
+  v1::EvaluateRequest request;
+  request.set_split(v1::SPLIT_TRAIN_TEST_GPUS);
+  request.add_train_gpus("alpha2-gpu");
+  request.add_test_gpus("alpha1-gpu");
+  v1::EvaluateResponse response;
+  grpc::ClientContext context;
+  grpc::Status status = stub_->Evaluate(&context, request, &response);
+  EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("no selected profile ran on GPU alpha2-gpu"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("older measurement methods were left out"),
+            std::string::npos)
+      << status.error_message();
+
+  request.mutable_selection()->set_all_methods(true);
+  grpc::ClientContext all_context;
+  status = stub_->Evaluate(&all_context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(response.level2_rows(), 0);
+}
+
 // A single operation through Predict: the level-1 model of its class, with
 // its band, one call per iteration.
 TEST_F(PredictorServiceTest, PredictsOneOperation) {
