@@ -95,7 +95,7 @@ const NodeColumn kColumns[] = {
     PERFCAST_RATE("h2d_pinned_gbs", h2d_pinned_gbs),
     PERFCAST_RATE("h2d_pageable_gbs", h2d_pageable_gbs),
     PERFCAST_RATE("cpu_single_thread_score", cpu_single_thread_score),
-    PERFCAST_INT("registered_at_us", registered_at_us, false),
+    PERFCAST_INT("registered_at_us", registered_at_us, true),
     PERFCAST_REAL("tdp_watts", gpu.tdp_watts, false),
     PERFCAST_RATE("idle_power_watts", idle_power_watts),
     PERFCAST_RATE("dispatch_ops_per_s", dispatch_ops_per_s),
@@ -120,6 +120,18 @@ std::string NodeColumnList() {
     absl::StrAppend(&out, out.empty() ? "" : ", ", column.name);
   }
   return out;
+}
+
+std::string NodeRefreshGuard(absl::string_view marker) {
+  int parameter = 2;
+  for (const NodeColumn& column : kColumns) {
+    if (!column.refreshed) continue;
+    if (column.name == "registered_at_us") {
+      return absl::StrCat("registered_at_us <= ", marker, parameter);
+    }
+    ++parameter;
+  }
+  return "TRUE";  // unreachable: registered_at_us is a refreshed column
 }
 
 std::string NodeRefreshAssignments(absl::string_view marker) {

@@ -28,8 +28,8 @@ struct NodeColumn {
   absl::string_view name;
   NodeCellKind kind;
   // Whether an agent's upsert of a node already registered overwrites it:
-  // the host and the measured rates change with the machine, the hardware
-  // identity does not.
+  // the host, the measured rates and the time they were taken change with
+  // the machine, the hardware identity does not.
   bool refreshed;
   NodeCell (*get)(const models::Node&);
   void (*set)(NodeCell, models::Node&);
@@ -45,6 +45,15 @@ std::string NodeColumnList();
 // PostgreSQL): the refreshed columns, numbered from 2 in NodeColumns() order;
 // parameter 1 is left for the node's name.
 std::string NodeRefreshAssignments(absl::string_view marker);
+
+// "registered_at_us <= ?N": the condition under which a refresh applies. A
+// node's registered_at_us is when its description was taken (the agent's
+// fingerprint); an agent file imported after a newer one of the same node
+// must not roll its host and measured rates back (rates measured by an older
+// method differ: launch latency with a sync per launch was 5 us where the
+// steady-state probe reads 1 us), so the newest fingerprint wins whatever
+// the import order.
+std::string NodeRefreshGuard(absl::string_view marker);
 
 }  // namespace perfcast::db
 

@@ -77,7 +77,8 @@ std::vector<std::pair<std::string, std::string>> PreparedStatements() {
                     ") ON CONFLICT (name) DO NOTHING RETURNING id")},
       {"find_node", "SELECT id, gpu_model FROM nodes WHERE name = $1"},
       {"refresh_node",
-       absl::StrCat("UPDATE nodes SET ", NodeRefreshAssignments("$"), " WHERE name = $1")},
+       absl::StrCat("UPDATE nodes SET ", NodeRefreshAssignments("$"), " WHERE name = $1 AND ",
+                    NodeRefreshGuard("$"))},
   };
 }
 
@@ -239,7 +240,7 @@ class PostgresImport final : public ImportTransaction {
       }
       std::vector<std::optional<std::string>> values = {node.name};
       for (const NodeColumn& column : NodeColumns()) {
-        if (column.refreshed) values.push_back(NodeParam(column.get(node)));
+        if (column.refreshed) values.push_back(NodeParam(column.get(stored)));
       }
       tx_->exec_prepared("refresh_node", pqxx::prepare::make_dynamic_params(values));
       node_ids_[node.name] = found[0][0].as<int64_t>();

@@ -176,7 +176,7 @@ class SqliteStore final : public Store {
               absl::StrCat("INSERT INTO nodes (", NodeColumnList(), ") VALUES (",
                            Placeholders(static_cast<int>(NodeColumns().size())), ")")},
              {&st.refresh_node, absl::StrCat("UPDATE nodes SET ", NodeRefreshAssignments("?"),
-                                             " WHERE name = ?1")},
+                                             " WHERE name = ?1 AND ", NodeRefreshGuard("?"))},
          }) {
       if (absl::Status s = prepare(*slot, sql); !s.ok()) return s;
     }
@@ -565,11 +565,13 @@ class SqliteImport final : public ImportTransaction {
         return absl::FailedPreconditionError(absl::StrCat(
             "node '", node.name, "' is registered with GPU ", model, ", not ", node.gpu.model));
       }
+      Node fresh = node;
+      if (fresh.registered_at_us <= 0) fresh.registered_at_us = NowMicros();
       Statement& u = *st.refresh_node;
       u.Bind(1, node.name);
       int index = 2;
       for (const NodeColumn& column : NodeColumns()) {
-        if (column.refreshed) BindCell(u, index++, column.get(node));
+        if (column.refreshed) BindCell(u, index++, column.get(fresh));
       }
       if (absl::Status s = u.Run(); !s.ok()) return Fail(s);
       node_ids_[node.name] = id;

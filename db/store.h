@@ -76,7 +76,9 @@ class ImportTransaction {
 
   // Upserts a node that the following profiles may name (an agent file
   // carries its own node). A node of the same name must describe the same
-  // GPU model, else FailedPrecondition; measured rates are refreshed.
+  // GPU model, else FailedPrecondition; its host and measured rates are
+  // refreshed unless the stored ones were taken later (registered_at_us; 0
+  // means now), so the newest fingerprint wins whatever the import order.
   virtual absl::Status UpsertNode(const models::Node& node) = 0;
 
   // Stages one profile. A record that fails validation (or names an unknown

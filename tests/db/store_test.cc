@@ -317,6 +317,43 @@ TEST_P(StoreTest, UpsertNodeRefreshesMeasurementsButKeepsGpuModel) {
   EXPECT_EQ(store_->GetNode("n1")->measured.bf16_tflops, 700);
 }
 
+// Agent files of one node imported out of order: the newest fingerprint's
+// host and rates stay, an older file only adds its profiles.
+TEST_P(StoreTest, AnOlderFingerprintDoesNotRollTheNodeBack) {
+  models::Node newer = SampleNode("n1");
+  newer.registered_at_us = 2'000'000;
+  newer.measured.launch_latency_us = 1.0;
+  newer.measured.dispatch_ops_per_s = 180000;
+  models::Node older = SampleNode("n1");
+  older.registered_at_us = 1'000'000;
+  older.measured.launch_latency_us = 5.2;
+  older.measured.dispatch_ops_per_s.reset();
+  for (const models::Node* node : {&newer, &older}) {
+    auto import = store_->BeginImport();
+    ASSERT_TRUE(import.ok());
+    ASSERT_TRUE((*import)->UpsertNode(*node).ok());
+    ASSERT_TRUE((*import)->Add(0, SampleProfile("n1", static_cast<int>(node->registered_at_us / 1000000))).ok());
+    ASSERT_TRUE((*import)->Commit().ok());
+  }
+  absl::StatusOr<models::Node> stored = store_->GetNode("n1");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->registered_at_us, 2'000'000);
+  EXPECT_EQ(stored->measured.launch_latency_us, 1.0);
+  EXPECT_EQ(stored->measured.dispatch_ops_per_s, 180000);
+  EXPECT_EQ(*store_->CountProfiles({}), 2);
+
+  // A newer one still refreshes.
+  models::Node newest = newer;
+  newest.registered_at_us = 3'000'000;
+  newest.measured.launch_latency_us = 0.9;
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  ASSERT_TRUE((*import)->UpsertNode(newest).ok());
+  ASSERT_TRUE((*import)->Commit().ok());
+  EXPECT_EQ(store_->GetNode("n1")->measured.launch_latency_us, 0.9);
+  EXPECT_EQ(store_->GetNode("n1")->registered_at_us, 3'000'000);
+}
+
 TEST_P(StoreTest, ScanFilters) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("h", "H100-SXM5-80GB")).ok());
   ASSERT_TRUE(store_->RegisterNode(SampleNode("a", "A100-SXM4-80GB")).ok());
