@@ -142,6 +142,9 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
                  "fitted ratio, with a wider interval\n";
   } else if (r.method() == "level1-sum") {
     std::cout << "no whole-model model for this phase: the level-1 sum, its interval widened\n";
+  } else if (r.method() == "level1-fallback") {
+    std::cout << "the whole-model model extrapolated below this step's roofline time on the "
+                 "node: the level-1 sum instead, its interval widened\n";
   }
   if (r.iterations() > 0 && !(operation && r.iterations() == 1)) {
     std::cout << absl::StrFormat("job: %d %s, %s (%s .. %s)\n", r.iterations(),

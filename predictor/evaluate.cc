@@ -73,6 +73,25 @@ void Record(const EvaluatedPoint& point, EvaluationReport& report) {
   report.points.push_back(point);
 }
 
+// `node` with the host a profile measured during its run (launch latency,
+// dispatch rate, copy bandwidth) in place of the node's stored figures, as
+// the fit saw the profile (dataset.cc): a held-out step is predicted for the
+// host it ran on, not for whichever run last wrote the node's measurements.
+models::Node AsRun(models::Node node, const models::RunConditions& conditions) {
+  auto take = [](std::optional<double>& to, const std::optional<double>& from) {
+    if (from.value_or(0) > 0) to = from;
+  };
+  take(node.measured.launch_latency_us, conditions.launch_latency_us);
+  take(node.measured.dispatch_ops_per_s, conditions.dispatch_ops_per_s);
+  if (conditions.h2d_pageable_gbs.value_or(0) > 0 || conditions.h2d_pinned_gbs.value_or(0) > 0) {
+    // Both from the run: the rates prefer pageable, as WithRunConditions does.
+    node.measured.h2d_pageable_gbs = conditions.h2d_pageable_gbs;
+    node.measured.h2d_pinned_gbs = conditions.h2d_pinned_gbs;
+  }
+  take(node.measured.cpu_single_thread_score, conditions.cpu_single_thread_score);
+  return node;
+}
+
 // Predicts profile `index` of `profiles` on `node` with `model` and records
 // it, or notes why it could not.
 void PredictAndRecord(const PredictorModel& model, absl::Span<const DescribedProfile> profiles,
@@ -314,7 +333,9 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
       continue;
     }
     for (size_t i : test) {
-      PredictAndRecord(*model, profiles, i, i, nodes.at(profiles[i].profile.node_name), report);
+      PredictAndRecord(*model, profiles, i, i,
+                       AsRun(nodes.at(profiles[i].profile.node_name), profiles[i].profile.conditions),
+                       report);
     }
   }
   if (report.points.empty()) return NothingPredicted(report);

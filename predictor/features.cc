@@ -34,6 +34,11 @@ constexpr FeatureDef kOperationFeatures[] = {
      "math time of the padded output tiles"},
     {"tile_memory_ms", Op::kRatio, "tile_bytes", "memory_bytes_per_s", kMs, true,
      "memory time of the tiled traffic: binds where bandwidth is low for the math rate"},
+    {"narrow_flops", Op::kInput, "narrow_flops", "", 1, false,
+     "padded FLOPs × the tensor-core load width a misaligned GEMM loses (else 0)"},
+    {"narrow_load_ms", Op::kRatio, "narrow_flops", "flops_per_s", kMs, true,
+     "math time lost to narrow loads: a tensor-core GEMM whose rows are not 16-byte "
+     "aligned (GPT-2's vocabulary of 50257) runs several times slower"},
     {"memory_ms", Op::kRatio, "bytes", "memory_bytes_per_s", kMs, true,
      "memory time at the effective bandwidth"},
     {"roofline_ms", Op::kMax, "compute_ms", "memory_ms", 1, true,
@@ -112,7 +117,31 @@ double TileEdge(double side) {
 struct GemmTiling {
   double padding = 1;         // padded / useful output elements
   double bytes_per_flop = 0;  // tiled traffic per FLOP
+  // Tensor-core kernels load operands 16 bytes at a time; a row of m, n or k
+  // elements that is not a multiple of 16 bytes forces loads of its
+  // alignment (8, 4 or 2 bytes). Measured on an H200 in bf16: n = 50257 ran
+  // at 1/6 and n = 30522 at 1/3 of the aligned rate, fp32 (no tensor cores)
+  // at full rate. 16 / alignment − 1: 0 when aligned, 7 at 2-byte alignment.
+  double narrow = 0;
 };
+
+constexpr double kWideLoadBytes = 16;
+
+// Bytes of alignment of a row of `elements` elements of `bytes` each, up to
+// kWideLoadBytes.
+double RowAlignment(double elements, double bytes) {
+  const int64_t row = static_cast<int64_t>(elements * bytes);
+  double alignment = 1;
+  while (alignment < kWideLoadBytes && row % static_cast<int64_t>(2 * alignment) == 0) {
+    alignment *= 2;
+  }
+  return alignment;
+}
+
+bool UsesTensorCores(models::Precision precision) {
+  return precision == models::Precision::kTf32 || precision == models::Precision::kFp16Amp ||
+         precision == models::Precision::kBf16Amp;
+}
 
 // Output tiles of Tm × Tn each read a Tm × k panel of A and a k × Tn panel of
 // B: A is read once per tile column and B once per tile row, unless a cache
@@ -132,6 +161,12 @@ GemmTiling Tiling(const models::Operation& op) {
   const double traffic = models::ElementBytes(op.precision) * batch *
                          (m * k * column_tiles + k * n * row_tiles + m * n);
   t.bytes_per_flop = traffic / (2 * m * n * k * batch);
+  if (UsesTensorCores(op.precision)) {
+    const double bytes = models::ElementBytes(op.precision);
+    const double alignment =
+        std::min({RowAlignment(m, bytes), RowAlignment(n, bytes), RowAlignment(k, bytes)});
+    t.narrow = kWideLoadBytes / alignment - 1;
+  }
   return t;
 }
 
@@ -167,7 +202,8 @@ absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef
 bool IsCandidateFor(models::OpClass op_class, absl::string_view name) {
   constexpr absl::string_view kUntiled[] = {"compute_ms", "memory_ms", "roofline_ms",
                                             "overlap_ms"};
-  constexpr absl::string_view kTiled[] = {"tile_compute_ms", "tile_memory_ms"};
+  constexpr absl::string_view kTiled[] = {"tile_compute_ms", "tile_memory_ms",
+                                          "narrow_load_ms"};
   const bool gemm = op_class == models::OpClass::kGemm;
   for (absl::string_view excluded : gemm ? absl::MakeConstSpan(kUntiled)
                                          : absl::MakeConstSpan(kTiled)) {
@@ -191,7 +227,7 @@ std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
 }
 
 FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates& rates) {
-  double tile_flops = op.flops, tile_bytes = op.bytes;
+  double tile_flops = op.flops, tile_bytes = op.bytes, narrow_flops = 0;
   if (op.op_class == models::OpClass::kGemm) {
     // From the forward shape; a training record's dA and dB have the same
     // work and near enough the same tiling.
@@ -199,6 +235,7 @@ FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates&
     if (tiling.bytes_per_flop > 0) {
       tile_flops = op.flops * tiling.padding;
       tile_bytes = std::max(op.bytes, op.flops * tiling.bytes_per_flop);
+      narrow_flops = tile_flops * tiling.narrow;
     }
   }
   return {
@@ -206,6 +243,7 @@ FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates&
       {"bytes", op.bytes},
       {"tile_flops", tile_flops},
       {"tile_bytes", tile_bytes},
+      {"narrow_flops", narrow_flops},
       {"launches", op.launches},
       {"work_items", std::max(1.0, op.work_items)},
       {"sm_count", static_cast<double>(rates.sm_count)},

@@ -46,7 +46,9 @@ struct FeatureDef {
 
 // Level 1: one call of one operation on one node. Inputs: flops, bytes,
 // tile_flops and tile_bytes (a GEMM's padded output tiles and tiled traffic;
-// flops and bytes for other classes), launches, work_items, sm_count,
+// flops and bytes for other classes), narrow_flops (a tensor-core GEMM's
+// padded FLOPs times the load width its misaligned rows lose; 0 otherwise),
+// launches, work_items, sm_count,
 // flops_per_s (of the op's precision), memory_bytes_per_s, launch_latency_s,
 // h2d_bytes_per_s.
 absl::Span<const FeatureDef> OperationFeatureTable();

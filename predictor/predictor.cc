@@ -433,12 +433,16 @@ absl::string_view MethodName(Method method) {
     case Method::kLevel1Operation: return "level1-operation";
     case Method::kLevel1Sum: return "level1-sum";
     case Method::kLevel2Direct: return "level2-direct";
+    case Method::kLevel1Fallback: return "level1-fallback";
   }
   return "unknown";
 }
 
 int MethodLevel(Method method) {
-  return method == Method::kLevel1Sum || method == Method::kLevel1Operation ? 1 : 2;
+  return method == Method::kLevel1Sum || method == Method::kLevel1Operation ||
+                 method == Method::kLevel1Fallback
+             ? 1
+             : 2;
 }
 
 absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> profiles,
@@ -558,6 +562,9 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   absl::StatusOr<double> level1_ms = Level1Sum(model, descriptor, *rates, target, &prediction);
   if (!level1_ms.ok()) return level1_ms.status();
   prediction.level1_ms = *level1_ms;
+  // The operations' level-1 bands, before a level-2 band replaces them.
+  const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
+  bool use_level1 = !have_level2;
   if (have_level2) {
     FeatureInputs inputs = WorkloadInputs(descriptor, *rates);
     const bool uses_level1 = std::find(level2->second.features.begin(),
@@ -573,14 +580,37 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     Band(level2->second, *y, target,
          BindingSpread(model, inputs["compute_ms"], inputs["memory_ms"]), prediction.lo_ms,
          prediction.hi_ms);
-  } else {
+    // No step runs faster than its math and memory traffic at the node's
+    // rates. A level-2 answer below that has extrapolated its correction terms
+    // (e.g. host terms fitted on one host, applied to a slower one) past
+    // their meaning: the level-1 sum answers instead, its band widened.
+    const double floor_ms = inputs["roofline_ms"];
+    if (!operation && !(*y >= floor_ms)) {
+      use_level1 = true;
+      prediction.method = Method::kLevel1Fallback;
+    }
+  }
+  if (use_level1) {
     prediction.iteration_ms = *level1_ms;
-    prediction.method = operation ? Method::kLevel1Operation : Method::kLevel1Sum;
-    if (!operation && *level1_ms > 0 && prediction.lo_ms > 0) {
-      prediction.lo_ms = *level1_ms * std::pow(prediction.lo_ms / *level1_ms,
-                                               kLevel1FallbackWidening);
-      prediction.hi_ms = *level1_ms * std::pow(prediction.hi_ms / *level1_ms,
-                                               kLevel1FallbackWidening);
+    prediction.lo_ms = level1_lo;
+    prediction.hi_ms = level1_hi;
+    if (prediction.method == Method::kLevel1Fallback) {
+      const double floor_ms = WorkloadInputs(descriptor, *rates)["roofline_ms"];
+      if (floor_ms > prediction.iteration_ms) {
+        // The band keeps its shape around the raised answer.
+        const double raise =
+            prediction.iteration_ms > 0 ? floor_ms / prediction.iteration_ms : 0;
+        prediction.iteration_ms = floor_ms;
+        prediction.lo_ms = raise > 0 ? prediction.lo_ms * raise : floor_ms;
+        prediction.hi_ms = raise > 0 ? prediction.hi_ms * raise : floor_ms;
+      }
+    } else {
+      prediction.method = operation ? Method::kLevel1Operation : Method::kLevel1Sum;
+    }
+    const double center = prediction.iteration_ms;
+    if (!operation && center > 0 && prediction.lo_ms > 0) {
+      prediction.lo_ms = center * std::pow(prediction.lo_ms / center, kLevel1FallbackWidening);
+      prediction.hi_ms = center * std::pow(prediction.hi_ms / center, kLevel1FallbackWidening);
     }
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {

@@ -57,9 +57,12 @@ struct FitOptions {
   bool fit_level1 = true;
   bool fit_level2 = true;
   // Level-1 features are times, so efficiencies (coefficients) must be >= 0.
-  // Level 2 corrects the level-1 sum and may need negative terms.
+  // So are level 2's (the level-1 sum, host dispatch, launches, roofline and
+  // memory times all add to a step): a negative term fits one host's rows
+  // and, on a host whose latency is larger, drives the answer below zero
+  // (GPT-2 on the H100 node: -50 ms). The intercept stays free.
   bool level1_non_negative = true;
-  bool level2_non_negative = false;
+  bool level2_non_negative = true;
   int64_t created_at_us = 0;  // 0: now
 };
 
@@ -86,11 +89,17 @@ enum class Method {
   kLevel1Sum,        // no level-2 model for the phase: the level-1 sum itself
   kLevel2Direct,     // level 2 without level-1 models (roofline sums as features)
   kLevel1Operation,  // an operation workload: its class's level-1 model
+  // Level 2 extrapolated below the physical floor (the operations' roofline
+  // time on this node: no step runs faster than its math and memory traffic
+  // at the node's rates): the level-1 sum instead (at least the floor), with
+  // the band widened as for kLevel1Sum.
+  kLevel1Fallback,
 };
 // "two-level", "two-level-reduced", "level1-sum", "level2-direct",
-// "level1-operation": the names the API reports.
+// "level1-operation", "level1-fallback": the names the API reports.
 absl::string_view MethodName(Method method);
-// The level whose model gave the answer: 1 for kLevel1Sum, 2 otherwise.
+// The level whose model gave the answer: 1 for kLevel1Sum, kLevel1Operation
+// and kLevel1Fallback, 2 otherwise.
 int MethodLevel(Method method);
 
 struct Prediction {
@@ -121,11 +130,12 @@ struct Prediction {
 };
 
 // Predicts one iteration of `descriptor` on `node` (an operation workload:
-// one call, by its class's level-1 model). Errors: InvalidArgument when the
-// node lacks usable rates; FailedPrecondition when the model has nothing for
-// this workload (no level-2 model for its phase and no level-1 models, or no
-// level-1 model for an operation workload's class) or predicts a
-// non-positive or non-finite time.
+// one call, by its class's level-1 model). A whole step is never answered
+// below its roofline time on the node (kLevel1Fallback). Errors:
+// InvalidArgument when the node lacks usable rates; FailedPrecondition when
+// the model has nothing for this workload (no level-2 model for its phase and
+// no level-1 models, or no level-1 model for an operation workload's class)
+// or predicts a non-positive or non-finite time.
 absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
                                             const models::WorkloadDescriptor& descriptor,
                                             const models::Node& node);

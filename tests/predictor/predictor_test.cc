@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "predictor/evaluate.h"
+#include "predictor/features.h"
 #include "predictor/model.h"
 #include "predictor/rates.h"
 
@@ -394,6 +395,122 @@ TEST(Evaluate, LargestSizePerFamilyHoldsOutEachFamilysLargest) {
   }
   ASSERT_FALSE(report->notes.empty());
   EXPECT_THAT(report->notes.front(), ::testing::HasSubstr("one size only, not held out: wide"));
+}
+
+// The old failure: a level-2 model whose host term had a negative
+// coefficient (fitted on one host) predicted a step on a node with a larger
+// launch latency below zero, and the answer was refused. Now the level-1 sum
+// answers, never below the operations' roofline time, with a wider band.
+TEST(Predictor, NeverAnswersBelowTheRooflineFloor) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.01, 5);
+  FitOptions level1_only = Options();
+  level1_only.fit_level2 = false;
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, level1_only);
+  ASSERT_TRUE(model.ok()) << model.status();
+  FittedModel level2;
+  level2.level = 2;
+  level2.target = "iteration_ms";
+  level2.scope = "train";
+  level2.features = {"level1_ms", "launch_ms"};
+  level2.feature_min = {0, 0};
+  level2.feature_max = {1e3, 1};
+  level2.fit.mean = {0, 0};
+  level2.fit.scale = {1, 1};
+  level2.fit.coefficients = {1.0, -15.0};  // as fitted on the H200 in November
+  level2.cv_error_quantiles = std::vector<double>(101, 0.0);
+  for (int q = 0; q <= 100; ++q) level2.cv_error_quantiles[q] = (q - 50) / 500.0;
+  const models::WorkloadDescriptor d = Workload(8, 32, 256, models::Precision::kFp16Amp);
+  // On the host it was fitted on, the negative term is offset: 1 ms above level 1.
+  absl::StatusOr<EffectiveRates> fitted_host = ResolveRates(nodes.at("beta2"), model->efficiencies);
+  ASSERT_TRUE(fitted_host.ok());
+  level2.fit.intercept = 15 * WorkloadInputs(d, *fitted_host).at("launch_ms") + 1;
+  model->level2[models::Phase::kTrain] = level2;
+
+  absl::StatusOr<Prediction> near = PredictDescribed(*model, d, nodes.at("beta2"));
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_EQ(near->method, Method::kTwoLevel);
+  EXPECT_NEAR(near->iteration_ms, near->level1_ms + 1, 1e-9);
+  models::Node slow_host = nodes.at("beta2");
+  slow_host.measured.launch_latency_us = 200;
+  absl::StatusOr<Prediction> p = PredictDescribed(*model, d, slow_host);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->method, Method::kLevel1Fallback);
+  EXPECT_EQ(MethodName(p->method), "level1-fallback");
+  EXPECT_EQ(MethodLevel(p->method), 1);
+  absl::StatusOr<EffectiveRates> rates = ResolveRates(slow_host, model->efficiencies);
+  ASSERT_TRUE(rates.ok());
+  const double floor_ms = WorkloadInputs(d, *rates).at("roofline_ms");
+  EXPECT_GT(floor_ms, 0);
+  EXPECT_GE(p->iteration_ms, floor_ms);
+  EXPECT_GE(p->iteration_ms, p->level1_ms);
+  EXPECT_LT(p->lo_ms, p->hi_ms);
+  EXPECT_LE(p->lo_ms, p->iteration_ms);
+  EXPECT_GE(p->hi_ms, p->iteration_ms);
+  double breakdown = 0;
+  for (const auto& [op_class, ms] : p->breakdown_ms) breakdown += ms;
+  EXPECT_NEAR(breakdown, p->iteration_ms, 1e-9 * p->iteration_ms);
+}
+
+// Fits constrain every level-2 coefficient to be >= 0 unless told not to:
+// each candidate is a time (or count) that can only add to a step.
+TEST(Predictor, Level2CoefficientsAreNonNegative) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.03, 11);
+  EXPECT_TRUE(FitOptions{}.level2_non_negative);
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_FALSE(model->level2.empty());
+  for (const auto& [phase, m] : model->level2) {
+    EXPECT_TRUE(m.regression.non_negative);
+    for (double c : m.fit.coefficients) EXPECT_GE(c, 0) << models::PhaseName(phase);
+  }
+}
+
+// A GEMM in 16-bit or tf32 whose rows are not 16-byte aligned loses the
+// tensor cores' wide loads: GPT-2's vocabulary of 50257 (2-byte aligned in
+// bf16) ran at 1/6 of the rate on an H200, BERT's 30522 (4-byte) at 1/3.
+TEST(Features, MisalignedTensorCoreGemmsPayForNarrowLoads) {
+  EffectiveRates rates;
+  for (double& r : rates.flops_per_s) r = 1e14;
+  rates.memory_bytes_per_s = 1e12;
+  rates.sm_count = 100;
+  auto narrow = [&](int64_t n, models::Precision precision) {
+    Operation op = Gemm(16384, n, 768, precision);
+    op.shape = {{"m", 16384}, {"n", n}, {"k", 768}, {"batch", 1}};
+    const FeatureInputs in = OperationInputs(op, rates);
+    return in.at("narrow_flops") / in.at("tile_flops");
+  };
+  EXPECT_DOUBLE_EQ(narrow(50257, models::Precision::kBf16Amp), 7);
+  EXPECT_DOUBLE_EQ(narrow(30522, models::Precision::kBf16Amp), 3);
+  EXPECT_DOUBLE_EQ(narrow(30524, models::Precision::kFp16Amp), 1);
+  EXPECT_DOUBLE_EQ(narrow(32000, models::Precision::kBf16Amp), 0);
+  EXPECT_DOUBLE_EQ(narrow(50257, models::Precision::kTf32), 3);
+  EXPECT_DOUBLE_EQ(narrow(50257, models::Precision::kFp32), 0);  // no tensor cores
+  EXPECT_TRUE(IsCandidateFor(OpClass::kGemm, "narrow_load_ms"));
+  EXPECT_FALSE(IsCandidateFor(OpClass::kElementwise, "narrow_load_ms"));
+}
+
+// A held-out profile is predicted with the host it ran on (its run
+// conditions), as the fit saw it, not with whatever another run last stored
+// on its node.
+TEST(Evaluate, HeldOutProfilesArePredictedWithTheHostTheyRanOn) {
+  const auto measured_nodes = Nodes();
+  Synthetic data = MakeProfiles(measured_nodes, 0.01, 8);
+  std::map<std::string, models::Node> stored = measured_nodes;
+  for (auto& [name, node] : stored) *node.measured.launch_latency_us *= 20;
+  for (DescribedProfile& p : data.profiles) {
+    p.profile.conditions.launch_latency_us =
+        measured_nodes.at(p.profile.node_name).measured.launch_latency_us;
+  }
+  EvaluateOptions options;
+  options.fit = Options();
+  options.split = Split::kHeldOutSizes;
+  options.size_threshold = 4;
+  absl::StatusOr<EvaluationReport> report = EvaluateDescribed(data.profiles, stored, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->level2.overall.count, 5 * 3 * 2 * 2);
+  EXPECT_LT(report->level2.overall.mape, 0.05);
 }
 
 }  // namespace
