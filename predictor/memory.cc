@@ -146,7 +146,7 @@ MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& d) {
   t.weights = d.parameters * master;
   t.gradients = train ? d.parameters * master : 0;
   t.optimizer_state = OptimizerStates(spec) * d.parameters * master;
-  t.amp_copies = amp ? d.parameters * 2 : 0;
+  t.amp_copies = amp && train ? d.parameters * 2 : 0;
   t.activations = d.activation_bytes;
   t.inputs = d.input_bytes;
   const bool wide = spec.precision == models::Precision::kFp32 ||

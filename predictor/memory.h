@@ -5,7 +5,8 @@
 // The analytic terms are those of a PyTorch training loop: fp32 master
 // weights (fp64 under fp64), their gradients, the optimizer's state (Adam and
 // AdamW: two tensors per parameter, SGD with momentum: one), the 16-bit
-// weight copies autocast caches under amp, the activations kept for backward
+// weight copies autocast keeps for backward under amp (training only: an
+// inference pass frees each after use), the activations kept for backward
 // (or the largest live outputs of an inference pass) and the input batch. The
 // persistent tensors are certain and enter at face value; what lives only
 // during the step is calibrated per model family and phase from measured
