@@ -17,11 +17,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "client/profile_files.h"
 #include "models/descriptor.h"
-#include "models/gpu_catalog.h"
 #include "predictor/dataset.h"
 #include "predictor/memory.h"
+#include "tests/bench/profile_loading.h"
 
 namespace pp = perfcast::predictor;
 namespace pm = perfcast::models;
@@ -102,24 +101,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<pp::DescribedProfile> profiles;
-  for (int i = 1; i < argc; ++i) {
-    const std::string file = argv[i];
-    absl::StatusOr<perfcast::client::ProfileFormat> format = perfcast::client::FormatOfPath(file);
-    if (!format.ok()) return std::fprintf(stderr, "%s\n", format.status().ToString().c_str()), 1;
-    perfcast::client::ProfileSink sink;
-    sink.node = [](const pm::Node&) {};
-    sink.profile = [&](int64_t, const pm::Profile& profile) {
-      if (profile.workload.kind != pm::WorkloadKind::kModel) return;
-      if (!(profile.peak_memory_bytes.value_or(0) > 0)) return;
-      absl::StatusOr<pm::WorkloadDescriptor> d = pm::Describe(profile.workload);
-      if (d.ok()) profiles.push_back({profile, *std::move(d)});
-    };
-    sink.bad_record = [&](int64_t line, const std::string& why) {
-      std::fprintf(stderr, "%s:%lld: %s\n", file.c_str(), static_cast<long long>(line), why.c_str());
-    };
-    absl::Status status = perfcast::client::ReadProfiles(file, *format, sink);
-    if (!status.ok()) return std::fprintf(stderr, "%s\n", status.ToString().c_str()), 1;
-  }
+  const std::vector<std::string> files(argv + 1, argv + argc);
+  absl::Status loaded = perfcast::bench::LoadDescribedProfiles(
+      files, /*nodes=*/nullptr, profiles, [](const pm::Profile& profile) {
+        return profile.workload.kind == pm::WorkloadKind::kModel &&
+               profile.peak_memory_bytes.value_or(0) > 0;
+      });
+  if (!loaded.ok()) return std::fprintf(stderr, "%s\n", loaded.ToString().c_str()), 1;
   std::printf("%zu model profiles with a measured peak\n", profiles.size());
 
   // Split 1: each family's largest size held out.

@@ -20,10 +20,10 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "client/profile_files.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "predictor/evaluate.h"
+#include "tests/bench/profile_loading.h"
 
 namespace pp = perfcast::predictor;
 namespace pm = perfcast::models;
@@ -97,24 +97,8 @@ int main(int argc, char** argv) {
   if (options.train_gpus.empty()) options.split = pp::Split::kLeaveOneGpuOut;
   std::map<std::string, pm::Node> nodes;
   std::vector<pp::DescribedProfile> profiles;
-  for (const std::string& file : files) {
-    absl::StatusOr<perfcast::client::ProfileFormat> format = perfcast::client::FormatOfPath(file);
-    if (!format.ok()) return std::fprintf(stderr, "%s\n", format.status().ToString().c_str()), 1;
-    perfcast::client::ProfileSink sink;
-    sink.node = [&](const pm::Node& node) {
-      pm::Node complete = node;  // as the server stores it: spec sheet filled in
-      pm::CompleteFromCatalog(pm::GpuCatalog::BuiltIn(), complete.gpu);
-      nodes[node.name] = complete;
-    };
-    sink.profile = [&](int64_t, const pm::Profile& profile) {
-      absl::StatusOr<pm::WorkloadDescriptor> d = pm::Describe(profile.workload);
-      if (d.ok()) profiles.push_back({profile, *std::move(d)});
-    };
-    sink.bad_record = [&](int64_t line, const std::string& why) {
-      std::fprintf(stderr, "%s:%lld: %s\n", file.c_str(), static_cast<long long>(line), why.c_str());
-    };
-    absl::Status status = perfcast::client::ReadProfiles(file, *format, sink);
-    if (!status.ok()) return std::fprintf(stderr, "%s\n", status.ToString().c_str()), 1;
+  if (absl::Status s = perfcast::bench::LoadDescribedProfiles(files, &nodes, profiles); !s.ok()) {
+    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
   }
   absl::StatusOr<pp::EvaluationReport> report = pp::EvaluateDescribed(profiles, nodes, options);
   if (!report.ok()) return std::fprintf(stderr, "%s\n", report.status().ToString().c_str()), 1;

@@ -1,0 +1,39 @@
+#include "tests/bench/profile_loading.h"
+
+#include <cstdio>
+
+#include "client/profile_files.h"
+#include "models/descriptor.h"
+#include "models/gpu_catalog.h"
+
+namespace perfcast::bench {
+
+absl::Status LoadDescribedProfiles(const std::vector<std::string>& files,
+                                   std::map<std::string, models::Node>* nodes,
+                                   std::vector<predictor::DescribedProfile>& profiles,
+                                   const std::function<bool(const models::Profile&)>& keep) {
+  for (const std::string& file : files) {
+    absl::StatusOr<client::ProfileFormat> format = client::FormatOfPath(file);
+    if (!format.ok()) return format.status();
+    client::ProfileSink sink;
+    sink.node = [&](const models::Node& node) {
+      if (nodes == nullptr) return;
+      models::Node complete = node;
+      models::CompleteFromCatalog(models::GpuCatalog::BuiltIn(), complete.gpu);
+      (*nodes)[node.name] = complete;
+    };
+    sink.profile = [&](int64_t, const models::Profile& profile) {
+      if (keep && !keep(profile)) return;
+      absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(profile.workload);
+      if (d.ok()) profiles.push_back({profile, *std::move(d)});
+    };
+    sink.bad_record = [&](int64_t line, const std::string& why) {
+      std::fprintf(stderr, "%s:%lld: %s\n", file.c_str(), static_cast<long long>(line),
+                   why.c_str());
+    };
+    if (absl::Status s = client::ReadProfiles(file, *format, sink); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace perfcast::bench
