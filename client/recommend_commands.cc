@@ -94,7 +94,9 @@ void Print(const v1::RecommendResponse& r) {
     const std::string power =
         c.board_power_w() > 0
             ? absl::StrFormat("%.0f W %s", c.board_power_w(),
-                              c.power_measured() ? "measured" : "tdp*default")
+                              // TDP times the utilisation the agents' power
+                              // readings give this family, or a default.
+                              c.power_measured() ? "tdp*measured-util" : "tdp*default")
             : "-";
     const std::string memory =
         c.memory().device_bytes() > 0
