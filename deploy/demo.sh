@@ -2,7 +2,8 @@
 # The README's main job: start perfcastd on an embedded SQLite file, register
 # GPU nodes (two of them never profiled), import the measured profiles shipped
 # in data/, fit the two-level model on the H200's newest-method profiles,
-# check it on held-out larger sizes (predicted against measured), predict
+# check it on held-out larger sizes and on every measurement of a GPU it
+# never saw (the H100), predict
 # GPT-2 training from its config.json on a GPU nobody profiled, and rank the
 # GPUs for that job.
 #
@@ -59,6 +60,14 @@ if [ -n "$SHIPPED" ]; then
   "$PERFCAST" fit --gpu "$TRAIN_GPU"
   step "Predict the largest size of each family from the smaller ones, against what it measured"
   "$PERFCAST" evaluate --split sizes --gpu "$TRAIN_GPU" --limit 15 --report "$DATA_DIR/report.html"
+  if [ "$TRAIN_GPU" = H200-SXM-141GB ] && [ -f data/h100-m2-default.sqlite ]; then
+    step "Predict every H100 measurement from a fit on the H200 alone (a GPU the fit never saw)"
+    "$PERFCAST" evaluate --train-gpu H200-SXM-141GB --test-gpu H100-SXM5-80GB --limit 0 \
+      --report "$DATA_DIR/heldout-h100.html" > "$DATA_DIR/heldout-h100.txt"
+    # The headline: overall, per level and per GPU; the file has every group.
+    sed -n '1,7p' "$DATA_DIR/heldout-h100.txt"
+    echo "(every group: $DATA_DIR/heldout-h100.txt)"
+  fi
 else
   step "Fit the two-level model"
   "$PERFCAST" fit
