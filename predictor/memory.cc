@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,13 +28,27 @@ struct Row {
 };
 
 std::array<double, kMemoryFeatures> Features(const MemoryTerms& t) {
-  return {1.0, t.transient(), t.fp32_activations, t.largest_op_bytes, t.forward_bytes};
+  return {1.0,
+          t.activations,
+          t.inputs,
+          t.fp32_activations,
+          t.largest_op_bytes,
+          t.fp32_largest_op_bytes,
+          t.forward_bytes};
 }
 
 // Non-negative least squares of (peak − persistent) / peak on the features
 // divided by peak: relative error, so small and large steps count alike.
-// Columns are scaled to a maximum of 1 for the solver's conditioning; a
-// column that is zero throughout (no fp32 rows, say) keeps coefficient 0.
+// Columns are scaled to a maximum of 1 for the solver's conditioning. The
+// answer is the best unconstrained solution, over every subset of the
+// non-zero columns, that is non-negative: exactly the NNLS optimum when the
+// columns are independent, and still an answer when a small group makes
+// some of them collinear (a family measured at one precision, inference
+// rows whose largest operation is their largest output). Subsets are tried
+// smallest first and a larger one must fit measurably better, so that a
+// group with fewer workloads than features (which several subsets fit
+// exactly) gets the fewest features rather than whichever rounding favours.
+// With at most kMemoryFeatures columns that is at most 127 small solves.
 absl::StatusOr<MemoryCalibration> FitRows(absl::Span<const Row* const> rows) {
   Eigen::MatrixXd x(rows.size(), kMemoryFeatures);
   Eigen::VectorXd y(rows.size());
@@ -49,12 +65,43 @@ absl::StatusOr<MemoryCalibration> FitRows(absl::Span<const Row* const> rows) {
   }
   Eigen::MatrixXd xs(rows.size(), used.size());
   for (size_t k = 0; k < used.size(); ++k) xs.col(k) = x.col(used[k]) / scale(used[k]);
-  absl::StatusOr<Eigen::VectorXd> beta =
-      SolveGram(xs.transpose() * xs, xs.transpose() * y, /*non_negative=*/true);
-  if (!beta.ok()) return beta.status();
+  const Eigen::MatrixXd gram = xs.transpose() * xs;
+  const Eigen::VectorXd xty = xs.transpose() * y;
+  const double yty = y.squaredNorm();
+  double best_sse = HUGE_VAL;
+  Eigen::VectorXd best = Eigen::VectorXd::Zero(used.size());
+  std::vector<uint32_t> masks;
+  for (uint32_t mask = 1; mask < (1u << used.size()); ++mask) masks.push_back(mask);
+  std::stable_sort(masks.begin(), masks.end(), [](uint32_t a, uint32_t b) {
+    return std::popcount(a) < std::popcount(b);
+  });
+  for (uint32_t mask : masks) {
+    std::vector<int> subset;
+    for (size_t k = 0; k < used.size(); ++k) {
+      if (mask & (1u << k)) subset.push_back(static_cast<int>(k));
+    }
+    Eigen::MatrixXd g(subset.size(), subset.size());
+    Eigen::VectorXd c(subset.size());
+    for (size_t a = 0; a < subset.size(); ++a) {
+      c(a) = xty(subset[a]);
+      for (size_t b = 0; b < subset.size(); ++b) g(a, b) = gram(subset[a], subset[b]);
+    }
+    absl::StatusOr<Eigen::VectorXd> beta = SolveGram(g, c, /*non_negative=*/false);
+    if (!beta.ok() || beta->minCoeff() < 0) continue;
+    // ‖y − Xb‖² = y'y − 2 b'X'y + b'X'Xb, from the Gram matrix alone.
+    const double sse = yty - 2 * beta->dot(c) + beta->dot(g * *beta);
+    if (sse < best_sse - 1e-12 * yty) {
+      best_sse = sse;
+      best.setZero();
+      for (size_t a = 0; a < subset.size(); ++a) best(subset[a]) = (*beta)(a);
+    }
+  }
+  if (!(best_sse < HUGE_VAL)) {
+    return absl::FailedPreconditionError("memory: no non-negative fit of the measured peaks");
+  }
   MemoryCalibration c;
   c.coefficients.assign(kMemoryFeatures, 0.0);
-  for (size_t k = 0; k < used.size(); ++k) c.coefficients[used[k]] = (*beta)(k) / scale(used[k]);
+  for (size_t k = 0; k < used.size(); ++k) c.coefficients[used[k]] = best(k) / scale(used[k]);
   c.rows = static_cast<int64_t>(rows.size());
   double error = 0;
   for (const Row* row : rows) error += std::abs(c.Predict(row->terms) - row->peak) / row->peak;
@@ -83,13 +130,14 @@ absl::StatusOr<MemoryCalibration> Calibrate(const std::string& scope,
     group_of_row.push_back(it->second);
   }
   const int64_t groups = static_cast<int64_t>(workload_index.size());
-  if (groups < kMemoryFolds) {
+  if (groups < kMinMemoryWorkloads) {
     return absl::FailedPreconditionError(absl::StrCat(scope, ": too few workloads"));
   }
-  absl::StatusOr<std::vector<int>> fold_of_group = RandomFolds(groups, kMemoryFolds, 1);
+  const int folds = static_cast<int>(std::min<int64_t>(kMemoryFolds, groups));
+  absl::StatusOr<std::vector<int>> fold_of_group = RandomFolds(groups, folds, 1);
   if (!fold_of_group.ok()) return fold_of_group.status();
   std::vector<double> errors(rows.size());
-  for (int fold = 0; fold < kMemoryFolds; ++fold) {
+  for (int fold = 0; fold < folds; ++fold) {
     std::vector<const Row*> train;
     for (size_t i = 0; i < rows.size(); ++i) {
       if ((*fold_of_group)[group_of_row[i]] != fold) train.push_back(rows[i]);
@@ -125,7 +173,8 @@ int OptimizerStates(const models::WorkloadSpec& spec) {
 
 const std::vector<std::string>& MemoryFeatureNames() {
   static const std::vector<std::string>* const kNames = new std::vector<std::string>{
-      "constant", "transient", "fp32_activations", "largest_op_bytes", "forward_bytes"};
+      "constant",         "activations",           "inputs",       "fp32_activations",
+      "largest_op_bytes", "fp32_largest_op_bytes", "forward_bytes"};
   return *kNames;
 }
 
@@ -160,6 +209,7 @@ MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& d) {
     }
     t.largest_op_bytes = std::max(t.largest_op_bytes, op.bytes);
   }
+  t.fp32_largest_op_bytes = wide ? t.largest_op_bytes : 0;
   t.forward_bytes = d.forward_bytes;
   return t;
 }

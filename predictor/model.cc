@@ -162,6 +162,14 @@ absl::StatusOr<MemoryModel> MemoryFromJson(const json& j) {
     PERFCAST_READ(value, "cv_max_error", c.cv_max_error);
     PERFCAST_READ(value, "error_p10", c.error_p10);
     PERFCAST_READ(value, "error_p90", c.error_p90);
+    // Models saved before the memory fit split the transient bytes into
+    // activations and inputs and added the fp32 largest operation carry five
+    // coefficients: constant, activations + inputs, fp32 activations,
+    // largest operation, forward bytes. The same answer in today's order:
+    if (c.coefficients.size() == 5) {
+      const std::vector<double> old = c.coefficients;
+      c.coefficients = {old[0], old[1], old[1], old[2], old[3], 0.0, old[4]};
+    }
     if (c.coefficients.size() != kMemoryFeatures) {
       return absl::InvalidArgumentError(
           absl::StrCat("model: memory calibration '", scope, "' needs ", kMemoryFeatures,

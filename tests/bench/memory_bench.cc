@@ -4,8 +4,11 @@
 // fitted on everything else (predictor::FitMemory) and the held-out peaks are
 // predicted (predictor::EstimateMemory). Then, as a second split, each family
 // is held out whole (its own calibration cannot exist: the pooled one or the
-// analytic terms answer). Prints MAPE, signed bias (median), the worst rows
-// and the 10-90% band's coverage per family, and overall.
+// analytic terms answer). Third, five folds over workloads (a workload's
+// runs in both files stay on one side): the calibration's own
+// cross-validation, over every family at once. Prints MAPE, signed bias
+// (median), the worst row and the 10-90% band's coverage per family, and
+// overall.
 //
 //   memory_bench FILE...     (agent SQLite files, CSV or JSONL exports)
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "models/descriptor.h"
 #include "predictor/dataset.h"
+#include "predictor/folds.h"
 #include "predictor/memory.h"
 #include "tests/bench/profile_loading.h"
 
@@ -67,15 +71,13 @@ void PrintSummary(const char* title, const std::vector<Point>& points) {
                 100 * mean, 100 * Median(errors), 100 * worst,
                 rows.empty() ? 0.0 : 100.0 * covered / rows.size());
   }
-  std::vector<const Point*> worst;
-  for (const Point& p : points) worst.push_back(&p);
-  std::sort(worst.begin(), worst.end(), [](const Point* a, const Point* b) {
-    return std::abs(a->predicted / a->measured - 1) > std::abs(b->predicted / b->measured - 1);
-  });
-  std::printf("  worst rows:\n");
-  for (size_t i = 0; i < std::min<size_t>(5, worst.size()); ++i) {
-    const Point& p = *worst[i];
-    std::printf("    %+6.1f%%  measured %.2f GiB, predicted %.2f GiB (%s)  %s\n",
+  std::printf("  worst row of each family:\n");
+  for (const auto& [family, rows] : by_family) {
+    if (family == "all" || rows.empty()) continue;
+    const Point& p = **std::max_element(rows.begin(), rows.end(), [](const Point* a, const Point* b) {
+      return std::abs(a->predicted / a->measured - 1) < std::abs(b->predicted / b->measured - 1);
+    });
+    std::printf("    %+6.1f%%  measured %.3f GiB, predicted %.3f GiB (%s)  %s\n",
                 100 * (p.predicted / p.measured - 1), p.measured / (1 << 30),
                 p.predicted / (1 << 30), p.method.c_str(), p.key.c_str());
   }
@@ -138,5 +140,30 @@ int main(int argc, char** argv) {
     Predict(train, test, unseen);
   }
   PrintSummary("each family held out whole (pooled calibration or analytic terms):", unseen);
+
+  // Split 3: five folds over workloads.
+  std::map<std::string, int> workload_index;
+  for (const pp::DescribedProfile& p : profiles) {
+    workload_index.try_emplace(p.profile.workload.Key(), static_cast<int>(workload_index.size()));
+  }
+  constexpr int kFolds = 5;
+  absl::StatusOr<std::vector<int>> fold_of_workload =
+      pp::RandomFolds(static_cast<int64_t>(workload_index.size()), kFolds, 1);
+  if (!fold_of_workload.ok()) {
+    return std::fprintf(stderr, "%s\n", fold_of_workload.status().ToString().c_str()), 1;
+  }
+  std::vector<Point> folds;
+  for (int fold = 0; fold < kFolds; ++fold) {
+    train.clear();
+    test.clear();
+    for (const pp::DescribedProfile& p : profiles) {
+      const bool held_out =
+          (*fold_of_workload)[workload_index.at(p.profile.workload.Key())] == fold;
+      (held_out ? test : train).push_back(p);
+    }
+    Predict(train, test, folds);
+  }
+  PrintSummary("five folds over workloads (every family calibrated on its other workloads):",
+               folds);
   return 0;
 }

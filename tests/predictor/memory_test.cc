@@ -79,7 +79,7 @@ TEST(FitMemory, RecoversKnownCoefficientsAndFallsBack) {
         p.profile.workload = p.descriptor.spec;
         const MemoryTerms t = AnalyticMemory(p.descriptor);
         p.profile.peak_memory_bytes =
-            64e6 + t.persistent() + 0.8 * t.transient() + 0.3 * t.fp32_activations;
+            64e6 + t.persistent() + 0.8 * t.activations + t.inputs + 0.3 * t.fp32_activations;
         profiles.push_back(p);
       }
     }
@@ -90,7 +90,10 @@ TEST(FitMemory, RecoversKnownCoefficientsAndFallsBack) {
   ASSERT_EQ(c.coefficients.size(), static_cast<size_t>(kMemoryFeatures));
   EXPECT_NEAR(c.coefficients[0], 64e6, 1e4);
   EXPECT_NEAR(c.coefficients[1], 0.8, 1e-4);
-  EXPECT_NEAR(c.coefficients[2], 0.3, 1e-4);
+  EXPECT_NEAR(c.coefficients[2], 1.0, 1e-4);
+  EXPECT_NEAR(c.coefficients[3], 0.3, 1e-4);
+  // The features the peaks do not depend on stay out.
+  for (int j = 4; j < kMemoryFeatures; ++j) EXPECT_EQ(c.coefficients[j], 0) << j;
   EXPECT_LT(c.cv_mape, 1e-4);
   EXPECT_EQ(c.rows, 24);
   EXPECT_EQ(model.calibrations.count("*/train"), 1u);
@@ -104,6 +107,54 @@ TEST(FitMemory, RecoversKnownCoefficientsAndFallsBack) {
   lstm.phase = models::Phase::kInference;
   EXPECT_EQ(EstimateMemory(model, DescribeOrDie(lstm)).method, "analytic");
   EXPECT_GT(e.required_bytes, e.peak_bytes + kCudaContextBytes);
+}
+
+// A family measured at one precision has fp32 activations equal to its
+// activations (and the largest operation's fp32 copy equal to itself): the
+// columns are collinear, and the calibration still exists, from the features
+// that are not.
+TEST(FitMemory, CollinearFeaturesStillCalibrate) {
+  std::vector<DescribedProfile> profiles;
+  for (int64_t layers : {1, 2, 4}) {
+    for (int64_t batch : {8, 32}) {
+      DescribedProfile p;
+      p.descriptor = DescribeOrDie(
+          Transformer(layers, 256, 128, batch, models::Precision::kFp32, models::Phase::kTrain));
+      p.profile.workload = p.descriptor.spec;
+      const MemoryTerms t = AnalyticMemory(p.descriptor);
+      ASSERT_EQ(t.fp32_activations, t.activations);
+      p.profile.peak_memory_bytes = 70e6 + t.persistent() + 0.9 * t.activations;
+      profiles.push_back(p);
+    }
+  }
+  const MemoryModel model = FitMemory(profiles);
+  ASSERT_EQ(model.calibrations.count("transformer/train"), 1u);
+  const MemoryCalibration& c = model.calibrations.at("transformer/train");
+  EXPECT_LT(c.cv_mape, 1e-6);
+  for (const DescribedProfile& p : profiles) {
+    EXPECT_NEAR(EstimateMemory(model, p.descriptor).peak_bytes, *p.profile.peak_memory_bytes,
+                1e-6 * *p.profile.peak_memory_bytes);
+  }
+}
+
+// Two workloads of a family (an architecture measured at one size and two
+// batches, say) calibrate it; one does not.
+TEST(FitMemory, TwoWorkloadsMakeAFamilyCalibration) {
+  std::vector<DescribedProfile> profiles;
+  for (int64_t batch : {8, 32}) {
+    for (int copy = 0; copy < 2; ++copy) {  // each measured on two nodes
+      DescribedProfile p;
+      p.descriptor = DescribeOrDie(
+          Transformer(2, 256, 128, batch, models::Precision::kBf16Amp, models::Phase::kTrain));
+      p.profile.workload = p.descriptor.spec;
+      const MemoryTerms t = AnalyticMemory(p.descriptor);
+      p.profile.peak_memory_bytes = 70e6 + t.persistent() + 1.2 * t.activations;
+      profiles.push_back(p);
+    }
+  }
+  EXPECT_EQ(FitMemory(profiles).calibrations.count("transformer/train"), 1u);
+  profiles.resize(2);  // one batch size left
+  EXPECT_EQ(FitMemory(profiles).calibrations.count("transformer/train"), 0u);
 }
 
 TEST(FitMemory, TooFewPeaksLeaveTheModelEmptyAndAnalytic) {

@@ -53,7 +53,7 @@ TEST(Power, MemoryAndPowerSurviveTheModelFile) {
   PredictorModel model;
   MemoryCalibration memory;
   memory.scope = "lstm/train";
-  memory.coefficients = {7e7, 1.1, 0.2, 0.5, 0.01};
+  memory.coefficients = {7e7, 1.1, 1.0, 0.2, 0.5, 3.0, 0.01};
   memory.rows = 12;
   memory.cv_mape = 0.05;
   memory.error_p10 = -0.1;
@@ -71,6 +71,35 @@ TEST(Power, MemoryAndPowerSurviveTheModelFile) {
   std::string bad = *text;
   bad.replace(bad.find("1.1,"), 4, "");
   EXPECT_FALSE(ParseModel(bad).ok());
+}
+
+// A model saved with the five memory features of earlier releases (constant,
+// activations + inputs, fp32 activations, largest operation, forward bytes)
+// loads and predicts the same peaks.
+TEST(Power, FiveFeatureMemoryCalibrationsStillLoad) {
+  PredictorModel model;
+  MemoryCalibration memory;
+  memory.scope = "lstm/train";
+  memory.coefficients = {7e7, 1.1, 0.2, 0.5, 0.01, 0, 0};
+  model.memory.calibrations[memory.scope] = memory;
+  absl::StatusOr<std::string> text = SerializeModel(model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  std::string old = *text;
+  const size_t at = old.find("0.01,");
+  ASSERT_NE(at, std::string::npos) << old;
+  old.replace(at + 4, old.find(']', at) - (at + 4), "");  // drop the trailing zeros
+  absl::StatusOr<PredictorModel> back = ParseModel(old);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << old;
+  const MemoryCalibration& c = back->memory.calibrations.at("lstm/train");
+  ASSERT_EQ(c.coefficients.size(), static_cast<size_t>(kMemoryFeatures));
+  MemoryTerms terms;
+  terms.activations = 3e8;
+  terms.inputs = 1e6;
+  terms.fp32_activations = 3e8;
+  terms.largest_op_bytes = 5e7;
+  terms.fp32_largest_op_bytes = 5e7;
+  terms.forward_bytes = 2e9;
+  EXPECT_DOUBLE_EQ(c.Predict(terms), 7e7 + 1.1 * (3e8 + 1e6) + 0.2 * 3e8 + 0.5 * 5e7 + 0.01 * 2e9);
 }
 
 // Fit learns utilisation from the board power of model profiles on nodes of
