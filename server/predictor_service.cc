@@ -243,14 +243,9 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
     if (!price.ok()) return price.status();
     answer->price = *std::move(price);
     EncodePrice(answer->price, brief, &answer->encoded);
-    // A GPU the step does not fit on gets no time (a multi-GPU layout
-    // reports its memory per GPU in its own estimate).
-    if (!answer->price.parallel.has_value()) {
-      const predictor::MemoryEstimate memory =
-          predictor::EstimateMemory((*model)->model.memory, *descriptor);
-      const predictor::MemoryVerdict fit = predictor::CheckMemoryFit(memory, (*node)->gpu);
-      if (!fit.fits) return absl::FailedPreconditionError(fit.reason);
-      if (!brief) EncodeMemory(memory, fit, answer->encoded.mutable_memory());
+    if (!brief && !answer->price.parallel.has_value()) {
+      EncodeMemory(answer->price.memory, answer->price.memory_verdict,
+                   answer->encoded.mutable_memory());
     }
     return absl::OkStatus();
   }();

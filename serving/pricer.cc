@@ -87,6 +87,11 @@ absl::StatusOr<WorkloadPrice> Pricer::Price(std::shared_ptr<const LoadedModel> m
   if (!node.ok()) return node.status();
   WorkloadPrice price;
   if (!layout.has_value()) {
+    price.memory = predictor::EstimateMemory(model->model.memory, workload);
+    price.memory_verdict = predictor::CheckMemoryFit(price.memory, (*node)->gpu);
+    if (!price.memory_verdict.fits) {
+      return absl::FailedPreconditionError(price.memory_verdict.reason);
+    }
     absl::StatusOr<predictor::Prediction> prediction =
         predictor::PredictDescribed(model->model, workload, **node);
     if (!prediction.ok()) return prediction.status();

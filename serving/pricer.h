@@ -37,6 +37,7 @@
 #include "models/hardware.h"
 #include "predictor/collectives.h"
 #include "predictor/job.h"
+#include "predictor/memory.h"
 #include "predictor/parallel.h"
 #include "predictor/predictor.h"
 #include "serving/model_cache.h"
@@ -64,6 +65,10 @@ struct WorkloadPrice {
   predictor::Prediction prediction;
   // With a multi-GPU layout: the step's parts, memory and links.
   std::optional<predictor::ParallelPrediction> parallel;
+  // On one GPU: the step's peak device memory and that it fits (a layout
+  // reports its memory per GPU in `parallel`).
+  predictor::MemoryEstimate memory;
+  predictor::MemoryVerdict memory_verdict;
   int64_t batch_size = 0;       // samples per iteration (global), for PriceJob
   double cv_mape = 0;           // of the level that answered
 };
@@ -94,8 +99,11 @@ class Pricer {
   // Prices `workload` on `target` with `model`, on one GPU or, given a
   // `layout`, on as many as it lays the step over (a registered node limits
   // the layout to its GPU count and lends its measured all-reduce link).
-  // Errors: those of ResolveTarget; InvalidArgument when the node lacks
-  // usable rates or the layout does not fit (predictor::ValidateLayout);
+  // Errors: those of ResolveTarget; FailedPrecondition, saying how much it
+  // needs and the GPU holds, when the step on one GPU does not fit in the
+  // GPU's memory (predictor::CheckMemoryFit with the model's memory
+  // calibration): such a GPU gets no time; InvalidArgument when the node
+  // lacks usable rates or the layout does not fit (predictor::ValidateLayout);
   // FailedPrecondition when the model cannot price this workload or answers
   // a non-positive or non-finite time.
   absl::StatusOr<WorkloadPrice> Price(

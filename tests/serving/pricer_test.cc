@@ -82,6 +82,45 @@ TEST_F(PricerTest, PricesAHeldOutNodeNearTheTruthAndJobsFromIt) {
   EXPECT_NE(catalog->prediction.rate_source, predictor::RateSource::kMeasured);
 }
 
+// A step too large for the GPU gets no time: the one pricing path refuses
+// it (Predict, PredictBatch, sweeps and recommend alike), saying what it
+// needs and what the GPU holds; where it fits, the price carries its memory.
+TEST_F(PricerTest, AStepThatDoesNotFitIsRefusedAndOneThatFitsCarriesItsMemory) {
+  absl::StatusOr<SavedFit> fitted = FitWithoutBeta2();
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  absl::StatusOr<std::shared_ptr<const LoadedModel>> model = pricer.Model("");
+  ASSERT_TRUE(model.ok()) << model.status();
+
+  models::WorkloadSpec spec = Lstm().spec;
+  spec.params = {{"layers", 16}, {"hidden", 4096}};  // 2.1e9 parameters, Adam: > 36 GiB
+  spec.batch_size = 8;
+  absl::StatusOr<models::WorkloadDescriptor> big = models::Describe(spec);
+  ASSERT_TRUE(big.ok()) << big.status();
+  ASSERT_GT(big->parameters, 2e9);
+  const absl::Status l4 = pricer.Price(*model, *big, Target::CatalogGpu("L4-24GB")).status();
+  EXPECT_EQ(l4.code(), absl::StatusCode::kFailedPrecondition) << l4;
+  EXPECT_NE(l4.message().find("does not fit"), std::string::npos) << l4;
+  EXPECT_NE(l4.message().find("L4-24GB"), std::string::npos) << l4;
+
+  absl::StatusOr<WorkloadPrice> h200 =
+      pricer.Price(*model, *big, Target::CatalogGpu("H200-SXM-141GB"));
+  ASSERT_TRUE(h200.ok()) << h200.status();
+  EXPECT_TRUE(h200->memory_verdict.fits);
+  EXPECT_GT(h200->memory.peak_bytes, 16 * big->parameters);  // weights, gradients, Adam
+  EXPECT_GT(h200->memory_verdict.device_bytes, h200->memory_verdict.required_bytes);
+  EXPECT_GT(h200->prediction.iteration_ms, 0);
+
+  // Inference of the same model needs its weights alone: the L4 answers.
+  spec.phase = models::Phase::kInference;
+  absl::StatusOr<models::WorkloadDescriptor> inference = models::Describe(spec);
+  ASSERT_TRUE(inference.ok()) << inference.status();
+  absl::StatusOr<WorkloadPrice> answered =
+      pricer.Price(*model, *inference, Target::CatalogGpu("L4-24GB"));
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_LT(answered->memory.required_bytes, answered->memory_verdict.device_bytes);
+}
+
 TEST_F(PricerTest, UnknownTargetsAndModelsAreNotFound) {
   Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
   EXPECT_EQ(pricer.Model("").status().code(), absl::StatusCode::kNotFound);
