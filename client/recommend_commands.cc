@@ -116,7 +116,9 @@ void Print(const v1::RecommendResponse& r) {
 }
 
 std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlags& flags) {
-  if (flags.job.family.empty()) return CliError{kExitUsage, "recommend needs --family"};
+  if (flags.job.family.empty() && flags.job.hf_config.empty() && flags.job.torchvision.empty()) {
+    return CliError{kExitUsage, "recommend needs --family, --hf-config or --torchvision"};
+  }
   if (flags.catalog_only && flags.nodes_only) {
     return CliError{kExitUsage, "--catalog-only and --nodes-only exclude each other"};
   }
@@ -177,13 +179,22 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
   auto flags = std::make_shared<RecommendFlags>();
   CLI::App* r = app.add_subcommand(
       "recommend", "Rank GPUs (and counts) for one job by time, cost and energy");
-  r->add_option("--family", flags->job.family, "Model family (see perfcast predict)");
+  r->add_option("--family", flags->job.family,
+                "Model family (see perfcast predict); or --hf-config, --torchvision");
+  r->add_option("--hf-config", flags->job.hf_config,
+                "A Hugging Face config.json (gpt2, opt, llama, mistral, bert) instead of --family")
+      ->check(CLI::ExistingFile);
+  r->add_option("--torchvision", flags->job.torchvision,
+                "A torchvision model (resnet18..resnet152, vit_b_16, ...) instead of --family");
+  r->add_option("--seq-len", flags->job.seq_len,
+                "Tokens per sample with --hf-config (default: the model's maximum)");
+  r->add_option("--image", flags->job.image, "Image size in pixels with --torchvision (default: 224)");
   r->add_option("--param", flags->job.params, "Architecture parameter name=value (repeatable)");
   r->add_option("--batch", flags->job.batch, "Batch size");
   r->add_option("--precision", flags->job.precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")
       ->capture_default_str();
   r->add_option("--phase", flags->job.phase, "train or inference")->capture_default_str();
-  r->add_option("--optimizer", flags->job.optimizer, "adam or sgd");
+  r->add_option("--optimizer", flags->job.optimizer, "adam, adamw or sgd");
   r->add_option("--samples", flags->job.samples, "Samples per epoch");
   r->add_option("--epochs", flags->job.epochs, "Epochs");
   r->add_option("--iterations", flags->job.iterations, "Iterations (instead of samples x epochs)");

@@ -143,9 +143,11 @@ absl::StatusOr<WorkloadSpec> NormalizeSpec(const WorkloadSpec& spec) {
   if (!def->uses_batch) out.batch_size = 1;
   if (!def->uses_precision) out.precision = Precision::kFp32;
   if (def->fixed_phase) out.phase = def->phase;
-  if (out.phase == Phase::kTrain && out.optimizer != "adam" && out.optimizer != "sgd") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        spec.family, ": parameter 'optimizer' = '", spec.optimizer, "' (expected adam or sgd)"));
+  if (out.phase == Phase::kTrain && out.optimizer != "adam" && out.optimizer != "adamw" &&
+      out.optimizer != "sgd") {
+    return absl::InvalidArgumentError(absl::StrCat(spec.family, ": parameter 'optimizer' = '",
+                                                   spec.optimizer,
+                                                   "' (expected adam, adamw or sgd)"));
   }
   // Inference ignores the optimizer: a canonical value keeps equal work equal.
   if (out.phase == Phase::kInference) out.optimizer = "adam";

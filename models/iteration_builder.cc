@@ -28,6 +28,11 @@ constexpr double kSoftmaxBackwardFlops = 4;
 constexpr double kAdamLaunchesPerTensor = 8;
 constexpr double kAdamFlopsPerParam = 13;
 constexpr double kAdamBytesPerParam = 80;
+// AdamW first decays the parameter in place (param.mul_(1 - lr * wd)), then
+// steps as Adam: one more kernel, FLOP and 8 bytes per parameter.
+constexpr double kAdamWLaunchesPerTensor = kAdamLaunchesPerTensor + 1;
+constexpr double kAdamWFlopsPerParam = kAdamFlopsPerParam + 1;
+constexpr double kAdamWBytesPerParam = kAdamBytesPerParam + 8;
 constexpr double kSgdLaunchesPerTensor = 3;
 constexpr double kSgdFlopsPerParam = 4;
 constexpr double kSgdBytesPerParam = 32;
@@ -511,15 +516,25 @@ WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_te
                                             int64_t inner_modules, bool with_optimizer,
                                             bool with_copy, bool with_host) {
   if (training() && with_optimizer && parameters_ > 0) {
-    const bool adam = spec_.optimizer == "adam";
+    double flops = kAdamFlopsPerParam, bytes = kAdamBytesPerParam,
+           launches = kAdamLaunchesPerTensor;
+    if (spec_.optimizer == "adamw") {
+      flops = kAdamWFlopsPerParam;
+      bytes = kAdamWBytesPerParam;
+      launches = kAdamWLaunchesPerTensor;
+    } else if (spec_.optimizer == "sgd") {
+      flops = kSgdFlopsPerParam;
+      bytes = kSgdBytesPerParam;
+      launches = kSgdLaunchesPerTensor;
+    }
     Operation op;
     op.op_class = OpClass::kOptimizer;
     op.name = absl::StrCat("optimizer.", spec_.optimizer, ".step");
     op.shape = {{"params", static_cast<int64_t>(parameters_)}, {"tensors", parameter_tensors_}};
     op.precision = Precision::kFp32;  // master weights and states stay fp32 under amp
-    op.flops = (adam ? kAdamFlopsPerParam : kSgdFlopsPerParam) * parameters_;
-    op.bytes = (adam ? kAdamBytesPerParam : kSgdBytesPerParam) * parameters_;
-    op.launches = (adam ? kAdamLaunchesPerTensor : kSgdLaunchesPerTensor) * parameter_tensors_;
+    op.flops = flops * parameters_;
+    op.bytes = bytes * parameters_;
+    op.launches = launches * parameter_tensors_;
     op.work_items = ElementBlocks(parameters_);
     Add(std::move(op), Stage::kOptimizer);
   }

@@ -326,7 +326,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   if (training) {
     out.memory.gradients = out.memory.parameters;
     // Adam keeps two moments; the agent's SGD one momentum buffer.
-    out.memory.optimizer = (spec->optimizer == "adam" ? 2 : 1) * out.memory.parameters;
+    out.memory.optimizer = (spec->optimizer == "sgd" ? 1 : 2) * out.memory.parameters;
   }
   const double split_share = forward_bytes > 0 ? split_bytes / forward_bytes : 0;
   int64_t most_layers = 0;

@@ -185,6 +185,9 @@ absl::StatusOr<OpCall> BuildCall(const Device& device, const models::WorkloadSpe
     if (spec.optimizer == "sgd") {
       optimizer = std::make_shared<torch::optim::SGD>(
           std::vector<torch::Tensor>{param}, torch::optim::SGDOptions(1e-3).momentum(0.9));
+    } else if (spec.optimizer == "adamw") {
+      optimizer = std::make_shared<torch::optim::AdamW>(std::vector<torch::Tensor>{param},
+                                                        torch::optim::AdamWOptions(1e-3));
     } else {
       optimizer = std::make_shared<torch::optim::Adam>(std::vector<torch::Tensor>{param},
                                                        torch::optim::AdamOptions(1e-3));

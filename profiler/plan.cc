@@ -490,9 +490,10 @@ absl::StatusOr<Grid> ParseGrid(const Json& node, absl::string_view where) {
                                       absl::StatusOr<std::string> s = JsonString(item);
                                       if (!s.ok()) return s.status();
                                       const std::string lower = absl::AsciiStrToLower(*s);
-                                      if (lower != "adam" && lower != "sgd") {
-                                        return absl::InvalidArgumentError(absl::StrCat(
-                                            "unknown optimizer '", *s, "' (expected adam or sgd)"));
+                                      if (lower != "adam" && lower != "adamw" && lower != "sgd") {
+                                        return absl::InvalidArgumentError(
+                                            absl::StrCat("unknown optimizer '", *s,
+                                                         "' (expected adam, adamw or sgd)"));
                                       }
                                       return lower;
                                     });

@@ -41,6 +41,9 @@ ProxySession::ProxySession(const Device& device, const models::WorkloadSpec& spe
   if (spec.optimizer == "sgd") {
     optimizer_ = std::make_unique<torch::optim::SGD>(proxy_.model->Parameters(),
                                                      torch::optim::SGDOptions(1e-3).momentum(0.9));
+  } else if (spec.optimizer == "adamw") {
+    optimizer_ = std::make_unique<torch::optim::AdamW>(proxy_.model->Parameters(),
+                                                       torch::optim::AdamWOptions(1e-3));
   } else {
     optimizer_ = std::make_unique<torch::optim::Adam>(proxy_.model->Parameters(),
                                                       torch::optim::AdamOptions(1e-3));

@@ -290,7 +290,7 @@ std::vector<FamilyDef> OperationFamilies() {
           {"lookups", 64, 1, 1 << 20, "ids per sample"}},
          &DescribeEmbedding),
       WithFixedPhase(Op("optimizer",
-         "One optimizer step (spec optimizer: adam or sgd) over one fp32 tensor of `params` "
+         "One optimizer step (spec optimizer: adam, adamw or sgd) over one fp32 tensor of `params` "
          "parameters. Always train; ignores batch size and precision.",
          {{"params", 1 << 24, 1, kMaxElements, "parameters updated"}}, &DescribeOptimizer), Phase::kTrain),
       WithFixedPhase(Op("h2d",

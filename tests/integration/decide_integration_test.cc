@@ -129,15 +129,15 @@ TEST_F(DecideIntegrationTest, RecommendRanksEveryCatalogGpuAndNode) {
   EXPECT_NE(Slurp(report + ".json").find("\"candidates\""), std::string::npos);
 }
 
-// A ~5B-parameter model trained with Adam in bf16 is refused on a 24 GB L4
-// by predict (no time), and by recommend on every GPU it does not fit.
-// (The encoder family stands in for a decoder LM of that size.)
+// The example: Llama-2-7B (its Hugging Face config.json) trained in
+// bf16 with AdamW at sequence 2048 is refused on a 24 GB L4 by predict (no
+// time), and by recommend on every GPU it does not fit; where it fits (the
+// H200) it is answered.
 TEST_F(DecideIntegrationTest, MemoryFitRefusesWhatDoesNotFit) {
-  const std::vector<std::string> big = {"--family", "transformer", "--param", "layers=32",
-                                        "--param", "hidden=4096", "--param", "heads=32",
-                                        "--param", "ffn=11008", "--param", "seq_len=2048",
-                                        "--param", "vocab=32000", "--batch", "1",
-                                        "--precision", "bf16-amp", "--iterations", "1000"};
+  const std::string config = std::string(PERFCAST_HF_CONFIGS) + "/llama-2-7b.json";
+  const std::vector<std::string> big = {"--hf-config", config,     "--seq-len",   "2048",
+                                        "--batch",     "1",        "--precision", "bf16-amp",
+                                        "--optimizer", "adamw",    "--iterations", "1000"};
   std::vector<std::string> args = {"predict", "--gpu", "L4-24GB"};
   args.insert(args.end(), big.begin(), big.end());
   CommandResult r = server_->Cli(args);
@@ -145,6 +145,17 @@ TEST_F(DecideIntegrationTest, MemoryFitRefusesWhatDoesNotFit) {
   EXPECT_NE(r.err.find("FAILED_PRECONDITION"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("L4-24GB"), std::string::npos) << r.err;
+
+  args = {"predict", "--gpu", "H200-SXM-141GB", "--output", "json"};
+  args.insert(args.end(), big.begin(), big.end());
+  r = server_->Cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json answered = nlohmann::json::parse(r.out);
+  EXPECT_GT(answered["iteration_ms"].get<double>(), 0) << r.out;
+  EXPECT_TRUE(answered["memory"].value("fits", false)) << r.out;
+  // 6.7e9 parameters: fp32 weights, gradients and AdamW's two moments are
+  // 16 bytes each, autocast's bf16 copies 2 more, before any activation.
+  EXPECT_GT(answered["memory"]["peak_bytes"].get<double>(), 18 * 6.7e9) << r.out;
 
   // Small enough workloads say how much memory they need.
   r = server_->Cli({"predict", "--gpu", "L4-24GB", "--family", "lstm", "--batch", "64",
@@ -159,8 +170,8 @@ TEST_F(DecideIntegrationTest, MemoryFitRefusesWhatDoesNotFit) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json refused = nlohmann::json::parse(r.out);
   ASSERT_GE(refused["candidates"].size(), 15u);
-  // 93 GB of weights, gradients and Adam states before activations: only
-  // the 141 GB H200 holds it.
+  // 121 GB of weights, gradients, AdamW states and bf16 copies before
+  // activations: only the 141 GB H200 holds it.
   for (const nlohmann::json& c : refused["candidates"]) {
     if (c["gpu_model"] == "H200-SXM-141GB") {
       EXPECT_TRUE(c.value("recommended", false)) << c.dump();

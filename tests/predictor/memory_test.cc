@@ -48,6 +48,9 @@ TEST(MemoryTerms, FollowTheOptimizerPrecisionAndPhase) {
   const auto sgd = DescribeOrDie(Transformer(4, 512, 128, 8, models::Precision::kFp32,
                                              models::Phase::kTrain, "sgd"));
   EXPECT_DOUBLE_EQ(AnalyticMemory(sgd).optimizer_state, 4 * sgd.parameters);
+  const auto adamw = DescribeOrDie(Transformer(4, 512, 128, 8, models::Precision::kBf16Amp,
+                                               models::Phase::kTrain, "adamw"));
+  EXPECT_DOUBLE_EQ(AnalyticMemory(adamw).optimizer_state, 8 * adamw.parameters);
   EXPECT_DOUBLE_EQ(AnalyticMemory(sgd).amp_copies, 0);
 
   const auto inference = DescribeOrDie(
@@ -172,17 +175,22 @@ TEST(FitMemory, TooFewPeaksLeaveTheModelEmptyAndAnalytic) {
   EXPECT_DOUBLE_EQ(e.peak_bytes, e.terms.total());
 }
 
-// The example: a ~7B-class model (32 layers, hidden 4096, seq 2048;
-// the encoder family until decoder descriptors exist) trained in bf16 with
-// Adam needs far more than a 24 GB L4 holds; its inference at batch 1 fits an
-// 80 GB H100 but not a 16 GB T4.
+// The example: a ~7B decoder (Llama-2-7B's shape: 32 layers, hidden
+// 4096, SwiGLU 11008, RMSNorm, rotary positions, untied head; sequence 2048)
+// trained in bf16 with AdamW needs far more than a 24 GB L4 holds; its
+// inference at batch 1 fits an 80 GB H100 but not a 16 GB T4.
 TEST(CheckMemoryFit, SevenBillionDecoderIsRefusedOnAnL4) {
-  models::WorkloadSpec spec = Transformer(32, 4096, 2048, 1, models::Precision::kBf16Amp,
-                                          models::Phase::kTrain);
-  spec.params["ffn"] = 11008;
+  models::WorkloadSpec spec;
+  spec.family = "decoder";
+  spec.params = {{"layers", 32}, {"hidden", 4096}, {"heads", 32},   {"kv_heads", 32},
+                 {"ffn", 11008}, {"vocab", 32000}, {"seq_len", 2048}, {"positions", 0},
+                 {"mlp", 1},     {"norm", 1},      {"tied", 0},       {"bias", 0}};
+  spec.batch_size = 1;
+  spec.precision = models::Precision::kBf16Amp;
+  spec.phase = models::Phase::kTrain;
+  spec.optimizer = "adamw";
   const models::WorkloadDescriptor d = DescribeOrDie(spec);
-  EXPECT_GT(d.parameters, 5e9);
-  EXPECT_LT(d.parameters, 8e9);
+  EXPECT_NEAR(d.parameters, 6.74e9, 0.01e9);  // Llama-2-7B's published count
   const models::GpuCatalog& catalog = models::GpuCatalog::BuiltIn();
   const MemoryEstimate train = EstimateMemory(MemoryModel{}, d);
   const MemoryVerdict l4 = CheckMemoryFit(train, *catalog.Find("L4-24GB"));
