@@ -585,11 +585,10 @@ class SqliteImport final : public ImportTransaction {
     return absl::OkStatus();
   }
 
-  absl::Status Add(int64_t index, const Profile& input) override {
+  absl::Status AddPrepared(int64_t index, absl::StatusOr<PreparedProfile>&& prepared) override {
     if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    absl::StatusOr<Profile> prepared = PrepareProfile(input);
     if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
-    Profile profile = *std::move(prepared);
+    const Profile& profile = prepared->profile();
     absl::StatusOr<int64_t> node_id = NodeId(profile.node_name);
     if (!node_id.ok()) {
       if (absl::IsNotFound(node_id.status())) {
@@ -597,11 +596,11 @@ class SqliteImport final : public ImportTransaction {
       }
       return Fail(node_id.status());
     }
-    absl::StatusOr<int64_t> workload_id = WorkloadId(profile.workload);
+    absl::StatusOr<int64_t> workload_id = WorkloadId(prepared->workload_key(), profile.workload);
     if (!workload_id.ok()) return Fail(workload_id.status());
 
     Statement& s = *store_.import_statements().insert_profile;
-    s.BindBlob(1, absl::HexStringToBytes(profile.content_hash));
+    s.BindBlob(1, prepared->hash_bytes());
     s.Bind(2, *node_id).Bind(3, *workload_id);
     BindProfileColumns(s, kProfileKeyColumns + 1, profile);
     if (absl::Status status = s.Run(); !status.ok()) return Fail(status);
@@ -658,8 +657,7 @@ class SqliteImport final : public ImportTransaction {
     return id;
   }
 
-  absl::StatusOr<int64_t> WorkloadId(const models::WorkloadSpec& spec) {
-    std::string key = spec.Key();
+  absl::StatusOr<int64_t> WorkloadId(const std::string& key, const models::WorkloadSpec& spec) {
     if (auto it = workload_ids_.find(key); it != workload_ids_.end()) return it->second;
     ImportStatements& st = store_.import_statements();
     st.find_workload->Bind(1, key);
@@ -686,7 +684,7 @@ class SqliteImport final : public ImportTransaction {
       if (absl::Status s = insert.Run(); !s.ok()) return s;
       id = store_.writer().last_insert_rowid();
     }
-    workload_ids_.emplace(std::move(key), id);
+    workload_ids_.emplace(key, id);
     return id;
   }
 
