@@ -250,20 +250,19 @@ class PostgresImport final : public ImportTransaction {
     }
   }
 
-  absl::Status Add(int64_t index, const Profile& input) override {
+  absl::Status AddPrepared(int64_t index, absl::StatusOr<PreparedProfile>&& prepared) override {
     if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    absl::StatusOr<Profile> prepared = PrepareProfile(input);
     if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
-    Profile profile = *std::move(prepared);
     try {
+      const Profile& profile = prepared->profile();
       std::optional<int64_t> node_id = NodeId(profile.node_name);
       if (!node_id.has_value()) {
         return state_.Reject(index, absl::StrCat("unknown node '", profile.node_name,
                                                  "' (register it first: perfcast nodes register)"));
       }
-      std::string key = profile.workload.Key();
+      const std::string& key = prepared->workload_key();
       if (!workload_ids_.contains(key)) unresolved_workloads_.emplace(key, profile.workload);
-      pending_.push_back({std::move(profile), *node_id, std::move(key)});
+      pending_.push_back({*std::move(prepared), *node_id});
       if (pending_.size() == kInsertBatch) FlushPending();
       return absl::OkStatus();
     } catch (...) {
@@ -402,9 +401,9 @@ class PostgresImport final : public ImportTransaction {
     std::vector<std::optional<std::string>> values;
     values.reserve(pending_.size() * ProfileInsertColumnCount());
     for (const StagedProfile& staged : pending_) {
-      const Profile& p = staged.profile;
+      const Profile& p = staged.prepared.profile();
       values.insert(values.end(), {Param(p.content_hash), Param(staged.node_id),
-                                   Param(workload_ids_.at(staged.workload_key))});
+                                   Param(workload_ids_.at(staged.prepared.workload_key()))});
       for (const models::ProfileColumn& column : models::ProfileColumns()) {
         values.push_back(std::visit([](const auto* value) { return Param(*value); },
                                     models::FieldOf(column, p)));
@@ -441,9 +440,8 @@ class PostgresImport final : public ImportTransaction {
   // Validated profiles waiting for the next FlushPending, and the workloads
   // among theirs that have no id yet.
   struct StagedProfile {
-    Profile profile;
+    PreparedProfile prepared;
     int64_t node_id = 0;
-    std::string workload_key;
   };
   std::vector<StagedProfile> pending_;
   absl::flat_hash_map<std::string, models::WorkloadSpec> unresolved_workloads_;

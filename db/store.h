@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "db/prepared_profile.h"
 #include "models/hardware.h"
 #include "models/profile.h"
 #include "models/workload.h"
@@ -86,7 +87,15 @@ class ImportTransaction {
   // not abort the others; OK is returned for it. A non-OK status means the
   // transaction itself failed (I/O, constraint) and must be abandoned.
   // A profile with an empty content hash gets ComputeContentHash().
-  virtual absl::Status Add(int64_t index, const models::Profile& profile) = 0;
+  absl::Status Add(int64_t index, const models::Profile& profile) {
+    return AddPrepared(index, PreparedProfile::Prepare(profile));
+  }
+
+  // Add() for a profile prepared beforehand, perhaps on another thread (see
+  // PipelinedImport); an error in `prepared` is counted as the record's
+  // rejection, with its message as the reason. An implementation may move
+  // from `prepared` (to keep it staged) or leave it to the caller to free.
+  virtual absl::Status AddPrepared(int64_t index, absl::StatusOr<PreparedProfile>&& prepared) = 0;
 
   // What has been staged so far.
   virtual const ImportSummary& summary() const = 0;

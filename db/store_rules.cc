@@ -4,7 +4,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "models/descriptor.h"
 #include "models/profile_columns.h"
 
 namespace perfcast::db {
@@ -157,22 +156,6 @@ bool IsHexHash(absl::string_view hash) {
     if (!absl::ascii_isxdigit(c)) return false;
   }
   return true;
-}
-
-absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input) {
-  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
-  if (!spec.ok()) return absl::InvalidArgumentError(spec.status().message());
-  models::Profile profile = input;
-  profile.workload = *std::move(spec);
-  if (absl::Status s = models::ValidateProfile(profile); !s.ok()) {
-    return absl::InvalidArgumentError(s.message());
-  }
-  if (profile.content_hash.empty()) {
-    profile.content_hash = models::ComputeContentHash(profile);
-  } else if (!IsHexHash(profile.content_hash)) {
-    return absl::InvalidArgumentError("content hash must be 32 hexadecimal digits");
-  }
-  return profile;
 }
 
 std::string ProfileColumnList(absl::string_view prefix) {

@@ -42,11 +42,6 @@ absl::Status ValidateNode(const models::Node& node);
 // Whether `hash` is a content hash as stored: 32 hexadecimal digits.
 bool IsHexHash(absl::string_view hash);
 
-// A profile as every store keeps it: its workload normalised, then checked
-// (models::ValidateProfile), and its content hash computed when absent. An
-// InvalidArgument message is the reason an import rejects the record.
-absl::StatusOr<models::Profile> PrepareProfile(const models::Profile& input);
-
 // The columns of models::ProfileColumns() as an SQL list, each name after
 // `prefix` ("p." in scans): "p.iterations, p.mean_ms, ...". Every store's
 // INSERT and SELECT of profiles names them in this order.

@@ -226,7 +226,88 @@ std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
   return names;
 }
 
+CompiledFeatureTable::CompiledFeatureTable(absl::Span<const FeatureDef> table,
+                                           absl::Span<const absl::string_view> inputs) {
+  for (absl::string_view name : inputs) slot_of_.try_emplace(name, size_++);
+  // As EvaluateFeatures: a definition whose operands exist (inputs or earlier
+  // definitions) writes its name, over an input or definition of that name.
+  for (const FeatureDef& def : table) {
+    const bool needs_b = def.op != Op::kInput && def.op != Op::kInverse;
+    const int a = Slot(def.a);
+    const int b = needs_b ? Slot(def.b) : 0;
+    if (a < 0 || b < 0) continue;
+    auto [out, added] = slot_of_.try_emplace(def.name, size_);
+    if (added) ++size_;
+    steps_.push_back({def.op, a, b, def.factor, out->second});
+  }
+}
+
+int CompiledFeatureTable::Slot(absl::string_view name) const {
+  auto it = slot_of_.find(name);
+  return it == slot_of_.end() ? -1 : it->second;
+}
+
+void CompiledFeatureTable::Evaluate(absl::Span<const double> inputs,
+                                    absl::Span<double> slots) const {
+  std::copy(inputs.begin(), inputs.end(), slots.begin());
+  for (const Step& step : steps_) {
+    const double a = slots[step.a], b = slots[step.b];
+    double& out = slots[step.out];
+    switch (step.op) {
+      case Op::kInput: out = a; break;
+      case Op::kRatio: out = step.factor * a / b; break;
+      case Op::kProduct: out = step.factor * a * b; break;
+      case Op::kInverse: out = step.factor / a; break;
+      case Op::kMax: out = std::max(a, b); break;
+      case Op::kMin: out = std::min(a, b); break;
+      case Op::kCeilRatio: out = std::ceil(a / b); break;
+    }
+  }
+}
+
+absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
+                            absl::Span<const double> slots, std::vector<double>& out) {
+  out.clear();
+  for (size_t j = 0; j < names.size(); ++j) {
+    if (name_slots[j] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature '", names[j], "' cannot be computed"));
+    }
+    const double value = slots[name_slots[j]];
+    if (!std::isfinite(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature '", names[j], "' is not finite (", value, ")"));
+    }
+    out.push_back(value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Span<const absl::string_view> OperationInputNames() {
+  static constexpr absl::string_view kNames[kOperationInputCount] = {
+      "flops",       "bytes",        "tile_flops",       "tile_bytes",
+      "narrow_flops", "launches",    "work_items",       "sm_count",
+      "flops_per_s", "memory_bytes_per_s", "launch_latency_s", "h2d_bytes_per_s"};
+  return kNames;
+}
+
+const CompiledFeatureTable& CompiledOperationTable() {
+  static const auto* const kTable =
+      new CompiledFeatureTable(OperationFeatureTable(), OperationInputNames());
+  return *kTable;
+}
+
 FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates& rates) {
+  const std::array<double, kOperationInputCount> values = OperationInputValues(op, rates);
+  absl::Span<const absl::string_view> names = OperationInputNames();
+  FeatureInputs inputs;
+  inputs.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) inputs.emplace(names[i], values[i]);
+  return inputs;
+}
+
+std::array<double, kOperationInputCount> OperationInputValues(const models::Operation& op,
+                                                              const EffectiveRates& rates) {
   double tile_flops = op.flops, tile_bytes = op.bytes, narrow_flops = 0;
   if (op.op_class == models::OpClass::kGemm) {
     // From the forward shape; a training record's dA and dB have the same
@@ -238,20 +319,19 @@ FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates&
       narrow_flops = tile_flops * tiling.narrow;
     }
   }
-  return {
-      {"flops", op.flops},
-      {"bytes", op.bytes},
-      {"tile_flops", tile_flops},
-      {"tile_bytes", tile_bytes},
-      {"narrow_flops", narrow_flops},
-      {"launches", op.launches},
-      {"work_items", std::max(1.0, op.work_items)},
-      {"sm_count", static_cast<double>(rates.sm_count)},
-      {"flops_per_s", rates.FlopsPerSecond(op.precision)},
-      {"memory_bytes_per_s", rates.memory_bytes_per_s},
-      {"launch_latency_s", rates.launch_latency_s},
-      {"h2d_bytes_per_s", rates.h2d_bytes_per_s},
-  };
+  // In the order of OperationInputNames().
+  return {op.flops,
+          op.bytes,
+          tile_flops,
+          tile_bytes,
+          narrow_flops,
+          op.launches,
+          std::max(1.0, op.work_items),
+          static_cast<double>(rates.sm_count),
+          rates.FlopsPerSecond(op.precision),
+          rates.memory_bytes_per_s,
+          rates.launch_latency_s,
+          rates.h2d_bytes_per_s};
 }
 
 double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates) {
@@ -264,6 +344,36 @@ double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates) 
 
 FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
                              const EffectiveRates& rates) {
+  const std::array<double, kWorkloadInputCount + 1> values = WorkloadInputValues(descriptor, rates);
+  absl::Span<const absl::string_view> names = WorkloadInputNames();
+  FeatureInputs inputs;
+  inputs.reserve(kWorkloadInputCount);
+  for (int i = 0; i < kWorkloadInputCount; ++i) inputs.emplace(names[i], values[i]);
+  return inputs;
+}
+
+absl::Span<const absl::string_view> WorkloadInputNames() {
+  static constexpr absl::string_view kNames[kWorkloadInputCount + 1] = {
+      "compute_ms",         "memory_ms",     "roofline_ms", "launch_ms",
+      "input_bytes",        "h2d_bytes_per_s", "launch_latency_s", "kernel_launches",
+      "dispatch_ops_per_s", "inner_modules", "batch",       "seq_len",
+      "amp",                "level1_ms"};
+  return absl::MakeConstSpan(kNames, kWorkloadInputCount);
+}
+
+const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1) {
+  static const auto* const kTables = [] {
+    absl::Span<const absl::string_view> names = WorkloadInputNames();
+    const absl::Span<const absl::string_view> with(names.data(), kWorkloadInputCount + 1);
+    return new std::array<CompiledFeatureTable, 2>{
+        CompiledFeatureTable(WorkloadFeatureTable(), names),
+        CompiledFeatureTable(WorkloadFeatureTable(), with)};
+  }();
+  return (*kTables)[with_level1 ? 1 : 0];
+}
+
+std::array<double, kWorkloadInputCount + 1> WorkloadInputValues(
+    const models::WorkloadDescriptor& descriptor, const EffectiveRates& rates) {
   double compute = 0, memory = 0, roofline = 0, launches = 0;
   for (const models::Operation& op : descriptor.operations) {
     const double c = op.count * op.flops / rates.FlopsPerSecond(op.precision);
@@ -277,24 +387,23 @@ FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
   const auto& params = descriptor.spec.params;
   const auto seq = params.find("seq_len");
   const models::Precision precision = descriptor.spec.precision;
-  return {
-      {"compute_ms", kMs * compute},
-      {"memory_ms", kMs * memory},
-      {"roofline_ms", kMs * roofline},
-      {"launch_ms", kMs * launches * rates.launch_latency_s},
-      {"input_bytes", descriptor.input_bytes},
-      {"h2d_bytes_per_s", rates.h2d_bytes_per_s},
-      {"launch_latency_s", rates.launch_latency_s},
-      {"kernel_launches", launches},
-      {"dispatch_ops_per_s", rates.dispatch_ops_per_s},
-      {"inner_modules", static_cast<double>(descriptor.inner_modules)},
-      {"batch", static_cast<double>(descriptor.spec.batch_size)},
-      {"seq_len", seq == params.end() ? 0.0 : static_cast<double>(seq->second)},
-      {"amp", precision == models::Precision::kFp16Amp ||
-                      precision == models::Precision::kBf16Amp
-                  ? 1.0
-                  : 0.0},
-  };
+  // In the order of WorkloadInputNames(); level1_ms last, for the predictor.
+  return {kMs * compute,
+          kMs * memory,
+          kMs * roofline,
+          kMs * launches * rates.launch_latency_s,
+          descriptor.input_bytes,
+          rates.h2d_bytes_per_s,
+          rates.launch_latency_s,
+          launches,
+          rates.dispatch_ops_per_s,
+          static_cast<double>(descriptor.inner_modules),
+          static_cast<double>(descriptor.spec.batch_size),
+          seq == params.end() ? 0.0 : static_cast<double>(seq->second),
+          precision == models::Precision::kFp16Amp || precision == models::Precision::kBf16Amp
+              ? 1.0
+              : 0.0,
+          0.0};
 }
 
 }  // namespace perfcast::predictor

@@ -12,6 +12,7 @@
 #ifndef PERFCAST_PREDICTOR_FEATURES_H_
 #define PERFCAST_PREDICTOR_FEATURES_H_
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,44 @@ absl::StatusOr<std::vector<double>> EvaluateFeatures(absl::Span<const FeatureDef
                                                      const FeatureInputs& inputs,
                                                      absl::Span<const std::string> names);
 
+// `table` compiled for one fixed list of input names: each definition reads
+// and writes numbered slots instead of a map of names, so that evaluating it
+// is arithmetic alone (prediction evaluates a level-1 model on every
+// operation of every query). Evaluate followed by SelectFeatures gives what
+// EvaluateFeatures gives on a map holding those inputs, bit for bit.
+class CompiledFeatureTable {
+ public:
+  CompiledFeatureTable(absl::Span<const FeatureDef> table,
+                       absl::Span<const absl::string_view> inputs);
+
+  // The slot that holds `name` after Evaluate; -1 when the inputs cannot
+  // give it.
+  int Slot(absl::string_view name) const;
+  // Slots Evaluate fills.
+  int size() const { return size_; }
+  // Evaluates every definition that the inputs allow. `inputs`: values in
+  // the order of the names given at construction; `slots`: size() long.
+  void Evaluate(absl::Span<const double> inputs, absl::Span<double> slots) const;
+
+ private:
+  struct Step {
+    FeatureOp op;
+    int a;
+    int b;
+    double factor;
+    int out;
+  };
+  std::vector<Step> steps_;
+  absl::flat_hash_map<absl::string_view, int> slot_of_;
+  int size_ = 0;
+};
+
+// The values of `names` from slots a CompiledFeatureTable filled, their slots
+// (CompiledFeatureTable::Slot) in `name_slots`. Errors as EvaluateFeatures:
+// InvalidArgument for a name that cannot be computed or is not finite.
+absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
+                            absl::Span<const double> slots, std::vector<double>& out);
+
 // Whether level-1 candidate `name` is offered to `op_class`'s selection. A
 // GEMM runs in output tiles: its padded math, tiled traffic and waves of
 // tiles replace the untiled compute, memory and roofline times; the tile
@@ -85,6 +124,14 @@ std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
 // Inputs of the level-1 table for one call of `op` with `rates`.
 FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates& rates);
 
+// The same inputs as values, in the order of OperationInputNames().
+inline constexpr int kOperationInputCount = 12;
+absl::Span<const absl::string_view> OperationInputNames();
+std::array<double, kOperationInputCount> OperationInputValues(const models::Operation& op,
+                                                              const EffectiveRates& rates);
+// The level-1 table compiled for OperationInputNames().
+const CompiledFeatureTable& CompiledOperationTable();
+
 // Roofline time of one call, in ms, uncalibrated: max(compute, memory) plus
 // launches × latency. Level 2 prices operations of a class that has no
 // level-1 model with it.
@@ -94,6 +141,18 @@ double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates);
 // predictor adds it).
 FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
                              const EffectiveRates& rates);
+
+// The same inputs as values, in the order of WorkloadInputNames(), followed
+// by a slot for level1_ms that the predictor fills.
+inline constexpr int kWorkloadInputCount = 13;
+inline constexpr int kComputeMsInput = 0, kMemoryMsInput = 1, kRooflineMsInput = 2,
+                     kLevel1MsInput = kWorkloadInputCount;
+absl::Span<const absl::string_view> WorkloadInputNames();
+std::array<double, kWorkloadInputCount + 1> WorkloadInputValues(
+    const models::WorkloadDescriptor& descriptor, const EffectiveRates& rates);
+// The level-2 table compiled for WorkloadInputNames(), with level1_ms as the
+// last input or without it.
+const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1);
 
 }  // namespace perfcast::predictor
 

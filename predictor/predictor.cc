@@ -1,6 +1,7 @@
 #include "predictor/predictor.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -240,33 +241,111 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   return model;
 }
 
-// Evaluates a fitted model on `inputs`, noting features and extrapolation.
-absl::StatusOr<double> Apply(const FittedModel& model, const FeatureInputs& inputs,
-                             absl::Span<const FeatureDef> table, Prediction* prediction) {
-  absl::StatusOr<std::vector<double>> values = EvaluateFeatures(table, inputs, model.features);
-  if (!values.ok()) return values.status();
-  const std::string name = absl::StrCat("level", model.level, "/", model.scope);
-  for (size_t j = 0; j < model.features.size(); ++j) {
-    const std::string used = absl::StrCat(name, ":", model.features[j]);
-    if (prediction != nullptr) {
-      if (std::find(prediction->features_used.begin(), prediction->features_used.end(), used) ==
-          prediction->features_used.end()) {
-        prediction->features_used.push_back(used);
+// What one prediction has noted of one level-1 model so far: where its
+// features sit in the compiled level-1 table, and which of them it has listed.
+// A workload prices many operations of a class with the same model; this
+// keeps the names' strings out of all but the first.
+struct ModelNotes {
+  const FittedModel* model = nullptr;
+  std::vector<int> slots;          // of model->features, CompiledOperationTable()
+  bool listed = false;             // features_used holds all its features
+  std::vector<bool> extrapolated;  // Prediction::extrapolated holds feature j
+};
+
+// Per prediction (or per level-1 sum): the level-1 models met so far, and
+// scratch space for evaluating them.
+class Level1Notes {
+ public:
+  ModelNotes& For(const FittedModel& model) {
+    for (ModelNotes& notes : models_) {
+      if (notes.model == &model) return notes;
+    }
+    ModelNotes& notes = models_.emplace_back();
+    notes.model = &model;
+    for (const std::string& name : model.features) {
+      notes.slots.push_back(CompiledOperationTable().Slot(name));
+    }
+    notes.extrapolated.assign(model.features.size(), false);
+    return notes;
+  }
+  std::vector<double>& slots() { return slots_; }
+  std::vector<double>& values() { return values_; }
+
+ private:
+  std::vector<ModelNotes> models_;
+  std::vector<double> slots_ = std::vector<double>(CompiledOperationTable().size());
+  std::vector<double> values_;
+};
+
+// Evaluates a fitted model on its feature values (in model.features order),
+// noting features and extrapolation in `prediction` when given. `notes`, when
+// given, remembers what was already noted for this model.
+absl::StatusOr<double> ApplyValues(const FittedModel& model, absl::Span<const double> values,
+                                   Prediction* prediction, ModelNotes* notes) {
+  auto name = [&] { return absl::StrCat("level", model.level, "/", model.scope); };
+  if (prediction != nullptr) {
+    const bool list = notes == nullptr || !notes->listed;
+    std::string prefix;
+    for (size_t j = 0; j < model.features.size(); ++j) {
+      if (list) {
+        if (prefix.empty()) prefix = name();
+        const std::string used = absl::StrCat(prefix, ":", model.features[j]);
+        if (std::find(prediction->features_used.begin(), prediction->features_used.end(),
+                      used) == prediction->features_used.end()) {
+          prediction->features_used.push_back(used);
+        }
       }
       // A relative slack: values a rounding away from the edge are inside.
-      const double slack = 1e-9 * std::max(std::abs(model.feature_min[j]), std::abs(model.feature_max[j]));
-      if (((*values)[j] < model.feature_min[j] - slack || (*values)[j] > model.feature_max[j] + slack) &&
-          std::find(prediction->extrapolated.begin(), prediction->extrapolated.end(), used) ==
-              prediction->extrapolated.end()) {
-        prediction->extrapolated.push_back(used);
+      const double slack =
+          1e-9 * std::max(std::abs(model.feature_min[j]), std::abs(model.feature_max[j]));
+      if ((values[j] < model.feature_min[j] - slack || values[j] > model.feature_max[j] + slack) &&
+          (notes == nullptr || !notes->extrapolated[j])) {
+        if (prefix.empty()) prefix = name();
+        const std::string used = absl::StrCat(prefix, ":", model.features[j]);
+        if (std::find(prediction->extrapolated.begin(), prediction->extrapolated.end(), used) ==
+            prediction->extrapolated.end()) {
+          prediction->extrapolated.push_back(used);
+        }
+        if (notes != nullptr) notes->extrapolated[j] = true;
       }
     }
+    if (notes != nullptr) notes->listed = true;
   }
-  const double y = model.fit.Predict(*values);
+  const double y = model.fit.Predict(values);
   if (!std::isfinite(y)) {
-    return absl::FailedPreconditionError(absl::StrCat(name, " predicts a non-finite time"));
+    return absl::FailedPreconditionError(absl::StrCat(name(), " predicts a non-finite time"));
   }
   return y;
+}
+
+// A level-1 model on one call of `op`: as Apply on OperationInputs, through
+// the compiled table.
+absl::StatusOr<double> ApplyLevel1(const FittedModel& model, const models::Operation& op,
+                                   const EffectiveRates& rates, Prediction* prediction,
+                                   Level1Notes& notes) {
+  ModelNotes& noted = notes.For(model);
+  CompiledOperationTable().Evaluate(OperationInputValues(op, rates), absl::MakeSpan(notes.slots()));
+  if (absl::Status s = SelectFeatures(model.features, noted.slots, notes.slots(), notes.values());
+      !s.ok()) {
+    return s;
+  }
+  return ApplyValues(model, notes.values(), prediction, &noted);
+}
+
+// A level-2 model on a workload's inputs (level1_ms among them when
+// `with_level1`): as Apply on WorkloadInputs, through the compiled table.
+absl::StatusOr<double> ApplyLevel2(const FittedModel& model,
+                                   const std::array<double, kWorkloadInputCount + 1>& inputs,
+                                   bool with_level1, Prediction* prediction) {
+  const CompiledFeatureTable& table = CompiledWorkloadTable(with_level1);
+  std::vector<double> slots(table.size()), values;
+  table.Evaluate(absl::MakeConstSpan(inputs.data(), kWorkloadInputCount + (with_level1 ? 1 : 0)),
+                 absl::MakeSpan(slots));
+  std::vector<int> name_slots;
+  name_slots.reserve(model.features.size());
+  for (const std::string& name : model.features) name_slots.push_back(table.Slot(name));
+  if (absl::Status s = SelectFeatures(model.features, name_slots, slots, values); !s.ok()) return s;
+  return ApplyValues(model, values, prediction, nullptr);
 }
 
 // The z-score of the 90th percentile of a normal distribution.
@@ -364,7 +443,7 @@ std::vector<models::Operation> SplitAttention(const models::Operation& op) {
 // Prices one operation record (its `count` calls) into the running sums.
 absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models::Operation& op,
                                       const EffectiveRates& rates, const Target& target,
-                                      Prediction* prediction) {
+                                      Prediction* prediction, Level1Notes& notes) {
   const std::string key(OpClassKey(op.op_class));
   auto it = model.level1.find(op.op_class);
   double call_ms = 0, lo = 0, hi = 0;
@@ -377,8 +456,7 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
       prediction->uncalibrated_classes.push_back(key);
     }
   } else {
-    absl::StatusOr<double> y =
-        Apply(it->second, OperationInputs(op, rates), OperationFeatureTable(), prediction);
+    absl::StatusOr<double> y = ApplyLevel1(it->second, op, rates, prediction, notes);
     if (!y.ok()) return y.status();
     // An intercept can push a tiny call below zero; it cannot take less than no time.
     call_ms = std::max(0.0, *y);
@@ -405,17 +483,18 @@ absl::StatusOr<double> Level1Sum(const PredictorModel& model,
                                  std::vector<double>* per_operation = nullptr) {
   const bool split_attention = !model.level1.contains(models::OpClass::kAttention) &&
                                model.level1.contains(models::OpClass::kGemm);
+  Level1Notes notes;
   double total = 0;
   for (const models::Operation& op : descriptor.operations) {
     double record_ms = 0;
     if (split_attention && op.op_class == models::OpClass::kAttention) {
       for (const models::Operation& part : SplitAttention(op)) {
-        absl::StatusOr<double> ms = PriceOperation(model, part, rates, target, prediction);
+        absl::StatusOr<double> ms = PriceOperation(model, part, rates, target, prediction, notes);
         if (!ms.ok()) return ms.status();
         record_ms += *ms;
       }
     } else {
-      absl::StatusOr<double> ms = PriceOperation(model, op, rates, target, prediction);
+      absl::StatusOr<double> ms = PriceOperation(model, op, rates, target, prediction, notes);
       if (!ms.ok()) return ms.status();
       record_ms = *ms;
     }
@@ -657,17 +736,17 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
   if (have_level2) {
-    FeatureInputs inputs = WorkloadInputs(descriptor, *rates);
+    std::array<double, kWorkloadInputCount + 1> inputs = WorkloadInputValues(descriptor, *rates);
     const bool uses_level1 = std::find(level2->features.begin(), level2->features.end(),
                                        "level1_ms") != level2->features.end();
-    if (uses_level1) inputs["level1_ms"] = *level1_ms;
-    absl::StatusOr<double> y = Apply(*level2, inputs, WorkloadFeatureTable(), &prediction);
+    inputs[kLevel1MsInput] = *level1_ms;
+    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, uses_level1, &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
     prediction.method = !uses_level1             ? Method::kLevel2Direct
                         : level2->reduced      ? Method::kTwoLevelReduced
                                                  : Method::kTwoLevel;
-    const double spread = BindingSpread(model, inputs["compute_ms"], inputs["memory_ms"]);
+    const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
     Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
     if (global_level2 != nullptr && level2 != global_level2) {
       // A family's model has seen one family, often on one GPU: its band is
@@ -682,7 +761,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     // rates. A level-2 answer below that has extrapolated its correction terms
     // (e.g. host terms fitted on one host, applied to a slower one) past
     // their meaning: the level-1 sum answers instead, its band widened.
-    const double floor_ms = inputs["roofline_ms"];
+    const double floor_ms = inputs[kRooflineMsInput];
     if (!operation && !(*y >= floor_ms)) {
       use_level1 = true;
       prediction.method = Method::kLevel1Fallback;
@@ -693,7 +772,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     prediction.lo_ms = level1_lo;
     prediction.hi_ms = level1_hi;
     if (prediction.method == Method::kLevel1Fallback) {
-      const double floor_ms = WorkloadInputs(descriptor, *rates)["roofline_ms"];
+      const double floor_ms = WorkloadInputValues(descriptor, *rates)[kRooflineMsInput];
       if (floor_ms > prediction.iteration_ms) {
         // The band keeps its shape around the raised answer.
         const double raise =
@@ -743,8 +822,8 @@ absl::StatusOr<double> PredictOperation(const PredictorModel& model, const model
   }
   absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
   if (!rates.ok()) return rates.status();
-  absl::StatusOr<double> y =
-      Apply(it->second, OperationInputs(op, *rates), OperationFeatureTable(), nullptr);
+  Level1Notes notes;
+  absl::StatusOr<double> y = ApplyLevel1(it->second, op, *rates, nullptr, notes);
   if (!y.ok()) return y.status();
   if (!(*y > 0)) {
     return absl::FailedPreconditionError(

@@ -4,6 +4,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "predictor/summary.h"
 #include "serving/training.h"
 #include "predictor/parallel.h"
@@ -22,15 +24,28 @@ namespace {
 // Answers kept server-wide, and per PredictBatch stream.
 constexpr size_t kMaxAnswers = 10'000;
 constexpr size_t kMaxStreamAnswers = 100'000;
+// Described workloads kept server-wide (a large model's descriptor holds a
+// few hundred operations: tens of kB).
+constexpr size_t kMaxDescriptors = 2'000;
+
+// Appends `message`'s bytes with map entries in key order: equal content,
+// equal bytes. (Plain serialisation walks a map in an order seeded per
+// instance, so the same workload parsed twice would give two keys.)
+void AppendCanonical(const google::protobuf::MessageLite& message, std::string* out) {
+  google::protobuf::io::StringOutputStream stream(out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&coded);
+}
 
 // Identifies what a query asks, job size aside: equal bytes, equal question.
 void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
   key->clear();
   absl::StrAppend(key, query.model_name(), "\x1f", static_cast<int>(query.target_case()),
                   query.node_name(), query.catalog_gpu(), "\x1f", brief ? "b" : "f");
-  if (query.has_workload()) query.workload().AppendToString(key);
+  if (query.has_workload()) AppendCanonical(query.workload(), key);
   key->push_back('\x1f');
-  if (query.has_parallel()) query.parallel().AppendToString(key);
+  if (query.has_parallel()) AppendCanonical(query.parallel(), key);
 }
 
 void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out) {
@@ -148,6 +163,14 @@ void EncodePrice(const serving::WorkloadPrice& price, bool brief, v1::PredictRes
   if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
 }
 
+// A whole answer but the job: EncodePrice, and the memory of a one-GPU step.
+void EncodeAnswer(const serving::WorkloadPrice& price, bool brief, v1::PredictResponse* out) {
+  EncodePrice(price, brief, out);
+  if (!brief && !price.parallel.has_value()) {
+    EncodeMemory(price.memory, price.memory_verdict, out->mutable_memory());
+  }
+}
+
 void EncodeJob(const predictor::JobEstimate& job, v1::PredictResponse* out) {
   out->set_iterations(job.iterations);
   out->set_job_seconds(job.seconds);
@@ -215,57 +238,88 @@ PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& c
       pricer_(store, catalog, options.pricing),
       answers_(options.answer_cache
                    ? std::make_unique<AnswerCache>(kMaxAnswers, options.pricing.node_recheck)
-                   : nullptr) {}
+                   : nullptr),
+      descriptors_(kMaxDescriptors, absl::InfiniteDuration()) {}
 
 PredictorService::~PredictorService() = default;
 
+std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> PredictorService::Described(
+    const v1::PredictRequest& query) {
+  // A descriptor is a function of the workload's fields alone (the model
+  // zoo is code): an entry never goes stale.
+  thread_local std::string key;
+  key.clear();
+  AppendCanonical(query.workload(), &key);
+  if (auto hit = descriptors_.Find(key, /*model_id=*/0)) return hit;
+  auto described =
+      std::make_shared<const absl::StatusOr<models::WorkloadDescriptor>>(DescribeWorkload(query));
+  descriptors_.Put(key, /*model_id=*/0, described);
+  return described;
+}
+
+absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
+    const v1::PredictRequest& query,
+    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model) {
+  // Problems of the request come before the server's (no model yet).
+  absl::StatusOr<serving::Target> target = TargetFromRequest(query);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<std::shared_ptr<const models::Node>> node = pricer_.ResolveTarget(*target);
+  if (!node.ok()) return node.status();
+  std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> descriptor = Described(query);
+  if (!descriptor->ok()) return descriptor->status();
+  if (!model.ok()) return model.status();
+  return pricer_.Price(*model, **descriptor, *target, LayoutFromRequest(query));
+}
+
 std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
     const v1::PredictRequest& query, bool brief,
-    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model, AnswerCache* cache,
+    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model, AnswerCache& cache,
     bool cache_errors) {
   thread_local std::string key;
-  if (cache != nullptr && model.ok()) {
+  if (model.ok()) {
     AnswerKey(query, brief, &key);
-    if (std::shared_ptr<const Answer> hit = cache->Find(key, (*model)->meta.id)) return hit;
+    if (std::shared_ptr<const Answer> hit = cache.Find(key, (*model)->meta.id)) return hit;
   }
   auto answer = std::make_shared<Answer>();
-  // Problems of the request come before the server's (no model yet).
-  answer->status = [&]() -> absl::Status {
-    absl::StatusOr<serving::Target> target = TargetFromRequest(query);
-    if (!target.ok()) return target.status();
-    absl::StatusOr<std::shared_ptr<const models::Node>> node = pricer_.ResolveTarget(*target);
-    if (!node.ok()) return node.status();
-    absl::StatusOr<models::WorkloadDescriptor> descriptor = DescribeWorkload(query);
-    if (!descriptor.ok()) return descriptor.status();
-    if (!model.ok()) return model.status();
-    absl::StatusOr<serving::WorkloadPrice> price =
-        pricer_.Price(*model, *descriptor, *target, LayoutFromRequest(query));
-    if (!price.ok()) return price.status();
+  absl::StatusOr<serving::WorkloadPrice> price = PriceQuery(query, model);
+  answer->status = price.status();
+  if (price.ok()) {
     answer->price = *std::move(price);
-    EncodePrice(answer->price, brief, &answer->encoded);
-    if (!brief && !answer->price.parallel.has_value()) {
-      EncodeMemory(answer->price.memory, answer->price.memory_verdict,
-                   answer->encoded.mutable_memory());
-    }
-    return absl::OkStatus();
-  }();
-  if (cache != nullptr && model.ok() && (answer->status.ok() || cache_errors)) {
-    cache->Put(key, (*model)->meta.id, answer);
+    EncodeAnswer(answer->price, brief, &answer->encoded);
+  }
+  if (model.ok() && (answer->status.ok() || cache_errors)) {
+    cache.Put(key, (*model)->meta.id, answer);
   }
   return answer;
 }
 
 absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
                                           v1::PredictResponse* response) {
-  std::shared_ptr<const Answer> answer =
-      AnswerFor(request, /*brief=*/false, pricer_.Model(request.model_name()), answers_.get(),
-                /*cache_errors=*/false);
-  if (!answer->status.ok()) return answer->status;
+  absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> model =
+      pricer_.Model(request.model_name());
+  // From the answer cache when there is one; else priced and encoded
+  // straight into the response.
+  std::shared_ptr<const Answer> cached;
+  absl::StatusOr<serving::WorkloadPrice> priced;
+  const serving::WorkloadPrice* price = nullptr;
+  if (answers_ != nullptr) {
+    cached = AnswerFor(request, /*brief=*/false, model, *answers_, /*cache_errors=*/false);
+    if (!cached->status.ok()) return cached->status;
+    price = &cached->price;
+  } else {
+    priced = PriceQuery(request, model);
+    if (!priced.ok()) return priced.status();
+    price = &*priced;
+  }
   absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
   if (!job.ok()) return job.status();
-  absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(answer->price, *job);
+  absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*price, *job);
   if (!estimate.ok()) return estimate.status();
-  *response = answer->encoded;
+  if (cached != nullptr) {
+    *response = cached->encoded;
+  } else {
+    EncodeAnswer(*price, /*brief=*/false, response);
+  }
   EncodeJob(*estimate, response);
   return absl::OkStatus();
 }
@@ -310,7 +364,7 @@ grpc::Status PredictorService::PredictBatch(
         model = models.emplace(query.model_name(), pricer_.Model(query.model_name())).first;
       }
       std::shared_ptr<const Answer> answer =
-          AnswerFor(query, request.brief(), model->second, &answers, /*cache_errors=*/true);
+          AnswerFor(query, request.brief(), model->second, answers, /*cache_errors=*/true);
       absl::Status status = answer->status;
       absl::StatusOr<predictor::JobEstimate> estimate;
       if (status.ok()) {

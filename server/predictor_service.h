@@ -79,14 +79,23 @@ class PredictorService final
  private:
   struct Answer;
   using AnswerCache = serving::AnswerCache<Answer>;
+  using DescriptorCache = serving::AnswerCache<absl::StatusOr<models::WorkloadDescriptor>>;
 
+  // The descriptor of `query`'s workload (or why it has none), described
+  // once per distinct workload.
+  std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> Described(
+      const v1::PredictRequest& query);
+  // Prices `query` with `model`: the one path of Predict and PredictBatch.
+  absl::StatusOr<serving::WorkloadPrice> PriceQuery(
+      const v1::PredictRequest& query,
+      const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model);
   // The job-independent answer to `query` with `model`: from `cache` when it
   // holds one for this model, else priced and encoded (full or brief) and
   // put there; errors are cached only when `cache_errors`.
   std::shared_ptr<const Answer> AnswerFor(
       const v1::PredictRequest& query, bool brief,
       const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
-      AnswerCache* cache, bool cache_errors);
+      AnswerCache& cache, bool cache_errors);
   // Predict's whole work, also the code PredictBatch's results carry.
   absl::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response);
 
@@ -97,6 +106,7 @@ class PredictorService final
   const PredictorServiceOptions options_;
   serving::Pricer pricer_;
   std::unique_ptr<AnswerCache> answers_;  // null when options.answer_cache is off
+  DescriptorCache descriptors_;
 };
 
 }  // namespace perfcast::server

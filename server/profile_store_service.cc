@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "db/pipelined_import.h"
 #include "proto/convert.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
@@ -26,26 +27,19 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
   // The transaction begins with the first message (a client that connects and
   // sends nothing holds no lock) and rolls back when this function returns
   // without committing: a client that disconnects, a cancellation, a stall or
-  // a shutdown mid-stream stores nothing.
+  // a shutdown mid-stream stores nothing. The store writes each message on
+  // the import's own thread while this one reads and prepares the next.
   IdleWatchdog idle(*context, limits_.max_import_idle);
-  std::unique_ptr<db::ImportTransaction> import;
-  auto begin = [&]() -> absl::Status {
-    if (import != nullptr) return absl::OkStatus();
-    absl::StatusOr<std::unique_ptr<db::ImportTransaction>> begun = store_.BeginImport();
-    if (!begun.ok()) return begun.status();
-    import = *std::move(begun);
-    return absl::OkStatus();
-  };
+  db::PipelinedImport import(store_);
   int64_t index = 0;
   v1::ImportRequest request;
   while (reader->Read(&request)) {
     idle.Touch();
-    if (absl::Status s = begin(); !s.ok()) return ToGrpcStatus(s);
-    db::ImportTransaction& tx = *import;
+    db::PipelinedImport::Batch batch;
     for (const v1::Node& wire_node : request.nodes()) {
       absl::StatusOr<models::Node> node = NodeFromImport(wire_node, catalog_);
       if (!node.ok()) return ToGrpcStatus(node.status());
-      if (absl::Status s = tx.UpsertNode(*node); !s.ok()) return ToGrpcStatus(s);
+      batch.nodes.push_back(*std::move(node));
     }
     if (index + request.profiles_size() > limits_.max_profiles_per_import) {
       return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -53,6 +47,7 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
                                        limits_.max_profiles_per_import,
                                        " profiles; split the import"));
     }
+    batch.profiles.reserve(request.profiles_size());
     for (const v1::Profile& wire_profile : request.profiles()) {
       absl::StatusOr<models::Profile> profile = proto::FromProto(wire_profile);
       if (!profile.ok()) {
@@ -61,8 +56,9 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
         rejection->set_reason(BoundedMessage(profile.status().message()));
         continue;
       }
-      if (absl::Status s = tx.Add(index++, *profile); !s.ok()) return ToGrpcStatus(s);
+      batch.profiles.emplace_back(index++, db::PreparedProfile::Prepare(*std::move(profile)));
     }
+    if (absl::Status s = import.Submit(std::move(batch)); !s.ok()) return ToGrpcStatus(s);
     if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
   }
   // Read() also ends when the call is cancelled (by the client, its deadline,
@@ -75,8 +71,7 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
                      " (perfcastd --import_idle_seconds)")));
   }
   if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
-  if (absl::Status s = begin(); !s.ok()) return ToGrpcStatus(s);  // an empty import
-  absl::StatusOr<db::ImportSummary> summary = import->Commit();
+  absl::StatusOr<db::ImportSummary> summary = import.Commit();
   if (!summary.ok()) return ToGrpcStatus(summary.status());
   response->set_received(index);
   response->set_accepted(summary->accepted);

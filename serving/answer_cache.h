@@ -5,10 +5,12 @@
 // for `max_age`, as long as the node they were priced for may be cached
 // anyway) and PredictBatch one per stream (no age: a stream is one session),
 // so that a batch pricing the same workloads for many job sizes describes
-// each workload once. An entry also records the model version it was priced
-// with; a caller that sees a newer model ignores it. Distinct questions
-// must not grow memory without bound: past `max_entries` the cache starts
-// over.
+// each workload once. The server also keeps workload descriptors in one, by
+// workload (model id 0, no age): a descriptor is a function of the workload
+// alone and never goes stale. An entry records the model version it was
+// priced with; a caller that sees a newer model ignores it. Distinct
+// questions must not grow memory without bound: past `max_entries` the cache
+// starts over.
 //
 // Thread-safe. V is the caller's answer type, shared read-only.
 #ifndef PERFCAST_SERVING_ANSWER_CACHE_H_

@@ -495,6 +495,65 @@ TEST(Features, MisalignedTensorCoreGemmsPayForNarrowLoads) {
   EXPECT_FALSE(IsCandidateFor(OpClass::kElementwise, "narrow_load_ms"));
 }
 
+// Prediction evaluates level-1 models through the compiled table: it must
+// give EvaluateFeatures' values bit for bit, for every class's candidates,
+// and its errors (a missing input, a non-finite value).
+TEST(Features, CompiledTableGivesEvaluateFeaturesValues) {
+  EffectiveRates rates;
+  for (double& r : rates.flops_per_s) r = 3.1e13;
+  rates.flops_per_s[static_cast<int>(models::Precision::kBf16Amp)] = 7.7e14;
+  rates.memory_bytes_per_s = 2.9e12;
+  rates.launch_latency_s = 4.3e-6;
+  rates.h2d_bytes_per_s = 2.2e10;
+  rates.sm_count = 132;
+  std::vector<std::string> inputs;
+  for (absl::string_view name : OperationInputNames()) inputs.emplace_back(name);
+  const std::vector<std::string> names = CandidateNames(OperationFeatureTable(), inputs);
+  ASSERT_GT(names.size(), 10u);
+  const CompiledFeatureTable& table = CompiledOperationTable();
+  std::vector<int> name_slots;
+  for (const std::string& name : names) name_slots.push_back(table.Slot(name));
+  std::vector<double> slots(table.size()), values;
+  std::mt19937_64 random(7);
+  std::uniform_int_distribution<int64_t> side(1, 70000);
+  for (int i = 0; i < 200; ++i) {
+    const int64_t m = side(random), n = side(random), k = side(random);
+    Operation op = Gemm(m, n, k, i % 2 == 0 ? models::Precision::kBf16Amp : models::Precision::kFp32);
+    op.shape = {{"m", m}, {"n", n}, {"k", k}, {"batch", 1 + i % 4}};
+    op.launches = 1 + i % 3;
+    op.work_items = i % 5 == 0 ? 0 : side(random);
+    if (i % 3 == 0) op.op_class = OpClass::kElementwise;
+    absl::StatusOr<std::vector<double>> expected =
+        EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, rates), names);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    table.Evaluate(OperationInputValues(op, rates), absl::MakeSpan(slots));
+    ASSERT_TRUE(SelectFeatures(names, name_slots, slots, values).ok());
+    ASSERT_EQ(values.size(), expected->size());
+    for (size_t j = 0; j < values.size(); ++j) {
+      EXPECT_EQ(std::memcmp(&values[j], &(*expected)[j], sizeof(double)), 0) << names[j];
+    }
+  }
+  // A name the inputs cannot give, and a value that is not finite.
+  const std::vector<std::string> unknown = {"compute_ms", "no_such_feature"};
+  const std::vector<int> unknown_slots = {table.Slot("compute_ms"), table.Slot("no_such_feature")};
+  EXPECT_EQ(unknown_slots[1], -1);
+  const absl::Status missing = SelectFeatures(unknown, unknown_slots, slots, values);
+  EXPECT_EQ(missing,
+            EvaluateFeatures(OperationFeatureTable(), OperationInputs(Operation{}, rates), unknown)
+                .status());
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  rates.memory_bytes_per_s = 0;
+  Operation op = Gemm(64, 64, 64, models::Precision::kFp32);
+  op.flops = 0;
+  op.bytes = 0;  // 0 / 0
+  const std::vector<std::string> memory = {"memory_ms"};
+  table.Evaluate(OperationInputValues(op, rates), absl::MakeSpan(slots));
+  const absl::Status not_finite = SelectFeatures(memory, {table.Slot("memory_ms")}, slots, values);
+  EXPECT_EQ(not_finite.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(not_finite,
+            EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, rates), memory).status());
+}
+
 // A held-out profile is predicted with the host it ran on (its run
 // conditions), as the fit saw it, not with whatever another run last stored
 // on its node.

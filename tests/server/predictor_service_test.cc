@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -13,9 +14,11 @@
 #include "models/gpu_catalog.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
+#include "predictor/predictor.h"
 #include "proto/convert.h"
 #include "server/logger.h"
 #include "server/server.h"
+#include "serving/model_cache.h"
 #include "tests/db/test_util.h"
 #include "tests/server/synthetic_store.h"
 
@@ -528,6 +531,56 @@ TEST_F(PredictorServiceTest, PredictBatchReportsPerQueryErrors) {
   }
   EXPECT_FALSE(full.results(0).prediction().features().empty());
   EXPECT_TRUE(brief.results(0).prediction().features().empty());
+}
+
+// Predict describes each distinct workload once and keeps the descriptor
+// (the answer cache aside): a workload that differs in any field is
+// described afresh, and each answer is what the library computes for it.
+TEST_F(PredictorServiceTest, DescribedWorkloadsAreKeptPerDistinctWorkload) {
+  FitHoldingOutBeta2();
+  ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.predict_answer_cache = false;
+  absl::StatusOr<std::unique_ptr<Server>> uncached =
+      Server::Start(options, *store_, models::GpuCatalog::BuiltIn(), logger_);
+  ASSERT_TRUE(uncached.ok()) << uncached.status();
+  auto stub = v1::Predictor::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", (*uncached)->port()), grpc::InsecureChannelCredentials()));
+  absl::StatusOr<db::StoredModel> stored = store_->LatestModel("default");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> loaded =
+      serving::LoadModel(*std::move(stored));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  absl::StatusOr<models::Node> node = store_->GetNode("beta2");
+  ASSERT_TRUE(node.ok()) << node.status();
+
+  std::vector<v1::PredictRequest> queries(6, LstmQuery("beta2"));
+  (*queries[1].mutable_workload()->mutable_params())["layers"] = 4;
+  (*queries[2].mutable_workload()->mutable_params())["hidden"] = 512;
+  queries[3].mutable_workload()->set_precision(v1::PRECISION_FP32);
+  queries[4].mutable_workload()->set_batch_size(128);
+  // queries[5] asks queries[0]'s question again, its params inserted in
+  // another order.
+  queries[5].mutable_workload()->mutable_params()->clear();
+  (*queries[5].mutable_workload()->mutable_params())["hidden"] = 384;
+  (*queries[5].mutable_workload()->mutable_params())["layers"] = 3;
+  std::set<double> distinct;
+  for (const v1::PredictRequest& query : queries) {
+    v1::PredictResponse response;
+    grpc::ClientContext context;
+    grpc::Status status = stub->Predict(&context, query, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    absl::StatusOr<models::WorkloadSpec> spec = proto::FromProto(query.workload());
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<predictor::Prediction> expected =
+        predictor::Predict((*loaded)->model, *spec, *node);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    EXPECT_EQ(response.iteration_ms(), expected->iteration_ms) << spec->Key();
+    EXPECT_EQ(response.workload().params().at("layers"), spec->params.at("layers"));
+    EXPECT_EQ(response.workload().batch_size(), spec->batch_size);
+    distinct.insert(response.iteration_ms());
+  }
+  EXPECT_EQ(distinct.size(), 5u);
 }
 
 TEST_F(PredictorServiceTest, EvaluateAndModels) {

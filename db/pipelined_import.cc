@@ -1,0 +1,104 @@
+#include "db/pipelined_import.h"
+
+#include <memory>
+
+namespace perfcast::db {
+
+PipelinedImport::PipelinedImport(Store& store) : store_(store) {}
+
+PipelinedImport::~PipelinedImport() {
+  if (!worker_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    abandoned_ = true;
+  }
+  changed_.notify_all();
+  worker_.join();
+}
+
+void PipelinedImport::Start() {
+  if (started_) return;
+  started_ = true;
+  worker_ = std::thread([this] { Run(); });
+}
+
+absl::Status PipelinedImport::Submit(Batch batch) {
+  Start();
+  std::vector<Batch> spent;
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return done_ || queue_.size() < kMaxQueued; });
+  spent.swap(spent_);
+  if (!error_.ok()) return error_;
+  if (done_) return absl::FailedPreconditionError("the import has already ended");
+  queue_.push_back(std::move(batch));
+  lock.unlock();
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ImportSummary> PipelinedImport::Commit() {
+  if (!worker_.joinable() && started_) {
+    return absl::FailedPreconditionError("the import has already ended");
+  }
+  Start();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    commit_requested_ = true;
+  }
+  changed_.notify_all();
+  worker_.join();
+  return result_;
+}
+
+std::optional<PipelinedImport::Batch> PipelinedImport::Next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return abandoned_ || !queue_.empty() || commit_requested_; });
+  if (abandoned_ || queue_.empty()) return std::nullopt;
+  Batch batch = std::move(queue_.front());
+  queue_.pop_front();
+  lock.unlock();
+  changed_.notify_all();
+  return batch;
+}
+
+absl::Status PipelinedImport::Write(ImportTransaction& import, Batch& batch) {
+  for (const models::Node& node : batch.nodes) {
+    if (absl::Status s = import.UpsertNode(node); !s.ok()) return s;
+  }
+  for (auto& [index, prepared] : batch.profiles) {
+    if (absl::Status s = import.AddPrepared(index, std::move(prepared)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void PipelinedImport::Run() {
+  // The transaction ends inside: an import that returns early is rolled back
+  // as it goes out of scope, on this thread, before the caller hears of it.
+  absl::StatusOr<ImportSummary> result = [&]() -> absl::StatusOr<ImportSummary> {
+    absl::StatusOr<std::unique_ptr<ImportTransaction>> import = store_.BeginImport();
+    if (!import.ok()) return import.status();
+    while (std::optional<Batch> batch = Next()) {
+      absl::Status written = Write(**import, *batch);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        spent_.push_back(*std::move(batch));
+      }
+      if (!written.ok()) return written;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (abandoned_) return absl::CancelledError("the import was abandoned");
+    }
+    return (*import)->Commit();
+  }();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!result.ok()) error_ = result.status();
+    result_ = std::move(result);
+    done_ = true;
+    queue_.clear();
+  }
+  changed_.notify_all();
+}
+
+}  // namespace perfcast::db

@@ -1,0 +1,31 @@
+#include "db/prepared_profile.h"
+
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "db/store_rules.h"
+#include "models/descriptor.h"
+
+namespace perfcast::db {
+
+absl::StatusOr<PreparedProfile> PreparedProfile::Prepare(models::Profile input) {
+  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
+  if (!spec.ok()) return absl::InvalidArgumentError(spec.status().message());
+  PreparedProfile prepared;
+  models::Profile& profile = prepared.profile_;
+  profile = std::move(input);
+  profile.workload = *std::move(spec);
+  if (absl::Status s = models::ValidateProfile(profile); !s.ok()) {
+    return absl::InvalidArgumentError(s.message());
+  }
+  if (profile.content_hash.empty()) {
+    profile.content_hash = models::ComputeContentHash(profile);
+  } else if (!IsHexHash(profile.content_hash)) {
+    return absl::InvalidArgumentError("content hash must be 32 hexadecimal digits");
+  }
+  prepared.workload_key_ = profile.workload.Key();
+  prepared.hash_bytes_ = absl::HexStringToBytes(profile.content_hash);
+  return prepared;
+}
+
+}  // namespace perfcast::db
