@@ -2,10 +2,12 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
@@ -296,6 +298,75 @@ TEST(SchemaTest, ReadOnlyOpenOfMissingFileIsNotFound) {
   TempDir dir;
   auto store = OpenStoreReadOnly(dir.File("absent.sqlite"));
   EXPECT_EQ(store.status().code(), absl::StatusCode::kNotFound);
+}
+
+// Imports write without SQLite's foreign-key check (BeginImport says why):
+// every node and workload id they store must still exist, also after an
+// import that created nodes and workloads was rolled back.
+TEST(SchemaTest, ImportsStoreOnlyIdsThatExist) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  auto store = OpenStore(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
+  {
+    auto import = (*store)->BeginImport();
+    ASSERT_TRUE(import.ok()) << import.status();
+    ASSERT_TRUE((*import)->UpsertNode(SampleNode("agent-node")).ok());
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("agent-node", i)).ok());
+    // Rolled back: the node and the workloads it created are gone.
+  }
+  ASSERT_TRUE((*store)->RegisterNode(SampleNode("later")).ok());  // may reuse the node's id
+  auto import = (*store)->BeginImport();
+  ASSERT_TRUE(import.ok()) << import.status();
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE((*import)->Add(2 * i, SampleProfile("agent-node", i)).ok());
+    ASSERT_TRUE((*import)->Add(2 * i + 1, SampleProfile("n1", i)).ok());
+  }
+  absl::StatusOr<ImportSummary> summary = (*import)->Commit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, 8);
+  EXPECT_EQ(summary->rejected.size(), 8u);  // agent-node is unknown again
+
+  auto check = Connection::Open(path, Connection::Mode::kReadOnly);
+  ASSERT_TRUE(check.ok());
+  auto violations = (*check)->Prepare("PRAGMA foreign_key_check");
+  ASSERT_TRUE(violations.ok());
+  absl::StatusOr<bool> row = (*violations)->Step();
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_FALSE(*row) << "a profile names a missing " << (*violations)->Text(2);
+  EXPECT_EQ(*(*check)->QueryInt("SELECT count(*) FROM profiles p JOIN nodes n ON n.id = p.node_id "
+                                "JOIN workloads w ON w.id = p.workload_id WHERE n.name = 'n1'"),
+            8);
+}
+
+// A commit that leaves 1,000 pages in the WAL gets them checkpointed into
+// the main file by the store's own thread, not inside the commit
+// (wal_checkpointer.h): the main file grows soon after a large import.
+TEST(SchemaTest, LargeImportsReachTheMainFileInTheBackground) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  auto store = OpenStore(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
+  const std::uintmax_t before = std::filesystem::file_size(path);
+  auto import = (*store)->BeginImport();
+  ASSERT_TRUE(import.ok()) << import.status();
+  for (int i = 0; i < 30'000; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", i)).ok());
+  ASSERT_EQ((*import)->Commit()->accepted, 30'000);
+  // Every page of the database, committed pages in the WAL included.
+  auto reader = Connection::Open(path, Connection::Mode::kReadOnly);
+  ASSERT_TRUE(reader.ok());
+  const std::uintmax_t checkpointed =
+      *(*reader)->QueryInt("PRAGMA page_count") * *(*reader)->QueryInt("PRAGMA page_size");
+  reader->reset();
+  ASSERT_GT(checkpointed, before + 1000 * 4096);
+  // The wait only bounds a hang.
+  for (int wait = 0; wait < 600 && std::filesystem::file_size(path) < checkpointed; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_GE(std::filesystem::file_size(path), checkpointed);
+  EXPECT_EQ(*(*store)->CountProfiles({}), 30'000);
 }
 
 TEST(SchemaTest, UnknownUriSchemeIsInvalidArgument) {
