@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -241,15 +242,68 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   return model;
 }
 
+// The z-score of the 90th percentile of a normal distribution.
+constexpr double kZ90 = 1.2816;
+
+// Where a prediction goes: the GPU model, and whether its rates come from
+// its spec sheet (nothing measured on it).
+struct Target {
+  std::string gpu;
+  bool spec_rates = false;
+};
+
+// Relative-error band around a prediction: measured ≈ predicted / (1 + e).
+// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
+// (or, with no other GPU to learn them from, the random-fold band widened
+// kUnseenWidening times in log space); on rates from a spec sheet, the
+// spread of the binding rate (`rate_spread`, log-normal) adds in quadrature.
+// What Band multiplies a prediction by: lo / predicted and hi / predicted.
+struct BandFactors {
+  double lo = 1;
+  double hi = 1;
+};
+BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread) {
+  const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
+                                target.gpu) == model.training_gpus.end();
+  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen), -0.95);
+  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen), -0.95);
+  double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
+  double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
+  if (unseen && model.transfer_error_quantiles.empty()) {
+    below *= kUnseenWidening;
+    above *= kUnseenWidening;
+  }
+  if (target.spec_rates && rate_spread > 0) {
+    below = std::hypot(below, kZ90 * rate_spread);
+    above = std::hypot(above, kZ90 * rate_spread);
+  }
+  return {std::exp(-below), std::exp(above)};
+}
+
+void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
+          double& lo, double& hi) {
+  const BandFactors factors = BandFor(model, target, rate_spread);
+  lo = predicted * factors.lo;
+  hi = predicted * factors.hi;
+}
+
+// The spread of the rate that binds: math or memory.
+double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
+  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
+  return it == model.rate_spread.end() ? 0 : it->second;
+}
+
 // What one prediction has noted of one level-1 model so far: where its
 // features sit in the compiled level-1 table, and which of them it has listed.
 // A workload prices many operations of a class with the same model; this
-// keeps the names' strings out of all but the first.
+// keeps the names' strings and the band's quantiles out of all but the first.
 struct ModelNotes {
   const FittedModel* model = nullptr;
   std::vector<int> slots;          // of model->features, CompiledOperationTable()
   bool listed = false;             // features_used holds all its features
   std::vector<bool> extrapolated;  // Prediction::extrapolated holds feature j
+  // Band factors for the target, compute-bound [0] or memory-bound [1].
+  std::optional<BandFactors> band[2];
 };
 
 // Per prediction (or per level-1 sum): the level-1 models met so far, and
@@ -348,47 +402,6 @@ absl::StatusOr<double> ApplyLevel2(const FittedModel& model,
   return ApplyValues(model, values, prediction, nullptr);
 }
 
-// The z-score of the 90th percentile of a normal distribution.
-constexpr double kZ90 = 1.2816;
-
-// Where a prediction goes: the GPU model, and whether its rates come from
-// its spec sheet (nothing measured on it).
-struct Target {
-  std::string gpu;
-  bool spec_rates = false;
-};
-
-// Relative-error band around a prediction: measured ≈ predicted / (1 + e).
-// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
-// (or, with no other GPU to learn them from, the random-fold band widened
-// kUnseenWidening times in log space); on rates from a spec sheet, the
-// spread of the binding rate (`rate_spread`, log-normal) adds in quadrature.
-void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
-          double& lo, double& hi) {
-  const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
-                                target.gpu) == model.training_gpus.end();
-  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen), -0.95);
-  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen), -0.95);
-  double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
-  double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
-  if (unseen && model.transfer_error_quantiles.empty()) {
-    below *= kUnseenWidening;
-    above *= kUnseenWidening;
-  }
-  if (target.spec_rates && rate_spread > 0) {
-    below = std::hypot(below, kZ90 * rate_spread);
-    above = std::hypot(above, kZ90 * rate_spread);
-  }
-  lo = predicted * std::exp(-below);
-  hi = predicted * std::exp(above);
-}
-
-// The spread of the rate that binds: math or memory.
-double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
-  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
-  return it == model.rate_spread.end() ? 0 : it->second;
-}
-
 // The operations an unfused attention core runs, for a model without an
 // attention class of its own: the QKᵀ and AV batched GEMMs, the scale and
 // the softmax; backward: four batched GEMMs and the softmax and scale
@@ -460,10 +473,14 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
     if (!y.ok()) return y.status();
     // An intercept can push a tiny call below zero; it cannot take less than no time.
     call_ms = std::max(0.0, *y);
-    Band(it->second, call_ms, target,
-         BindingSpread(model, op.flops / rates.FlopsPerSecond(op.precision),
-                       op.bytes / rates.memory_bytes_per_s),
-         lo, hi);
+    const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
+    const double memory_s = op.bytes / rates.memory_bytes_per_s;
+    std::optional<BandFactors>& band = notes.For(it->second).band[compute_s >= memory_s ? 0 : 1];
+    if (!band.has_value()) {
+      band = BandFor(it->second, target, BindingSpread(model, compute_s, memory_s));
+    }
+    lo = call_ms * band->lo;
+    hi = call_ms * band->hi;
   }
   if (prediction != nullptr) {
     prediction->breakdown_ms[key] += op.count * call_ms;
