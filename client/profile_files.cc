@@ -56,16 +56,6 @@ absl::StatusOr<int64_t> Integer(const Cells& cells, const std::string& column) {
   return value;
 }
 
-// An optional number: empty or absent cells are absent values.
-absl::Status Optional(const Cells& cells, const std::string& column, std::optional<double>& out) {
-  auto it = cells.find(column);
-  if (it == cells.end() || it->second.empty()) return absl::OkStatus();
-  absl::StatusOr<double> value = Number(cells, column);
-  if (!value.ok()) return value.status();
-  out = *value;
-  return absl::OkStatus();
-}
-
 std::string Cell(const Cells& cells, const std::string& column) {
   auto it = cells.find(column);
   return it == cells.end() ? std::string() : it->second;

@@ -36,7 +36,12 @@ step "Register GPU nodes known only from their spec sheets"
 
 step "Import the measured profiles"
 shopt -s nullglob
-files=(data/*.sqlite)
+# The current measurement method's files (data/README.md). The older
+# method-1 files import as well (perfcast import data/h100.sqlite), but their
+# nodes carry host figures taken another way (launch latency with a sync per
+# launch: 5.2 us against 1.0 us in steady state), which would price those
+# nodes' steps with the wrong host.
+files=(data/h*-m[0-9]-*.sqlite data/cpu-v2-*.sqlite)
 if [ ${#files[@]} -eq 0 ]; then
   # No shipped measurements: measure this machine's CPU with the quick plan.
   [ -x "$AGENT" ] || { echo "demo: no data/*.sqlite and no perfcast-agent to measure with" >&2; exit 1; }

@@ -554,14 +554,18 @@ int MethodLevel(Method method) {
 namespace {
 
 // The rows of `data` whose indices are `rows`, with only its time-like
-// features (ms, in the order they had): a family's few rows, often of one
-// GPU, cannot tell a per-sample or per-layer constant from a rate, and only
-// times scale with the GPU a prediction is for.
+// features (ms, in the order they had) but the input copy: a family's few
+// rows, often of one GPU, cannot tell a per-sample or per-layer constant
+// from a rate, and only times scale with the GPU a prediction is for.
 Dataset TimeFeaturesOfRows(const Dataset& data, const std::vector<Eigen::Index>& rows) {
   std::vector<Eigen::Index> columns;
   Dataset out;
   for (size_t c = 0; c < data.feature_names.size(); ++c) {
-    if (!absl::EndsWith(data.feature_names[c], "_ms")) continue;
+    // The input copy is a time too, but a decoder's token ids make it a
+    // near-zero column whose coefficient can only stand in for tokens.
+    if (!absl::EndsWith(data.feature_names[c], "_ms") || data.feature_names[c] == "h2d_ms") {
+      continue;
+    }
     columns.push_back(static_cast<Eigen::Index>(c));
     out.feature_names.push_back(data.feature_names[c]);
   }

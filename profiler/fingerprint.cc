@@ -264,6 +264,8 @@ void MeasureRates(const Device& device, models::MeasuredRates& rates) {
   }
 }
 
+#ifdef PERFCAST_AGENT_CUDA
+// The GPU generation of a CUDA compute capability.
 absl::string_view Architecture(int major, int minor) {
   switch (major) {
     case 6: return "pascal";
@@ -276,7 +278,6 @@ absl::string_view Architecture(int major, int minor) {
   }
 }
 
-#ifdef PERFCAST_AGENT_CUDA
 // "580.65.06" from the kernel module, else the CUDA version the driver supports.
 std::string DriverVersion(const CudaDriver& driver) {
   const std::string text = ReadFile("/proc/driver/nvidia/version");
