@@ -232,10 +232,13 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
   for (const auto& [phase, fitted] : model.level2) {
     level2[std::string(models::PhaseName(phase))] = ToJson(fitted);
   }
+  json level2_by_family = json::object();
+  for (const auto& [key, fitted] : model.level2_by_family) level2_by_family[key] = ToJson(fitted);
   json root = {
       {"format_version", model.format_version},
       {"level1", level1},
       {"level2", level2},
+      {"level2_by_family", level2_by_family},
       {"efficiency_by_architecture", model.efficiencies.by_architecture},
       {"efficiency_global", model.efficiencies.global},
       {"profile_rates", model.profile_rates},
@@ -280,6 +283,17 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
     absl::StatusOr<FittedModel> fitted = FittedFromJson(value);
     if (!fitted.ok()) return fitted.status();
     model.level2[*phase] = *std::move(fitted);
+  }
+  // Absent from models saved before family models existed.
+  if (root.contains("level2_by_family")) {
+    if (!root["level2_by_family"].is_object()) {
+      return absl::InvalidArgumentError("model: 'level2_by_family' must be an object");
+    }
+    for (const auto& [key, value] : root["level2_by_family"].items()) {
+      absl::StatusOr<FittedModel> fitted = FittedFromJson(value);
+      if (!fitted.ok()) return fitted.status();
+      model.level2_by_family[key] = *std::move(fitted);
+    }
   }
   for (const auto& [arch, rates] : root["efficiency_by_architecture"].items()) {
     if (!rates.is_object()) return absl::InvalidArgumentError("model: bad efficiency table");

@@ -70,6 +70,10 @@ struct PredictorModel {
   int format_version = 1;
   std::map<models::OpClass, FittedModel> level1;
   std::map<models::Phase, FittedModel> level2;
+  // Level 2 of single families, keyed "family/phase" (FitOptions::
+  // family_min_rows); a workload of such a family and phase uses it instead
+  // of the global one. Empty in model files written before they existed.
+  std::map<std::string, FittedModel> level2_by_family;
   EfficiencyTable efficiencies;
   // Rates read off the training nodes' own operation profiles, per node name
   // (profile_rates.h): they stand in for agent measurements at prediction.

@@ -4,9 +4,12 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "models/iteration_builder.h"
 #include "predictor/features.h"
 #include "predictor/folds.h"
@@ -167,10 +170,13 @@ absl::StatusOr<FittedModel> FitRatio(const Dataset& data, const FitOptions& opti
   return model;
 }
 
-// Selects features by CV, refits on all rows, and records the CV error.
+// Selects features by CV, refits on all rows, and records the CV error;
+// each row's signed relative held-out error into `cv_errors` when given (and
+// the model was selected by CV).
 absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& options, int level,
                                    absl::string_view scope, bool non_negative,
-                                   std::vector<std::string>& notes) {
+                                   std::vector<std::string>& notes,
+                                   std::vector<double>* cv_errors = nullptr) {
   const std::string name = absl::StrCat("level", level, "/", scope);
   if (data.y.size() == 0) return absl::FailedPreconditionError(absl::StrCat(name, ": no rows"));
   absl::StatusOr<std::vector<int>> folds = MakeFolds(data, options, notes, name);
@@ -229,21 +235,75 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
     mape += std::abs(errors[i]);
   }
   model.cv_mape = mape / data.y.size();
+  if (cv_errors != nullptr) *cv_errors = errors;
   model.cv_error_quantiles = ErrorQuantiles(std::move(errors));
   model.transfer_error_quantiles = TransferQuantiles(data, regression, selected);
   Describe(data, options, model);
   return model;
 }
 
+// The z-score of the 90th percentile of a normal distribution.
+constexpr double kZ90 = 1.2816;
+
+// Where a prediction goes: the GPU model, and whether its rates come from
+// its spec sheet (nothing measured on it).
+struct Target {
+  std::string gpu;
+  bool spec_rates = false;
+};
+
+// Relative-error band around a prediction: measured ≈ predicted / (1 + e).
+// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
+// (or, with no other GPU to learn them from, the random-fold band widened
+// kUnseenWidening times in log space); on rates from a spec sheet, the
+// spread of the binding rate (`rate_spread`, log-normal) adds in quadrature.
+// What Band multiplies a prediction by: lo / predicted and hi / predicted.
+struct BandFactors {
+  double lo = 1;
+  double hi = 1;
+};
+BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread) {
+  const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
+                                target.gpu) == model.training_gpus.end();
+  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen), -0.95);
+  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen), -0.95);
+  double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
+  double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
+  if (unseen && model.transfer_error_quantiles.empty()) {
+    below *= kUnseenWidening;
+    above *= kUnseenWidening;
+  }
+  if (target.spec_rates && rate_spread > 0) {
+    below = std::hypot(below, kZ90 * rate_spread);
+    above = std::hypot(above, kZ90 * rate_spread);
+  }
+  return {std::exp(-below), std::exp(above)};
+}
+
+void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
+          double& lo, double& hi) {
+  const BandFactors factors = BandFor(model, target, rate_spread);
+  lo = predicted * factors.lo;
+  hi = predicted * factors.hi;
+}
+
+// The spread of the rate that binds: math or memory.
+double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
+  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
+  return it == model.rate_spread.end() ? 0 : it->second;
+}
+
 // What one prediction has noted of one level-1 model so far: where its
 // features sit in the compiled level-1 table, and which of them it has listed.
 // A workload prices many operations of a class with the same model; this
-// keeps the names' strings out of all but the first.
+// keeps the names' strings and the band's quantiles out of all but the first.
 struct ModelNotes {
   const FittedModel* model = nullptr;
   std::vector<int> slots;          // of model->features, CompiledOperationTable()
   bool listed = false;             // features_used holds all its features
   std::vector<bool> extrapolated;  // Prediction::extrapolated holds feature j
+  // Band factors for the target, compute-bound [0] or memory-bound [1].
+  std::optional<BandFactors> band[2];
 };
 
 // Per prediction (or per level-1 sum): the level-1 models met so far, and
@@ -342,47 +402,6 @@ absl::StatusOr<double> ApplyLevel2(const FittedModel& model,
   return ApplyValues(model, values, prediction, nullptr);
 }
 
-// The z-score of the 90th percentile of a normal distribution.
-constexpr double kZ90 = 1.2816;
-
-// Where a prediction goes: the GPU model, and whether its rates come from
-// its spec sheet (nothing measured on it).
-struct Target {
-  std::string gpu;
-  bool spec_rates = false;
-};
-
-// Relative-error band around a prediction: measured ≈ predicted / (1 + e).
-// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
-// (or, with no other GPU to learn them from, the random-fold band widened
-// kUnseenWidening times in log space); on rates from a spec sheet, the
-// spread of the binding rate (`rate_spread`, log-normal) adds in quadrature.
-void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
-          double& lo, double& hi) {
-  const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
-                                target.gpu) == model.training_gpus.end();
-  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen), -0.95);
-  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen), -0.95);
-  double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
-  double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
-  if (unseen && model.transfer_error_quantiles.empty()) {
-    below *= kUnseenWidening;
-    above *= kUnseenWidening;
-  }
-  if (target.spec_rates && rate_spread > 0) {
-    below = std::hypot(below, kZ90 * rate_spread);
-    above = std::hypot(above, kZ90 * rate_spread);
-  }
-  lo = predicted * std::exp(-below);
-  hi = predicted * std::exp(above);
-}
-
-// The spread of the rate that binds: math or memory.
-double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
-  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
-  return it == model.rate_spread.end() ? 0 : it->second;
-}
-
 // The operations an unfused attention core runs, for a model without an
 // attention class of its own: the QKᵀ and AV batched GEMMs, the scale and
 // the softmax; backward: four batched GEMMs and the softmax and scale
@@ -454,10 +473,14 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
     if (!y.ok()) return y.status();
     // An intercept can push a tiny call below zero; it cannot take less than no time.
     call_ms = std::max(0.0, *y);
-    Band(it->second, call_ms, target,
-         BindingSpread(model, op.flops / rates.FlopsPerSecond(op.precision),
-                       op.bytes / rates.memory_bytes_per_s),
-         lo, hi);
+    const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
+    const double memory_s = op.bytes / rates.memory_bytes_per_s;
+    std::optional<BandFactors>& band = notes.For(it->second).band[compute_s >= memory_s ? 0 : 1];
+    if (!band.has_value()) {
+      band = BandFor(it->second, target, BindingSpread(model, compute_s, memory_s));
+    }
+    lo = call_ms * band->lo;
+    hi = call_ms * band->hi;
   }
   if (prediction != nullptr) {
     prediction->breakdown_ms[key] += op.count * call_ms;
@@ -505,6 +528,10 @@ absl::StatusOr<EffectiveRates> ModelRates(const PredictorModel& model, const mod
 
 }  // namespace
 
+std::string FamilyScope(absl::string_view family, models::Phase phase) {
+  return absl::StrCat(family, "/", models::PhaseName(phase));
+}
+
 absl::string_view MethodName(Method method) {
   switch (method) {
     case Method::kTwoLevel: return "two-level";
@@ -523,6 +550,75 @@ int MethodLevel(Method method) {
              ? 1
              : 2;
 }
+
+namespace {
+
+// The rows of `data` whose indices are `rows`, with only its time-like
+// features (ms, in the order they had): a family's few rows, often of one
+// GPU, cannot tell a per-sample or per-layer constant from a rate, and only
+// times scale with the GPU a prediction is for.
+Dataset TimeFeaturesOfRows(const Dataset& data, const std::vector<Eigen::Index>& rows) {
+  std::vector<Eigen::Index> columns;
+  Dataset out;
+  for (size_t c = 0; c < data.feature_names.size(); ++c) {
+    if (!absl::EndsWith(data.feature_names[c], "_ms")) continue;
+    columns.push_back(static_cast<Eigen::Index>(c));
+    out.feature_names.push_back(data.feature_names[c]);
+  }
+  out.x.resize(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(columns.size()));
+  out.y.resize(static_cast<Eigen::Index>(rows.size()));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    for (size_t c = 0; c < columns.size(); ++c) {
+      out.x(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) =
+          data.x(rows[r], columns[c]);
+    }
+    out.y(static_cast<Eigen::Index>(r)) = data.y(rows[r]);
+    out.info.push_back(data.info[rows[r]]);
+  }
+  return out;
+}
+
+// Level-2 models of the families with enough rows in `data` (one phase),
+// each kept only where its cross-validated MAPE beats the global model's on
+// the same rows (`global_errors`, per row of `data`). A family's model that
+// cannot be fitted, or does not beat the global one, is noted and left out:
+// the global one serves that family.
+void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions& options,
+                     const FitOptions& fit_options, absl::Span<const double> global_errors,
+                     PredictorModel& model) {
+  if (options.family_min_rows <= 0 || global_errors.size() != data.info.size()) return;
+  std::map<std::string, std::vector<Eigen::Index>> rows_of;
+  for (size_t i = 0; i < data.info.size(); ++i) {
+    rows_of[data.info[i].family].push_back(static_cast<Eigen::Index>(i));
+  }
+  FitOptions family_options = fit_options;
+  family_options.max_features = std::min(options.max_features, options.family_max_features);
+  for (const auto& [family, rows] : rows_of) {
+    if (static_cast<int>(rows.size()) < options.family_min_rows) continue;
+    const std::string scope = FamilyScope(family, phase);
+    absl::StatusOr<FittedModel> fitted =
+        FitOne(TimeFeaturesOfRows(data, rows), family_options, 2, scope, options.level2_non_negative,
+               model.notes);
+    if (!fitted.ok()) {
+      model.notes.push_back(absl::StrCat("level2/", scope, ": ", fitted.status().message(),
+                                         "; the global model serves it"));
+      continue;
+    }
+    double global_mape = 0;
+    for (Eigen::Index row : rows) global_mape += std::abs(global_errors[row]);
+    global_mape /= static_cast<double>(rows.size());
+    if (fitted->reduced || !(fitted->cv_mape < global_mape)) {
+      model.notes.push_back(absl::StrFormat(
+          "level2/%s: its own model (CV MAPE %.1f%%) does not beat the global one on its "
+          "rows (%.1f%%); the global model serves it",
+          scope, 100 * fitted->cv_mape, 100 * global_mape));
+      continue;
+    }
+    model.level2_by_family[scope] = *std::move(fitted);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> profiles,
                                             const std::map<std::string, models::Node>& given_nodes,
@@ -597,13 +693,16 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
           BuildWorkloadDataset(profiles, nodes, model.efficiencies, phase, level1);
       if (data.status().code() == absl::StatusCode::kFailedPrecondition) continue;  // none
       if (!data.ok()) return data.status();
+      std::vector<double> global_errors;
       absl::StatusOr<FittedModel> fitted = FitOne(*data, fit_options, 2, models::PhaseName(phase),
-                                                  options.level2_non_negative, model.notes);
+                                                  options.level2_non_negative, model.notes,
+                                                  &global_errors);
       if (fitted.ok()) {
         model.level2[phase] = *std::move(fitted);
       } else {
         model.notes.push_back(std::string(fitted.status().message()));
       }
+      FitFamilyModels(*data, phase, options, fit_options, global_errors, model);
     }
   }
   if (model.level1.empty() && model.level2.empty()) {
@@ -624,8 +723,17 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   prediction.rate_source = rates->source;
   const Target target{node.gpu.model, rates->source != RateSource::kMeasured};
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
-  auto level2 = model.level2.find(descriptor.spec.phase);
-  const bool have_level2 = !operation && level2 != model.level2.end();
+  // The family's own level-2 model where it has one, else the global one.
+  const FittedModel* level2 = nullptr;
+  const FittedModel* global_level2 = nullptr;
+  if (!operation) {
+    auto global = model.level2.find(descriptor.spec.phase);
+    if (global != model.level2.end()) global_level2 = &global->second;
+    auto family = model.level2_by_family.find(
+        FamilyScope(descriptor.spec.family, descriptor.spec.phase));
+    level2 = family != model.level2_by_family.end() ? &family->second : global_level2;
+  }
+  const bool have_level2 = level2 != nullptr;
   if (!have_level2 && model.level1.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the model has no level-2 model for phase '", models::PhaseName(descriptor.spec.phase),
@@ -646,19 +754,26 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   bool use_level1 = !have_level2;
   if (have_level2) {
     std::array<double, kWorkloadInputCount + 1> inputs = WorkloadInputValues(descriptor, *rates);
-    const bool uses_level1 = std::find(level2->second.features.begin(),
-                                       level2->second.features.end(),
-                                       "level1_ms") != level2->second.features.end();
+    const bool uses_level1 = std::find(level2->features.begin(), level2->features.end(),
+                                       "level1_ms") != level2->features.end();
     inputs[kLevel1MsInput] = *level1_ms;
-    absl::StatusOr<double> y = ApplyLevel2(level2->second, inputs, uses_level1, &prediction);
+    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, uses_level1, &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
     prediction.method = !uses_level1             ? Method::kLevel2Direct
-                        : level2->second.reduced ? Method::kTwoLevelReduced
+                        : level2->reduced      ? Method::kTwoLevelReduced
                                                  : Method::kTwoLevel;
-    Band(level2->second, *y, target,
-         BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]), prediction.lo_ms,
-         prediction.hi_ms);
+    const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
+    Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
+    if (global_level2 != nullptr && level2 != global_level2) {
+      // A family's model has seen one family, often on one GPU: its band is
+      // no narrower than the global model's, whose errors span families
+      // and, where it was trained on several, GPUs.
+      double lo = 0, hi = 0;
+      Band(*global_level2, *y, target, spread, lo, hi);
+      prediction.lo_ms = std::min(prediction.lo_ms, lo);
+      prediction.hi_ms = std::max(prediction.hi_ms, hi);
+    }
     // No step runs faster than its math and memory traffic at the node's
     // rates. A level-2 answer below that has extrapolated its correction terms
     // (e.g. host terms fitted on one host, applied to a slower one) past

@@ -63,6 +63,16 @@ struct FitOptions {
   // (GPT-2 on the H100 node: -50 ms). The intercept stays free.
   bool level1_non_negative = true;
   bool level2_non_negative = true;
+  // A family with at least this many model rows in a phase also gets its
+  // own level-2 model (at most `family_max_features` features, times only),
+  // as Lattuada et al. fit one model per application: the global model's
+  // coefficients are set by whichever families have the most rows (the
+  // host-bound proxies), a family's own by its smaller sizes. It is kept
+  // only where its cross-validated MAPE beats the global model's on the
+  // family's rows. Workloads of other families use the global model. 0
+  // turns family models off.
+  int family_min_rows = 8;
+  int family_max_features = 3;
   int64_t created_at_us = 0;  // 0: now
 };
 
@@ -80,6 +90,10 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
 absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
                                    const std::map<std::string, models::Node>& nodes,
                                    const FitOptions& options);
+
+// The key of a family's own level-2 model (PredictorModel::level2_by_family):
+// "decoder/train".
+std::string FamilyScope(absl::string_view family, models::Phase phase);
 
 // How a prediction was made.
 enum class Method {

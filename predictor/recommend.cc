@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -68,7 +70,33 @@ absl::StatusOr<std::vector<Recommendation>> Recommend(
           "recommend: GPU count ", count, " is outside [1, ", models::kMaxGpusPerNode, "]"));
     }
   }
-  const MemoryEstimate estimate = EstimateMemory(memory, descriptor);
+  // Each count's share of the batch, and the memory it needs per GPU.
+  struct Share {
+    absl::Status status;  // why this count cannot split the batch
+    MemoryEstimate memory;
+  };
+  std::map<int, Share> shares;
+  for (int count : options.gpu_counts) {
+    Share& share = shares[count];
+    const int64_t batch = descriptor.spec.batch_size;
+    if (count == 1) {
+      share.memory = EstimateMemory(memory, descriptor);
+      continue;
+    }
+    if (batch % count != 0) {
+      share.status = absl::InvalidArgumentError(absl::StrCat(
+          "a batch of ", batch, " does not split evenly over ", count, " data-parallel GPUs"));
+      continue;
+    }
+    models::WorkloadSpec replica = descriptor.spec;
+    replica.batch_size = batch / count;
+    absl::StatusOr<models::WorkloadDescriptor> described = models::Describe(replica);
+    if (!described.ok()) {
+      share.status = described.status();
+      continue;
+    }
+    share.memory = EstimateMemory(memory, *described);
+  }
   const double iterations = static_cast<double>(options.iterations);
   std::vector<Recommendation> out;
   for (const Target& target : targets) {
@@ -80,20 +108,27 @@ absl::StatusOr<std::vector<Recommendation>> Recommend(
       r.gpu = target.node.gpu.model;
       r.registered = target.registered;
       r.gpu_count = count;
-      r.memory = estimate;
-      r.memory_verdict = CheckMemoryFit(estimate, target.node.gpu);
       r.power = watts;
       if (price != nullptr) r.price = *price;
-      if (!r.memory_verdict.fits) {
-        r.exclusion = Exclusion::kMemory;
-        r.reason = r.memory_verdict.reason;
-        out.push_back(std::move(r));
-        continue;
-      }
       if (target.registered && count > target.node.gpu_count) {
         r.exclusion = Exclusion::kNoPrediction;
         r.reason = absl::StrCat("node ", target.node.name, " has ", target.node.gpu_count,
                                 " GPU(s), not ", count);
+        out.push_back(std::move(r));
+        continue;
+      }
+      const Share& share = shares.at(count);
+      if (!share.status.ok()) {
+        r.exclusion = Exclusion::kNoPrediction;
+        r.reason = std::string(share.status.message());
+        out.push_back(std::move(r));
+        continue;
+      }
+      r.memory = share.memory;
+      r.memory_verdict = CheckMemoryFit(share.memory, target.node.gpu);
+      if (!r.memory_verdict.fits) {
+        r.exclusion = Exclusion::kMemory;
+        r.reason = r.memory_verdict.reason;
         out.push_back(std::move(r));
         continue;
       }

@@ -62,8 +62,9 @@ struct Target {
   bool registered = false;
 };
 
-// Predicts one step of the job on `count` GPUs of `node`. The single-GPU
-// predictor serves count 1; a multi-GPU model plugs in here.
+// Predicts one step of the job on `count` GPUs of `node`: the single-GPU
+// predictor for count 1, data parallelism over `count` replicas (each the
+// whole model and batch ÷ count samples, gradients all-reduced) above it.
 using StepPredictor =
     std::function<absl::StatusOr<Prediction>(const models::Node& node, int count)>;
 
@@ -90,7 +91,10 @@ struct Recommendation {
   double energy_kwh = 0, energy_low_kwh = 0, energy_high_kwh = 0;
 };
 
-// Ranks every (target, count). Recommended candidates come first, ordered by
+// Ranks every (target, count). A count above 1 is data parallelism: each GPU
+// must hold the whole model and its share of the batch (the memory estimate
+// of the job at batch ÷ count), and a batch that does not split evenly over
+// the count is not predicted. Recommended candidates come first, ordered by
 // `rank_by` (ties, and candidates without a price or power, by time);
 // excluded ones follow, the near misses first (deadline, budget, then
 // memory, no prediction), each group ordered as above. InvalidArgument for iterations < 1, a

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "predictor/summary.h"
@@ -28,6 +29,38 @@ constexpr size_t kMaxStreamAnswers = 100'000;
 // few hundred operations: tens of kB).
 constexpr size_t kMaxDescriptors = 2'000;
 
+// A PredictBatch message's arena: blocks grow to 1 MiB (a message of 10,000
+// full results takes about 8 MB).
+google::protobuf::ArenaOptions BatchArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 64 << 10;
+  options.max_block_size = 1 << 20;
+  return options;
+}
+
+// Predict's request and response on one arena per call, its first block
+// inline: an answer's strings and sub-messages cost a bump each instead of
+// a malloc and a free.
+class ArenaMessages final : public grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse> {
+ public:
+  ArenaMessages() : arena_(Options(block_, sizeof(block_))) {
+    set_request(google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena_));
+    set_response(google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena_));
+  }
+  void Release() override { delete this; }
+
+ private:
+  static google::protobuf::ArenaOptions Options(char* block, size_t size) {
+    google::protobuf::ArenaOptions options;
+    options.initial_block = block;
+    options.initial_block_size = size;
+    return options;
+  }
+
+  alignas(16) char block_[4096];  // a full answer takes about 2 kB
+  google::protobuf::Arena arena_;
+};
+
 // Appends `message`'s bytes with map entries in key order: equal content,
 // equal bytes. (Plain serialisation walks a map in an order seeded per
 // instance, so the same workload parsed twice would give two keys.)
@@ -43,7 +76,11 @@ void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
   key->clear();
   absl::StrAppend(key, query.model_name(), "\x1f", static_cast<int>(query.target_case()),
                   query.node_name(), query.catalog_gpu(), "\x1f", brief ? "b" : "f");
-  if (query.has_workload()) AppendCanonical(query.workload(), key);
+  // An absent workload and an empty one are different mistakes.
+  if (query.has_workload()) {
+    key->push_back('w');
+    AppendCanonical(query.workload(), key);
+  }
   key->push_back('\x1f');
   if (query.has_parallel()) AppendCanonical(query.parallel(), key);
 }
@@ -220,6 +257,14 @@ predictor::KeepGoing KeepGoing(const CallTimer& timer) {
 
 }  // namespace
 
+// Hands gRPC an ArenaMessages for each Predict.
+struct PredictorService::PredictArenas final
+    : grpc::MessageAllocator<v1::PredictRequest, v1::PredictResponse> {
+  grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse>* AllocateMessages() override {
+    return new ArenaMessages();
+  }
+};
+
 // The job-independent part of an answer, priced and encoded once.
 struct PredictorService::Answer {
   absl::Status status;
@@ -239,7 +284,10 @@ PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& c
       answers_(options.answer_cache
                    ? std::make_unique<AnswerCache>(kMaxAnswers, options.pricing.node_recheck)
                    : nullptr),
-      descriptors_(kMaxDescriptors, absl::InfiniteDuration()) {}
+      descriptors_(kMaxDescriptors, absl::InfiniteDuration()),
+      arenas_(std::make_unique<PredictArenas>()) {
+  SetMessageAllocatorFor_Predict(arenas_.get());
+}
 
 PredictorService::~PredictorService() = default;
 
@@ -247,6 +295,10 @@ std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> PredictorServi
     const v1::PredictRequest& query) {
   // A descriptor is a function of the workload's fields alone (the model
   // zoo is code): an entry never goes stale.
+  if (!query.has_workload()) {
+    return std::make_shared<const absl::StatusOr<models::WorkloadDescriptor>>(
+        DescribeWorkload(query));
+  }
   thread_local std::string key;
   key.clear();
   AppendCanonical(query.workload(), &key);
@@ -347,11 +399,15 @@ grpc::Status PredictorService::PredictBatch(
   // stream takes effect.
   absl::flat_hash_map<std::string, absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>>
       models;
-  v1::PredictBatchRequest request;
-  v1::PredictBatchResponse response;
   int64_t rows = 0;
-  while (stream->Read(&request)) {
-    response.Clear();
+  while (true) {
+    // Each message's request and response live on one arena: a full result
+    // copies its answer's strings and sub-messages with a bump each, and
+    // nothing is freed piecemeal.
+    google::protobuf::Arena arena(BatchArenaOptions());
+    auto& request = *google::protobuf::Arena::CreateMessage<v1::PredictBatchRequest>(&arena);
+    if (!stream->Read(&request)) break;
+    auto& response = *google::protobuf::Arena::CreateMessage<v1::PredictBatchResponse>(&arena);
     response.mutable_results()->Reserve(request.queries_size());
     models.clear();
     for (const v1::PredictRequest& query : request.queries()) {

@@ -107,6 +107,8 @@ class PredictorService final
   serving::Pricer pricer_;
   std::unique_ptr<AnswerCache> answers_;  // null when options.answer_cache is off
   DescriptorCache descriptors_;
+  struct PredictArenas;
+  std::unique_ptr<PredictArenas> arenas_;  // Predict's messages
 };
 
 }  // namespace perfcast::server

@@ -1,6 +1,7 @@
 // What the Recommend RPC does, without gRPC: gathers the candidates (catalog
 // GPUs and registered nodes, narrowed as asked), prices the job on each
-// through the Pricer, and ranks them with predictor::Recommend against the
+// through the Pricer (on one GPU, or data-parallel on each count above 1),
+// and ranks them with predictor::Recommend against the
 // deadline and budget, with the model's memory and power calibrations and
 // the price table (the shipped one with the request's overrides).
 //

@@ -4,6 +4,7 @@
 // headless browser.
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -115,14 +116,34 @@ TEST_F(DecideIntegrationTest, RecommendRanksEveryCatalogGpuAndNode) {
   EXPECT_GT(recommended, 0);
   EXPECT_GT(missed, 0);
 
-  // A budget of one cent, GPU counts the single-GPU model cannot price, the
-  // table form with its report.
+  // Two GPUs are data parallelism: each runs half the batch and the
+  // gradients are all-reduced, so the job is faster than on one GPU but not
+  // twice as fast, and no cheaper.
+  r = Recommend({"--gpu-count", "1", "--gpu-count", "2", "--gpu", "L4-24GB", "--catalog-only",
+                 "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<int, nlohmann::json> by_count;
+  const nlohmann::json counted = nlohmann::json::parse(r.out);
+  for (const nlohmann::json& c : counted["candidates"]) {
+    by_count[c["gpu_count"].get<int>()] = c;
+  }
+  ASSERT_EQ(by_count.size(), 2u) << r.out;
+  ASSERT_TRUE(by_count[2].value("recommended", false)) << by_count[2].dump();
+  const double one = by_count[1]["job_seconds"].get<double>();
+  const double two = by_count[2]["job_seconds"].get<double>();
+  EXPECT_LT(two, one);
+  EXPECT_GT(two, one / 2);
+  EXPECT_GE(by_count[2]["cost_usd"].get<double>(), by_count[1]["cost_usd"].get<double>());
+  EXPECT_LT(by_count[2]["memory"]["peak_bytes"].get<double>(),
+            by_count[1]["memory"]["peak_bytes"].get<double>());
+
+  // A budget of one cent, the table form with its report.
   const std::string report = dir_->File("recommend.html");
   r = Recommend({"--budget", "0.01", "--gpu-count", "1", "--gpu-count", "2", "--gpu", "L4-24GB",
                  "--gpu", "H100-SXM5-80GB", "--catalog-only", "--report", report});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("budget: 90th-percentile cost"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("no-prediction"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no-prediction"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("l4-box"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0 of 4 candidates recommended"), std::string::npos) << r.out;
   EXPECT_NE(Slurp(report).find("<svg"), std::string::npos);

@@ -1,5 +1,6 @@
 #include "predictor/predictor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -8,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "predictor/evaluate.h"
@@ -615,6 +619,57 @@ TEST(Predictor, FitAndPredictDescribeRealWorkloads) {
   profiles.push_back(bad);
   EXPECT_EQ(Fit(profiles, nodes, options).status().code(), absl::StatusCode::kInvalidArgument);
 }
+
+// Two families with the same operations whose steps differ by a constant
+// factor (one framework's layers cost 60% more around the same kernels): one
+// global level 2 cannot price both, each family's own model can, and a
+// workload of a family is priced by its family's model, which the answer
+// names. Family models survive serialisation.
+TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
+  const auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.01, 11);
+  const size_t original = data.profiles.size();
+  for (size_t i = 0; i < original; ++i) {
+    DescribedProfile p = data.profiles[i];
+    if (p.profile.workload.kind != models::WorkloadKind::kModel) continue;
+    p.profile.id += 100000;
+    p.profile.workload.family = "synthslow";
+    p.descriptor.spec.family = "synthslow";
+    p.profile.iteration.mean_ms *= 1.6;
+    data.profiles.push_back(p);
+  }
+  models::WorkloadDescriptor slow = Workload(6, 200, 512, models::Precision::kFp32);
+  slow.spec.family = "synthslow";
+  const models::Node& node = nodes.at("gamma1");
+  const double truth = 1.6 * TrueIterationMs(slow, node);
+
+  FitOptions options = Options();
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::string scope = FamilyScope("synthslow", slow.spec.phase);
+  ASSERT_TRUE(model->level2_by_family.contains(scope)) << absl::StrJoin(model->notes, "\n");
+  absl::StatusOr<Prediction> priced = PredictDescribed(*model, slow, node);
+  ASSERT_TRUE(priced.ok()) << priced.status();
+  EXPECT_NEAR(priced->iteration_ms, truth, 0.05 * truth);
+  EXPECT_TRUE(std::any_of(priced->features_used.begin(), priced->features_used.end(),
+                          [&](const std::string& f) {
+                            return absl::StartsWith(f, absl::StrCat("level2/", scope, ":"));
+                          }))
+      << absl::StrJoin(priced->features_used, ", ");
+
+  absl::StatusOr<PredictorModel> parsed = ParseModel(*SerializeModel(*model));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(*parsed == *model);
+
+  options.family_min_rows = 0;  // the global model alone splits the difference
+  absl::StatusOr<PredictorModel> global = FitDescribed(data.profiles, nodes, options);
+  ASSERT_TRUE(global.ok()) << global.status();
+  EXPECT_TRUE(global->level2_by_family.empty());
+  absl::StatusOr<Prediction> blended = PredictDescribed(*global, slow, node);
+  ASSERT_TRUE(blended.ok()) << blended.status();
+  EXPECT_GT(std::abs(blended->iteration_ms / truth - 1), 0.1) << blended->iteration_ms;
+}
+
 
 }  // namespace
 }  // namespace perfcast::predictor

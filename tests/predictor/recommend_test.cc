@@ -16,12 +16,11 @@ Target Catalog(const std::string& model) {
   return t;
 }
 
-// Step time inversely proportional to FP32 rate, band ±20%; counts above 1
-// are not modelled, like the single-GPU predictor.
+// Step time inversely proportional to FP32 rate, band ±20%; on several GPUs
+// the step shrinks with the count, plus 10% for the all-reduce.
 absl::StatusOr<Prediction> FakeStep(const models::Node& node, int count) {
-  if (count > 1) return absl::UnimplementedError("multi-GPU step prediction is not available");
   Prediction p;
-  p.iteration_ms = 1000 / node.gpu.fp32_tflops;
+  p.iteration_ms = 1000 / node.gpu.fp32_tflops * (count == 1 ? 1 : 1.1 / count);
   p.lo_ms = 0.8 * p.iteration_ms;
   p.hi_ms = 1.2 * p.iteration_ms;
   return p;
@@ -30,6 +29,7 @@ absl::StatusOr<Prediction> FakeStep(const models::Node& node, int count) {
 models::WorkloadDescriptor Small() {
   models::WorkloadSpec spec;
   spec.family = "lstm";
+  spec.batch_size = 8;
   return *models::Describe(spec);
 }
 
@@ -105,10 +105,25 @@ TEST(Recommend, DeadlineBudgetMemoryAndCountsExcludeWithReasons) {
   EXPECT_NE(t4.reason.find("misses the deadline"), std::string::npos) << t4.reason;
   EXPECT_TRUE(Find(*rs, "catalog:L4-24GB").meets_deadline);
   EXPECT_EQ(Find(*rs, "catalog:L4-24GB").exclusion, Exclusion::kNone);
-  EXPECT_EQ(Find(*rs, "catalog:L4-24GB", 2).exclusion, Exclusion::kNoPrediction);
+  // Four T4s make the deadline one does not, at 4 x 1.1 / 4 the GPU-hours.
+  const Recommendation& t4x4 = Find(*rs, "catalog:T4-16GB", 4);
+  EXPECT_EQ(t4x4.exclusion, Exclusion::kNone) << t4x4.reason;
+  EXPECT_NEAR(t4x4.seconds, 1.1 / 4 * t4.seconds, 1e-9 * t4.seconds);
+  EXPECT_NEAR(t4x4.cost_usd, 1.1 * t4.cost_usd, 1e-9 * t4.cost_usd);
   EXPECT_NE(Find(*rs, "rack7", 4).reason.find("has 2 GPU(s)"), std::string::npos);
+  EXPECT_EQ(Find(*rs, "rack7", 2).exclusion, Exclusion::kNone);
   EXPECT_EQ(rs->front().exclusion, Exclusion::kNone);
   EXPECT_EQ(rs->back().exclusion, Exclusion::kNoPrediction);
+
+  // A batch that does not split over the count is not predicted, and says so.
+  options.gpu_counts = {3};
+  rs = Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+                 models::PriceTable::BuiltIn(), options);
+  ASSERT_TRUE(rs.ok());
+  EXPECT_EQ(Find(*rs, "catalog:L4-24GB", 3).exclusion, Exclusion::kNoPrediction);
+  EXPECT_NE(Find(*rs, "catalog:L4-24GB", 3).reason.find("does not split evenly over 3"),
+            std::string::npos)
+      << Find(*rs, "catalog:L4-24GB", 3).reason;
 
   options.gpu_counts = {1};
   options.deadline_seconds = 0;
@@ -135,6 +150,34 @@ TEST(Recommend, DeadlineBudgetMemoryAndCountsExcludeWithReasons) {
     EXPECT_FALSE(r.predicted);
     EXPECT_NE(r.reason.find("does not fit"), std::string::npos);
   }
+}
+
+// Each of N data-parallel GPUs holds the whole model and 1/N of the batch:
+// a step whose activations overflow one T4 fits on four.
+TEST(Recommend, DataParallelGpusEachHoldTheirShareOfTheBatch) {
+  models::WorkloadSpec spec;
+  spec.family = "transformer";
+  spec.params = {{"layers", 12}, {"hidden", 768}, {"heads", 12}, {"seq_len", 128}};
+  spec.batch_size = 512;
+  const models::WorkloadDescriptor whole = *models::Describe(spec);
+  spec.batch_size = 128;
+  const models::WorkloadDescriptor quarter = *models::Describe(spec);
+  const models::GpuSpec t4 = *models::GpuCatalog::BuiltIn().Find("T4-16GB");
+  ASSERT_FALSE(CheckMemoryFit(EstimateMemory(MemoryModel{}, whole), t4).fits);
+  ASSERT_TRUE(CheckMemoryFit(EstimateMemory(MemoryModel{}, quarter), t4).fits);
+
+  RecommendOptions options;
+  options.iterations = 100;
+  options.gpu_counts = {1, 4};
+  absl::StatusOr<std::vector<Recommendation>> rs =
+      Recommend(whole, {Catalog("T4-16GB")}, FakeStep, MemoryModel{}, PowerModel{},
+                models::PriceTable::BuiltIn(), options);
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  EXPECT_EQ(Find(*rs, "catalog:T4-16GB", 1).exclusion, Exclusion::kMemory);
+  const Recommendation& four = Find(*rs, "catalog:T4-16GB", 4);
+  EXPECT_EQ(four.exclusion, Exclusion::kNone) << four.reason;
+  EXPECT_TRUE(four.predicted);
+  EXPECT_DOUBLE_EQ(four.memory.peak_bytes, EstimateMemory(MemoryModel{}, quarter).peak_bytes);
 }
 
 TEST(Recommend, BadOptionsAreRefused) {
