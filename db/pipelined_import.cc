@@ -36,6 +36,15 @@ absl::Status PipelinedImport::Submit(Batch batch) {
   return absl::OkStatus();
 }
 
+absl::Status PipelinedImport::Drain() {
+  if (!started_) return absl::OkStatus();
+  std::vector<Batch> spent;
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return done_ || (queue_.empty() && !writing_); });
+  spent.swap(spent_);
+  return error_;
+}
+
 absl::StatusOr<ImportSummary> PipelinedImport::Commit() {
   if (!worker_.joinable() && started_) {
     return absl::FailedPreconditionError("the import has already ended");
@@ -56,6 +65,7 @@ std::optional<PipelinedImport::Batch> PipelinedImport::Next() {
   if (abandoned_ || queue_.empty()) return std::nullopt;
   Batch batch = std::move(queue_.front());
   queue_.pop_front();
+  writing_ = true;
   lock.unlock();
   changed_.notify_all();
   return batch;
@@ -82,7 +92,10 @@ void PipelinedImport::Run() {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         spent_.push_back(*std::move(batch));
+        // A failed batch counts as written only once its error is set.
+        writing_ = !written.ok();
       }
+      changed_.notify_all();
       if (!written.ok()) return written;
     }
     {

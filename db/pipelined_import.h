@@ -53,6 +53,12 @@ class PipelinedImport {
   // rolled back and takes nothing more.
   absl::Status Submit(Batch batch);
 
+  // Waits until every submitted batch is written. Returns the error that
+  // ended the import, if one has. A caller that may still abandon the import
+  // (its client cancelled) decides after this, so that the commit is all
+  // that is left between its decision and the import being stored.
+  absl::Status Drain();
+
   // Writes what is queued and commits (an import of nothing begins and
   // commits an empty transaction). Returns the summary, or the error that
   // ended the import: then nothing of it is stored. After that, Submit and
@@ -82,6 +88,7 @@ class PipelinedImport {
   // what another thread allocated is slow, and the writer is the stage that
   // bounds the import's rate.
   std::vector<Batch> spent_;
+  bool writing_ = false;  // a batch taken from the queue is being written
   bool commit_requested_ = false;
   bool abandoned_ = false;
   bool done_ = false;  // the worker has ended the transaction

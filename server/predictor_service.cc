@@ -76,7 +76,11 @@ void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
   key->clear();
   absl::StrAppend(key, query.model_name(), "\x1f", static_cast<int>(query.target_case()),
                   query.node_name(), query.catalog_gpu(), "\x1f", brief ? "b" : "f");
-  if (query.has_workload()) AppendCanonical(query.workload(), key);
+  // An absent workload and an empty one are different mistakes.
+  if (query.has_workload()) {
+    key->push_back('w');
+    AppendCanonical(query.workload(), key);
+  }
   key->push_back('\x1f');
   if (query.has_parallel()) AppendCanonical(query.parallel(), key);
 }
@@ -291,6 +295,10 @@ std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> PredictorServi
     const v1::PredictRequest& query) {
   // A descriptor is a function of the workload's fields alone (the model
   // zoo is code): an entry never goes stale.
+  if (!query.has_workload()) {
+    return std::make_shared<const absl::StatusOr<models::WorkloadDescriptor>>(
+        DescribeWorkload(query));
+  }
   thread_local std::string key;
   key.clear();
   AppendCanonical(query.workload(), &key);

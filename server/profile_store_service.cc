@@ -70,6 +70,8 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
         absl::StrCat("the import stream sent nothing for ", absl::FormatDuration(idle.idle()),
                      " (perfcastd --import_idle_seconds)")));
   }
+  // The commit alone is left after the last check.
+  if (absl::Status s = import.Drain(); !s.ok()) return ToGrpcStatus(s);
   if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
   absl::StatusOr<db::ImportSummary> summary = import.Commit();
   if (!summary.ok()) return ToGrpcStatus(summary.status());

@@ -63,6 +63,9 @@ TEST_F(PipelinedImportTest, WritesBatchesInOrderAndCountsLikeAPlainImport) {
     }
     ASSERT_TRUE(import.Submit(std::move(batch)).ok());
   }
+  // Written, not yet committed: readers see nothing.
+  ASSERT_TRUE(import.Drain().ok());
+  EXPECT_EQ(*store_->CountProfiles({}), 0);
   absl::StatusOr<ImportSummary> summary = import.Commit();
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_EQ(summary->accepted, 201);
@@ -92,11 +95,12 @@ TEST_F(PipelinedImportTest, AFailedBatchEndsTheImportAndStoresNothing) {
   PipelinedImport::Batch clash = Profiles("n1", 50, 10);
   clash.nodes.push_back(SampleNode("n1", "A100-SXM4-80GB"));  // n1 is an H100
   ASSERT_TRUE(import.Submit(std::move(clash)).ok());
-  // The error reaches the caller at a later Submit or at Commit.
-  absl::Status later = import.Submit(Profiles("n1", 60, 10));
+  // The error reaches the caller once the batch is written: at Drain, and at
+  // every call after it.
+  EXPECT_EQ(import.Drain().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(import.Submit(Profiles("n1", 60, 10)).code(), absl::StatusCode::kFailedPrecondition);
   absl::StatusOr<ImportSummary> summary = import.Commit();
   EXPECT_EQ(summary.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(later.ok() || later.code() == absl::StatusCode::kFailedPrecondition) << later;
   EXPECT_EQ(*store_->CountProfiles({}), 0);
   // The write lock was released.
   PipelinedImport next(*store_);

@@ -581,6 +581,23 @@ TEST_F(PredictorServiceTest, DescribedWorkloadsAreKeptPerDistinctWorkload) {
     distinct.insert(response.iteration_ms());
   }
   EXPECT_EQ(distinct.size(), 5u);
+
+  // No workload and an empty one are told apart, whichever comes first.
+  for (int round = 0; round < 2; ++round) {
+    v1::PredictRequest absent = LstmQuery("beta2");
+    absent.clear_workload();
+    v1::PredictRequest empty = absent;
+    empty.mutable_workload();
+    for (const v1::PredictRequest& query : round == 0 ? std::vector{absent, empty}
+                                                      : std::vector{empty, absent}) {
+      v1::PredictResponse response;
+      grpc::ClientContext context;
+      grpc::Status status = stub->Predict(&context, query, &response);
+      EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT);
+      EXPECT_EQ(status.error_message(), query.has_workload() ? "workload.family is required"
+                                                             : "workload is required");
+    }
+  }
 }
 
 TEST_F(PredictorServiceTest, EvaluateAndModels) {
