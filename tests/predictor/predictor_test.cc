@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
+#include "nlohmann/json.hpp"
 #include "gtest/gtest.h"
 #include "predictor/evaluate.h"
 #include "predictor/features.h"
@@ -660,6 +661,15 @@ TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
   absl::StatusOr<PredictorModel> parsed = ParseModel(*SerializeModel(*model));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(*parsed == *model);
+  // A model stored before family models existed still loads, with none.
+  nlohmann::json older = nlohmann::json::parse(*SerializeModel(*model));
+  older.erase("level2_by_family");
+  absl::StatusOr<PredictorModel> old_model = ParseModel(older.dump());
+  ASSERT_TRUE(old_model.ok()) << old_model.status();
+  EXPECT_TRUE(old_model->level2_by_family.empty());
+  EXPECT_EQ(old_model->level2, model->level2);
+  older["level2_by_family"] = 3;
+  EXPECT_EQ(ParseModel(older.dump()).status().code(), absl::StatusCode::kInvalidArgument);
 
   options.family_min_rows = 0;  // the global model alone splits the difference
   absl::StatusOr<PredictorModel> global = FitDescribed(data.profiles, nodes, options);
