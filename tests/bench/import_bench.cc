@@ -85,7 +85,8 @@ uint64_t Mix(uint64_t x) {
 // with a random hash and node and workload ids spread as in the benchmark.
 // No validation, hashing, id lookups or foreign-key checks, as in an import:
 // the rate the store's writer thread could reach if it did nothing else.
-double SqliteAloneRate(const std::string& path, const std::vector<perfcast::models::Profile>& rows) {
+double SqliteAloneRate(const std::string& path,
+                       const std::vector<perfcast::models::Profile>& rows) {
   if (!perfcast::db::OpenStore(path).ok()) return 0;  // the schema
   auto c = perfcast::db::Connection::Open(path, perfcast::db::Connection::Mode::kReadWriteCreate);
   if (!c.ok()) return 0;
@@ -96,8 +97,9 @@ double SqliteAloneRate(const std::string& path, const std::vector<perfcast::mode
     return 0;
   }
   const int columns = static_cast<int>(perfcast::models::ProfileColumns().size());
-  std::string sql = absl::StrCat("INSERT OR FAIL INTO profiles (content_hash, node_id, workload_id, ",
-                                 perfcast::db::ProfileColumnList(), ") VALUES (?1, ?2, ?3");
+  std::string sql =
+      absl::StrCat("INSERT OR FAIL INTO profiles (content_hash, node_id, workload_id, ",
+                   perfcast::db::ProfileColumnList(), ") VALUES (?1, ?2, ?3");
   for (int i = 4; i <= 3 + columns; ++i) absl::StrAppend(&sql, ", ?", i);
   absl::StrAppend(&sql, ") ON CONFLICT (content_hash) DO NOTHING");
   auto insert = db.Prepare(sql);
