@@ -29,7 +29,8 @@ bench: build
 	$(BUILD_DIR)/tests/bench/sfs_bench
 	$(BUILD_DIR)/tests/bench/memory_bench data/h200-m2-default.sqlite \
 	  data/h200-m2-architectures.sqlite data/h200-m1-architectures.sqlite \
-	  data/h100-m2-architectures.sqlite data/h100-m2-default.sqlite data/h200-m2-sizes.sqlite
+	  data/h100-m2-architectures.sqlite data/h100-m2-default.sqlite data/h200-m2-sizes.sqlite \
+	  data/h200-m4-architectures.sqlite data/h200-m4-sizes.sqlite
 
 clean:
 	rm -rf build build-ci
