@@ -84,6 +84,21 @@ constexpr FeatureDef kWorkloadFeatures[] = {
      "per-module host work, scaled by the host's launch latency"},
 };
 
+// A derived feature from its inputs: what FeatureDef::op means. One place for
+// both the by-name evaluation and the compiled table.
+double Combine(Op op, double factor, double a, double b) {
+  switch (op) {
+    case Op::kInput: return a;
+    case Op::kRatio: return factor * a / b;
+    case Op::kProduct: return factor * a * b;
+    case Op::kInverse: return factor / a;
+    case Op::kMax: return std::max(a, b);
+    case Op::kMin: return std::min(a, b);
+    case Op::kCeilRatio: return std::ceil(a / b);
+  }
+  return 0;
+}
+
 bool Evaluate(const FeatureDef& def, const FeatureInputs& values, double& out) {
   auto get = [&](absl::string_view name, double& v) {
     auto it = values.find(name);
@@ -94,15 +109,7 @@ bool Evaluate(const FeatureDef& def, const FeatureInputs& values, double& out) {
   double a = 0, b = 0;
   if (!get(def.a, a)) return false;
   if (def.op != Op::kInput && def.op != Op::kInverse && !get(def.b, b)) return false;
-  switch (def.op) {
-    case Op::kInput: out = a; break;
-    case Op::kRatio: out = def.factor * a / b; break;
-    case Op::kProduct: out = def.factor * a * b; break;
-    case Op::kInverse: out = def.factor / a; break;
-    case Op::kMax: out = std::max(a, b); break;
-    case Op::kMin: out = std::min(a, b); break;
-    case Op::kCeilRatio: out = std::ceil(a / b); break;
-  }
+  out = Combine(def.op, def.factor, a, b);
   return true;
 }
 
@@ -253,15 +260,7 @@ void CompiledFeatureTable::Evaluate(absl::Span<const double> inputs,
   for (const Step& step : steps_) {
     const double a = slots[step.a], b = slots[step.b];
     double& out = slots[step.out];
-    switch (step.op) {
-      case Op::kInput: out = a; break;
-      case Op::kRatio: out = step.factor * a / b; break;
-      case Op::kProduct: out = step.factor * a * b; break;
-      case Op::kInverse: out = step.factor / a; break;
-      case Op::kMax: out = std::max(a, b); break;
-      case Op::kMin: out = std::min(a, b); break;
-      case Op::kCeilRatio: out = std::ceil(a / b); break;
-    }
+    out = Combine(step.op, step.factor, a, b);
   }
 }
 
