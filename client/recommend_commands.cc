@@ -206,7 +206,8 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
   r->add_flag("--catalog-only", flags->catalog_only, "Leave registered nodes out");
   r->add_flag("--nodes-only", flags->nodes_only, "Leave catalog GPUs out");
   r->add_option("--gpu-count", flags->counts,
-                "GPU counts to consider (repeatable; default 1; >1: data parallelism, the batch split over the GPUs)");
+                "GPU counts to consider (repeatable; default 1; >1: data parallelism, the "
+                "batch split over the GPUs)");
   r->add_option("--rank-by", flags->rank_by, "cost, time or energy")
       ->check(CLI::IsMember({"cost", "time", "energy"}))
       ->capture_default_str();

@@ -600,9 +600,8 @@ void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions&
   for (const auto& [family, rows] : rows_of) {
     if (static_cast<int>(rows.size()) < options.family_min_rows) continue;
     const std::string scope = FamilyScope(family, phase);
-    absl::StatusOr<FittedModel> fitted =
-        FitOne(TimeFeaturesOfRows(data, rows), family_options, 2, scope, options.level2_non_negative,
-               model.notes);
+    absl::StatusOr<FittedModel> fitted = FitOne(TimeFeaturesOfRows(data, rows), family_options,
+                                                2, scope, options.level2_non_negative, model.notes);
     if (!fitted.ok()) {
       model.notes.push_back(absl::StrCat("level2/", scope, ": ", fitted.status().message(),
                                          "; the global model serves it"));
@@ -733,9 +732,12 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   if (!operation) {
     auto global = model.level2.find(descriptor.spec.phase);
     if (global != model.level2.end()) global_level2 = &global->second;
-    auto family = model.level2_by_family.find(
-        FamilyScope(descriptor.spec.family, descriptor.spec.phase));
-    level2 = family != model.level2_by_family.end() ? &family->second : global_level2;
+    level2 = global_level2;
+    if (!model.level2_by_family.empty()) {  // most models have none: no key to build
+      auto family = model.level2_by_family.find(
+          FamilyScope(descriptor.spec.family, descriptor.spec.phase));
+      if (family != model.level2_by_family.end()) level2 = &family->second;
+    }
   }
   const bool have_level2 = level2 != nullptr;
   if (!have_level2 && model.level1.empty()) {
@@ -764,9 +766,9 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, uses_level1, &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    prediction.method = !uses_level1             ? Method::kLevel2Direct
-                        : level2->reduced      ? Method::kTwoLevelReduced
-                                                 : Method::kTwoLevel;
+    prediction.method = !uses_level1      ? Method::kLevel2Direct
+                        : level2->reduced ? Method::kTwoLevelReduced
+                                          : Method::kTwoLevel;
     const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
     Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
     if (global_level2 != nullptr && level2 != global_level2) {
