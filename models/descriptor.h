@@ -62,6 +62,13 @@ struct Operation {
   double launches = 1;    // kernel launches per call
   double work_items = 1;  // independent tiles/blocks of work per call (for waves over SMs)
   double count = 1;       // calls per iteration
+  // Entries into the autograd engine per call (torch::autograd::grad): 1 for
+  // an operation micro-benchmark's forward+backward, which the harness times
+  // one grad call at a time, and 0 for the operations of a model, whose step
+  // enters autograd once for all of them. The entry is host work (handing the
+  // graph to the engine's device thread and waiting for it) of some tens of
+  // microseconds, whatever the operation.
+  double autograd_calls = 0;
 
   friend bool operator==(const Operation&, const Operation&) = default;
 };

@@ -24,6 +24,10 @@ constexpr FeatureDef kOperationFeatures[] = {
     {"memory_bytes_per_s", Op::kInput, "memory_bytes_per_s", "", 1, false, "effective bandwidth"},
     {"launch_latency_s", Op::kInput, "launch_latency_s", "", 1, false, "launch latency"},
     {"h2d_bytes_per_s", Op::kInput, "h2d_bytes_per_s", "", 1, false, "host->device bandwidth"},
+    {"dispatch_ops_per_s", Op::kInput, "dispatch_ops_per_s", "", 1, false,
+     "the host's framework dispatch rate"},
+    {"autograd_calls", Op::kInput, "autograd_calls", "", 1, false,
+     "entries into the autograd engine per call (1 for a benchmark's forward+backward)"},
     {"tile_flops", Op::kInput, "tile_flops", "", 1, false,
      "FLOPs including the padding of partial output tiles (GEMMs; else flops)"},
     {"tile_bytes", Op::kInput, "tile_bytes", "", 1, false,
@@ -57,6 +61,9 @@ constexpr FeatureDef kOperationFeatures[] = {
      "a per-wave scheduling cost of about one launch latency"},
     {"h2d_ms", Op::kRatio, "bytes", "h2d_bytes_per_s", kMs, true,
      "bytes over the host link (host->device copies)"},
+    {"autograd_ms", Op::kRatio, "autograd_calls", "dispatch_ops_per_s", kMs, true,
+     "host work of entering the autograd engine, in units of the host's op dispatch time: "
+     "a benchmark pays it per call, a model's operations never (once per step)"},
 };
 
 constexpr FeatureDef kWorkloadFeatures[] = {
@@ -286,7 +293,8 @@ absl::Span<const absl::string_view> OperationInputNames() {
   static constexpr absl::string_view kNames[kOperationInputCount] = {
       "flops",       "bytes",        "tile_flops",       "tile_bytes",
       "narrow_flops", "launches",    "work_items",       "sm_count",
-      "flops_per_s", "memory_bytes_per_s", "launch_latency_s", "h2d_bytes_per_s"};
+      "flops_per_s", "memory_bytes_per_s", "launch_latency_s", "h2d_bytes_per_s",
+      "dispatch_ops_per_s", "autograd_calls"};
   return kNames;
 }
 
@@ -330,7 +338,9 @@ std::array<double, kOperationInputCount> OperationInputValues(const models::Oper
           rates.FlopsPerSecond(op.precision),
           rates.memory_bytes_per_s,
           rates.launch_latency_s,
-          rates.h2d_bytes_per_s};
+          rates.h2d_bytes_per_s,
+          rates.dispatch_ops_per_s,
+          op.autograd_calls};
 }
 
 double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates) {

@@ -51,7 +51,10 @@ struct FeatureDef {
 // padded FLOPs times the load width its misaligned rows lose; 0 otherwise),
 // launches, work_items, sm_count,
 // flops_per_s (of the op's precision), memory_bytes_per_s, launch_latency_s,
-// h2d_bytes_per_s.
+// h2d_bytes_per_s, dispatch_ops_per_s and autograd_calls (1 for a training
+// benchmark's forward+backward, timed as one autograd::grad call; 0 for a
+// model's operations, whose step enters autograd once: autograd_ms prices the
+// entry, so that a model's operations are not charged it).
 absl::Span<const FeatureDef> OperationFeatureTable();
 
 // Level 2: one iteration of a workload on one node. Inputs: the level-1 sum
@@ -125,7 +128,7 @@ std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
 FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates& rates);
 
 // The same inputs as values, in the order of OperationInputNames().
-inline constexpr int kOperationInputCount = 12;
+inline constexpr int kOperationInputCount = 14;
 absl::Span<const absl::string_view> OperationInputNames();
 std::array<double, kOperationInputCount> OperationInputValues(const models::Operation& op,
                                                               const EffectiveRates& rates);

@@ -39,6 +39,9 @@ WorkloadDescriptor Collapse(WorkloadDescriptor d, OpClass op_class, int64_t inne
     op.launches += part.launches * part.count;
   }
   op.work_items = d.operations.empty() ? 1 : d.operations.front().work_items;
+  // The harness times forward+backward as one autograd::grad call; an
+  // optimizer step is no backward pass.
+  op.autograd_calls = d.spec.phase == Phase::kTrain && op_class != OpClass::kOptimizer ? 1 : 0;
   d.operations = {op};
   d.kernel_launches = op.launches;
   d.inner_modules = inner_modules;

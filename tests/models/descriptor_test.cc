@@ -116,7 +116,15 @@ TEST(DescribeTest, EveryFamilyDescribesItsDefaultsInEveryMode) {
           if (f.kind == WorkloadKind::kOperation) {
             ASSERT_EQ(d.operations.size(), 1u) << f.name;
             EXPECT_EQ(d.operations[0].count, 1) << f.name;
+            // The harness times a training call as one autograd::grad call;
+            // an optimizer step enters no autograd.
+            EXPECT_EQ(d.operations[0].autograd_calls,
+                      d.spec.phase == Phase::kTrain && f.name != "optimizer" ? 1 : 0)
+                << f.name;
           } else {
+            // A model's step enters autograd once for all its operations:
+            // none of them carries the entry.
+            for (const Operation& op : d.operations) EXPECT_EQ(op.autograd_calls, 0) << f.name;
             EXPECT_GT(d.parameters, 0) << f.name;
             EXPECT_GT(d.input_bytes, 0) << f.name;
             EXPECT_EQ(d.operations.back().op_class, OpClass::kHostOverhead) << f.name;

@@ -680,6 +680,66 @@ TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
   EXPECT_GT(std::abs(blended->iteration_ms / truth - 1), 0.1) << blended->iteration_ms;
 }
 
+// A training-phase operation benchmark times forward and backward as one
+// autograd::grad call, whose entry costs the host some tens of microseconds
+// whatever the operation (its cost here: 12 dispatch times); a model's step
+// enters autograd once for all its operations. Level 1 learns that entry
+// apart from the launches, so a model's operation is priced without it: a
+// model's backward kernel of a small element-wise op is a few microseconds,
+// not the benchmark's 90.
+TEST(Predictor, Level1LeavesTheBenchmarksAutogradEntryOutOfAModelsOperations) {
+  std::map<std::string, models::Node> nodes = Nodes();
+  double dispatch = 1.1e5;
+  for (auto& [name, node] : nodes) {
+    node.measured.dispatch_ops_per_s = dispatch;
+    dispatch *= 1.2;
+  }
+  auto truth = [](const Operation& op, const models::Node& node) {
+    return TrueCallMs(op, node) + 1e3 * op.autograd_calls * 12 / *node.measured.dispatch_ops_per_s;
+  };
+  std::vector<DescribedProfile> profiles;
+  int64_t id = 1;
+  for (const auto& [name, node] : nodes) {
+    for (models::Phase phase : {models::Phase::kInference, models::Phase::kTrain}) {
+      for (double elements : {1e4, 1e5, 1e6, 4e6, 1.6e7, 6.4e7}) {
+        DescribedProfile p;
+        p.profile.id = id++;
+        p.profile.node_name = name;
+        p.profile.workload.kind = models::WorkloadKind::kOperation;
+        p.profile.workload.family = "elementwise";
+        p.profile.workload.phase = phase;
+        p.descriptor.spec = p.profile.workload;
+        Operation op = Elementwise(elements);
+        if (phase == models::Phase::kTrain) {  // forward and backward kernels
+          op.bytes *= 2.5;
+          op.launches = 2;
+          op.autograd_calls = 1;
+        }
+        p.descriptor.operations = {op};
+        p.profile.iteration.mean_ms = truth(op, node);
+        profiles.push_back(p);
+      }
+    }
+  }
+  FitOptions options = Options();
+  options.fit_level2 = false;
+  absl::StatusOr<PredictorModel> model = FitDescribed(profiles, nodes, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(model->level1.contains(OpClass::kElementwise));
+  EXPECT_THAT(model->level1.at(OpClass::kElementwise).features, testing::Contains("autograd_ms"));
+
+  // The same forward+backward inside a model's step: no autograd entry.
+  Operation in_model = Elementwise(1e5);
+  in_model.bytes *= 2.5;
+  in_model.launches = 2;
+  const models::Node& node = nodes.at("gamma1");
+  absl::StatusOr<double> priced = PredictOperation(*model, in_model, node);
+  ASSERT_TRUE(priced.ok()) << priced.status();
+  EXPECT_NEAR(*priced, truth(in_model, node), 0.05 * truth(in_model, node));
+  Operation benchmark = in_model;
+  benchmark.autograd_calls = 1;
+  EXPECT_GT(truth(benchmark, node), 5 * truth(in_model, node));  // what it must not be charged
+}
 
 }  // namespace
 }  // namespace perfcast::predictor
