@@ -113,7 +113,10 @@ absl::StatusOr<Dataset> BuildWorkloadDataset(absl::Span<const DescribedProfile> 
        WorkloadInputs(models::WorkloadDescriptor{}, EffectiveRates{})) {
     inputs.push_back(name);
   }
-  if (level1) inputs.push_back("level1_ms");
+  if (level1) {
+    inputs.push_back("level1_ms");
+    inputs.push_back("level1_gpu_ms");
+  }
   const std::vector<std::string> names = CandidateNames(WorkloadFeatureTable(), inputs);
   Pending pending;
   for (size_t i = 0; i < profiles.size(); ++i) {
@@ -132,6 +135,9 @@ absl::StatusOr<Dataset> BuildWorkloadDataset(absl::Span<const DescribedProfile> 
       absl::StatusOr<double> sum = level1(described.descriptor, rates);
       if (!sum.ok()) return sum.status();
       values["level1_ms"] = *sum;
+      absl::StatusOr<double> gpu = level1(described.descriptor, LaunchFree(rates));
+      if (!gpu.ok()) return gpu.status();
+      values["level1_gpu_ms"] = *gpu;
     }
     absl::StatusOr<std::vector<double>> row =
         EvaluateFeatures(WorkloadFeatureTable(), values, names);

@@ -65,7 +65,8 @@ using Level1Fn = std::function<absl::StatusOr<double>(const models::WorkloadDesc
                                                       const EffectiveRates&)>;
 
 // The level-2 dataset of model profiles in `phase`: the workload table's
-// candidates, with level1_ms first when `level1` is set. Same errors as
+// candidates, with level1_ms first and level1_gpu_ms (`level1` on
+// LaunchFree rates) when `level1` is set. Same errors as
 // BuildOperationDatasets; FailedPrecondition when no profile qualifies.
 absl::StatusOr<Dataset> BuildWorkloadDataset(absl::Span<const DescribedProfile> profiles,
                                              const std::map<std::string, models::Node>& nodes,

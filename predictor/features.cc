@@ -24,8 +24,8 @@ constexpr FeatureDef kOperationFeatures[] = {
     {"memory_bytes_per_s", Op::kInput, "memory_bytes_per_s", "", 1, false, "effective bandwidth"},
     {"launch_latency_s", Op::kInput, "launch_latency_s", "", 1, false, "launch latency"},
     {"h2d_bytes_per_s", Op::kInput, "h2d_bytes_per_s", "", 1, false, "host->device bandwidth"},
-    {"dispatch_ops_per_s", Op::kInput, "dispatch_ops_per_s", "", 1, false,
-     "the host's framework dispatch rate"},
+    {"dispatch_op_s", Op::kInput, "dispatch_op_s", "", 1, false,
+     "the host's time to dispatch one op: 1 / its framework dispatch rate (0 where unknown)"},
     {"autograd_calls", Op::kInput, "autograd_calls", "", 1, false,
      "entries into the autograd engine per call (1 for a benchmark's forward+backward)"},
     {"tile_flops", Op::kInput, "tile_flops", "", 1, false,
@@ -61,7 +61,7 @@ constexpr FeatureDef kOperationFeatures[] = {
      "a per-wave scheduling cost of about one launch latency"},
     {"h2d_ms", Op::kRatio, "bytes", "h2d_bytes_per_s", kMs, true,
      "bytes over the host link (host->device copies)"},
-    {"autograd_ms", Op::kRatio, "autograd_calls", "dispatch_ops_per_s", kMs, true,
+    {"autograd_ms", Op::kProduct, "autograd_calls", "dispatch_op_s", kMs, true,
      "host work of entering the autograd engine, in units of the host's op dispatch time: "
      "a benchmark pays it per call, a model's operations never (once per step)"},
 };
@@ -69,6 +69,8 @@ constexpr FeatureDef kOperationFeatures[] = {
 constexpr FeatureDef kWorkloadFeatures[] = {
     {"level1_ms", Op::kInput, "level1_ms", "", 1, true,
      "sum of level-1 predictions over the operations of an iteration"},
+    {"level1_gpu_ms", Op::kInput, "level1_gpu_ms", "", 1, true,
+     "the same sum without the host's per-launch costs (LaunchFree rates): the kernels' work"},
     {"compute_ms", Op::kInput, "compute_ms", "", 1, true, "Σ operations' math time"},
     {"memory_ms", Op::kInput, "memory_ms", "", 1, true, "Σ operations' memory time"},
     {"roofline_ms", Op::kInput, "roofline_ms", "", 1, true, "Σ operations' roofline time"},
@@ -294,7 +296,7 @@ absl::Span<const absl::string_view> OperationInputNames() {
       "flops",       "bytes",        "tile_flops",       "tile_bytes",
       "narrow_flops", "launches",    "work_items",       "sm_count",
       "flops_per_s", "memory_bytes_per_s", "launch_latency_s", "h2d_bytes_per_s",
-      "dispatch_ops_per_s", "autograd_calls"};
+      "dispatch_op_s", "autograd_calls"};
   return kNames;
 }
 
@@ -339,7 +341,7 @@ std::array<double, kOperationInputCount> OperationInputValues(const models::Oper
           rates.memory_bytes_per_s,
           rates.launch_latency_s,
           rates.h2d_bytes_per_s,
-          rates.dispatch_ops_per_s,
+          rates.dispatch_ops_per_s > 0 ? 1 / rates.dispatch_ops_per_s : 0,
           op.autograd_calls};
 }
 
@@ -353,7 +355,7 @@ double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates) 
 
 FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
                              const EffectiveRates& rates) {
-  const std::array<double, kWorkloadInputCount + 1> values = WorkloadInputValues(descriptor, rates);
+  const WorkloadInputArray values = WorkloadInputValues(descriptor, rates);
   absl::Span<const absl::string_view> names = WorkloadInputNames();
   FeatureInputs inputs;
   inputs.reserve(kWorkloadInputCount);
@@ -362,18 +364,19 @@ FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
 }
 
 absl::Span<const absl::string_view> WorkloadInputNames() {
-  static constexpr absl::string_view kNames[kWorkloadInputCount + 1] = {
+  static constexpr absl::string_view kNames[kWorkloadInputCount + kLevel1InputCount] = {
       "compute_ms",         "memory_ms",     "roofline_ms", "launch_ms",
       "input_bytes",        "h2d_bytes_per_s", "launch_latency_s", "kernel_launches",
       "dispatch_ops_per_s", "inner_modules", "batch",       "seq_len",
-      "amp",                "level1_ms"};
+      "amp",                "level1_ms",     "level1_gpu_ms"};
   return absl::MakeConstSpan(kNames, kWorkloadInputCount);
 }
 
 const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1) {
   static const auto* const kTables = [] {
     absl::Span<const absl::string_view> names = WorkloadInputNames();
-    const absl::Span<const absl::string_view> with(names.data(), kWorkloadInputCount + 1);
+    const absl::Span<const absl::string_view> with(names.data(),
+                                                   kWorkloadInputCount + kLevel1InputCount);
     return new std::array<CompiledFeatureTable, 2>{
         CompiledFeatureTable(WorkloadFeatureTable(), names),
         CompiledFeatureTable(WorkloadFeatureTable(), with)};
@@ -381,8 +384,8 @@ const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1) {
   return (*kTables)[with_level1 ? 1 : 0];
 }
 
-std::array<double, kWorkloadInputCount + 1> WorkloadInputValues(
-    const models::WorkloadDescriptor& descriptor, const EffectiveRates& rates) {
+WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descriptor,
+                                       const EffectiveRates& rates) {
   double compute = 0, memory = 0, roofline = 0, launches = 0;
   for (const models::Operation& op : descriptor.operations) {
     const double c = op.count * op.flops / rates.FlopsPerSecond(op.precision);
@@ -396,7 +399,8 @@ std::array<double, kWorkloadInputCount + 1> WorkloadInputValues(
   const auto& params = descriptor.spec.params;
   const auto seq = params.find("seq_len");
   const models::Precision precision = descriptor.spec.precision;
-  // In the order of WorkloadInputNames(); level1_ms last, for the predictor.
+  // In the order of WorkloadInputNames(); the level-1 sums last, for the
+  // predictor.
   return {kMs * compute,
           kMs * memory,
           kMs * roofline,
@@ -412,7 +416,16 @@ std::array<double, kWorkloadInputCount + 1> WorkloadInputValues(
           precision == models::Precision::kFp16Amp || precision == models::Precision::kBf16Amp
               ? 1.0
               : 0.0,
+          0.0,
           0.0};
 }
+
+EffectiveRates LaunchFree(const EffectiveRates& rates) {
+  EffectiveRates out = rates;
+  out.launch_latency_s = 0;
+  return out;
+}
+
+bool IsGlobalLevel2Candidate(absl::string_view name) { return name != "level1_gpu_ms"; }
 
 }  // namespace perfcast::predictor

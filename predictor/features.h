@@ -51,10 +51,11 @@ struct FeatureDef {
 // padded FLOPs times the load width its misaligned rows lose; 0 otherwise),
 // launches, work_items, sm_count,
 // flops_per_s (of the op's precision), memory_bytes_per_s, launch_latency_s,
-// h2d_bytes_per_s, dispatch_ops_per_s and autograd_calls (1 for a training
-// benchmark's forward+backward, timed as one autograd::grad call; 0 for a
-// model's operations, whose step enters autograd once: autograd_ms prices the
-// entry, so that a model's operations are not charged it).
+// h2d_bytes_per_s, dispatch_op_s (1 / the host's dispatch rate) and
+// autograd_calls (1 for a training benchmark's forward+backward, timed as one
+// autograd::grad call; 0 for a model's operations, whose step enters autograd
+// once: autograd_ms prices the entry, so that a model's operations are not
+// charged it).
 absl::Span<const FeatureDef> OperationFeatureTable();
 
 // Level 2: one iteration of a workload on one node. Inputs: the level-1 sum
@@ -140,22 +141,41 @@ const CompiledFeatureTable& CompiledOperationTable();
 // level-1 model with it.
 double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates);
 
-// Inputs of the level-2 table for one iteration (level1_ms excluded: the
-// predictor adds it).
+// Inputs of the level-2 table for one iteration (level1_ms and
+// level1_gpu_ms excluded: the predictor adds them).
 FeatureInputs WorkloadInputs(const models::WorkloadDescriptor& descriptor,
                              const EffectiveRates& rates);
 
 // The same inputs as values, in the order of WorkloadInputNames(), followed
-// by a slot for level1_ms that the predictor fills.
+// by slots for the level-1 sums that the predictor fills: level1_ms and
+// level1_gpu_ms (the sum on LaunchFree rates).
 inline constexpr int kWorkloadInputCount = 13;
+inline constexpr int kLevel1InputCount = 2;
 inline constexpr int kComputeMsInput = 0, kMemoryMsInput = 1, kRooflineMsInput = 2,
-                     kLevel1MsInput = kWorkloadInputCount;
+                     kLevel1MsInput = kWorkloadInputCount,
+                     kLevel1GpuMsInput = kWorkloadInputCount + 1;
+using WorkloadInputArray = std::array<double, kWorkloadInputCount + kLevel1InputCount>;
 absl::Span<const absl::string_view> WorkloadInputNames();
-std::array<double, kWorkloadInputCount + 1> WorkloadInputValues(
-    const models::WorkloadDescriptor& descriptor, const EffectiveRates& rates);
-// The level-2 table compiled for WorkloadInputNames(), with level1_ms as the
-// last input or without it.
+WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descriptor,
+                                       const EffectiveRates& rates);
+// The level-2 table compiled for WorkloadInputNames(), with the level-1 sums
+// as the last inputs or without them.
 const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1);
+
+// `rates` without the host's cost of a launch (launch latency 0): level 1
+// priced on them charges a model's operations for their work alone. Inside a
+// big model's step the host queues kernels ahead of a busy GPU stream and
+// the launch costs the operation benchmarks measured hide behind the
+// kernels; level1_gpu_ms beside level1_ms lets a family's own level 2 learn
+// how much of them its steps pay (DESIGN.md, "Prediction").
+EffectiveRates LaunchFree(const EffectiveRates& rates);
+
+// Whether level-2 candidate `name` is offered to the global (all-family)
+// models as well as to a family's own. level1_gpu_ms is a family's alone:
+// the share of launch cost a busy stream hides is a property of a family's
+// kernels (none in a host-bound proxy, most in a 1B-parameter decoder),
+// which one coefficient over every family cannot hold.
+bool IsGlobalLevel2Candidate(absl::string_view name);
 
 }  // namespace perfcast::predictor
 

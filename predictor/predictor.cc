@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -388,13 +389,13 @@ absl::StatusOr<double> ApplyLevel1(const FittedModel& model, const models::Opera
 
 // A level-2 model on a workload's inputs (level1_ms among them when
 // `with_level1`): as Apply on WorkloadInputs, through the compiled table.
-absl::StatusOr<double> ApplyLevel2(const FittedModel& model,
-                                   const std::array<double, kWorkloadInputCount + 1>& inputs,
+absl::StatusOr<double> ApplyLevel2(const FittedModel& model, const WorkloadInputArray& inputs,
                                    bool with_level1, Prediction* prediction) {
   const CompiledFeatureTable& table = CompiledWorkloadTable(with_level1);
   std::vector<double> slots(table.size()), values;
-  table.Evaluate(absl::MakeConstSpan(inputs.data(), kWorkloadInputCount + (with_level1 ? 1 : 0)),
-                 absl::MakeSpan(slots));
+  table.Evaluate(
+      absl::MakeConstSpan(inputs.data(), kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0)),
+      absl::MakeSpan(slots));
   std::vector<int> name_slots;
   name_slots.reserve(model.features.size());
   for (const std::string& name : model.features) name_slots.push_back(table.Slot(name));
@@ -553,33 +554,41 @@ int MethodLevel(Method method) {
 
 namespace {
 
+// The rows of `data` whose indices are `rows` (every row when null), with
+// the columns whose names `keep` accepts, in the order they had.
+Dataset SubsetOf(const Dataset& data, const std::vector<Eigen::Index>* rows,
+                 absl::FunctionRef<bool(absl::string_view)> keep) {
+  std::vector<Eigen::Index> columns;
+  Dataset out;
+  for (size_t c = 0; c < data.feature_names.size(); ++c) {
+    if (!keep(data.feature_names[c])) continue;
+    columns.push_back(static_cast<Eigen::Index>(c));
+    out.feature_names.push_back(data.feature_names[c]);
+  }
+  const Eigen::Index n = rows == nullptr ? data.y.size() : static_cast<Eigen::Index>(rows->size());
+  out.x.resize(n, static_cast<Eigen::Index>(columns.size()));
+  out.y.resize(n);
+  for (Eigen::Index r = 0; r < n; ++r) {
+    const Eigen::Index row = rows == nullptr ? r : (*rows)[r];
+    for (size_t c = 0; c < columns.size(); ++c) {
+      out.x(r, static_cast<Eigen::Index>(c)) = data.x(row, columns[c]);
+    }
+    out.y(r) = data.y(row);
+    out.info.push_back(data.info[row]);
+  }
+  return out;
+}
+
 // The rows of `data` whose indices are `rows`, with only its time-like
 // features (ms, in the order they had) but the input copy: a family's few
 // rows, often of one GPU, cannot tell a per-sample or per-layer constant
 // from a rate, and only times scale with the GPU a prediction is for.
 Dataset TimeFeaturesOfRows(const Dataset& data, const std::vector<Eigen::Index>& rows) {
-  std::vector<Eigen::Index> columns;
-  Dataset out;
-  for (size_t c = 0; c < data.feature_names.size(); ++c) {
-    // The input copy is a time too, but a decoder's token ids make it a
-    // near-zero column whose coefficient can only stand in for tokens.
-    if (!absl::EndsWith(data.feature_names[c], "_ms") || data.feature_names[c] == "h2d_ms") {
-      continue;
-    }
-    columns.push_back(static_cast<Eigen::Index>(c));
-    out.feature_names.push_back(data.feature_names[c]);
-  }
-  out.x.resize(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(columns.size()));
-  out.y.resize(static_cast<Eigen::Index>(rows.size()));
-  for (size_t r = 0; r < rows.size(); ++r) {
-    for (size_t c = 0; c < columns.size(); ++c) {
-      out.x(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) =
-          data.x(rows[r], columns[c]);
-    }
-    out.y(static_cast<Eigen::Index>(r)) = data.y(rows[r]);
-    out.info.push_back(data.info[rows[r]]);
-  }
-  return out;
+  // The input copy is a time too, but a decoder's token ids make it a
+  // near-zero column whose coefficient can only stand in for tokens.
+  return SubsetOf(data, &rows, [](absl::string_view name) {
+    return absl::EndsWith(name, "_ms") && name != "h2d_ms";
+  });
 }
 
 // Level-2 models of the families with enough rows in `data` (one phase),
@@ -697,9 +706,10 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
       if (data.status().code() == absl::StatusCode::kFailedPrecondition) continue;  // none
       if (!data.ok()) return data.status();
       std::vector<double> global_errors;
-      absl::StatusOr<FittedModel> fitted = FitOne(*data, fit_options, 2, models::PhaseName(phase),
-                                                  options.level2_non_negative, model.notes,
-                                                  &global_errors);
+      absl::StatusOr<FittedModel> fitted =
+          FitOne(SubsetOf(*data, nullptr, IsGlobalLevel2Candidate), fit_options, 2,
+                 models::PhaseName(phase), options.level2_non_negative, model.notes,
+                 &global_errors);
       if (fitted.ok()) {
         model.level2[phase] = *std::move(fitted);
       } else {
@@ -759,11 +769,22 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
   if (have_level2) {
-    std::array<double, kWorkloadInputCount + 1> inputs = WorkloadInputValues(descriptor, *rates);
-    const bool uses_level1 = std::find(level2->features.begin(), level2->features.end(),
-                                       "level1_ms") != level2->features.end();
+    WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates);
+    auto uses = [&](absl::string_view feature) {
+      return std::find(level2->features.begin(), level2->features.end(), feature) !=
+             level2->features.end();
+    };
+    const bool uses_level1 = uses("level1_ms");
+    const bool uses_gpu = uses("level1_gpu_ms");
     inputs[kLevel1MsInput] = *level1_ms;
-    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, uses_level1, &prediction);
+    if (uses_gpu) {  // a second level-1 pass, for the family models that ask for it
+      absl::StatusOr<double> gpu_ms =
+          Level1Sum(model, descriptor, LaunchFree(*rates), target, nullptr);
+      if (!gpu_ms.ok()) return gpu_ms.status();
+      inputs[kLevel1GpuMsInput] = *gpu_ms;
+    }
+    absl::StatusOr<double> y =
+        ApplyLevel2(*level2, inputs, uses_level1 || uses_gpu, &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
     prediction.method = !uses_level1      ? Method::kLevel2Direct

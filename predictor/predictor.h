@@ -70,7 +70,10 @@ struct FitOptions {
   // host-bound proxies), a family's own by its smaller sizes. It is kept
   // only where its cross-validated MAPE beats the global model's on the
   // family's rows. Workloads of other families use the global model. 0
-  // turns family models off.
+  // turns family models off. A family's model is also offered
+  // level1_gpu_ms, level 1 without the launch costs (features.h:
+  // LaunchFree): how much launch cost a busy GPU stream hides depends on a
+  // family's kernels, so only its own model learns it.
   int family_min_rows = 8;
   int family_max_features = 3;
   int64_t created_at_us = 0;  // 0: now
