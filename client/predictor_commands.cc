@@ -397,6 +397,8 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
   if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
     return error;
   }
+  std::string held_out_gpu = flags.held_out_gpu;
+  if (auto error = ResolveGpuFlag("--held-out-gpu", held_out_gpu)) return error;
   const bool transfer = !flags.train_gpus.empty() || !flags.test_gpus.empty();
   if (transfer && flags.split_given && flags.split != "train-test") {
     return CliError{kExitUsage, absl::StrCat("--train-gpu and --test-gpu are their own split, not --split ",
@@ -481,7 +483,7 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     // A spread of training workloads on the chosen GPU: predicted against measured.
     std::vector<const v1::EvaluatedPoint*> points;
     for (const auto& p : response.points()) {
-      if (p.level() == 2 && (flags.held_out_gpu.empty() || p.gpu_model() == flags.held_out_gpu) &&
+      if (p.level() == 2 && (held_out_gpu.empty() || p.gpu_model() == held_out_gpu) &&
           p.workload_key().find("/train/") != std::string::npos) {
         points.push_back(&p);
       }
@@ -498,8 +500,11 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     }
     if (n > 0) {
       std::cout << "\npredicted vs measured (training steps"
-                << (flags.held_out_gpu.empty() ? "" : " on " + flags.held_out_gpu + ", held out") << "):\n";
+                << (held_out_gpu.empty() ? "" : " on " + held_out_gpu + ", held out") << "):\n";
       table.Print(std::cout);
+    } else if (!held_out_gpu.empty()) {
+      std::cout << "\nno training steps of " << Printable(held_out_gpu)
+                << " among the held-out rows (--held-out-gpu)\n";
     }
   }
   if (!flags.report.empty()) {

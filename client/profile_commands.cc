@@ -101,9 +101,11 @@ struct ExportOptions {
 std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& options) {
   absl::StatusOr<ProfileFormat> format = ParseProfileFormat(options.format);
   if (!format.ok()) return CliError{kExitUsage, std::string(format.status().message())};
+  std::string gpu = options.gpu;
+  if (auto error = ResolveGpuFlag("--gpu", gpu)) return error;
   v1::ExportRequest request;
   request.set_node_name(options.node);
-  request.set_gpu_model(options.gpu);
+  request.set_gpu_model(gpu);
   request.set_family(options.family);
   request.set_limit(options.limit);
   request.set_method_version(options.method_version);

@@ -103,6 +103,28 @@ TEST_F(CliConventionsTest, PredictReportsTheFirstRealProblem) {
   EXPECT_NE(r.err.find("18446744073709551616"), std::string::npos) << r.err;
 }
 
+TEST_F(CliConventionsTest, NodeListAndExportTakeShortGpuNames) {
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H200"}).exit_code, 0);
+  CommandResult r = server_->Cli({"nodes", "list", "--gpu", "H200", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"n1\""), std::string::npos) << r.out;
+  const std::string csv = WriteFile("l4.csv",
+                                    "gpu,family,params,batch_size,precision,phase,mean_ms\n"
+                                    "L4,lstm,layers=2,64,fp32,train,3.5\n");
+  ASSERT_EQ(server_->Cli({"import", csv}).exit_code, 0);
+  r = server_->Cli({"export", "--gpu", "L4", "--format", "jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"mean_ms\":3.5"), std::string::npos) << r.out;
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"nodes", "list", "--gpu", "H100"},
+        std::vector<std::string>{"export", "--gpu", "H100"},
+        std::vector<std::string>{"evaluate", "--held-out-gpu", "H100"}}) {
+    r = server_->Cli(command);
+    EXPECT_EQ(r.exit_code, 2) << command[0] << r.err;
+    EXPECT_NE(r.err.find("ambiguous"), std::string::npos) << command[0] << r.err;
+  }
+}
+
 TEST_F(CliConventionsTest, ConfigFileSuppliesFlags) {
   const std::string config =
       WriteFile("perfcast.toml", absl::StrCat("server = \"", server_->address(), "\"\n"

@@ -207,9 +207,13 @@ TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
 
 TEST_F(PredictIntegrationTest, HeldOutGpuEvaluationAndReport) {
   const std::string report = dir_->File("report.html");
-  CommandResult r = server_->Cli({"evaluate", "--split", "gpu", "--held-out-gpu", kHeldOut,
+  // "H200" is the catalog's one H200, as --gpu of predict.
+  CommandResult r = server_->Cli({"evaluate", "--split", "gpu", "--held-out-gpu", "H200",
                                   "--report", report});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(std::string("training steps on ") + kHeldOut + ", held out"),
+            std::string::npos)
+      << r.out;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(level-2 \(workloads\) MAPE ([0-9.]+)%)")))
       << r.out;
