@@ -125,6 +125,20 @@ TEST_F(CliConventionsTest, NodeListAndExportTakeShortGpuNames) {
   }
 }
 
+TEST_F(CliConventionsTest, EchoedNamesCannotDriveTheTerminal) {
+  const std::string csv = WriteFile("evil.csv",
+                                    "node,family,params,batch_size,precision,phase,mean_ms\n"
+                                    "\x1b[2Jevil\x01,lstm,layers=2,64,fp32,train,3.5\n");
+  CommandResult r = server_->Cli({"import", csv});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("rejected: unknown node"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\\x1b[2Jevil\\x01"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a rejection echoed the escape";
+  r = server_->Cli({"\x1b[2J"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a usage error echoed the escape";
+}
+
 TEST_F(CliConventionsTest, ConfigFileSuppliesFlags) {
   const std::string config =
       WriteFile("perfcast.toml", absl::StrCat("server = \"", server_->address(), "\"\n"

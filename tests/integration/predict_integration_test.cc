@@ -141,6 +141,17 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   EXPECT_NE(zero.err.find("--micro-batches must be >= 1"), std::string::npos) << zero.err;
 }
 
+TEST_F(PredictIntegrationTest, BatchFileTableEscapesWhatTheFileSays) {
+  const std::string jobs = dir_->File("evil.csv");
+  std::ofstream(jobs) << "family,params,batch_size,gpu,iterations\n"
+                         "\x1b[2Jevil,layers=1,8,L4,10\n"
+                         "lstm,layers=1,8,L4,10\n";
+  CommandResult r = server_->Cli({"predict", "--batch-file", jobs});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("\\x1b[2Jevil"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "the table echoed the escape";
+}
+
 TEST_F(PredictIntegrationTest, BatchFileReportsEachQuery) {
   const std::string jobs = dir_->File("jobs.csv");
   std::ofstream(jobs) << "family,params,batch_size,precision,phase,node,gpu,samples,epochs\n"
