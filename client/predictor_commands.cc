@@ -266,7 +266,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       bool ok = true;
       if (c == "family") f.family = v;
       else if (c == "op") f.op = v;
-      else if (c == "params") f.params = {v};
+      else if (c == "params") f.params = v.empty() ? std::vector<std::string>{} : std::vector{v};
       else if (c == "batch_size") ok = f.batch_given = absl::SimpleAtoi(v, &f.batch);
       else if (c == "precision") f.precision = v;
       else if (c == "phase") f.phase = v;

@@ -204,16 +204,20 @@ TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
                  "model_type");
 
   const std::string jobs = dir_->File("models.csv");
-  std::ofstream(jobs) << "hf_config,seq_len,torchvision,image,batch_size,precision,node,samples,"
-                         "epochs\n"
-                      << configs << "/opt-1.3b.json,2048,,,4,bf16-amp,h200-sxm-1,1000,1\n"
-                      << ",,vit_b_16,,64,bf16-amp,h200-sxm-1,1000,1\n"
-                      << ",,resnet18,8,64,bf16-amp,h200-sxm-1,1000,1\n";
+  // Rows of proxy families beside them: their family and params cells are
+  // empty in the others' rows.
+  std::ofstream(jobs) << "family,params,hf_config,seq_len,torchvision,image,batch_size,precision,"
+                         "node,samples,epochs\n"
+                      << ",," << configs << "/opt-1.3b.json,2048,,,4,bf16-amp,h200-sxm-1,1000,1\n"
+                      << ",,,,vit_b_16,,64,bf16-amp,h200-sxm-1,1000,1\n"
+                      << ",,,,resnet18,8,64,bf16-amp,h200-sxm-1,1000,1\n"
+                      << "lstm,layers=2,,,,,64,bf16-amp,h200-sxm-1,1000,1\n";
   CommandResult batch = server_->Cli({"predict", "--batch-file", jobs});
   EXPECT_EQ(batch.exit_code, 3) << batch.err;  // the 8-pixel ResNet fails alone
   EXPECT_NE(batch.out.find("decoder"), std::string::npos) << batch.out;
   EXPECT_NE(batch.out.find("vit"), std::string::npos) << batch.out;
   EXPECT_NE(batch.out.find("stride"), std::string::npos) << batch.out;
+  EXPECT_NE(batch.out.find("lstm"), std::string::npos) << batch.out;
 }
 
 TEST_F(PredictIntegrationTest, HeldOutGpuEvaluationAndReport) {
