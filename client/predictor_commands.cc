@@ -159,7 +159,14 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
     }
     table.Print(std::cout);
   }
-  if (r.level1_ms() > 0 && r.breakdown_scale() != 1) {
+  if (r.has_parallel()) {
+    // level1_ms is one micro-batch's on one GPU: not what the step sums.
+    std::cout << absl::StrFormat(
+        "breakdown: each GPU's share of the operations at level 1, scaled by %.4f (level 2 over "
+        "level 1 of one micro-batch, %.3f ms), plus communication and the pipeline bubble: adds "
+        "up to the step\n",
+        r.breakdown_scale(), r.level1_ms());
+  } else if (r.level1_ms() > 0 && r.breakdown_scale() != 1) {
     std::cout << absl::StrFormat(
         "breakdown: the level-1 estimates (%.3f ms in all) scaled by %.4f to add up to the answer\n",
         r.level1_ms(), r.breakdown_scale());

@@ -120,6 +120,11 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   EXPECT_NE(four.out.find("comm.tp_allreduce"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("memory per GPU"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("tensor-parallel link: nvlink"), std::string::npos) << four.out;
+  // The answer's level1_ms is one micro-batch's on one GPU: the breakdown is
+  // not that sum scaled, and the CLI does not say it is.
+  EXPECT_EQ(four.out.find("to add up to the answer"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("plus communication and the pipeline bubble"), std::string::npos)
+      << four.out;
   CommandResult piped = transformer({"--gpu", "H100-SXM5-80GB", "--pipeline-parallel", "4",
                                      "--micro-batches", "8"});
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
