@@ -34,21 +34,13 @@ std::unique_ptr<v1::Predictor::Stub> Stub(ClientContext& context) {
   return v1::Predictor::NewStub(context.Channel());
 }
 
-// A GPU of --gpu, --exclude-gpu, --train-gpu or --test-gpu: a catalog name
-// or an unambiguous part of one becomes the catalog name, as --gpu of
-// predict; a name the catalog does not know goes as it is (a GPU registered
-// from its own spec), for the server to check against its nodes.
+// The GPUs of --gpu, --exclude-gpu, --train-gpu or --test-gpu, each resolved
+// by ResolveGpuFlag; the server checks unknown ones against its nodes.
 std::optional<CliError> AddGpus(const char* flag, const std::vector<std::string>& names,
                                 google::protobuf::RepeatedPtrField<std::string>* out) {
-  for (const std::string& name : names) {
-    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(name);
-    if (gpu.ok()) {
-      *out->Add() = gpu->model;
-    } else if (gpu.status().code() == absl::StatusCode::kNotFound) {
-      *out->Add() = name;
-    } else {
-      return CliError{kExitUsage, absl::StrCat(flag, ": ", Describe(gpu.status()))};
-    }
+  for (std::string name : names) {
+    if (auto error = ResolveGpuFlag(flag, name)) return error;
+    *out->Add() = std::move(name);
   }
   return std::nullopt;
 }
