@@ -21,7 +21,8 @@ fi
 TEST=H100-SXM5-80GB
 TRAIN=H200-SXM-141GB
 FILES=(data/h200-m2-default.sqlite data/h200-m2-architectures.sqlite
-       data/h100-m2-default.sqlite data/h100-m2-architectures.sqlite)
+       data/h100-m2-default.sqlite data/h100-m2-architectures.sqlite
+       data/h100-m3-decoder-batches.sqlite)
 if [ "$WITH_NEUSIGHT" = 1 ]; then
   # NeuSight's own H100 rows stay out: only the other GPUs train.
   TRAIN="$TRAIN,P4-8GB,P100-PCIE-16GB,V100-PCIE-32GB,T4-16GB,A100-PCIE-40GB,A100-PCIE-80GB,L4-24GB"
