@@ -34,6 +34,25 @@ std::unique_ptr<v1::Predictor::Stub> Stub(ClientContext& context) {
   return v1::Predictor::NewStub(context.Channel());
 }
 
+// A GPU of --gpu, --exclude-gpu, --train-gpu or --test-gpu: a catalog name
+// or an unambiguous part of one becomes the catalog name, as --gpu of
+// predict; a name the catalog does not know goes as it is (a GPU registered
+// from its own spec), for the server to check against its nodes.
+std::optional<CliError> AddGpus(const char* flag, const std::vector<std::string>& names,
+                                google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const std::string& name : names) {
+    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(name);
+    if (gpu.ok()) {
+      *out->Add() = gpu->model;
+    } else if (gpu.status().code() == absl::StatusCode::kNotFound) {
+      *out->Add() = name;
+    } else {
+      return CliError{kExitUsage, absl::StrCat(flag, ": ", Describe(gpu.status()))};
+    }
+  }
+  return std::nullopt;
+}
+
 struct SelectionFlags {
   std::vector<std::string> gpus;
   std::vector<std::string> exclude_gpus;
@@ -65,8 +84,11 @@ struct SelectionFlags {
   }
 
   std::optional<CliError> Fill(v1::ProfileSelection* selection, v1::FitOptions* options) const {
-    for (const auto& g : gpus) selection->add_gpu_models(g);
-    for (const auto& g : exclude_gpus) selection->add_exclude_gpu_models(g);
+    if (auto error = AddGpus("--gpu", gpus, selection->mutable_gpu_models())) return error;
+    if (auto error =
+            AddGpus("--exclude-gpu", exclude_gpus, selection->mutable_exclude_gpu_models())) {
+      return error;
+    }
     for (const auto& f : families) selection->add_families(f);
     if (!phase.empty()) {
       absl::StatusOr<models::Phase> parsed = models::ParsePhase(phase);
@@ -362,25 +384,6 @@ struct EvaluateFlags {
   int limit = 10;
   std::string report;
 };
-
-// A GPU of --train-gpu / --test-gpu: a catalog name or an unambiguous part
-// of one becomes the catalog name, as --gpu of predict; a name the catalog
-// does not know goes as it is (a GPU registered from its own spec), for the
-// server to check against its nodes.
-std::optional<CliError> AddGpus(const char* flag, const std::vector<std::string>& names,
-                                google::protobuf::RepeatedPtrField<std::string>* out) {
-  for (const std::string& name : names) {
-    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(name);
-    if (gpu.ok()) {
-      *out->Add() = gpu->model;
-    } else if (gpu.status().code() == absl::StatusCode::kNotFound) {
-      *out->Add() = name;
-    } else {
-      return CliError{kExitUsage, absl::StrCat(flag, ": ", Describe(gpu.status()))};
-    }
-  }
-  return std::nullopt;
-}
 
 // The per-level line under the headline: bias and interval coverage beside
 // the MAPE.

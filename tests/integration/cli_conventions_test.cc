@@ -103,6 +103,21 @@ TEST_F(CliConventionsTest, PredictReportsTheFirstRealProblem) {
   EXPECT_NE(r.err.find("18446744073709551616"), std::string::npos) << r.err;
 }
 
+TEST_F(CliConventionsTest, SelectionsTakeShortGpuNamesToo) {
+  // fit and evaluate select profiles by GPU as predict names one: "H200" is
+  // the catalog's one H200, so the (empty) server is asked for that model.
+  for (const char* command : {"fit", "evaluate"}) {
+    CommandResult r = server_->Cli({command, "--gpu", "H200", "--exclude-gpu", "L4"});
+    EXPECT_NE(r.exit_code, 0) << command;
+    EXPECT_NE(r.err.find("gpu_models=H200-SXM-141GB"), std::string::npos) << command << r.err;
+    EXPECT_NE(r.err.find("exclude_gpu_models=L4-24GB"), std::string::npos) << command << r.err;
+    r = server_->Cli({command, "--gpu", "H100"});
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_NE(r.err.find("--gpu: "), std::string::npos) << command << r.err;
+    EXPECT_NE(r.err.find("ambiguous"), std::string::npos) << command << r.err;
+  }
+}
+
 TEST_F(CliConventionsTest, ConfigFileSuppliesFlags) {
   const std::string config =
       WriteFile("perfcast.toml", absl::StrCat("server = \"", server_->address(), "\"\n"
