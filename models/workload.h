@@ -46,11 +46,7 @@ struct WorkloadSpec {
   int64_t batch_size = 1;
   Precision precision = Precision::kFp32;
   Phase phase = Phase::kTrain;
-  // "adam", "adamw", "sgd", or "none": forward and backward without a
-  // parameter update (a gradient-accumulation micro-step, or a benchmark that
-  // times forward + backward alone, as NeuSight's training labels do).
-  // Ignored for inference.
-  std::string optimizer = "adam";
+  std::string optimizer = "adam";           // adam, adamw, sgd, none (no step); inference: ignored
 
   // Canonical text form, e.g.
   // "model/lstm{hidden=512,layers=4}/b256/bf16-amp/train/adam".

@@ -120,11 +120,10 @@ struct Prediction {
   double iteration_ms = 0;  // per training step or inference batch
   // 10th..90th percentile band from held-out relative errors: random-fold
   // errors on a GPU the model was fitted on, leave-one-GPU-out errors on
-  // another (where the fit saw one GPU only: the random-fold band, 1.75 times
-  // wider on a GPU known from its spec sheet alone), widened by the spread of
-  // spec × efficiency where the rates come from a spec sheet; a level-1 sum
-  // standing in for level 2 gets its operations' band widened twofold (all in
-  // log space).
+  // another (fit on one GPU: the random-fold band, 1.75x on a spec-sheet GPU),
+  // widened by the spread of spec × efficiency where the rates come from a
+  // spec sheet; a level-1 sum standing in for level 2 gets its operations'
+  // band widened twofold (all in log space).
   double lo_ms = 0;
   double hi_ms = 0;
   Method method = Method::kTwoLevel;
