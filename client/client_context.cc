@@ -5,11 +5,6 @@
 #include "client/text_input.h"
 
 namespace perfcast::client {
-namespace {
-
-constexpr size_t kMaxShownMessageBytes = 2048;
-
-}  // namespace
 
 absl::Status ClientContext::Connect() {
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(server, connection);

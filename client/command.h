@@ -44,6 +44,14 @@ std::string BashCompletion(const CLI::App& app);
 // For integer flags: the value must be a decimal integer that fits in 64
 // bits. CLI11 alone would take 2^64 as 2^63-1 and "010" as 8.
 const CLI::Validator& DecimalInteger();
+
+// The value of a flag that names a GPU model to select by (nodes list
+// --gpu, export --gpu, evaluate --held-out-gpu): a catalog name or an
+// unambiguous part of one becomes the catalog name, as predict's --gpu; a
+// name the catalog does not know stays as it is (a GPU registered from its
+// own spec file). A usage error naming `flag` for an ambiguous name; empty
+// stays empty.
+std::optional<CliError> ResolveGpuFlag(const char* flag, std::string& name);
 void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 
 }  // namespace perfcast::client

@@ -96,6 +96,17 @@ const CLI::Validator& DecimalInteger() {
   return *kValidator;
 }
 
+std::optional<CliError> ResolveGpuFlag(const char* flag, std::string& name) {
+  if (name.empty()) return std::nullopt;
+  absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(name);
+  if (gpu.ok()) {
+    name = gpu->model;
+  } else if (gpu.status().code() != absl::StatusCode::kNotFound) {
+    return CliError{kExitUsage, absl::StrCat(flag, ": ", Describe(gpu.status()))};
+  }
+  return std::nullopt;
+}
+
 std::string UnknownCommand(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* current = &app;
   std::string path = app.get_name().empty() ? "perfcast" : app.get_name();

@@ -6,6 +6,7 @@
 
 #include "CLI/CLI.hpp"
 #include "client/command.h"
+#include "client/text_input.h"
 #include "grpc/support/log.h"
 
 namespace {
@@ -27,6 +28,7 @@ std::string DefaultConfigFile() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr size_t kMaxShown = perfcast::client::kMaxShownMessageBytes;
   using perfcast::client::ClientContext;
   using perfcast::client::OutputFormat;
 
@@ -74,7 +76,9 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string message = perfcast::client::UnknownCommand(app, argc, argv);
     if (message.empty()) message = e.what();
-    std::cerr << "perfcast: " << message << " (see --help)\n";
+    // The message quotes the command line, which scripts fill from files.
+    std::cerr << "perfcast: " << perfcast::client::Printable(message, kMaxShown)
+              << " (see --help)\n";
     return perfcast::client::kExitUsage;
   }
   context.output = output == "json" ? OutputFormat::kJson : OutputFormat::kTable;
@@ -96,7 +100,7 @@ int main(int argc, char** argv) {
                             : " (check --tls-ca, and --tls-cert/--tls-key if perfcastd requires "
                               "client certificates)";
     }
-    std::cerr << "perfcast: " << error->message << "\n";
+    std::cerr << "perfcast: " << perfcast::client::Printable(error->message, kMaxShown) << "\n";
     return error->exit_code;
   }
   return 0;

@@ -122,8 +122,9 @@ std::optional<CliError> RunGet(ClientContext& context, const std::string& name) 
   return std::nullopt;
 }
 
-std::optional<CliError> RunList(ClientContext& context, const std::string& gpu,
+std::optional<CliError> RunList(ClientContext& context, std::string gpu,
                                 const std::vector<std::string>& label_items) {
+  if (auto error = ResolveGpuFlag("--gpu", gpu)) return error;
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(label_items);
   if (!labels.ok()) return CliError{kExitUsage, std::string(labels.status().message())};
   auto stub = v1::NodeRegistry::NewStub(context.Channel());

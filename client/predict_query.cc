@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "google/protobuf/util/json_util.h"
 #include "client/text_input.h"
 #include "models/gpu_catalog.h"
 #include "models/workload.h"
@@ -145,13 +144,5 @@ std::string Duration(double seconds) {
 }
 
 std::string GiB(double bytes) { return absl::StrFormat("%.1f GiB", bytes / (1024.0 * 1024 * 1024)); }
-
-std::string Json(const google::protobuf::Message& message) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
-  return out;
-}
 
 }  // namespace perfcast::client

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "client/cli_error.h"
-#include "google/protobuf/message.h"
 #include "perfcast/v1/predictor.pb.h"
 
 namespace perfcast::client {
@@ -65,8 +64,6 @@ std::optional<CliError> BuildQuery(const PredictFlags& flags, v1::PredictRequest
 std::string Duration(double seconds);
 // "1.5 GiB".
 std::string GiB(double bytes);
-// A message as one line of JSON with the proto field names.
-std::string Json(const google::protobuf::Message& message);
 
 }  // namespace perfcast::client
 

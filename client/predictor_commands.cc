@@ -34,21 +34,13 @@ std::unique_ptr<v1::Predictor::Stub> Stub(ClientContext& context) {
   return v1::Predictor::NewStub(context.Channel());
 }
 
-// A GPU of --gpu, --exclude-gpu, --train-gpu or --test-gpu: a catalog name
-// or an unambiguous part of one becomes the catalog name, as --gpu of
-// predict; a name the catalog does not know goes as it is (a GPU registered
-// from its own spec), for the server to check against its nodes.
+// The GPUs of --gpu, --exclude-gpu, --train-gpu or --test-gpu, each resolved
+// by ResolveGpuFlag; the server checks unknown ones against its nodes.
 std::optional<CliError> AddGpus(const char* flag, const std::vector<std::string>& names,
                                 google::protobuf::RepeatedPtrField<std::string>* out) {
-  for (const std::string& name : names) {
-    absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(name);
-    if (gpu.ok()) {
-      *out->Add() = gpu->model;
-    } else if (gpu.status().code() == absl::StatusCode::kNotFound) {
-      *out->Add() = name;
-    } else {
-      return CliError{kExitUsage, absl::StrCat(flag, ": ", Describe(gpu.status()))};
-    }
+  for (std::string name : names) {
+    if (auto error = ResolveGpuFlag(flag, name)) return error;
+    *out->Add() = std::move(name);
   }
   return std::nullopt;
 }
@@ -181,7 +173,14 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
     }
     table.Print(std::cout);
   }
-  if (r.level1_ms() > 0 && r.breakdown_scale() != 1) {
+  if (r.has_parallel()) {
+    // level1_ms is one micro-batch's on one GPU: not what the step sums.
+    std::cout << absl::StrFormat(
+        "breakdown: each GPU's share of the operations at level 1, scaled by %.4f (level 2 over "
+        "level 1 of one micro-batch, %.3f ms), plus communication and the pipeline bubble: adds "
+        "up to the step\n",
+        r.breakdown_scale(), r.level1_ms());
+  } else if (r.level1_ms() > 0 && r.breakdown_scale() != 1) {
     std::cout << absl::StrFormat(
         "breakdown: the level-1 estimates (%.3f ms in all) scaled by %.4f to add up to the answer\n",
         r.level1_ms(), r.breakdown_scale());
@@ -288,7 +287,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       bool ok = true;
       if (c == "family") f.family = v;
       else if (c == "op") f.op = v;
-      else if (c == "params") f.params = {v};
+      else if (c == "params") f.params = v.empty() ? std::vector<std::string>{} : std::vector{v};
       else if (c == "batch_size") ok = f.batch_given = absl::SimpleAtoi(v, &f.batch);
       else if (c == "precision") f.precision = v;
       else if (c == "phase") f.phase = v;
@@ -400,6 +399,8 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
   if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
     return error;
   }
+  std::string held_out_gpu = flags.held_out_gpu;
+  if (auto error = ResolveGpuFlag("--held-out-gpu", held_out_gpu)) return error;
   const bool transfer = !flags.train_gpus.empty() || !flags.test_gpus.empty();
   if (transfer && flags.split_given && flags.split != "train-test") {
     return CliError{kExitUsage, absl::StrCat("--train-gpu and --test-gpu are their own split, not --split ",
@@ -484,7 +485,7 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     // A spread of training workloads on the chosen GPU: predicted against measured.
     std::vector<const v1::EvaluatedPoint*> points;
     for (const auto& p : response.points()) {
-      if (p.level() == 2 && (flags.held_out_gpu.empty() || p.gpu_model() == flags.held_out_gpu) &&
+      if (p.level() == 2 && (held_out_gpu.empty() || p.gpu_model() == held_out_gpu) &&
           p.workload_key().find("/train/") != std::string::npos) {
         points.push_back(&p);
       }
@@ -501,8 +502,11 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     }
     if (n > 0) {
       std::cout << "\npredicted vs measured (training steps"
-                << (flags.held_out_gpu.empty() ? "" : " on " + flags.held_out_gpu + ", held out") << "):\n";
+                << (held_out_gpu.empty() ? "" : " on " + held_out_gpu + ", held out") << "):\n";
       table.Print(std::cout);
+    } else if (!held_out_gpu.empty()) {
+      std::cout << "\nno training steps of " << Printable(held_out_gpu)
+                << " among the held-out rows (--held-out-gpu)\n";
     }
   }
   if (!flags.report.empty()) {

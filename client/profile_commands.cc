@@ -13,6 +13,7 @@
 #include "client/profile_compare.h"
 #include "client/profile_files.h"
 #include "client/table.h"
+#include "client/text_input.h"
 #include "perfcast/v1/profile_store.grpc.pb.h"
 #include "proto/convert.h"
 
@@ -72,7 +73,7 @@ std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& fla
     for (int64_t i = 0; i < rejected && i < flags.show_rejections; ++i) {
       const ImportReport::Rejected& r = report->rejected[i];
       std::cerr << (r.file >= 0 ? flags.files[r.file] : std::string("?")) << ":" << r.line
-                << ": rejected: " << r.reason << "\n";
+                << ": rejected: " << Printable(r.reason, kMaxShownMessageBytes) << "\n";
     }
     if (rejected > flags.show_rejections) {
       std::cerr << "... and " << rejected - flags.show_rejections << " more rejected records\n";
@@ -101,9 +102,11 @@ struct ExportOptions {
 std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& options) {
   absl::StatusOr<ProfileFormat> format = ParseProfileFormat(options.format);
   if (!format.ok()) return CliError{kExitUsage, std::string(format.status().message())};
+  std::string gpu = options.gpu;
+  if (auto error = ResolveGpuFlag("--gpu", gpu)) return error;
   v1::ExportRequest request;
   request.set_node_name(options.node);
-  request.set_gpu_model(options.gpu);
+  request.set_gpu_model(gpu);
   request.set_family(options.family);
   request.set_limit(options.limit);
   request.set_method_version(options.method_version);

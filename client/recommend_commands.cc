@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "client/command.h"
 #include "client/predict_query.h"
+#include "client/proto_json.h"
 #include "client/report_html.h"
 #include "client/table.h"
 #include "models/gpu_prices.h"
@@ -159,10 +160,10 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
     const std::string json_path = absl::StrCat(flags.report, ".json");
     std::ofstream json(json_path);
     if (!json) return CliError{kExitFailure, absl::StrCat("cannot write ", json_path)};
-    json << Json(response) << "\n";
+    json << ProtoJson(response) << "\n";
   }
   if (context.output == OutputFormat::kJson) {
-    std::cout << Json(response) << "\n";
+    std::cout << ProtoJson(response) << "\n";
   } else {
     Print(response);
     if (!flags.report.empty()) {

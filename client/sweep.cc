@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/proto_json.h"
 #include "client/table.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
@@ -156,7 +157,7 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
       nlohmann::json point = nlohmann::json::object();
       for (const auto& [key, value] : grid[i]) point[key] = value;
       nlohmann::json line = {{"sweep", point},
-                             {"result", nlohmann::json::parse(Json(r), nullptr, false)}};
+                             {"result", nlohmann::json::parse(ProtoJson(r), nullptr, false)}};
       std::cout << line.dump() << "\n";
       continue;
     }

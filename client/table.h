@@ -1,11 +1,17 @@
 // Plain-text tables for CLI output: columns padded to their widest cell.
+// Cells quote names and messages from files, requests and the server: each
+// is shown with control characters and invalid UTF-8 escaped (Printable), so
+// that a table cannot drive the terminal.
 #ifndef PERFCAST_CLIENT_TABLE_H_
 #define PERFCAST_CLIENT_TABLE_H_
 
 #include <algorithm>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "client/text_input.h"
 
 namespace perfcast::client {
 
@@ -15,6 +21,7 @@ class Table {
 
   void AddRow(std::vector<std::string> row) {
     row.resize(header_.size());
+    for (std::string& cell : row) cell = Printable(cell, std::numeric_limits<size_t>::max());
     rows_.push_back(std::move(row));
   }
 

@@ -25,6 +25,9 @@ namespace perfcast::client {
 // The longest line any reader accepts.
 inline constexpr size_t kMaxLineBytes = 1 << 20;
 
+// The most of one error message the CLI shows (Printable's cut).
+inline constexpr size_t kMaxShownMessageBytes = 2048;
+
 // `text` for an error message or a table: at most `max_bytes` of it, control
 // characters and bytes that are not valid UTF-8 written as \xNN (\n, \r, \t
 // as such), and "... (N more bytes)" when cut, so that echoing a file's or

@@ -25,6 +25,7 @@
 #include "db/store.h"
 #ifdef PERFCAST_AGENT_PUSH
 #include "client/cli_error.h"
+#include "client/command.h"
 #include "client/connection.h"
 #include "client/importer.h"
 #endif
@@ -336,7 +337,15 @@ int Main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "perfcast-agent: " << e.what() << " (see --help)\n";
+    std::string message = e.what();
+#ifdef PERFCAST_AGENT_PUSH
+    // "unknown command 'rn' for 'perfcast-agent' (commands: run, plan, ...)"
+    // where CLI11 would say only that a subcommand is required.
+    if (std::string unknown = client::UnknownCommand(app, argc, argv); !unknown.empty()) {
+      message = unknown;
+    }
+#endif
+    std::cerr << "perfcast-agent: " << message << " (see --help)\n";
     return kExitUsage;
   }
   if (*collectives) {

@@ -33,24 +33,32 @@ namespace {
 
 using models::Precision;
 
-// Device names as the CUDA runtime reports them -> catalog models.
+// CUDA's device names (cudaDeviceProp::name) -> catalog models
+// (models/gpu_catalog.json), spelled exactly as the catalog does: a node's
+// GPU model is compared as a string when profiles are selected by GPU
+// (`evaluate --test-gpu L4-24GB`) and completed from the catalog's spec
+// sheet. The last three have no catalog entry.
 constexpr std::pair<absl::string_view, absl::string_view> kCatalogNames[] = {
     {"NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"},
-    {"NVIDIA H100 PCIe", "H100-PCIe-80GB"},
+    {"NVIDIA H100 PCIe", "H100-PCIE-80GB"},
     {"NVIDIA H100 NVL", "H100-NVL-94GB"},
     {"NVIDIA H200", "H200-SXM-141GB"},
-    {"NVIDIA H200 NVL", "H200-NVL-141GB"},
-    {"NVIDIA GH200 480GB", "GH200-96GB"},
     {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
     {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"},
-    {"NVIDIA A100 80GB PCIe", "A100-PCIe-80GB"},
-    {"NVIDIA A100-PCIE-40GB", "A100-PCIe-40GB"},
-    {"NVIDIA L40S", "L40S"},
-    {"NVIDIA L4", "L4"},
-    {"NVIDIA A10", "A10"},
+    {"NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"},
+    {"NVIDIA A100-PCIE-40GB", "A100-PCIE-40GB"},
+    {"NVIDIA A30", "A30-24GB"},
+    {"NVIDIA A10", "A10-24GB"},
+    {"NVIDIA L40S", "L40S-48GB"},
+    {"NVIDIA L4", "L4-24GB"},
     {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},
+    {"Tesla V100-PCIE-32GB", "V100-PCIE-32GB"},
+    {"Tesla T4", "T4-16GB"},
+    {"Tesla P100-PCIE-16GB", "P100-PCIE-16GB"},
+    {"Tesla P4", "P4-8GB"},
+    {"NVIDIA H200 NVL", "H200-NVL-141GB"},
+    {"NVIDIA GH200 480GB", "GH200-96GB"},
     {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
-    {"Tesla T4", "T4"},
 };
 
 std::string ReadFile(const std::string& path) {

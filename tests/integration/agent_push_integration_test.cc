@@ -71,5 +71,36 @@ TEST(AgentPushIntegrationTest, PushCarriesTheToken) {
   EXPECT_EQ(node.exit_code, 0) << node.err;
 }
 
+// The agent follows the CLI's conventions (issue 14): --version, unknown
+// commands named, exit codes 0/1/2, and --push to $PERFCAST_SERVER.
+TEST(AgentPushIntegrationTest, FollowsTheCliConventions) {
+  CommandResult version = RunCommand({PERFCAST_AGENT_PATH, "--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find("perfcast-agent 0."), std::string::npos) << version.out;
+  CommandResult unknown = RunCommand({PERFCAST_AGENT_PATH, "rn"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown command 'rn'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("run"), std::string::npos) << unknown.err;
+  EXPECT_EQ(RunCommand({PERFCAST_AGENT_PATH, "run", "--bogus"}).exit_code, 2);
+  TempDir dir;
+  EXPECT_EQ(RunCommand({PERFCAST_AGENT_PATH, "run", "--plan", "nope", "--out",
+                        dir.File("never.sqlite")})
+                .exit_code,
+            1);
+
+  std::ofstream(dir.File("plan.json"))
+      << R"({"timing": {"warmup": 1, "repeats": 1, "target_repeat_ms": 5},)"
+      << R"( "grids": [{"family": "gemm", "params": {"m": 64, "n": 64, "k": 64, "batch": 1}}]})";
+  ServerProcess server(dir.File("perfcast.db"));
+  ASSERT_TRUE(server.started());
+  CommandResult pushed = RunCommand(
+      {"/usr/bin/env", "PERFCAST_SERVER=" + server.address(), PERFCAST_AGENT_PATH, "run",
+       "--plan-file", dir.File("plan.json"), "--device", "cpu", "--threads", "1", "--name",
+       "ci-env", "--quiet", "--out", dir.File("agent.sqlite"), "--push"});
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  EXPECT_NE(pushed.err.find("pushed to " + server.address()), std::string::npos) << pushed.err;
+  EXPECT_EQ(server.Cli({"nodes", "get", "ci-env"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace perfcast::testing

@@ -206,5 +206,41 @@ TEST_F(CliConventionsTest, ServerRefusesAnAgentFileAndLeavesItUntouched) {
   EXPECT_NE(r.err.find("--tls-cert"), std::string::npos) << r.err;
 }
 
+TEST_F(CliConventionsTest, NodeListAndExportTakeShortGpuNames) {
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H200"}).exit_code, 0);
+  CommandResult r = server_->Cli({"nodes", "list", "--gpu", "H200", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"n1\""), std::string::npos) << r.out;
+  const std::string csv = WriteFile("l4.csv",
+                                    "gpu,family,params,batch_size,precision,phase,mean_ms\n"
+                                    "L4,lstm,layers=2,64,fp32,train,3.5\n");
+  ASSERT_EQ(server_->Cli({"import", csv}).exit_code, 0);
+  r = server_->Cli({"export", "--gpu", "L4", "--format", "jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"mean_ms\":3.5"), std::string::npos) << r.out;
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"nodes", "list", "--gpu", "H100"},
+        std::vector<std::string>{"export", "--gpu", "H100"},
+        std::vector<std::string>{"evaluate", "--held-out-gpu", "H100"}}) {
+    r = server_->Cli(command);
+    EXPECT_EQ(r.exit_code, 2) << command[0] << r.err;
+    EXPECT_NE(r.err.find("ambiguous"), std::string::npos) << command[0] << r.err;
+  }
+}
+
+TEST_F(CliConventionsTest, EchoedNamesCannotDriveTheTerminal) {
+  const std::string csv = WriteFile("evil.csv",
+                                    "node,family,params,batch_size,precision,phase,mean_ms\n"
+                                    "\x1b[2Jevil\x01,lstm,layers=2,64,fp32,train,3.5\n");
+  CommandResult r = server_->Cli({"import", csv});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("rejected: unknown node"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\\x1b[2Jevil\\x01"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a rejection echoed the escape";
+  r = server_->Cli({"\x1b[2J"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a usage error echoed the escape";
+}
+
 }  // namespace
 }  // namespace perfcast::testing

@@ -120,6 +120,11 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   EXPECT_NE(four.out.find("comm.tp_allreduce"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("memory per GPU"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("tensor-parallel link: nvlink"), std::string::npos) << four.out;
+  // The answer's level1_ms is one micro-batch's on one GPU: the breakdown is
+  // not that sum scaled, and the CLI does not say it is.
+  EXPECT_EQ(four.out.find("to add up to the answer"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("plus communication and the pipeline bubble"), std::string::npos)
+      << four.out;
   CommandResult piped = transformer({"--gpu", "H100-SXM5-80GB", "--pipeline-parallel", "4",
                                      "--micro-batches", "8"});
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
@@ -139,6 +144,17 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   CommandResult zero = transformer({"--gpu", "H100-SXM5-80GB", "--micro-batches", "0"});
   EXPECT_EQ(zero.exit_code, 2);
   EXPECT_NE(zero.err.find("--micro-batches must be >= 1"), std::string::npos) << zero.err;
+}
+
+TEST_F(PredictIntegrationTest, BatchFileTableEscapesWhatTheFileSays) {
+  const std::string jobs = dir_->File("evil.csv");
+  std::ofstream(jobs) << "family,params,batch_size,gpu,iterations\n"
+                         "\x1b[2Jevil,layers=1,8,L4,10\n"
+                         "lstm,layers=1,8,L4,10\n";
+  CommandResult r = server_->Cli({"predict", "--batch-file", jobs});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("\\x1b[2Jevil"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "the table echoed the escape";
 }
 
 TEST_F(PredictIntegrationTest, BatchFileReportsEachQuery) {
@@ -193,23 +209,31 @@ TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
                  "model_type");
 
   const std::string jobs = dir_->File("models.csv");
-  std::ofstream(jobs) << "hf_config,seq_len,torchvision,image,batch_size,precision,node,samples,"
-                         "epochs\n"
-                      << configs << "/opt-1.3b.json,2048,,,4,bf16-amp,h200-sxm-1,1000,1\n"
-                      << ",,vit_b_16,,64,bf16-amp,h200-sxm-1,1000,1\n"
-                      << ",,resnet18,8,64,bf16-amp,h200-sxm-1,1000,1\n";
+  // Rows of proxy families beside them: their family and params cells are
+  // empty in the others' rows.
+  std::ofstream(jobs) << "family,params,hf_config,seq_len,torchvision,image,batch_size,precision,"
+                         "node,samples,epochs\n"
+                      << ",," << configs << "/opt-1.3b.json,2048,,,4,bf16-amp,h200-sxm-1,1000,1\n"
+                      << ",,,,vit_b_16,,64,bf16-amp,h200-sxm-1,1000,1\n"
+                      << ",,,,resnet18,8,64,bf16-amp,h200-sxm-1,1000,1\n"
+                      << "lstm,layers=2,,,,,64,bf16-amp,h200-sxm-1,1000,1\n";
   CommandResult batch = server_->Cli({"predict", "--batch-file", jobs});
   EXPECT_EQ(batch.exit_code, 3) << batch.err;  // the 8-pixel ResNet fails alone
   EXPECT_NE(batch.out.find("decoder"), std::string::npos) << batch.out;
   EXPECT_NE(batch.out.find("vit"), std::string::npos) << batch.out;
   EXPECT_NE(batch.out.find("stride"), std::string::npos) << batch.out;
+  EXPECT_NE(batch.out.find("lstm"), std::string::npos) << batch.out;
 }
 
 TEST_F(PredictIntegrationTest, HeldOutGpuEvaluationAndReport) {
   const std::string report = dir_->File("report.html");
-  CommandResult r = server_->Cli({"evaluate", "--split", "gpu", "--held-out-gpu", kHeldOut,
+  // "H200" is the catalog's one H200, as --gpu of predict.
+  CommandResult r = server_->Cli({"evaluate", "--split", "gpu", "--held-out-gpu", "H200",
                                   "--report", report});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(std::string("training steps on ") + kHeldOut + ", held out"),
+            std::string::npos)
+      << r.out;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(level-2 \(workloads\) MAPE ([0-9.]+)%)")))
       << r.out;

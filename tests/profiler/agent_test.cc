@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
 #include "db/store.h"
+#include "models/gpu_catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/profile.h"
@@ -90,6 +91,24 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
                   .ok());
   EXPECT_EQ(seen, measured);
   RemoveStore(path);
+}
+
+// An agent's node carries the catalog's own model name, or profiles of an L4
+// it measured ("L4") would not be selected as L4-24GB nor get its spec sheet.
+TEST(FingerprintTest, CudaDeviceNamesBecomeCatalogModelsSpelledAsTheCatalogSpellsThem) {
+  for (const char* cuda_name :
+       {"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200",
+        "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA A100 80GB PCIe",
+        "NVIDIA A100-PCIE-40GB", "NVIDIA A30", "NVIDIA A10", "NVIDIA L40S", "NVIDIA L4",
+        "Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB", "Tesla T4", "Tesla P100-PCIE-16GB",
+        "Tesla P4"}) {
+    const std::string model = CatalogModelName(cuda_name);
+    absl::StatusOr<models::GpuSpec> spec = models::GpuCatalog::BuiltIn().FindExact(model);
+    ASSERT_TRUE(spec.ok()) << cuda_name << " -> " << model;
+    EXPECT_EQ(spec->model, model) << cuda_name;
+  }
+  EXPECT_EQ(CatalogModelName("NVIDIA L4"), "L4-24GB");
+  EXPECT_EQ(CatalogModelName("NVIDIA B300"), "NVIDIA B300");  // not in the catalog
 }
 
 int RunAgent(const std::string& args, std::string* output) {
