@@ -143,6 +143,18 @@ ALTER TABLE nodes ADD COLUMN nvlink_gpus INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN pcie_gbs REAL NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN network_gbs REAL NOT NULL DEFAULT 0;
 )sql",
+      // v5: profiles keep two indexes: the content hash's (duplicates) and
+      // the node's (scans by node or GPU, deregistration). Each index costs
+      // every imported row a B-tree insert; without the workload and time
+      // indexes SQLite inserts about 1.5x as many profile rows per second.
+      // Scans by family or time read the table in id order instead, which
+      // their results keep anyway; the time index even slowed every scan
+      // without bounds (the bounds default to all of time), which SQLite read
+      // through it and then sorted back into id order.
+      R"sql(
+DROP INDEX IF EXISTS profiles_by_workload;
+DROP INDEX IF EXISTS profiles_by_time;
+)sql",
   };
   return *kMigrations;
 }

@@ -326,11 +326,16 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<int64_t> CountProfiles(const ProfileFilter& filter) override {
     return WithReader([&](Connection& c) -> absl::StatusOr<int64_t> {
-      auto stmt = PrepareFiltered(
-          c,
-          "SELECT count(*) FROM profiles p JOIN nodes n ON n.id = p.node_id "
-          "JOIN workloads w ON w.id = p.workload_id",
-          filter, "");
+      // Joined only to what the filter names: every profile has its node and
+      // workload (foreign keys), so the joins change no count.
+      std::string sql = "SELECT count(*) FROM profiles p";
+      if (!filter.node_name.empty() || !filter.gpu_model.empty()) {
+        absl::StrAppend(&sql, " JOIN nodes n ON n.id = p.node_id");
+      }
+      if (!filter.family.empty() || filter.phase.has_value() || filter.kind.has_value()) {
+        absl::StrAppend(&sql, " JOIN workloads w ON w.id = p.workload_id");
+      }
+      auto stmt = PrepareFiltered(c, std::move(sql), filter, "");
       if (!stmt.ok()) return stmt.status();
       absl::StatusOr<bool> row = (*stmt)->Step();
       if (!row.ok()) return row.status();
@@ -498,7 +503,14 @@ class SqliteStore final : public Store {
 
   static absl::StatusOr<std::unique_ptr<Statement>> PrepareFiltered(
       Connection& c, std::string sql, const ProfileFilter& f, absl::string_view suffix) {
-    absl::StrAppend(&sql, " WHERE p.measured_at_us >= ?1 AND p.measured_at_us <= ?2");
+    // A bound left at its default matches every stored time, and is left out
+    // of the query: with no condition at all, a count reads only the
+    // smallest index.
+    const bool since = f.since_us != ProfileFilter{}.since_us;
+    const bool until = f.until_us != ProfileFilter{}.until_us;
+    absl::StrAppend(&sql, " WHERE 1");
+    if (since) absl::StrAppend(&sql, " AND p.measured_at_us >= ?1");
+    if (until) absl::StrAppend(&sql, " AND p.measured_at_us <= ?2");
     if (!f.node_name.empty()) absl::StrAppend(&sql, " AND n.name = ?3");
     if (!f.gpu_model.empty()) absl::StrAppend(&sql, " AND n.gpu_model = ?4");
     if (!f.family.empty()) absl::StrAppend(&sql, " AND w.family = ?5");
@@ -510,7 +522,8 @@ class SqliteStore final : public Store {
     auto stmt = c.Prepare(sql);
     if (!stmt.ok()) return stmt.status();
     Statement& s = **stmt;
-    s.Bind(1, f.since_us).Bind(2, f.until_us);
+    if (since) s.Bind(1, f.since_us);
+    if (until) s.Bind(2, f.until_us);
     if (!f.node_name.empty()) s.Bind(3, f.node_name);
     if (!f.gpu_model.empty()) s.Bind(4, f.gpu_model);
     if (!f.family.empty()) s.Bind(5, f.family);

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
@@ -170,6 +171,49 @@ TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
   EXPECT_EQ(summary->accepted, 1);
   EXPECT_EQ(*(*store)->CountProfiles({.method_version = models::kCurrentMethodVersion}), 1);
   EXPECT_EQ(*(*store)->CountProfiles({}), scanned + 1);
+}
+
+// The profiles' indexes, by name, as the file at `path` holds them.
+std::vector<std::string> ProfileIndexes(const std::string& path) {
+  auto c = Connection::Open(path, Connection::Mode::kReadOnly);
+  EXPECT_TRUE(c.ok());
+  auto stmt = (*c)->Prepare(
+      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'profiles' "
+      "ORDER BY name");
+  EXPECT_TRUE(stmt.ok());
+  std::vector<std::string> names;
+  while (*(*stmt)->Step()) names.push_back((*stmt)->Text(0));
+  return names;
+}
+
+// Every index is a B-tree insert per imported row: profiles keep the content
+// hash's (duplicates) and the node's (scans by node, deregistration) alone,
+// in a new file and in one migrated from before version 5, whose scans by
+// time and family still find their rows.
+TEST(SchemaTest, ProfilesKeepOnlyTheHashAndNodeIndexes) {
+  const std::vector<std::string> kept = {"profiles_by_node", "sqlite_autoindex_profiles_1"};
+  TempDir dir;
+  const std::string fresh = dir.File("fresh.db");
+  ASSERT_TRUE(OpenStore(fresh).ok());
+  EXPECT_EQ(ProfileIndexes(fresh), kept);
+
+  const std::string old = dir.File("v4.db");
+  ASSERT_TRUE(CreateSqliteStoreAtVersion(old, 4).ok());
+  EXPECT_EQ(ProfileIndexes(old).size(), 4u);
+  {
+    auto store = OpenStore(old);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
+    auto import = (*store)->BeginImport();
+    ASSERT_TRUE(import.ok());
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", i)).ok());
+    ASSERT_EQ((*import)->Commit()->accepted, 10);
+    EXPECT_EQ(*(*store)->CountProfiles({.since_us = 1'760'000'000'000'000 + 7}), 3);
+    EXPECT_EQ(*(*store)->CountProfiles({.family = "gemm"}), 10);
+    EXPECT_EQ(*(*store)->CountProfiles({.node_name = "n1"}), 10);
+  }
+  EXPECT_EQ(UserVersion(old), CurrentSchemaVersion());
+  EXPECT_EQ(ProfileIndexes(old), kept);
 }
 
 TEST(SchemaTest, RejectsNonSqliteFile) {

@@ -372,7 +372,17 @@ TEST_P(StoreTest, ScanFilters) {
   EXPECT_EQ(All({.kind = models::WorkloadKind::kOperation}).size(), 6u);
   EXPECT_EQ(All({.since_us = 1'760'000'000'000'000 + 4}).size(), 3u);
   EXPECT_EQ(All({.limit = 2}).size(), 2u);
+  EXPECT_EQ(All({.since_us = 1'760'000'000'000'000 + 2, .until_us = 1'760'000'000'000'000 + 4})
+                .size(),
+            3u);
+  // Counts join nodes and workloads, and bound the time, only as asked.
   EXPECT_EQ(*store_->CountProfiles({.node_name = "a"}), 2);
+  EXPECT_EQ(*store_->CountProfiles({.gpu_model = "H100-SXM5-80GB"}), 5);
+  EXPECT_EQ(*store_->CountProfiles({.family = "lstm"}), 1);
+  EXPECT_EQ(*store_->CountProfiles({.kind = models::WorkloadKind::kOperation}), 6);
+  EXPECT_EQ(*store_->CountProfiles({.node_name = "h", .phase = models::Phase::kTrain}), 1);
+  EXPECT_EQ(*store_->CountProfiles({.until_us = 1'760'000'000'000'000 + 1}), 2);
+  EXPECT_EQ(*store_->CountProfiles({}), 7);
 }
 
 TEST_P(StoreTest, DeregisterNeedsPurgeWhenProfilesExist) {
