@@ -93,11 +93,6 @@ int CallsPerBlock(int64_t bytes) {
   return static_cast<int>(std::clamp<int64_t>(kBlockBytes / std::max<int64_t>(1, bytes), 5, 200));
 }
 
-double AllReduceBusGbs(double bytes, int gpus, double seconds) {
-  if (gpus < 2 || !(seconds > 0)) return 0;
-  return 2.0 * (gpus - 1) / gpus * bytes / seconds / 1e9;
-}
-
 std::vector<std::string> WorkerArgs(const std::vector<std::string>& base_args,
                                     const WorkerPlace& place) {
   std::vector<std::string> args = base_args;

@@ -31,10 +31,6 @@ std::vector<models::WorkloadSpec> AllReduceSpecs(const std::vector<int64_t>& siz
 // collective deadlocks unless all ranks issue the same calls.
 int CallsPerBlock(int64_t bytes);
 
-// NCCL's "bus bandwidth" of an all-reduce (GB/s): 2(n-1)/n · bytes / time,
-// comparable across GPU counts and with the link's own bandwidth.
-double AllReduceBusGbs(double bytes, int gpus, double seconds);
-
 // Where a worker finds its peers.
 struct WorkerPlace {
   int rank = 0;

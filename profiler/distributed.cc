@@ -56,17 +56,6 @@ c10::intrusive_ptr<c10d::Store> Rendezvous(const WorkerPlace& place,
 
 }  // namespace
 
-std::vector<std::string> Communicator::Backends() {
-  std::vector<std::string> backends;
-#ifdef PERFCAST_AGENT_NCCL
-  backends.push_back("nccl");
-#endif
-#ifdef PERFCAST_AGENT_GLOO
-  backends.push_back("gloo");
-#endif
-  return backends;
-}
-
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Join(
     const WorkerPlace& place, const Device& device, std::chrono::milliseconds timeout) {
   if (place.world < 1 || place.rank < 0 || place.rank >= place.world || place.port < 1 ||

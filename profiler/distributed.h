@@ -35,9 +35,6 @@ namespace perfcast::profiler {
 // A member of a process group.
 class Communicator {
  public:
-  // The backends this build has: "nccl" and/or "gloo".
-  static std::vector<std::string> Backends();
-
   // Joins the group at `place`: NCCL on a CUDA device, Gloo on the CPU.
   // Collectives that do not finish within `timeout` fail rather than hang.
   // FailedPrecondition when this build lacks the backend; Unavailable when
