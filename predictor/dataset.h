@@ -42,6 +42,7 @@ struct RowInfo {
   std::string precision;
   int64_t inner_modules = 0;
   size_t profile_index = 0;  // into the span the dataset was built from
+  bool narrow_loads = false;  // level 1: NarrowLoads of the operation
 };
 
 struct Dataset {

@@ -177,7 +177,22 @@ GemmTiling Tiling(const models::Operation& op) {
   return t;
 }
 
+double ShapeSide(const models::Operation& op, const char* name) {
+  auto it = op.shape.find(name);
+  return it == op.shape.end() ? 0.0 : static_cast<double>(it->second);
+}
+
 }  // namespace
+
+bool NarrowLoads(const models::Operation& op) {
+  if (op.op_class != models::OpClass::kGemm) return false;
+  const double bytes = models::ElementBytes(op.precision);
+  for (const char* side : {"m", "n", "k"}) {
+    const double elements = ShapeSide(op, side);
+    if (elements > 0 && RowAlignment(elements, bytes) < kWideLoadBytes) return true;
+  }
+  return false;
+}
 
 absl::Span<const FeatureDef> OperationFeatureTable() { return kOperationFeatures; }
 absl::Span<const FeatureDef> WorkloadFeatureTable() { return kWorkloadFeatures; }

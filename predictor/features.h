@@ -117,6 +117,12 @@ absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<cons
 // features are a GEMM's alone.
 bool IsCandidateFor(models::OpClass op_class, absl::string_view name);
 
+// Whether `op` is a GEMM with an operand row (m, n or k elements) that is
+// not a multiple of 16 bytes: its loads cannot all be 16 bytes wide. Such
+// calls take slower kernels whatever the precision (a tensor-core GEMM
+// loses most: narrow_load_ms), and their level-1 errors are wider.
+bool NarrowLoads(const models::Operation& op);
+
 // The candidate names of `table` whose inputs are all in `available`.
 std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
                                         absl::Span<const std::string> available);

@@ -44,6 +44,10 @@ json ToJson(const FittedModel& m) {
       {"cv_mape", m.cv_mape},
       {"cv_error_quantiles", m.cv_error_quantiles},
       {"transfer_error_quantiles", m.transfer_error_quantiles},
+      {"narrow_cv_error_quantiles", m.narrow_cv_error_quantiles},
+      {"narrow_transfer_error_quantiles", m.narrow_transfer_error_quantiles},
+      {"wide_cv_error_quantiles", m.wide_cv_error_quantiles},
+      {"wide_transfer_error_quantiles", m.wide_transfer_error_quantiles},
       {"training_rows", m.training_rows},
       {"training_gpus", m.training_gpus},
       {"feature_min", m.feature_min},
@@ -108,6 +112,13 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   // Absent from models saved before leave-one-GPU-out errors were kept.
   if (j.contains("transfer_error_quantiles")) {
     PERFCAST_READ(j, "transfer_error_quantiles", m.transfer_error_quantiles);
+  }
+  // Absent from models saved before errors were kept per load regime.
+  if (j.contains("narrow_cv_error_quantiles")) {
+    PERFCAST_READ(j, "narrow_cv_error_quantiles", m.narrow_cv_error_quantiles);
+    PERFCAST_READ(j, "narrow_transfer_error_quantiles", m.narrow_transfer_error_quantiles);
+    PERFCAST_READ(j, "wide_cv_error_quantiles", m.wide_cv_error_quantiles);
+    PERFCAST_READ(j, "wide_transfer_error_quantiles", m.wide_transfer_error_quantiles);
   }
   PERFCAST_READ(j, "training_rows", m.training_rows);
   PERFCAST_READ(j, "training_gpus", m.training_gpus);
@@ -211,10 +222,18 @@ absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name) {
   return op_class;
 }
 
-double FittedModel::ErrorQuantile(double q, bool unseen_gpu) const {
-  const std::vector<double>& quantiles =
-      unseen_gpu && !transfer_error_quantiles.empty() ? transfer_error_quantiles
-                                                      : cv_error_quantiles;
+double FittedModel::ErrorQuantile(double q, bool unseen_gpu, LoadWidth width) const {
+  const bool narrow = width == LoadWidth::kNarrow, wide = width == LoadWidth::kWide;
+  const std::vector<double>& cv = narrow && !narrow_cv_error_quantiles.empty()
+                                      ? narrow_cv_error_quantiles
+                                  : wide && !wide_cv_error_quantiles.empty()
+                                      ? wide_cv_error_quantiles
+                                      : cv_error_quantiles;
+  const std::vector<double>& transfer =
+      narrow && !narrow_transfer_error_quantiles.empty() ? narrow_transfer_error_quantiles
+      : wide && !wide_transfer_error_quantiles.empty()   ? wide_transfer_error_quantiles
+                                                         : transfer_error_quantiles;
+  const std::vector<double>& quantiles = unseen_gpu && !transfer.empty() ? transfer : cv;
   if (quantiles.empty()) return 0;
   const double position = std::clamp(q, 0.0, 1.0) * (quantiles.size() - 1);
   const size_t below = static_cast<size_t>(std::floor(position));

@@ -32,6 +32,10 @@
 
 namespace perfcast::predictor {
 
+// Which rows' held-out errors an interval takes: all of them, or those of
+// one operand-load regime (NarrowLoads in features.h).
+enum class LoadWidth { kAny, kWide, kNarrow };
+
 struct FittedModel {
   int level = 1;                       // 1: operation class, 2: workload
   std::string target;                  // "call_ms" or "iteration_ms"
@@ -52,6 +56,16 @@ struct FittedModel {
   // GPU): the error to expect on a GPU the model has not seen, which is what
   // an interval for a spec-only GPU must cover.
   std::vector<double> transfer_error_quantiles;
+  // The same two over the rows of one load regime (a GEMM with an operand
+  // row that is not a multiple of 16 bytes loads narrow: its kernels are
+  // slower and their speed harder to tell, so its errors are wider; on
+  // NeuSight's training GPUs the leave-one-GPU-out 10th percentile is −50%
+  // narrow and −25% wide), where each regime has kMinRegimeRows rows; empty
+  // otherwise, and the pooled quantiles serve.
+  std::vector<double> narrow_cv_error_quantiles;
+  std::vector<double> narrow_transfer_error_quantiles;
+  std::vector<double> wide_cv_error_quantiles;
+  std::vector<double> wide_transfer_error_quantiles;
   int64_t training_rows = 0;
   std::vector<std::string> training_gpus;  // distinct GPU models, sorted
   std::vector<double> feature_min;          // per selected feature
@@ -60,11 +74,16 @@ struct FittedModel {
 
   // The relative error at quantile q in [0, 1], interpolated, of the
   // random-fold errors or (`unseen_gpu`, where there are any) of the
-  // leave-one-GPU-out errors.
-  double ErrorQuantile(double q, bool unseen_gpu = false) const;
+  // leave-one-GPU-out errors; of the rows of load regime `width` where the
+  // model kept them.
+  double ErrorQuantile(double q, bool unseen_gpu = false,
+                       LoadWidth width = LoadWidth::kAny) const;
 
   friend bool operator==(const FittedModel&, const FittedModel&) = default;
 };
+
+// Rows each load regime needs for its own error quantiles.
+inline constexpr int64_t kMinRegimeRows = 100;
 
 struct PredictorModel {
   int format_version = 1;

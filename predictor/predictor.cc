@@ -86,10 +86,11 @@ absl::StatusOr<std::vector<int>> MakeFolds(const Dataset& data, const FitOptions
   return RandomFolds(n, options.folds, options.seed);
 }
 
-// Held-out errors of the model on `selected` with one GPU left out at a time;
-// empty when the rows come from one GPU or a fold cannot be fitted.
-std::vector<double> TransferQuantiles(const Dataset& data, const RegressionOptions& regression,
-                                      absl::Span<const int> selected) {
+// Held-out relative errors of the model on `selected` with one GPU left out
+// at a time, per row; empty when the rows come from one GPU or a fold cannot
+// be fitted.
+std::vector<double> TransferErrors(const Dataset& data, const RegressionOptions& regression,
+                                   absl::Span<const int> selected) {
   std::vector<std::string> gpus;
   for (const RowInfo& info : data.info) gpus.push_back(info.gpu);
   absl::StatusOr<std::vector<int>> folds = LeaveOneGroupOutFolds(gpus);
@@ -102,7 +103,33 @@ std::vector<double> TransferQuantiles(const Dataset& data, const RegressionOptio
   for (Eigen::Index i = 0; i < data.y.size(); ++i) {
     errors.push_back(((*held_out)(i) - data.y(i)) / data.y(i));
   }
-  return ErrorQuantiles(std::move(errors));
+  return errors;
+}
+
+// The quantiles of `errors` (per row of `data`) over the rows whose
+// narrow_loads is `narrow`.
+std::vector<double> RegimeQuantiles(const Dataset& data, const std::vector<double>& errors,
+                                    bool narrow) {
+  std::vector<double> kept;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (data.info[i].narrow_loads == narrow) kept.push_back(errors[i]);
+  }
+  return ErrorQuantiles(std::move(kept));
+}
+
+// Error quantiles per load regime, where both regimes have kMinRegimeRows
+// rows.
+void SetRegimeQuantiles(const Dataset& data, const std::vector<double>& cv_errors,
+                        const std::vector<double>& transfer_errors, FittedModel& model) {
+  int64_t narrow = 0;
+  for (const RowInfo& info : data.info) narrow += info.narrow_loads ? 1 : 0;
+  const int64_t wide = static_cast<int64_t>(data.info.size()) - narrow;
+  if (narrow < kMinRegimeRows || wide < kMinRegimeRows) return;
+  model.narrow_cv_error_quantiles = RegimeQuantiles(data, cv_errors, true);
+  model.wide_cv_error_quantiles = RegimeQuantiles(data, cv_errors, false);
+  if (transfer_errors.empty()) return;
+  model.narrow_transfer_error_quantiles = RegimeQuantiles(data, transfer_errors, true);
+  model.wide_transfer_error_quantiles = RegimeQuantiles(data, transfer_errors, false);
 }
 
 void Describe(const Dataset& data, const FitOptions& options, FittedModel& model) {
@@ -241,8 +268,10 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   }
   model.cv_mape = mape / data.y.size();
   if (cv_errors != nullptr) *cv_errors = errors;
+  const std::vector<double> transfer = TransferErrors(data, regression, selected);
+  SetRegimeQuantiles(data, errors, transfer, model);
   model.cv_error_quantiles = ErrorQuantiles(std::move(errors));
-  model.transfer_error_quantiles = TransferQuantiles(data, regression, selected);
+  model.transfer_error_quantiles = ErrorQuantiles(transfer);
   Describe(data, options, model);
   return model;
 }
@@ -268,11 +297,12 @@ struct BandFactors {
   double lo = 1;
   double hi = 1;
 };
-BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread) {
+BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread,
+                    LoadWidth width = LoadWidth::kAny) {
   const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
                                 target.gpu) == model.training_gpus.end();
-  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen), -0.95);
-  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen), -0.95);
+  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen, width), -0.95);
+  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen, width), -0.95);
   double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
   double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
   if (unseen && model.transfer_error_quantiles.empty() && target.spec_rates) {
@@ -308,8 +338,9 @@ struct ModelNotes {
   std::vector<int> slots;          // of model->features, CompiledOperationTable()
   bool listed = false;             // features_used holds all its features
   std::vector<bool> extrapolated;  // Prediction::extrapolated holds feature j
-  // Band factors for the target, compute-bound [0] or memory-bound [1].
-  std::optional<BandFactors> band[2];
+  // Band factors for the target, compute-bound [0] or memory-bound [1], of
+  // wide [.][0] or narrow [.][1] loads.
+  std::optional<BandFactors> band[2][2];
 };
 
 // Per prediction (or per level-1 sum): the level-1 models met so far, and
@@ -481,9 +512,12 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
     call_ms = std::max(0.0, *y);
     const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
     const double memory_s = op.bytes / rates.memory_bytes_per_s;
-    std::optional<BandFactors>& band = notes.For(it->second).band[compute_s >= memory_s ? 0 : 1];
+    const bool narrow = NarrowLoads(op);
+    std::optional<BandFactors>& band =
+        notes.For(it->second).band[compute_s >= memory_s ? 0 : 1][narrow ? 1 : 0];
     if (!band.has_value()) {
-      band = BandFor(it->second, target, BindingSpread(model, compute_s, memory_s));
+      band = BandFor(it->second, target, BindingSpread(model, compute_s, memory_s),
+                     narrow ? LoadWidth::kNarrow : LoadWidth::kWide);
     }
     lo = call_ms * band->lo;
     hi = call_ms * band->hi;

@@ -123,7 +123,8 @@ struct Prediction {
   // another (fit on one GPU: the random-fold band, 1.75x on a spec-sheet GPU),
   // widened by the spread of spec × efficiency where the rates come from a
   // spec sheet; a level-1 sum standing in for level 2 gets its operations'
-  // band widened twofold (all in log space).
+  // band widened twofold (all in log space). A GEMM takes the errors of the
+  // training GEMMs of its load regime (NarrowLoads) where the model kept them.
   double lo_ms = 0;
   double hi_ms = 0;
   Method method = Method::kTwoLevel;

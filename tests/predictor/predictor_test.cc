@@ -496,6 +496,27 @@ TEST(Features, MisalignedTensorCoreGemmsPayForNarrowLoads) {
   EXPECT_FALSE(IsCandidateFor(OpClass::kElementwise, "narrow_load_ms"));
 }
 
+// Any precision loads a GEMM's operands 16 bytes at a time where its rows
+// allow: fp32 rows of 196 elements (784 bytes) do, rows of 98 (392) or 197
+// do not; a bf16 vocabulary of 50257 does not; other classes have no rows.
+TEST(Features, NarrowLoadsAreGemmRowsOffSixteenBytes) {
+  auto gemm = [](int64_t m, int64_t n, int64_t k, models::Precision precision) {
+    Operation op = Gemm(m, n, k, precision);
+    op.shape = {{"m", m}, {"n", n}, {"k", k}, {"batch", 8}};
+    return op;
+  };
+  EXPECT_FALSE(NarrowLoads(gemm(4096, 196, 1024, models::Precision::kFp32)));
+  EXPECT_TRUE(NarrowLoads(gemm(4096, 98, 1024, models::Precision::kFp32)));
+  EXPECT_TRUE(NarrowLoads(gemm(4096, 1024, 197, models::Precision::kFp32)));
+  EXPECT_TRUE(NarrowLoads(gemm(4097, 1024, 1024, models::Precision::kFp32)));
+  EXPECT_TRUE(NarrowLoads(gemm(16384, 50257, 768, models::Precision::kBf16Amp)));
+  EXPECT_FALSE(NarrowLoads(gemm(16384, 50264, 768, models::Precision::kBf16Amp)));
+  Operation elementwise;
+  elementwise.op_class = OpClass::kElementwise;
+  elementwise.shape = {{"numel", 1001}};
+  EXPECT_FALSE(NarrowLoads(elementwise));
+}
+
 // Prediction evaluates level-1 models through the compiled table: it must
 // give EvaluateFeatures' values bit for bit, for every class's candidates,
 // and its errors (a missing input, a non-finite value).
