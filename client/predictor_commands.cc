@@ -25,6 +25,7 @@
 #include "models/workload.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
+#include "proto/batch_results.h"
 #include "proto/convert.h"
 
 namespace perfcast::client {
@@ -318,14 +319,22 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
   }
   grpc::ClientContext call;
   auto stream = Stub(context)->PredictBatch(&call);
+  // The compact layout: each distinct answer sent once (proto/batch_results.h).
+  request.set_compact(true);
   stream->Write(request);
   stream->WritesDone();
   v1::PredictBatchResponse response;
   std::vector<v1::PredictResult> results;
+  absl::Status readable = absl::OkStatus();
   while (stream->Read(&response)) {
-    for (const auto& r : response.results()) results.push_back(r);
+    if (readable = proto::ValidateBatchResponse(response); !readable.ok()) break;
+    for (int i = 0; i < proto::BatchResultCount(response); ++i) {
+      proto::BatchResult(response, i, &results.emplace_back());
+    }
   }
+  if (!readable.ok()) call.TryCancel();
   grpc::Status status = stream->Finish();
+  if (!readable.ok()) return CliError{kExitFailure, std::string(readable.message())};
   if (!status.ok()) return CliError{kExitFailure, Describe(status)};
   Table table({"LINE", "FAMILY", "GPU", "MS/ITER", "LOW", "HIGH", "JOB", "ERROR"});
   int failed = 0;

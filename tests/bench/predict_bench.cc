@@ -3,9 +3,13 @@
 // Predict and the standard grpc.health.v1.Health/Check (the empty RPC) from
 // 1, 4 and 16 client threads in the same run, through the same client code
 // (a GenericStub sending pre-serialised requests), so the only difference is
-// the server's handler. Then PredictBatch rows/s, brief and full results.
+// the server's handler. Then PredictBatch rows/s, brief and full results, in
+// the per-row and the compact layout.
 //
-//   predict_bench [--seconds=S] [--rows=N]
+//   predict_bench [--seconds=S] [--rows=N] [--only=unary|batch|compact|profile]
+//
+// --only runs one part: the unary table, the batches, the compact batches, or
+// (profile) Predict alone from one client for a profiler.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,11 +23,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "db/store.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/support/proto_buffer_writer.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/predictor.grpc.pb.h"
+#include "proto/batch_results.h"
 #include "server/logger.h"
 #include "server/server.h"
 #include "tests/server/synthetic_store.h"
@@ -116,12 +122,21 @@ v1::PredictRequest Query(int variant) {
 }
 
 // Rows per second through one PredictBatch stream: `rows` queries over 24
-// distinct workloads and targets, in messages of `per_message`, written by
-// one thread while this one reads.
-double RunBatch(v1::Predictor::Stub& stub, int64_t rows, int per_message, bool brief) {
+// distinct workloads and targets, each query with its own job size, in
+// messages of `per_message`, written by one thread while this one reads
+// every message and counts its failed rows. Every 997th row of the
+// first message is compared with unary Predict's answer to the same query;
+// a mismatch is reported on stderr and answers 0 rows/s.
+double RunBatch(v1::Predictor::Stub& stub, int64_t rows, int per_message, bool brief,
+                bool compact) {
   v1::PredictBatchRequest message;
   message.set_brief(brief);
-  for (int i = 0; i < per_message; ++i) *message.add_queries() = Query(i % 24);
+  message.set_compact(compact);
+  for (int i = 0; i < per_message; ++i) {
+    v1::PredictRequest* query = message.add_queries();
+    *query = Query(i % 24);
+    query->mutable_job()->set_samples(1'000'000 + i);
+  }
   const int64_t messages = std::max<int64_t>(1, rows / per_message);
   grpc::ClientContext context;
   auto stream = stub.PredictBatch(&context);
@@ -133,18 +148,61 @@ double RunBatch(v1::Predictor::Stub& stub, int64_t rows, int per_message, bool b
     stream->WritesDone();
   });
   v1::PredictBatchResponse response;
+  v1::PredictResult result;
+  std::vector<v1::PredictResult> samples;
   int64_t answered = 0, failed = 0;
+  bool consistent = true;
   while (stream->Read(&response)) {
-    answered += response.results_size();
-    for (const v1::PredictResult& r : response.results()) failed += r.code() != 0;
+    if (!perfcast::proto::ValidateBatchResponse(response).ok()) consistent = false;
+    const int count = perfcast::proto::BatchResultCount(response);
+    // Each layout read as its reader would: per-row results in place, a
+    // table by its columns (a row's whole answer is its shared part).
+    if (response.has_compact()) {
+      for (int a : response.compact().answer()) failed += a < 0;
+    } else {
+      for (const v1::PredictResult& r : response.results()) failed += r.code() != 0;
+    }
+    for (int i = 0; consistent && answered == 0 && i < count; i += 997) {
+      perfcast::proto::BatchResult(response, i, &result);
+      samples.push_back(result);
+    }
+    answered += count;
   }
   writer.join();
   const grpc::Status status = stream->Finish();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!status.ok() || failed != 0 || answered != messages * per_message) {
-    std::fprintf(stderr, "batch: status %s, %lld answered, %lld failed\n",
+  if (!status.ok() || failed != 0 || !consistent || answered != messages * per_message) {
+    std::fprintf(stderr, "batch: status %s, %lld answered, %lld failed%s\n",
                  status.error_message().c_str(), static_cast<long long>(answered),
-                 static_cast<long long>(failed));
+                 static_cast<long long>(failed), consistent ? "" : ", inconsistent table");
+    return 0;
+  }
+  // The sampled rows against unary Predict (brief: its numbers only).
+  for (size_t k = 0; k < samples.size(); ++k) {
+    const int i = static_cast<int>(k) * 997;
+    v1::PredictResponse unary;
+    grpc::ClientContext unary_context;
+    if (!stub.Predict(&unary_context, message.queries(i), &unary).ok()) return 0;
+    if (brief) {
+      v1::PredictResponse numbers;
+      numbers.set_iteration_ms(unary.iteration_ms());
+      numbers.set_iteration_ms_low(unary.iteration_ms_low());
+      numbers.set_iteration_ms_high(unary.iteration_ms_high());
+      numbers.set_iterations(unary.iterations());
+      numbers.set_job_seconds(unary.job_seconds());
+      numbers.set_job_seconds_low(unary.job_seconds_low());
+      numbers.set_job_seconds_high(unary.job_seconds_high());
+      numbers.set_model_id(unary.model_id());
+      numbers.set_model_version(unary.model_version());
+      numbers.set_level(unary.level());
+      unary = numbers;
+    }
+    if (!google::protobuf::util::MessageDifferencer::Equals(samples[k].prediction(), unary)) {
+      std::fprintf(stderr, "batch row %d differs from unary Predict:\n%s\nvs\n%s\n", i,
+                   samples[k].prediction().ShortDebugString().c_str(),
+                   unary.ShortDebugString().c_str());
+      return 0;
+    }
   }
   return answered / seconds;
 }
@@ -154,11 +212,17 @@ double RunBatch(v1::Predictor::Stub& stub, int64_t rows, int per_message, bool b
 int main(int argc, char** argv) {
   double seconds = 2;
   int64_t rows = 1'000'000;
+  std::string only;  // empty: both parts
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--seconds=") && absl::SimpleAtod(arg, &seconds)) continue;
     if (absl::ConsumePrefix(&arg, "--rows=") && absl::SimpleAtoi(arg, &rows)) continue;
-    std::fprintf(stderr, "usage: predict_bench [--seconds=S] [--rows=N]\n");
+    if (absl::ConsumePrefix(&arg, "--only=") &&
+        (arg == "unary" || arg == "batch" || arg == "compact" || arg == "profile")) {
+      only = std::string(arg);
+      continue;
+    }
+    std::fprintf(stderr, "usage: predict_bench [--seconds=S] [--rows=N] [--only=unary|batch|compact|profile]\n");
     return 2;
   }
   const std::filesystem::path dir =
@@ -202,6 +266,13 @@ int main(int argc, char** argv) {
   std::vector<grpc::ByteBuffer> predict;
   for (int variant = 0; variant < 96; ++variant) predict.push_back(Serialize(Query(variant)));
   Run(channel, "/perfcast.v1.Predictor/Predict", predict, 4, 0.3);  // warm up
+  if (only == "profile") {
+    // Predict alone from one client, for a profiler to attach to.
+    const Result pred = Run(channel, "/perfcast.v1.Predictor/Predict", predict, 1, seconds);
+    std::printf("predict/s %.0f, p50 %.1f us, p99 %.1f us\n", pred.per_s, pred.p50_us,
+                pred.p99_us);
+    only = "none";
+  }
   std::printf("\nunary over loopback, %.1f s per cell, %u hardware threads, %zu distinct "
               "Predict queries, answer cache off\n",
               seconds, std::thread::hardware_concurrency(), predict.size());
@@ -214,6 +285,7 @@ int main(int argc, char** argv) {
               "p50 us", "p99 us", "empty/s", "p50 us", "p99 us", "predict/s", "p50 us", "p99 us",
               "/check", "p99 x", "/empty");
   for (int threads : {1, 4, 16}) {
+    if (!only.empty() && only != "unary") break;
     const Result check = Run(channel, "/grpc.health.v1.Health/Check", health, threads, seconds);
     const Result empty =
         Run(channel, "/perfcast.v1.Predictor/Predict", empty_predict, threads, seconds);
@@ -225,12 +297,18 @@ int main(int argc, char** argv) {
         pred.p99_us / check.p99_us, 100 * pred.per_s / empty.per_s,
         check.failures + pred.failures > 0 ? "  (failures!)" : "");
   }
-  std::printf("\nPredictBatch, one stream, %lld rows over 24 distinct workloads\n",
+  if (!only.empty() && only != "batch" && only != "compact") rows = 0;
+  if (rows > 0) std::printf("\nPredictBatch, one stream, %lld rows over 24 distinct workloads\n",
               static_cast<long long>(rows));
   for (int per_message : {1000, 10000}) {
-    for (bool brief : {true, false}) {
-      std::printf("  %5d queries/message, %-5s results: %12.0f rows/s\n", per_message,
-                  brief ? "brief" : "full", RunBatch(*stub, rows, per_message, brief));
+    if (rows == 0) break;
+    for (bool compact : {false, true}) {
+      if (only == "compact" && !compact) continue;
+      for (bool brief : {true, false}) {
+        std::printf("  %5d queries/message, %-5s results, %-7s: %12.0f rows/s\n", per_message,
+                    brief ? "brief" : "full", compact ? "compact" : "per-row",
+                    RunBatch(*stub, rows, per_message, brief, compact));
+      }
     }
   }
   (*server)->Shutdown(absl::ZeroDuration());

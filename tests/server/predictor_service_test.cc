@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "db/store.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
@@ -15,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
 #include "predictor/predictor.h"
+#include "proto/batch_results.h"
 #include "proto/convert.h"
 #include "server/logger.h"
 #include "server/server.h"
@@ -531,6 +533,71 @@ TEST_F(PredictorServiceTest, PredictBatchReportsPerQueryErrors) {
   }
   EXPECT_FALSE(full.results(0).prediction().features().empty());
   EXPECT_TRUE(brief.results(0).prediction().features().empty());
+}
+
+// The compact layout carries the same results as the per-query one, full
+// and brief, each distinct answer once per message; a full row equals unary
+// Predict's answer to its query.
+TEST_F(PredictorServiceTest, PredictBatchCompactResultsEqualPerQueryResults) {
+  FitHoldingOutBeta2();
+  v1::PredictBatchRequest batch;
+  *batch.add_queries() = LstmQuery("beta2");         // 0 ok
+  *batch.add_queries() = LstmQuery("no-such-node");  // 1 NOT_FOUND
+  v1::PredictRequest other = LstmQuery("alpha1");
+  other.mutable_job()->set_epochs(6);
+  *batch.add_queries() = other;                      // 2 ok
+  v1::PredictRequest longer = LstmQuery("beta2");
+  longer.mutable_job()->set_epochs(9);
+  *batch.add_queries() = longer;                     // 3 ok, 0's answer
+  v1::PredictRequest zero = LstmQuery("beta2");
+  zero.mutable_workload()->set_batch_size(0);
+  *batch.add_queries() = zero;                       // 4 INVALID_ARGUMENT
+
+  grpc::ClientContext context;
+  auto stream = stub_->PredictBatch(&context);
+  for (bool brief : {false, true}) {
+    for (bool compact : {false, true}) {
+      batch.set_brief(brief);
+      batch.set_compact(compact);
+      ASSERT_TRUE(stream->Write(batch));
+    }
+  }
+  ASSERT_TRUE(stream->WritesDone());
+  std::vector<v1::PredictBatchResponse> responses(4);
+  for (v1::PredictBatchResponse& response : responses) ASSERT_TRUE(stream->Read(&response));
+  ASSERT_TRUE(stream->Finish().ok());
+
+  for (int brief = 0; brief < 2; ++brief) {
+    const v1::PredictBatchResponse& rows = responses[2 * brief];
+    const v1::PredictBatchResponse& table = responses[2 * brief + 1];
+    EXPECT_EQ(rows.results_size(), 5);
+    EXPECT_FALSE(rows.has_compact());
+    ASSERT_TRUE(table.has_compact());
+    EXPECT_EQ(table.results_size(), 0);
+    EXPECT_EQ(table.compact().answers_size(), 2);  // beta2's and alpha1's
+    ASSERT_TRUE(proto::ValidateBatchResponse(table).ok());
+    ASSERT_EQ(proto::BatchResultCount(table), 5);
+    v1::PredictResult result;
+    for (int i = 0; i < 5; ++i) {
+      proto::BatchResult(table, i, &result);
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(result, rows.results(i)))
+          << i << ":\n" << result.ShortDebugString() << "\nvs\n"
+          << rows.results(i).ShortDebugString();
+    }
+    EXPECT_EQ(table.compact().answer(1), -1);
+    EXPECT_EQ(table.compact().failed_codes(0), static_cast<int>(StatusCode::NOT_FOUND));
+    EXPECT_EQ(table.compact().failed_codes(1), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+  }
+  // Full rows are unary Predict's answers.
+  for (int i : {0, 2, 3}) {
+    v1::PredictResponse single;
+    ASSERT_TRUE(Predict(batch.queries(i), &single).ok());
+    v1::PredictResult result;
+    proto::BatchResult(responses[1], i, &result);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(result.prediction(), single))
+        << i;
+    EXPECT_FALSE(result.prediction().breakdown().empty());
+  }
 }
 
 // Predict describes each distinct workload once and keeps the descriptor
