@@ -144,10 +144,10 @@ absl::StatusOr<WorkloadSpec> NormalizeSpec(const WorkloadSpec& spec) {
   if (!def->uses_precision) out.precision = Precision::kFp32;
   if (def->fixed_phase) out.phase = def->phase;
   if (out.phase == Phase::kTrain && out.optimizer != "adam" && out.optimizer != "adamw" &&
-      out.optimizer != "sgd") {
+      out.optimizer != "sgd" && out.optimizer != "none") {
     return absl::InvalidArgumentError(absl::StrCat(spec.family, ": parameter 'optimizer' = '",
                                                    spec.optimizer,
-                                                   "' (expected adam, adamw or sgd)"));
+                                                   "' (expected adam, adamw, sgd or none)"));
   }
   // Inference ignores the optimizer: a canonical value keeps equal work equal.
   if (out.phase == Phase::kInference) out.optimizer = "adam";

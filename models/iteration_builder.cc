@@ -515,7 +515,7 @@ void IterationBuilder::Loss(const std::string& name, double numel, int64_t class
 WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_tensors,
                                             int64_t inner_modules, bool with_optimizer,
                                             bool with_copy, bool with_host) {
-  if (training() && with_optimizer && parameters_ > 0) {
+  if (training() && with_optimizer && parameters_ > 0 && spec_.optimizer != "none") {
     double flops = kAdamFlopsPerParam, bytes = kAdamBytesPerParam,
            launches = kAdamLaunchesPerTensor;
     if (spec_.optimizer == "adamw") {

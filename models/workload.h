@@ -46,7 +46,7 @@ struct WorkloadSpec {
   int64_t batch_size = 1;
   Precision precision = Precision::kFp32;
   Phase phase = Phase::kTrain;
-  std::string optimizer = "adam";           // "adam", "adamw", "sgd"; ignored for inference
+  std::string optimizer = "adam";           // adam, adamw, sgd, none (no step); inference: ignored
 
   // Canonical text form, e.g.
   // "model/lstm{hidden=512,layers=4}/b256/bf16-amp/train/adam".

@@ -166,7 +166,7 @@ absl::StatusOr<MemoryCalibration> Calibrate(const std::string& scope,
 }  // namespace
 
 int OptimizerStates(const models::WorkloadSpec& spec) {
-  if (spec.phase != models::Phase::kTrain) return 0;
+  if (spec.phase != models::Phase::kTrain || spec.optimizer == "none") return 0;
   if (spec.optimizer == "sgd") return 1;
   return 2;  // adam, adamw: first and second moments
 }

@@ -67,7 +67,7 @@ struct MemoryTerms {
 };
 
 // Optimizer state tensors per parameter: 2 for adam/adamw, 1 for sgd
-// (momentum), 0 for inference.
+// (momentum), 0 for inference and for training without an update ("none").
 int OptimizerStates(const models::WorkloadSpec& spec);
 
 MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& descriptor);

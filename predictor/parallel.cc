@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "models/descriptor.h"
+#include "predictor/memory.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -325,8 +326,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   out.memory.parameters = parameters_per_gpu * weight_bytes;
   if (training) {
     out.memory.gradients = out.memory.parameters;
-    // Adam keeps two moments; the agent's SGD one momentum buffer.
-    out.memory.optimizer = (spec->optimizer == "sgd" ? 1 : 2) * out.memory.parameters;
+    out.memory.optimizer = OptimizerStates(*spec) * out.memory.parameters;
   }
   const double split_share = forward_bytes > 0 ? split_bytes / forward_bytes : 0;
   int64_t most_layers = 0;

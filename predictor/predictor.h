@@ -123,7 +123,7 @@ struct Prediction {
   double iteration_ms = 0;  // per training step or inference batch
   // 10th..90th percentile band from held-out relative errors: random-fold
   // errors on a GPU the model was fitted on, leave-one-GPU-out errors on
-  // another (twice the random-fold band where the fit saw one GPU only),
+  // another (fit on one GPU: the random-fold band, 1.75x on a spec-sheet GPU),
   // widened by the spread of spec × efficiency where the rates come from a
   // spec sheet; a level-1 sum standing in for level 2 gets its operations'
   // band widened twofold (all in log space). A GEMM takes the errors of the

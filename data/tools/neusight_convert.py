@@ -52,6 +52,9 @@ TEST_ROWS = {"linear": 2000, "bmm": 900, "elem": 1000, "ln": 1000, "softmax": 10
 
 COLUMNS = ["gpu", "kind", "family", "params", "batch_size", "precision", "phase", "mean_ms",
            "agent_version"]
+# NeuSight's training label is forward + backward (scripts: measure_e2e times
+# model(...) and loss.backward(), never an optimizer step): optimizer "none".
+E2E_COLUMNS = COLUMNS[:7] + ["optimizer"] + COLUMNS[7:]
 SOURCE = "neusight"
 
 
@@ -197,6 +200,7 @@ def e2e(root, models_as):
                 "batch_size": batch,
                 "precision": "fp32",
                 "phase": phase,
+                "optimizer": "none" if phase == "train" else "",
                 "mean_ms": repr(float(label["e2e_latency"])),
                 "agent_version": f"{SOURCE}-e2e-{model}",
             })
@@ -231,7 +235,7 @@ def main():
     kernel_rows = kernels(args.neusight_dir)
     write(os.path.join(args.out_dir, "kernels.csv"), COLUMNS, kernel_rows)
     e2e_rows, compare = e2e(args.neusight_dir, args.models_as)
-    write(os.path.join(args.out_dir, "e2e.csv"), COLUMNS, e2e_rows)
+    write(os.path.join(args.out_dir, "e2e.csv"), E2E_COLUMNS, e2e_rows)
     write(os.path.join(args.out_dir, "neusight_e2e.csv"),
           ["gpu", "model", "phase", "seq_len", "batch_size", "measured_ms", "neusight_ms"], compare)
     print(f"{len(kernel_rows)} kernel profiles, {len(e2e_rows)} end-to-end profiles")

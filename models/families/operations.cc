@@ -154,6 +154,16 @@ WorkloadDescriptor DescribeEmbedding(const WorkloadSpec& spec) {
   return Finish(b, OpClass::kEmbedding, 1, true);
 }
 
+// The optimizer operation is the update itself: "none" leaves nothing to time.
+absl::Status CheckOptimizer(const WorkloadSpec& spec) {
+  if (spec.optimizer == "none") {
+    return absl::InvalidArgumentError(
+        "optimizer: parameter 'optimizer' = 'none' describes no update (expected adam, adamw "
+        "or sgd)");
+  }
+  return absl::OkStatus();
+}
+
 WorkloadDescriptor DescribeOptimizer(const WorkloadSpec& spec) {
   IterationBuilder b(spec);
   b.AddParameters(static_cast<double>(Param(spec, "params")), 1);
@@ -295,7 +305,8 @@ std::vector<FamilyDef> OperationFamilies() {
       WithFixedPhase(Op("optimizer",
          "One optimizer step (spec optimizer: adam, adamw or sgd) over one fp32 tensor of `params` "
          "parameters. Always train; ignores batch size and precision.",
-         {{"params", 1 << 24, 1, kMaxElements, "parameters updated"}}, &DescribeOptimizer), Phase::kTrain),
+         {{"params", 1 << 24, 1, kMaxElements, "parameters updated"}}, &DescribeOptimizer,
+         &CheckOptimizer), Phase::kTrain),
       WithFixedPhase(Op("h2d",
          "One host->device copy of `bytes` bytes from pinned (1) or pageable (0) memory. "
          "Always inference; ignores batch size and precision.",

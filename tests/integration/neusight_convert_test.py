@@ -139,6 +139,9 @@ def main():
               decoder["params"])
         check(decoder["phase"] == "train" and decoder["batch_size"] == "2", str(decoder))
         check(by_family["transformer"]["phase"] == "inference", "BERT inference")
+        # NeuSight times forward + backward, never an optimizer step.
+        check(decoder["optimizer"] == "none" and by_family["transformer"]["optimizer"] == "",
+              f"optimizers {decoder['optimizer']!r}, {by_family['transformer']['optimizer']!r}")
         compare = read_rows(os.path.join(out, "neusight_e2e.csv"))
         check(any(r["neusight_ms"] == "380.0" for r in compare), f"comparison {compare}")
 

@@ -158,6 +158,20 @@ TEST_F(TransferIntegrationTest, ReportsEachTestGpuClassFamilyAndPhase) {
   }
 }
 
+// Issue 13's target on the protocol as neusight_protocol.sh runs it: the
+// 36 end-to-end rows of the unseen GPUs within 8% MAPE (NeuSight: 8.4%), with
+// an honest 10-90% band (80% +- 5% coverage). NeuSight's training labels are
+// forward + backward only; priced with an Adam step they missed by 9.4%.
+TEST_F(TransferIntegrationTest, EndToEndMeetsTheIssueTargetWithAnHonestBand) {
+  CommandResult r = Evaluate(*server_, {"--group-by", "gpu", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json overall = nlohmann::json::parse(r.out)["level2"]["overall"];
+  EXPECT_EQ(overall["rows"], 36);
+  EXPECT_LE(overall["mape"].get<double>(), 0.08) << overall;
+  EXPECT_GE(overall["coverage"].get<double>(), 0.75) << overall;
+  EXPECT_LE(overall["coverage"].get<double>(), 0.85) << overall;
+}
+
 // The leak test: the test GPUs' measured times replaced by garbage must
 // leave every prediction and band of the test rows exactly as it was.
 TEST_F(TransferIntegrationTest, GarbageTestTimesLeaveEveryPredictionAsItWas) {

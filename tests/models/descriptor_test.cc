@@ -171,6 +171,29 @@ TEST(DescribeTest, AdamWStepIsAdamAfterTheDecay) {
   EXPECT_NE(lion.status().message().find("adamw"), std::string::npos) << lion.status();
 }
 
+// Optimizer "none" is forward + backward without an update (NeuSight's
+// training labels, a gradient-accumulation micro-step): the same operations
+// as Adam's step but the optimizer's, and no optimizer FLOPs. The optimizer
+// operation itself cannot be "none": it would describe nothing.
+TEST(DescribeTest, NoOptimizerIsForwardAndBackwardOnly) {
+  WorkloadSpec spec = Model("decoder", {{"layers", 2}, {"hidden", 128}, {"heads", 2}}, 2);
+  const WorkloadDescriptor adam = MustDescribe(spec);
+  spec.optimizer = "none";
+  const WorkloadDescriptor none = MustDescribe(spec);
+  ExpectConsistent(none);
+  for (const Operation& op : none.operations) EXPECT_NE(op.op_class, OpClass::kOptimizer);
+  EXPECT_EQ(none.operations.size() + 1, adam.operations.size());
+  EXPECT_DOUBLE_EQ(none.optimizer_flops, 0);
+  EXPECT_DOUBLE_EQ(none.backward_flops, adam.backward_flops);
+  EXPECT_DOUBLE_EQ(none.parameters, adam.parameters);
+  EXPECT_NE(none.spec.Key(), adam.spec.Key());
+
+  WorkloadSpec op = Model("optimizer", {}, 1);
+  op.kind = WorkloadKind::kOperation;
+  op.optimizer = "none";
+  EXPECT_EQ(Describe(op).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // The agent's SGD keeps a momentum buffer (momentum 0.9): per parameter
 // tensor buffer.mul_, buffer.add_(grad) and param.add_(buffer), not the
 // single add_ of plain SGD.

@@ -52,6 +52,10 @@ TEST(MemoryTerms, FollowTheOptimizerPrecisionAndPhase) {
                                                models::Phase::kTrain, "adamw"));
   EXPECT_DOUBLE_EQ(AnalyticMemory(adamw).optimizer_state, 8 * adamw.parameters);
   EXPECT_DOUBLE_EQ(AnalyticMemory(sgd).amp_copies, 0);
+  const auto none = DescribeOrDie(Transformer(4, 512, 128, 8, models::Precision::kFp32,
+                                              models::Phase::kTrain, "none"));
+  EXPECT_DOUBLE_EQ(AnalyticMemory(none).optimizer_state, 0);
+  EXPECT_DOUBLE_EQ(AnalyticMemory(none).gradients, 4 * none.parameters);
 
   const auto inference = DescribeOrDie(
       Transformer(4, 512, 128, 8, models::Precision::kFp32, models::Phase::kInference));
