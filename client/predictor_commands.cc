@@ -586,7 +586,9 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--phase", predict->phase, "train or inference")
       ->capture_default_str()
       ->group(kWorkload);
-  p->add_option("--optimizer", predict->optimizer, "adam, adamw, sgd or none (forward + backward only)")->group(kWorkload);
+  p->add_option("--optimizer", predict->optimizer,
+                "adam, adamw, sgd or none (forward + backward only)")
+      ->group(kWorkload);
   p->add_option("--model", predict->model, "Model name (default: default)");
   p->add_option("--data-parallel", predict->data_parallel,
                 "Data-parallel replicas (--batch is then the global batch)");

@@ -195,7 +195,8 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
   r->add_option("--precision", flags->job.precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")
       ->capture_default_str();
   r->add_option("--phase", flags->job.phase, "train or inference")->capture_default_str();
-  r->add_option("--optimizer", flags->job.optimizer, "adam, adamw, sgd or none (forward + backward only)");
+  r->add_option("--optimizer", flags->job.optimizer,
+                "adam, adamw, sgd or none (forward + backward only)");
   r->add_option("--samples", flags->job.samples, "Samples per epoch");
   r->add_option("--epochs", flags->job.epochs, "Epochs");
   r->add_option("--iterations", flags->job.iterations, "Iterations (instead of samples x epochs)");

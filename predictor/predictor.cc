@@ -430,9 +430,8 @@ absl::StatusOr<double> ApplyLevel2(const FittedModel& model, const WorkloadInput
                                    bool with_level1, Prediction* prediction) {
   const CompiledFeatureTable& table = CompiledWorkloadTable(with_level1);
   std::vector<double> slots(table.size()), values;
-  table.Evaluate(
-      absl::MakeConstSpan(inputs.data(), kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0)),
-      absl::MakeSpan(slots));
+  const size_t input_count = kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0);
+  table.Evaluate(absl::MakeConstSpan(inputs.data(), input_count), absl::MakeSpan(slots));
   std::vector<int> name_slots;
   name_slots.reserve(model.features.size());
   for (const std::string& name : model.features) name_slots.push_back(table.Slot(name));

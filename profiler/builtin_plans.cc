@@ -182,7 +182,8 @@ RunPlan QuickPlan() {
   plan.grids.push_back(ModelGrid("resnet_imagenet",
                                  {{"depth", {18}}, {"image", {32}}, {"classes", {10}}}, {2},
                                  {kFp32}));
-  plan.grids.push_back(OpGrid("gemm", {{"m", {64, 256}}, {"n", {64, 256}}, {"k", {64}}, {"batch", {1}}},
+  plan.grids.push_back(OpGrid("gemm",
+                              {{"m", {64, 256}}, {"n", {64, 256}}, {"k", {64}}, {"batch", {1}}},
                               {kFp32}));
   plan.grids.push_back(OpGrid("conv2d",
                               {{"channels_in", {8}},

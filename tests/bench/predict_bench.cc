@@ -222,7 +222,9 @@ int main(int argc, char** argv) {
       only = std::string(arg);
       continue;
     }
-    std::fprintf(stderr, "usage: predict_bench [--seconds=S] [--rows=N] [--only=unary|batch|compact|profile]\n");
+    std::fprintf(stderr,
+                 "usage: predict_bench [--seconds=S] [--rows=N] "
+                 "[--only=unary|batch|compact|profile]\n");
     return 2;
   }
   const std::filesystem::path dir =
