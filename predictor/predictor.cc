@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -35,6 +36,8 @@ constexpr double kLevel1FallbackWidening = 2;
 // of each held-out GPU's whole steps with it, 96.8% and 97.5% widened 1.75x;
 // from spec rates (H100 held out, fit on the H200) 1.75x covers 83.8%.
 constexpr double kUnseenWidening = 1.75;
+// GPUs a typical held-out GPU's error quantiles need (TypicalGpuQuantiles).
+constexpr size_t kMinTypicalGpus = 3;
 // Level 2 needs this many rows for a one-ratio model with leave-one-out errors.
 constexpr int kMinReducedRows = 2;
 
@@ -118,8 +121,42 @@ std::vector<double> RegimeQuantiles(const Dataset& data, const std::vector<doubl
   return ErrorQuantiles(std::move(kept));
 }
 
+// The held-out errors a typical GPU shows: per GPU, the quantiles of
+// `errors` (leave-one-GPU-out, per row of `data`) over its rows whose
+// narrow_loads is `narrow`; then, quantile by quantile, the median over the
+// GPUs with kMinRegimeRows such rows (a median of non-decreasing curves is
+// one). Pooling instead adds every GPU's own bias to the spread: the pooled
+// 10-90% band of NeuSight's five training GPUs, set by the P4 and P100 (the
+// slowest and oldest, median held-out errors −2% and −17%), covered 87% of
+// the three test GPUs' GEMMs. Empty with fewer than three such GPUs: the
+// pooled quantiles serve.
+std::vector<double> TypicalGpuQuantiles(const Dataset& data, const std::vector<double>& errors,
+                                        bool narrow) {
+  std::map<std::string, std::vector<double>> by_gpu;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (data.info[i].narrow_loads == narrow) by_gpu[data.info[i].gpu].push_back(errors[i]);
+  }
+  std::vector<std::vector<double>> curves;
+  for (auto& [gpu, gpu_errors] : by_gpu) {
+    if (static_cast<int64_t>(gpu_errors.size()) >= kMinRegimeRows) {
+      curves.push_back(ErrorQuantiles(std::move(gpu_errors)));
+    }
+  }
+  if (curves.size() < kMinTypicalGpus) return {};
+  std::vector<double> typical(curves.front().size());
+  std::vector<double> column(curves.size());
+  for (size_t q = 0; q < typical.size(); ++q) {
+    for (size_t g = 0; g < curves.size(); ++g) column[g] = curves[g][q];
+    std::sort(column.begin(), column.end());
+    const size_t half = column.size() / 2;
+    typical[q] = column.size() % 2 == 1 ? column[half] : (column[half - 1] + column[half]) / 2;
+  }
+  return typical;
+}
+
 // Error quantiles per load regime, where both regimes have kMinRegimeRows
-// rows.
+// rows; the unseen-GPU ones from the typical held-out GPU where enough GPUs
+// say (TypicalGpuQuantiles), else pooled.
 void SetRegimeQuantiles(const Dataset& data, const std::vector<double>& cv_errors,
                         const std::vector<double>& transfer_errors, FittedModel& model) {
   int64_t narrow = 0;
@@ -129,8 +166,12 @@ void SetRegimeQuantiles(const Dataset& data, const std::vector<double>& cv_error
   model.narrow_cv_error_quantiles = RegimeQuantiles(data, cv_errors, true);
   model.wide_cv_error_quantiles = RegimeQuantiles(data, cv_errors, false);
   if (transfer_errors.empty()) return;
-  model.narrow_transfer_error_quantiles = RegimeQuantiles(data, transfer_errors, true);
-  model.wide_transfer_error_quantiles = RegimeQuantiles(data, transfer_errors, false);
+  for (const bool is_narrow : {true, false}) {
+    std::vector<double> quantiles = TypicalGpuQuantiles(data, transfer_errors, is_narrow);
+    if (quantiles.empty()) quantiles = RegimeQuantiles(data, transfer_errors, is_narrow);
+    (is_narrow ? model.narrow_transfer_error_quantiles : model.wide_transfer_error_quantiles) =
+        std::move(quantiles);
+  }
 }
 
 void Describe(const Dataset& data, const FitOptions& options, FittedModel& model) {

@@ -172,6 +172,18 @@ TEST_F(TransferIntegrationTest, EndToEndMeetsTheIssueTargetWithAnHonestBand) {
   EXPECT_LE(overall["coverage"].get<double>(), 0.85) << overall;
 }
 
+// Issue 13's band target on the unseen GPUs' GEMM kernels: the 10-90% band
+// covers 80% +- 5% of them (87.2% while the band was the pooled
+// leave-one-training-GPU-out errors; 83.3% with the typical held-out GPU's).
+TEST_F(TransferIntegrationTest, GemmBandCoversEightyPercentOfTheUnseenGpusKernels) {
+  CommandResult r = Evaluate(*server_, {"--group-by", "gpu", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json gemm = nlohmann::json::parse(r.out)["level1"]["by_class"]["gemm"];
+  EXPECT_EQ(gemm["rows"], 5820);
+  EXPECT_GE(gemm["coverage"].get<double>(), 0.75) << gemm;
+  EXPECT_LE(gemm["coverage"].get<double>(), 0.85) << gemm;
+}
+
 // The leak test: the test GPUs' measured times replaced by garbage must
 // leave every prediction and band of the test rows exactly as it was.
 TEST_F(TransferIntegrationTest, GarbageTestTimesLeaveEveryPredictionAsItWas) {

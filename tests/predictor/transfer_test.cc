@@ -506,6 +506,43 @@ TEST(Intervals, NarrowLoadGemmsGetTheirOwnWiderBand) {
   EXPECT_EQ(back->level1.at(OpClass::kGemm), gemm);
 }
 
+// One training GPU unlike the others (here its small GEMMs take slower
+// kernels, twice as long) misses by far more when held out than the rest
+// do. The unseen-GPU band is the typical held-out GPU's (10th percentile
+// −0.17 wide, −0.14 narrow), not the pool's, where that one GPU's misses set
+// the 10th percentile at −0.41 and −0.33.
+TEST(Intervals, UnseenGpuBandIsTheTypicalHeldOutGpusNotThePools) {
+  std::mt19937_64 rng(29);
+  std::normal_distribution<double> small(0, 0.02);
+  Data data;
+  int64_t id = 1;
+  for (const Gpu& gpu : Gpus()) {
+    data.nodes[gpu.node.name] = gpu.node;
+    const bool odd = gpu.node.name == "g1";
+    for (double m : {256, 512, 1024, 2048, 4096}) {
+      for (double n : {512, 1024, 2048, 3072, 4096}) {
+        for (double k : {256, 1024, 2048, 4096}) {
+          for (double side : {m, m + 1}) {
+            const Operation op = Gemm(side, n, k);
+            const double slower = odd && op.flops < 1e10 ? 1.0 : 0;
+            data.profiles.push_back(
+                OperationProfile(id++, gpu, op, (1 + slower) * (1 + small(rng)) - 1));
+          }
+        }
+      }
+    }
+  }
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const FittedModel& gemm = model->level1.at(OpClass::kGemm);
+  for (LoadWidth regime : {LoadWidth::kWide, LoadWidth::kNarrow}) {
+    EXPECT_GT(gemm.ErrorQuantile(0.1, true, regime), -0.25);
+    EXPECT_LT(gemm.ErrorQuantile(0.1, true, regime), gemm.ErrorQuantile(0.9, true, regime));
+  }
+}
+
 TEST(Model, NewFieldsRoundTrip) {
   const Data data = MakeData(1, 19);
   absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, data.nodes, Options());
