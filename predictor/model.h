@@ -61,7 +61,11 @@ struct FittedModel {
   // slower and their speed harder to tell, so its errors are wider; on
   // NeuSight's training GPUs the leave-one-GPU-out 10th percentile is −50%
   // narrow and −25% wide), where each regime has kMinRegimeRows rows; empty
-  // otherwise, and the pooled quantiles serve.
+  // otherwise, and the pooled quantiles serve. The regimes' transfer
+  // quantiles are the typical held-out GPU's where at least three GPUs have
+  // kMinRegimeRows rows of the regime: quantile by quantile, the median over
+  // those GPUs of each one's own quantiles (pooled, one odd GPU's bias
+  // widens every band); else the pooled ones.
   std::vector<double> narrow_cv_error_quantiles;
   std::vector<double> narrow_transfer_error_quantiles;
   std::vector<double> wide_cv_error_quantiles;
