@@ -725,9 +725,10 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
         ApplyLevel2(*level2, inputs, uses_level1 || uses_gpu, &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    prediction.method = !uses_level1      ? Method::kLevel2Direct
-                        : level2->reduced ? Method::kTwoLevelReduced
-                                          : Method::kTwoLevel;
+    // level1_gpu_ms is a level-1 pass too: only a model using neither is direct.
+    prediction.method = !uses_level1 && !uses_gpu ? Method::kLevel2Direct
+                        : level2->reduced         ? Method::kTwoLevelReduced
+                                                  : Method::kTwoLevel;
     const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
     Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
     if (global_level2 != nullptr && level2 != global_level2) {
