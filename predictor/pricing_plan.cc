@@ -285,9 +285,9 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
     absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    prediction.method = !level2->uses_level1     ? Method::kLevel2Direct
-                        : level2->model->reduced ? Method::kTwoLevelReduced
-                                                 : Method::kTwoLevel;
+    prediction.method = !level2->uses_level1 && !level2->uses_gpu ? Method::kLevel2Direct
+                        : level2->model->reduced                    ? Method::kTwoLevelReduced
+                                                                    : Method::kTwoLevel;
     const int bound = inputs[kComputeMsInput] >= inputs[kMemoryMsInput] ? 0 : 1;
     prediction.lo_ms = *y * level2->band[bound].lo;
     prediction.hi_ms = *y * level2->band[bound].hi;

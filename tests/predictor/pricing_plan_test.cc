@@ -168,6 +168,19 @@ TEST_F(PricingPlanTest, AnswersAsTheReferenceWithAttentionSplitIntoGemms) {
   ExpectSameAnswers(model);
 }
 
+// A family model may use level1_gpu_ms without level1_ms: a second level-1
+// pass on launch-free rates, and still a two-level answer.
+TEST_F(PricingPlanTest, AnswersAsTheReferenceWithAFamilyModelOnTheGpuSumAlone) {
+  PredictorModel model = *model_;
+  ASSERT_FALSE(model.level2_by_family.empty());
+  for (auto& [scope, fitted] : model.level2_by_family) {
+    for (std::string& feature : fitted.features) {
+      if (feature == "level1_ms") feature = "level1_gpu_ms";
+    }
+  }
+  ExpectSameAnswers(model);
+}
+
 // Intervals come from per-regime errors and rate spreads where the model has
 // them; the shipped data's fit has too few rows of each regime and may have
 // no spread. Made-up ones make every interval factor of a plan distinct.
