@@ -95,4 +95,27 @@ std::vector<models::Operation> SplitAttention(const models::Operation& op) {
   return out;
 }
 
+void AnswerWithLevel1(double level1_ms, double level1_lo, double level1_hi, double floor_ms,
+                      bool operation, Prediction& prediction) {
+  prediction.iteration_ms = level1_ms;
+  prediction.lo_ms = level1_lo;
+  prediction.hi_ms = level1_hi;
+  if (prediction.method == Method::kLevel1Fallback) {
+    if (floor_ms > prediction.iteration_ms) {
+      // The band keeps its shape around the raised answer.
+      const double raise = prediction.iteration_ms > 0 ? floor_ms / prediction.iteration_ms : 0;
+      prediction.iteration_ms = floor_ms;
+      prediction.lo_ms = raise > 0 ? prediction.lo_ms * raise : floor_ms;
+      prediction.hi_ms = raise > 0 ? prediction.hi_ms * raise : floor_ms;
+    }
+  } else {
+    prediction.method = operation ? Method::kLevel1Operation : Method::kLevel1Sum;
+  }
+  const double center = prediction.iteration_ms;
+  if (!operation && center > 0 && prediction.lo_ms > 0) {
+    prediction.lo_ms = center * std::pow(prediction.lo_ms / center, kLevel1FallbackWidening);
+    prediction.hi_ms = center * std::pow(prediction.hi_ms / center, kLevel1FallbackWidening);
+  }
+}
+
 }  // namespace perfcast::predictor::internal

@@ -11,6 +11,7 @@
 
 #include "models/descriptor.h"
 #include "predictor/model.h"
+#include "predictor/predictor.h"
 
 namespace perfcast::predictor::internal {
 
@@ -51,6 +52,16 @@ double BindingSpread(const PredictorModel& model, double compute_s, double memor
 // the softmax; backward: four batched GEMMs and the softmax and scale
 // backward. The record's other costs (layout copies) stay element-wise.
 std::vector<models::Operation> SplitAttention(const models::Operation& op);
+
+// Makes `prediction` the level-1 answer: the sum `level1_ms` with its
+// operations' band [level1_lo, level1_hi]. With method kLevel1Fallback (a
+// level-2 answer fell below the step's roofline) the sum is raised to
+// `floor_ms` where below it, the band keeping its shape; otherwise the
+// method becomes kLevel1Operation or kLevel1Sum. A whole step's band is
+// widened kLevel1FallbackWidening times in log space (one operation's is
+// its own).
+void AnswerWithLevel1(double level1_ms, double level1_lo, double level1_hi, double floor_ms,
+                      bool operation, Prediction& prediction);
 
 }  // namespace perfcast::predictor::internal
 

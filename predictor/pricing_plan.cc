@@ -301,28 +301,10 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
     }
   }
   if (use_level1) {
-    prediction.iteration_ms = *level1_ms;
-    prediction.lo_ms = level1_lo;
-    prediction.hi_ms = level1_hi;
-    if (prediction.method == Method::kLevel1Fallback) {
-      const double floor_ms = WorkloadInputValues(descriptor, *rates_)[kRooflineMsInput];
-      if (floor_ms > prediction.iteration_ms) {
-        const double raise =
-            prediction.iteration_ms > 0 ? floor_ms / prediction.iteration_ms : 0;
-        prediction.iteration_ms = floor_ms;
-        prediction.lo_ms = raise > 0 ? prediction.lo_ms * raise : floor_ms;
-        prediction.hi_ms = raise > 0 ? prediction.hi_ms * raise : floor_ms;
-      }
-    } else {
-      prediction.method = operation ? Method::kLevel1Operation : Method::kLevel1Sum;
-    }
-    const double center = prediction.iteration_ms;
-    if (!operation && center > 0 && prediction.lo_ms > 0) {
-      prediction.lo_ms =
-          center * std::pow(prediction.lo_ms / center, internal::kLevel1FallbackWidening);
-      prediction.hi_ms =
-          center * std::pow(prediction.hi_ms / center, internal::kLevel1FallbackWidening);
-    }
+    const double floor_ms = prediction.method == Method::kLevel1Fallback
+                                ? WorkloadInputValues(descriptor, *rates_)[kRooflineMsInput]
+                                : 0;
+    internal::AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, floor_ms, operation, prediction);
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(
