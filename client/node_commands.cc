@@ -91,8 +91,11 @@ std::optional<CliError> RunRegister(ClientContext& context, const RegisterOption
     if (options.name.empty() || options.gpu.empty()) {
       return CliError{kExitUsage, "nodes register needs --name and --gpu (or --spec FILE)"};
     }
+    // An ambiguous short name is a usage error here, as in every other --gpu.
+    std::string gpu = options.gpu;
+    if (auto error = ResolveGpuFlag("--gpu", gpu)) return error;
     request.set_name(options.name);
-    request.set_catalog_gpu(options.gpu);
+    request.set_catalog_gpu(gpu);
     request.set_gpu_count(options.count);
   }
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(options.labels);

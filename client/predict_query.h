@@ -13,6 +13,11 @@
 
 namespace perfcast::client {
 
+// Help texts of the workload flags `predict` and `recommend` both take.
+inline constexpr char kPrecisionHelp[] = "fp32, tf32, fp16-amp, bf16-amp, fp64";
+inline constexpr char kPhaseHelp[] = "train or inference";
+inline constexpr char kOptimizerHelp[] = "adam, adamw, sgd or none (forward + backward only)";
+
 struct PredictFlags {
   std::string family;
   // An operation family (gemm, softmax, ...) instead of a model family: one

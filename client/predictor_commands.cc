@@ -580,14 +580,13 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->check(DecimalInteger());
   p->add_option("--param", predict->params, "Architecture parameter name=value (repeatable)")
       ->group(kWorkload);
-  p->add_option("--precision", predict->precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")
+  p->add_option("--precision", predict->precision, kPrecisionHelp)
       ->capture_default_str()
       ->group(kWorkload);
-  p->add_option("--phase", predict->phase, "train or inference")
+  p->add_option("--phase", predict->phase, kPhaseHelp)
       ->capture_default_str()
       ->group(kWorkload);
-  p->add_option("--optimizer", predict->optimizer,
-                "adam, adamw, sgd or none (forward + backward only)")
+  p->add_option("--optimizer", predict->optimizer, kOptimizerHelp)
       ->group(kWorkload);
   p->add_option("--model", predict->model, "Model name (default: default)");
   p->add_option("--data-parallel", predict->data_parallel,

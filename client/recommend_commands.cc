@@ -192,11 +192,10 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
   r->add_option("--image", flags->job.image, "Image size in pixels with --torchvision (default: 224)");
   r->add_option("--param", flags->job.params, "Architecture parameter name=value (repeatable)");
   r->add_option("--batch", flags->job.batch, "Batch size");
-  r->add_option("--precision", flags->job.precision, "fp32, tf32, fp16-amp, bf16-amp, fp64")
+  r->add_option("--precision", flags->job.precision, kPrecisionHelp)
       ->capture_default_str();
-  r->add_option("--phase", flags->job.phase, "train or inference")->capture_default_str();
-  r->add_option("--optimizer", flags->job.optimizer,
-                "adam, adamw, sgd or none (forward + backward only)");
+  r->add_option("--phase", flags->job.phase, kPhaseHelp)->capture_default_str();
+  r->add_option("--optimizer", flags->job.optimizer, kOptimizerHelp);
   r->add_option("--samples", flags->job.samples, "Samples per epoch");
   r->add_option("--epochs", flags->job.epochs, "Epochs");
   r->add_option("--iterations", flags->job.iterations, "Iterations (instead of samples x epochs)");

@@ -57,6 +57,13 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(absl::string_view uri) {
   return OpenSqliteStore(*path);
 }
 
+absl::StatusOr<std::optional<std::string>> SqliteFilePath(absl::string_view uri) {
+  if (IsPostgresUri(uri)) return std::nullopt;
+  absl::StatusOr<std::string> path = SqlitePath(uri);
+  if (!path.ok()) return path.status();
+  return std::optional<std::string>(*std::move(path));
+}
+
 absl::StatusOr<std::unique_ptr<Store>> OpenStoreReadOnly(absl::string_view uri) {
   if (IsPostgresUri(uri)) {
 #ifdef PERFCAST_HAVE_POSTGRES

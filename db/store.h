@@ -185,6 +185,10 @@ absl::Status ForEachNode(Store& store, NodeFilter filter,
 // foreign schema, or a newer schema version than this build knows).
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(absl::string_view uri);
 
+// The SQLite file `uri` names (see OpenStore), or nullopt for a PostgreSQL
+// URI; InvalidArgument for a URI OpenStore would refuse.
+absl::StatusOr<std::optional<std::string>> SqliteFilePath(absl::string_view uri);
+
 // Opens an existing store read-only (an agent's file being imported). Never
 // creates or migrates; the same errors as OpenStore, plus NotFound. Writes
 // through it fail with FailedPrecondition.

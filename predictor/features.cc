@@ -288,6 +288,26 @@ void CompiledFeatureTable::Evaluate(absl::Span<const double> inputs,
   }
 }
 
+CompiledFeatureTable CompiledFeatureTable::Pruned(absl::Span<const int> wanted) const {
+  CompiledFeatureTable pruned = *this;
+  // Backwards, keeping a step when a later kept step (or the caller) reads
+  // what it writes; its own operands are then read.
+  std::vector<bool> live(size_, false);
+  for (int slot : wanted) {
+    if (slot >= 0) live[slot] = true;
+  }
+  std::vector<Step> kept;
+  for (auto step = steps_.rbegin(); step != steps_.rend(); ++step) {
+    if (!live[step->out]) continue;
+    kept.push_back(*step);
+    live[step->out] = false;
+    live[step->a] = true;
+    if (step->op != Op::kInput && step->op != Op::kInverse) live[step->b] = true;
+  }
+  pruned.steps_.assign(kept.rbegin(), kept.rend());
+  return pruned;
+}
+
 absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
                             absl::Span<const double> slots, std::vector<double>& out) {
   out.clear();

@@ -96,6 +96,13 @@ class CompiledFeatureTable {
   // the order of the names given at construction; `slots`: size() long.
   void Evaluate(absl::Span<const double> inputs, absl::Span<double> slots) const;
 
+  // This table cut down to the steps that the values in `wanted` (slots;
+  // -1 entries ignored) depend on: Evaluate then fills those slots exactly
+  // as the whole table does, in fewer steps, and leaves the others
+  // unspecified. Slot numbers are kept. A model uses a few of the features:
+  // pricing evaluates only what they need.
+  CompiledFeatureTable Pruned(absl::Span<const int> wanted) const;
+
  private:
   struct Step {
     FeatureOp op;

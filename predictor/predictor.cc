@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "models/iteration_builder.h"
+#include "predictor/prediction_parts.h"
 #include "predictor/features.h"
 #include "predictor/folds.h"
 #include "predictor/profile_rates.h"
@@ -20,21 +21,6 @@
 namespace perfcast::predictor {
 namespace {
 
-// Interval quantiles: the middle 80% of held-out relative errors.
-constexpr double kLowQuantile = 0.1;
-constexpr double kHighQuantile = 0.9;
-// A level-1 sum standing in for a missing level-2 model misses what level 2
-// corrects (operations the descriptor leaves out, overlap, host work): its
-// band is this many times wider, in log space, than the operations' bands.
-constexpr double kLevel1FallbackWidening = 2;
-// A GPU a model never saw and knows from its spec sheet alone, when the
-// model's rows came from one GPU only and so say nothing about the error on
-// another: the band this many times wider. Where the agent measured the
-// GPU's rates, the random-fold band serves as it is: leave-one-GPU-out on
-// perfcast's own H100/H200 steps (measured rates) covered 80.4% and 84.2%
-// of each held-out GPU's whole steps with it, 96.8% and 97.5% widened 1.75x;
-// from spec rates (H100 held out, fit on the H200) 1.75x covers 83.8%.
-constexpr double kUnseenWidening = 1.75;
 // Level 2 needs this many rows for a one-ratio model with leave-one-out errors.
 constexpr int kMinReducedRows = 2;
 
@@ -277,46 +263,14 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   return model;
 }
 
-// The z-score of the 90th percentile of a normal distribution.
-constexpr double kZ90 = 1.2816;
+using internal::BandFactors;
+using internal::BandFor;
+using internal::BindingSpread;
+using internal::kLevel1FallbackWidening;
+using internal::SplitAttention;
+using internal::Target;
 
-// Where a prediction goes: the GPU model, and whether its rates come from
-// its spec sheet (nothing measured on it).
-struct Target {
-  std::string gpu;
-  bool spec_rates = false;
-};
-
-// Relative-error band around a prediction: measured ≈ predicted / (1 + e).
-// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
-// (or, with no other GPU to learn them from, the random-fold band, widened
-// kUnseenWidening times in log space where the GPU's rates come from its spec
-// sheet); on rates from a spec sheet, the spread of the binding rate
-// (`rate_spread`, log-normal) adds in quadrature.
-// What Band multiplies a prediction by: lo / predicted and hi / predicted.
-struct BandFactors {
-  double lo = 1;
-  double hi = 1;
-};
-BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread,
-                    LoadWidth width = LoadWidth::kAny) {
-  const bool unseen = std::find(model.training_gpus.begin(), model.training_gpus.end(),
-                                target.gpu) == model.training_gpus.end();
-  const double high_error = std::max(model.ErrorQuantile(kHighQuantile, unseen, width), -0.95);
-  const double low_error = std::max(model.ErrorQuantile(kLowQuantile, unseen, width), -0.95);
-  double below = std::max(0.0, std::log1p(high_error));  // log(predicted / lo)
-  double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
-  if (unseen && model.transfer_error_quantiles.empty() && target.spec_rates) {
-    below *= kUnseenWidening;
-    above *= kUnseenWidening;
-  }
-  if (target.spec_rates && rate_spread > 0) {
-    below = std::hypot(below, kZ90 * rate_spread);
-    above = std::hypot(above, kZ90 * rate_spread);
-  }
-  return {std::exp(-below), std::exp(above)};
-}
-
+// The band of a prediction of `predicted` ms: [lo, hi].
 void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
           double& lo, double& hi) {
   const BandFactors factors = BandFor(model, target, rate_spread);
@@ -324,11 +278,6 @@ void Band(const FittedModel& model, double predicted, const Target& target, doub
   hi = predicted * factors.hi;
 }
 
-// The spread of the rate that binds: math or memory.
-double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
-  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
-  return it == model.rate_spread.end() ? 0 : it->second;
-}
 
 // What one prediction has noted of one level-1 model so far: where its
 // features sit in the compiled level-1 table, and which of them it has listed.
@@ -439,56 +388,6 @@ absl::StatusOr<double> ApplyLevel2(const FittedModel& model, const WorkloadInput
   return ApplyValues(model, values, prediction, nullptr);
 }
 
-// The operations an unfused attention core runs, for a model without an
-// attention class of its own: the QKᵀ and AV batched GEMMs, the scale and
-// the softmax; backward: four batched GEMMs and the softmax and scale
-// backward. The record's other costs (layout copies) stay element-wise.
-std::vector<models::Operation> SplitAttention(const models::Operation& op) {
-  auto get = [&](const char* name) {
-    auto it = op.shape.find(name);
-    return it == op.shape.end() ? 1.0 : static_cast<double>(it->second);
-  };
-  const double b = get("batch") * get("heads"), s = get("seq_len"), d = get("head_dim");
-  const bool backward = op.name.size() >= 4 && op.name.substr(op.name.size() - 4) == ".bwd";
-  const double es = models::ElementBytes(op.precision);
-  std::vector<models::Operation> out;
-  auto gemm = [&](double m, double n, double k) {
-    models::Operation g;
-    g.op_class = models::OpClass::kGemm;
-    g.name = op.name + ".bmm";
-    g.shape = {{"m", static_cast<int64_t>(m)}, {"n", static_cast<int64_t>(n)},
-               {"k", static_cast<int64_t>(k)}, {"batch", static_cast<int64_t>(b)}};
-    g.precision = op.precision;
-    g.flops = 2 * m * n * k * b;
-    g.bytes = es * (m * k + k * n + m * n) * b;
-    g.work_items = models::GemmTiles(m, n, b);
-    g.count = op.count;
-    out.push_back(g);
-  };
-  const double scores = b * s * s;
-  gemm(s, s, d);  // QKᵀ (dS·K for dQ backward)
-  gemm(s, d, s);  // AV (Pᵀ·dO for dV backward)
-  if (backward) {
-    gemm(s, s, d);  // dP = dO·Vᵀ
-    gemm(s, d, s);  // dK = dSᵀ·Q
-  }
-  models::Operation softmax;
-  softmax.op_class = models::OpClass::kSoftmax;
-  softmax.name = op.name + ".softmax";
-  softmax.precision = op.precision;
-  softmax.flops = 5 * scores;
-  softmax.bytes = (backward ? 3 : 2) * es * scores;
-  softmax.work_items = std::max(1.0, std::ceil(scores / 1024));
-  softmax.count = op.count;
-  out.push_back(softmax);
-  models::Operation scale = softmax;
-  scale.op_class = models::OpClass::kElementwise;
-  scale.name = op.name + ".scale";
-  scale.flops = scores;
-  scale.bytes = 2 * es * scores;
-  out.push_back(scale);
-  return out;
-}
 
 // Prices one operation record (its `count` calls) into the running sums.
 absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models::Operation& op,
@@ -826,9 +725,10 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
         ApplyLevel2(*level2, inputs, uses_level1 || uses_gpu, &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    prediction.method = !uses_level1      ? Method::kLevel2Direct
-                        : level2->reduced ? Method::kTwoLevelReduced
-                                          : Method::kTwoLevel;
+    // level1_gpu_ms is a level-1 pass too: only a model using neither is direct.
+    prediction.method = !uses_level1 && !uses_gpu ? Method::kLevel2Direct
+                        : level2->reduced         ? Method::kTwoLevelReduced
+                                                  : Method::kTwoLevel;
     const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
     Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
     if (global_level2 != nullptr && level2 != global_level2) {

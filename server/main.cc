@@ -7,6 +7,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "CLI/CLI.hpp"
@@ -230,12 +233,29 @@ int main(int argc, char** argv) {
 
   std::string uri = flags.db;
   if (uri.empty()) uri = DefaultDatabase();
+  // A start refused after the database is open (a busy port, a metrics
+  // address in use) must not leave a new, empty database file behind.
+  std::optional<std::string> created_file;
+  if (auto path = perfcast::db::SqliteFilePath(uri);
+      path.ok() && path->has_value() && !std::filesystem::exists(**path)) {
+    created_file = **path;
+  }
   auto store = perfcast::db::OpenStore(uri);
   if (!store.ok()) {
     return Fail(absl::StrCat("cannot open database ", perfcast::db::RedactDatabaseUri(uri), ": ",
                              store.status().message()));
   }
   logger.Info("database open", {{"uri", perfcast::db::RedactDatabaseUri(uri)}});
+  auto fail_after_open = [&](std::string message) {
+    store->reset();
+    if (created_file.has_value()) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        std::error_code ignored;
+        std::filesystem::remove(*created_file + suffix, ignored);
+      }
+    }
+    return Fail(std::move(message));
+  };
 
   // Created after the store and reset before it: a scrape reads the store.
   std::unique_ptr<perfcast::server::Metrics> metrics;
@@ -243,7 +263,8 @@ int main(int argc, char** argv) {
     metrics = std::make_unique<perfcast::server::Metrics>();
     metrics->WatchStore(**store);
     if (absl::Status s = metrics->StartExposer(address); !s.ok()) {
-      return Fail(std::string(s.message()));
+      metrics.reset();
+      return fail_after_open(std::string(s.message()));
     }
     logger.Info("serving metrics", {{"address", address},
                                     {"metrics_port", absl::StrCat(metrics->exposer_port())}});
@@ -252,7 +273,10 @@ int main(int argc, char** argv) {
   options.metrics = metrics.get();
   auto server = perfcast::server::Server::Start(options, **store,
                                                 perfcast::models::GpuCatalog::BuiltIn(), logger);
-  if (!server.ok()) return Fail(std::string(server.status().message()));
+  if (!server.ok()) {
+    metrics.reset();
+    return fail_after_open(std::string(server.status().message()));
+  }
 
   if (const std::string& port_file = flags.port_file; !port_file.empty()) {
     const std::string tmp = port_file + ".tmp";

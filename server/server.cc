@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/grpcpp.h"
@@ -73,6 +74,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   server->services_ = std::make_unique<Services>(store, catalog, logger, options);
 
   grpc::EnableDefaultHealthCheckService(true);
+  // Process-wide, like the health service: Abseil built without NDEBUG (as
+  // Debian ships it) checks every absl::Mutex acquisition for lock-order
+  // cycles under one process-wide lock, gRPC's own locks included: a lock
+  // then costs 70 ns instead of 18, and the threads of a busy server queue
+  // on that one lock. A release build of Abseil never checks.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default: a second perfcastd on a busy port

@@ -2,7 +2,11 @@
 //
 // Only found nodes are cached: a node registered right after a miss must be
 // usable at once. A node changed or deregistered by another call is seen
-// within `recheck`.
+// within `recheck`. When an entry is due, one caller reads the store while
+// the others keep the cached node (a burst of calls at the moment it is due
+// makes one read, not one each), and a node read back unchanged keeps its
+// object, so that what is derived from it and keyed by its address (the
+// Pricer's plans) stays valid.
 //
 // Thread-safe.
 #ifndef PERFCAST_SERVING_NODE_CACHE_H_
@@ -30,13 +34,14 @@ class NodeCache {
   NodeCache(const NodeCache&) = delete;
   NodeCache& operator=(const NodeCache&) = delete;
 
-  // The node named `name`; the store's NotFound when absent.
+  // The node named `name`; the store's NotFound when absent (then it is
+  // forgotten), or its other errors to the caller that reads it.
   absl::StatusOr<std::shared_ptr<const models::Node>> Get(const std::string& name);
 
  private:
   struct Slot {
     std::shared_ptr<const models::Node> node;
-    absl::Time fetched_at;
+    absl::Time fetched_at;  // when the store was last asked
   };
 
   db::Store& store_;

@@ -11,6 +11,9 @@
 namespace perfcast::serving {
 namespace {
 
+// Plans kept: a plan per model and node in use (a few kB each).
+constexpr size_t kMaxPlans = 1'000;
+
 absl::Status CheckFinite(const predictor::Prediction& p) {
   bool finite = std::isfinite(p.iteration_ms) && std::isfinite(p.lo_ms) && std::isfinite(p.hi_ms) &&
                 p.iteration_ms > 0;
@@ -25,7 +28,8 @@ Pricer::Pricer(db::Store& store, const models::GpuCatalog& catalog, Options opti
     : store_(store),
       catalog_(catalog),
       models_(store, options.model_recheck),
-      nodes_(store, options.node_recheck) {}
+      nodes_(store, options.node_recheck),
+      plans_(kMaxPlans, absl::InfiniteDuration()) {}
 
 absl::StatusOr<std::shared_ptr<const LoadedModel>> Pricer::Model(absl::string_view name) {
   return models_.Latest(ModelName(name));
@@ -52,8 +56,10 @@ absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const 
       // Names differ in case or spelling per request; a bounded number of
       // them are worth keeping.
       if (catalog_nodes_.size() > 4 * catalog_.gpus().size() + 64) catalog_nodes_.clear();
-      catalog_nodes_[target.name] = node;
-      return node;
+      std::shared_ptr<const models::Node> canonical =
+          catalog_nodes_.try_emplace(node->gpu.model, std::move(node)).first->second;
+      catalog_nodes_[target.name] = canonical;
+      return canonical;
     }
   }
   return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");
@@ -79,6 +85,19 @@ std::optional<predictor::Link> Pricer::MeasuredLink(const std::string& node_name
   return *link;
 }
 
+std::shared_ptr<const Pricer::Planned> Pricer::PlanFor(
+    const std::shared_ptr<const LoadedModel>& model,
+    const std::shared_ptr<const models::Node>& node) {
+  thread_local std::string key;
+  key.clear();
+  absl::StrAppend(&key, model->meta.id, "/", node->name);
+  std::shared_ptr<const Planned> planned = plans_.Find(key, model->meta.id);
+  if (planned != nullptr && planned->model == model && planned->node == node) return planned;
+  planned = std::make_shared<const Planned>(model, node);
+  plans_.Put(key, model->meta.id, planned);
+  return planned;
+}
+
 absl::StatusOr<WorkloadPrice> Pricer::Price(std::shared_ptr<const LoadedModel> model,
                                             const models::WorkloadDescriptor& workload,
                                             const Target& target,
@@ -93,7 +112,7 @@ absl::StatusOr<WorkloadPrice> Pricer::Price(std::shared_ptr<const LoadedModel> m
       return absl::FailedPreconditionError(price.memory_verdict.reason);
     }
     absl::StatusOr<predictor::Prediction> prediction =
-        predictor::PredictDescribed(model->model, workload, **node);
+        PlanFor(model, *node)->plan.Predict(workload);
     if (!prediction.ok()) return prediction.status();
     price.prediction = *std::move(prediction);
   } else {

@@ -5,9 +5,13 @@
 // Pricing has two halves. Price() is the job-independent part, the costly
 // one: it resolves the target (a registered node or a catalog GPU), runs
 // the two-level predictor on the described workload and checks the answer
-// is finite. PriceJob() is the cheap arithmetic that turns a WorkloadPrice
-// into a job time for one job size; callers that price the same workload
-// for many job sizes keep the WorkloadPrice and call PriceJob per size.
+// is finite. What a one-GPU prediction needs of the model and the node
+// alone (the node's rates, the models' feature slots, labels and interval
+// factors: predictor::PricingPlan) is worked out once per model and node
+// and kept, so that pricing a workload is arithmetic on its operations.
+// PriceJob() is the cheap arithmetic that turns a WorkloadPrice into a job
+// time for one job size; callers that price the same workload for many job
+// sizes keep the WorkloadPrice and call PriceJob per size.
 //
 // Example:
 //   Pricer pricer(store, catalog);
@@ -40,6 +44,8 @@
 #include "predictor/memory.h"
 #include "predictor/parallel.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
+#include "serving/answer_cache.h"
 #include "serving/model_cache.h"
 #include "serving/node_cache.h"
 
@@ -112,15 +118,31 @@ class Pricer {
       const std::optional<predictor::ParallelLayout>& layout = std::nullopt);
 
  private:
+  // A model's plan for one node, kept while both are current.
+  struct Planned {
+    Planned(std::shared_ptr<const LoadedModel> m, std::shared_ptr<const models::Node> n)
+        : model(std::move(m)), node(std::move(n)), plan(model->model, *node) {}
+    std::shared_ptr<const LoadedModel> model;
+    std::shared_ptr<const models::Node> node;
+    predictor::PricingPlan plan;  // refers to model->model
+  };
+
   // The node's bus bandwidth and latency from its all-reduce benchmark
   // profiles (perfcast-agent collectives), when it has at least two sizes.
   std::optional<predictor::Link> MeasuredLink(const std::string& node_name);
+  // `model`'s plan for `node`: kept per model and node name, built again
+  // when either is a new object (a refit, a node changed in the store).
+  std::shared_ptr<const Planned> PlanFor(const std::shared_ptr<const LoadedModel>& model,
+                                         const std::shared_ptr<const models::Node>& node);
 
   db::Store& store_;
   const models::GpuCatalog& catalog_;
   ModelCache models_;
   NodeCache nodes_;
+  AnswerCache<Planned> plans_;
   // Catalog GPUs as nodes, built on first use; the catalog never changes.
+  // Keyed by the names asked for and by the catalog's own name, so that
+  // every spelling of a GPU shares one node (and its plans).
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const models::Node>> catalog_nodes_
       ABSL_GUARDED_BY(mu_);

@@ -71,7 +71,7 @@ class LstmNet final : public Net {
         "lstm", nn::LSTM(nn::LSTMOptions(nodes_, Param(spec, "hidden"))
                              .num_layers(Param(spec, "layers"))
                              .batch_first(true)));
-    head_ = register_module("head", nn::Linear(Param(spec, "hidden"), nodes_ * horizon_));
+    head_ = register_module("head", FusedLinear(Param(spec, "hidden"), nodes_ * horizon_));
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
     Tensor out = std::get<0>(lstm_->forward(inputs.at(0)));
@@ -81,7 +81,7 @@ class LstmNet final : public Net {
  private:
   int64_t seq_len_, nodes_, horizon_;
   nn::LSTM lstm_{nullptr};
-  nn::Linear head_{nullptr};
+  FusedLinear head_{nullptr};
 };
 
 // ---- cnn ----
@@ -98,7 +98,7 @@ class CnnNet final : public Net {
               (kernel - 1) / 2)));
     }
     head_ = register_module(
-        "head", nn::Linear(channels * Param(spec, "seq_len"), nodes_ * horizon_));
+        "head", FusedLinear(channels * Param(spec, "seq_len"), nodes_ * horizon_));
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
     Tensor x = inputs.at(0).transpose(1, 2).contiguous();
@@ -109,7 +109,7 @@ class CnnNet final : public Net {
  private:
   int64_t nodes_, horizon_;
   nn::ModuleList convs_{nullptr};
-  nn::Linear head_{nullptr};
+  FusedLinear head_{nullptr};
 };
 
 // ---- stgcn ----
@@ -208,7 +208,7 @@ class ResNetNet final : public Net {
       blocks_.push_back(
           register_module(absl::StrCat("block", i), std::make_shared<BasicBlock>(layout[i])));
     }
-    fc_ = register_module("fc", nn::Linear(layout.back().out_channels, Param(spec, "classes")));
+    fc_ = register_module("fc", FusedLinear(layout.back().out_channels, Param(spec, "classes")));
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
     Tensor x = torch::relu(stem_bn_->forward(stem_->forward(inputs.at(0))));
@@ -220,7 +220,7 @@ class ResNetNet final : public Net {
   nn::Conv2d stem_{nullptr};
   nn::BatchNorm2d stem_bn_{nullptr};
   std::vector<std::shared_ptr<BasicBlock>> blocks_;
-  nn::Linear fc_{nullptr};
+  FusedLinear fc_{nullptr};
 };
 
 // ---- shared by transformer, decoder, bert, vit ----
@@ -244,11 +244,11 @@ class EncoderLayer final : public nn::Module {
  public:
   EncoderLayer(int64_t hidden, int64_t heads, int64_t ffn, EncoderLayerOptions options)
       : heads_(heads), options_(options) {
-    qkv_ = register_module("qkv", nn::Linear(hidden, 3 * hidden));
-    out_ = register_module("out", nn::Linear(hidden, hidden));
+    qkv_ = register_module("qkv", FusedLinear(hidden, 3 * hidden));
+    out_ = register_module("out", FusedLinear(hidden, hidden));
     ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({hidden})));
-    up_ = register_module("up", nn::Linear(hidden, ffn));
-    down_ = register_module("down", nn::Linear(ffn, hidden));
+    up_ = register_module("up", FusedLinear(hidden, ffn));
+    down_ = register_module("down", FusedLinear(ffn, hidden));
     ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({hidden})));
   }
   // x [batch, seq, hidden].
@@ -284,7 +284,7 @@ class EncoderLayer final : public nn::Module {
 
   int64_t heads_;
   EncoderLayerOptions options_;
-  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
+  FusedLinear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
   nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
 };
 
@@ -333,8 +333,8 @@ class TransformerNet final : public Net {
           std::make_shared<EncoderLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"),
                                          EncoderLayerOptions{.fused_attention = false})));
     }
-    pooler_ = register_module("pooler", nn::Linear(hidden, hidden));
-    classifier_ = register_module("classifier", nn::Linear(hidden, Param(spec, "classes")));
+    pooler_ = register_module("pooler", FusedLinear(hidden, hidden));
+    classifier_ = register_module("classifier", FusedLinear(hidden, Param(spec, "classes")));
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
     const Tensor& ids = inputs.at(0);
@@ -348,7 +348,7 @@ class TransformerNet final : public Net {
   nn::Embedding tokens_{nullptr}, positions_{nullptr};
   nn::LayerNorm ln_{nullptr};
   std::vector<std::shared_ptr<EncoderLayer>> layers_;
-  nn::Linear pooler_{nullptr}, classifier_{nullptr};
+  FusedLinear pooler_{nullptr}, classifier_{nullptr};
 };
 
 
@@ -370,7 +370,7 @@ class DecoderBlock final : public nn::Module {
   explicit DecoderBlock(const DecoderShape& s) : s_(s) {
     const int64_t head_dim = s.hidden / s.heads;
     auto linear = [&](int64_t in, int64_t out) {
-      return nn::Linear(nn::LinearOptions(in, out).bias(s.bias));
+      return FusedLinear(nn::LinearOptions(in, out).bias(s.bias));
     };
     norm1_ = register_module("norm1", Norm(s.rms, s.hidden));
     qkv_ = register_module("qkv", linear(s.hidden, (s.heads + 2 * s.kv_heads) * head_dim));
@@ -411,7 +411,7 @@ class DecoderBlock final : public nn::Module {
  private:
   DecoderShape s_;
   Norm norm1_{nullptr}, norm2_{nullptr};
-  nn::Linear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
+  FusedLinear qkv_{nullptr}, out_{nullptr}, up_{nullptr}, down_{nullptr};
 };
 
 class DecoderNet final : public Net {
@@ -447,7 +447,7 @@ class DecoderNet final : public Net {
     }
     final_norm_ = register_module("final_norm", Norm(s.rms, s.hidden));
     if (Param(spec, "tied") == 0) {
-      head_ = register_module("head", nn::Linear(nn::LinearOptions(s.hidden, vocab).bias(false)));
+      head_ = register_module("head", FusedLinear(nn::LinearOptions(s.hidden, vocab).bias(false)));
     }
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
@@ -466,7 +466,7 @@ class DecoderNet final : public Net {
   Tensor cos_, sin_;
   std::vector<std::shared_ptr<DecoderBlock>> blocks_;
   Norm final_norm_{nullptr};
-  nn::Linear head_{nullptr};
+  FusedLinear head_{nullptr};
 };
 
 // ---- bert ----
@@ -485,7 +485,7 @@ class BertNet final : public Net {
           std::make_shared<EncoderLayer>(hidden, Param(spec, "heads"), Param(spec, "ffn"),
                                          EncoderLayerOptions{})));
     }
-    transform_ = register_module("transform", nn::Linear(hidden, hidden));
+    transform_ = register_module("transform", FusedLinear(hidden, hidden));
     transform_ln_ = register_module("transform_ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
     decoder_bias_ = register_parameter("decoder_bias", torch::zeros({vocab}));
   }
@@ -503,7 +503,7 @@ class BertNet final : public Net {
   nn::Embedding tokens_{nullptr}, positions_{nullptr}, token_types_{nullptr};
   nn::LayerNorm ln_{nullptr}, transform_ln_{nullptr};
   std::vector<std::shared_ptr<EncoderLayer>> layers_;
-  nn::Linear transform_{nullptr};
+  FusedLinear transform_{nullptr};
   Tensor decoder_bias_;
 };
 
@@ -526,7 +526,7 @@ class VitNet final : public Net {
                                          EncoderLayerOptions{.pre_norm = true})));
     }
     final_ln_ = register_module("final_ln", nn::LayerNorm(nn::LayerNormOptions({hidden})));
-    head_ = register_module("head", nn::Linear(hidden, Param(spec, "classes")));
+    head_ = register_module("head", FusedLinear(hidden, Param(spec, "classes")));
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
     Tensor patches = patch_embed_->forward(inputs.at(0)).flatten(2).transpose(1, 2);
@@ -544,7 +544,7 @@ class VitNet final : public Net {
   Tensor class_token_, pos_embed_;
   std::vector<std::shared_ptr<EncoderLayer>> layers_;
   nn::LayerNorm final_ln_{nullptr};
-  nn::Linear head_{nullptr};
+  FusedLinear head_{nullptr};
 };
 
 // ---- resnet_imagenet ----
@@ -598,7 +598,7 @@ class ImageNetResNetNet final : public Net {
       blocks_.push_back(register_module(absl::StrCat("block", i),
                                         std::make_shared<ImageNetBlock>(shape.blocks[i])));
     }
-    fc_ = register_module("fc", nn::Linear(shape.final_channels, Param(spec, "classes")));
+    fc_ = register_module("fc", FusedLinear(shape.final_channels, Param(spec, "classes")));
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
     Tensor x = torch::relu(stem_bn_->forward(stem_->forward(inputs.at(0))));
@@ -611,7 +611,7 @@ class ImageNetResNetNet final : public Net {
   nn::Conv2d stem_{nullptr};
   nn::BatchNorm2d stem_bn_{nullptr};
   std::vector<std::shared_ptr<ImageNetBlock>> blocks_;
-  nn::Linear fc_{nullptr};
+  FusedLinear fc_{nullptr};
 };
 
 // ---- dlrm ----
@@ -624,7 +624,7 @@ class DlrmNet final : public Net {
     const int64_t top_layers = Param(spec, "top_layers");
     bottom_ = register_module("bottom", nn::ModuleList());
     for (int64_t l = 0; l < bottom_layers; ++l) {
-      bottom_->push_back(nn::Linear(l == 0 ? Param(spec, "dense") : Param(spec, "bottom_width"),
+      bottom_->push_back(FusedLinear(l == 0 ? Param(spec, "dense") : Param(spec, "bottom_width"),
                                     l == bottom_layers - 1 ? dim : Param(spec, "bottom_width")));
     }
     tables_ = register_module("tables", nn::ModuleList());
@@ -635,7 +635,7 @@ class DlrmNet final : public Net {
     const int64_t features = DlrmInteractionFeatures(tables, dim);
     top_ = register_module("top", nn::ModuleList());
     for (int64_t l = 0; l < top_layers; ++l) {
-      top_->push_back(nn::Linear(l == 0 ? features : Param(spec, "top_width"),
+      top_->push_back(FusedLinear(l == 0 ? features : Param(spec, "top_width"),
                                  l == top_layers - 1 ? 1 : Param(spec, "top_width")));
     }
     // Strict upper triangle of the (tables+1)^2 dot products, flattened.
@@ -647,7 +647,7 @@ class DlrmNet final : public Net {
   }
   Tensor Run(const std::vector<Tensor>& inputs) override {
     Tensor x = inputs.at(0);
-    for (const auto& layer : *bottom_) x = torch::relu(layer->as<nn::Linear>()->forward(x));
+    for (const auto& layer : *bottom_) x = torch::relu(layer->as<FusedLinear>()->forward(x));
     const Tensor& ids = inputs.at(1);
     std::vector<Tensor> vectors = {x};
     for (size_t t = 0; t < tables_->size(); ++t) {
@@ -657,7 +657,7 @@ class DlrmNet final : public Net {
     Tensor dots = torch::bmm(z, z.transpose(1, 2)).flatten(1).index_select(1, pairs_);
     Tensor y = torch::cat({x, dots}, 1);
     for (size_t l = 0; l < top_->size(); ++l) {
-      y = top_[l]->as<nn::Linear>()->forward(y);
+      y = top_[l]->as<FusedLinear>()->forward(y);
       if (l + 1 < top_->size()) y = torch::relu(y);
     }
     return y.squeeze(1);

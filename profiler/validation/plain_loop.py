@@ -358,9 +358,9 @@ def _builders():
 
 # ---- The plain loop ----
 
-def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
-               max_warmup_blocks=6, min_steps=3, foreach=False):
-    """Median over `blocks` timed blocks of the mean step time, milliseconds."""
+def make_step(workload, config, device, ring=8, foreach=False):
+    """The loop's step as a closure: one batch of the prefetch ring copied to
+    the device, forward (+ loss, backward, optimizer step when training)."""
     import torch
     cuda = device.type == "cuda"
     g = torch.Generator().manual_seed(1)
@@ -414,6 +414,18 @@ def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tole
         else:
             loss.backward()
         opt.step()
+
+    return step
+
+
+def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
+               max_warmup_blocks=6, min_steps=3, foreach=False, step=None):
+    """Median over `blocks` timed blocks of the mean step time, milliseconds
+    (`step`: a closure from make_step to time instead of a new one)."""
+    import torch
+    cuda = device.type == "cuda"
+    if step is None:
+        step = make_step(workload, config, device, ring=ring, foreach=foreach)
 
     def block(n):
         if cuda:

@@ -20,6 +20,9 @@ class DecoderConfigTest(unittest.TestCase):
                          (12, 768, 3072))
         self.assertEqual(kwargs["n_positions"], 1024)
         self.assertEqual(kwargs["resid_pdrop"], 0.0)
+        # The fused tanh GELU the agent's decoder runs, not "gelu_new"'s seven
+        # element-wise ops (a quarter of a bf16 step on an H100).
+        self.assertEqual(kwargs["activation_function"], "gelu_pytorch_tanh")
 
     def test_llama(self):
         cls, kwargs = real_models.decoder_config(LLAMA)

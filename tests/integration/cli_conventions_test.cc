@@ -56,6 +56,17 @@ TEST_F(CliConventionsTest, GlobalFlagsWorkAfterTheSubcommand) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["name"], "n1");
 }
 
+// "H100" names two catalog GPUs: a usage error (exit 2) naming the flag, in
+// `nodes register` as in every other --gpu, and nothing registered.
+TEST_F(CliConventionsTest, AnAmbiguousShortGpuNameIsAUsageError) {
+  CommandResult r = server_->Cli({"nodes", "register", "--name", "n2", "--gpu", "H100"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--gpu"), std::string::npos) << r.err;
+  r = server_->Cli({"nodes", "list", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("n2"), std::string::npos) << r.out;
+}
+
 TEST_F(CliConventionsTest, VersionsAndHelpExitZero) {
   for (const char* binary : {PERFCAST_CLI_PATH, PERFCASTD_PATH}) {
     CommandResult r = RunCommand({binary, "--version"});
@@ -185,6 +196,9 @@ TEST_F(CliConventionsTest, ServerRefusesABusyPort) {
                                 dir_.File("second.db"), "--log-level", "error"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("in use"), std::string::npos) << r.err;
+  // The refused server leaves no new database file behind.
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("second.db")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("second.db-wal")));
 }
 
 TEST_F(CliConventionsTest, ServerRefusesAnAgentFileAndLeavesItUntouched) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "models/torch/layers.h"
 #include "models/torch/oscillators.h"
 
 namespace perfcast::models::torch_proxy {
@@ -124,6 +125,35 @@ TEST(ProxyTest, LinearAndConvLayersMatchTheDecomposition) {
     EXPECT_EQ(built_linear, described_linear) << spec.Key();
     EXPECT_EQ(built_conv, described_conv) << spec.Key();
   }
+}
+
+// Every Linear of every proxy is a FusedLinear, which runs ATen's linear:
+// for a rank-3 input the bias is part of the GEMM (one addmm, its output
+// viewed back), not a second pass over the output as LibTorch's
+// LinearImpl::forward adds it; the numbers are the same.
+TEST(ProxyTest, LinearLayersAddTheBiasInsideTheGemm) {
+  for (const WorkloadSpec& spec : SmallSpecs()) {
+    Proxy proxy = MustMake(spec);
+    for (const auto& module : proxy.model->module()->modules()) {
+      if (dynamic_cast<torch::nn::LinearImpl*>(module.get()) != nullptr) {
+        EXPECT_NE(dynamic_cast<FusedLinearImpl*>(module.get()), nullptr)
+            << spec.Key() << ": " << module->name();
+      }
+    }
+  }
+  FusedLinear fused(4, 3);
+  torch::nn::Linear unfused(4, 3);
+  {
+    torch::NoGradGuard no_grad;
+    unfused->weight.copy_(fused->weight);
+    unfused->bias.copy_(fused->bias);
+  }
+  const torch::Tensor x = torch::randn({2, 5, 4});
+  const torch::Tensor y = fused->forward(x);
+  EXPECT_TRUE(torch::allclose(y, unfused->forward(x), 1e-5, 1e-6));
+  ASSERT_NE(y.grad_fn(), nullptr);
+  EXPECT_NE(y.grad_fn()->name(), "AddBackward0");
+  EXPECT_EQ(unfused->forward(x).grad_fn()->name(), "AddBackward0");
 }
 
 TEST(ProxyTest, TrainingStepsGiveFiniteLoss) {

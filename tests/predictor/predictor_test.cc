@@ -815,6 +815,25 @@ TEST(Predictor, AFamilysLevel2LearnsTheLaunchCostItsBusyStreamHides) {
   const double truth = busy_ms(big, node);
   EXPECT_NEAR(priced->iteration_ms, truth, 0.05 * truth);
   EXPECT_LT(truth, 0.9 * step_ms(big, node, 1));  // the launches it does not pay matter
+
+  // The same family model without level1_ms, level1_gpu_ms its only level-1
+  // input, still prices through a level-1 pass: two-level, not
+  // level2-direct.
+  PredictorModel gpu_only = *model;
+  FittedModel& family = gpu_only.level2_by_family.at(scope);
+  if (auto it = std::find(family.features.begin(), family.features.end(), "level1_ms");
+      it != family.features.end()) {
+    const auto i = it - family.features.begin();
+    family.features.erase(it);
+    for (std::vector<double>* v : {&family.fit.mean, &family.fit.scale, &family.fit.coefficients,
+                                   &family.feature_min, &family.feature_max}) {
+      if (static_cast<size_t>(i) < v->size()) v->erase(v->begin() + i);
+    }
+  }
+  absl::StatusOr<Prediction> gpu_priced = PredictDescribed(gpu_only, big, node);
+  ASSERT_TRUE(gpu_priced.ok()) << gpu_priced.status();
+  EXPECT_NE(gpu_priced->method, Method::kLevel2Direct);
+  EXPECT_GT(gpu_priced->level1_ms, 0);
 }
 
 }  // namespace

@@ -105,6 +105,18 @@ TEST_F(CachesTest, NodeCacheKeepsHitsForRecheckAndNeverCachesMisses) {
   EXPECT_EQ((*cache.Get("n1"))->gpu.model, "H100-SXM5-80GB");  // cached
   clock_.now += absl::Seconds(1);
   EXPECT_EQ((*cache.Get("n1"))->gpu.model, "A100-SXM4-80GB");
+
+  // Read back unchanged, a node keeps its object (plans are keyed by it).
+  const models::Node* kept = cache.Get("n1")->get();
+  clock_.now += absl::Seconds(1);
+  EXPECT_EQ(cache.Get("n1")->get(), kept);
+
+  // Deregistered: seen after the recheck, and forgotten.
+  ASSERT_TRUE(store_->DeregisterNode("n1", /*purge_profiles=*/false).ok());
+  EXPECT_TRUE(cache.Get("n1").ok());
+  clock_.now += absl::Seconds(1);
+  EXPECT_EQ(cache.Get("n1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache.Get("n1").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(AnswerCache, KeyedByQuestionAndModelExpiringAndBounded) {

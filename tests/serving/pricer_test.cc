@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
+#include "predictor/predictor.h"
 #include "serving/training.h"
 #include "tests/db/test_util.h"
 #include "tests/server/synthetic_store.h"
@@ -119,6 +120,52 @@ TEST_F(PricerTest, AStepThatDoesNotFitIsRefusedAndOneThatFitsCarriesItsMemory) {
       pricer.Price(*model, *inference, Target::CatalogGpu("L4-24GB"));
   ASSERT_TRUE(answered.ok()) << answered.status();
   EXPECT_LT(answered->memory.required_bytes, answered->memory_verdict.device_bytes);
+}
+
+// Pricing goes through a plan kept per model and node: its answers are the
+// predictor's own, and a node changed in the store is priced anew.
+TEST_F(PricerTest, PricesAsThePredictorAndFollowsANodeChangedInTheStore) {
+  absl::StatusOr<SavedFit> fitted = FitWithoutBeta2();
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {.node_recheck = absl::ZeroDuration()});
+  absl::StatusOr<std::shared_ptr<const LoadedModel>> model = pricer.Model("");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const models::WorkloadDescriptor lstm = Lstm();
+  absl::StatusOr<models::Node> node = store_->GetNode("beta2");
+  ASSERT_TRUE(node.ok()) << node.status();
+  for (int repeat = 0; repeat < 2; ++repeat) {  // a plan built, then a plan kept
+    absl::StatusOr<WorkloadPrice> price = pricer.Price(*model, lstm, Target::Node("beta2"));
+    ASSERT_TRUE(price.ok()) << price.status();
+    absl::StatusOr<predictor::Prediction> reference =
+        predictor::PredictDescribed((*model)->model, lstm, *node);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    EXPECT_EQ(price->prediction.iteration_ms, reference->iteration_ms);
+    EXPECT_EQ(price->prediction.lo_ms, reference->lo_ms);
+    EXPECT_EQ(price->prediction.hi_ms, reference->hi_ms);
+    EXPECT_EQ(price->prediction.features_used, reference->features_used);
+  }
+
+  // Re-registered with half the memory bandwidth by someone else.
+  const double before =
+      pricer.Price(*model, lstm, Target::Node("beta2"))->prediction.iteration_ms;
+  ASSERT_TRUE(store_->DeregisterNode("beta2", /*purge_profiles=*/false).ok());
+  node->measured.memory_bandwidth_gbs = *node->measured.memory_bandwidth_gbs / 2;
+  ASSERT_TRUE(store_->RegisterNode(*node).ok());
+  node = store_->GetNode("beta2");
+  ASSERT_TRUE(node.ok()) << node.status();
+  absl::StatusOr<WorkloadPrice> after = pricer.Price(*model, lstm, Target::Node("beta2"));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->prediction.iteration_ms,
+            predictor::PredictDescribed((*model)->model, lstm, *node)->iteration_ms);
+  EXPECT_NE(after->prediction.iteration_ms, before);
+
+  // Every spelling of a catalog GPU is one node.
+  absl::StatusOr<std::shared_ptr<const models::Node>> exact =
+      pricer.ResolveTarget(Target::CatalogGpu("H100-SXM5-80GB"));
+  absl::StatusOr<std::shared_ptr<const models::Node>> lower =
+      pricer.ResolveTarget(Target::CatalogGpu("h100-sxm5-80gb"));
+  ASSERT_TRUE(exact.ok() && lower.ok());
+  EXPECT_EQ(exact->get(), lower->get());
 }
 
 TEST_F(PricerTest, UnknownTargetsAndModelsAreNotFound) {

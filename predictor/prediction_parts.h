@@ -1,0 +1,57 @@
+// Pieces of a prediction that the reference path (PredictDescribed) and the
+// precomputed one (PricingPlan) share, so that both compute intervals and
+// split attention the same way, bit for bit. Internal to perfcast_predictor.
+//
+// Thread-safe: pure functions over plain values.
+#ifndef PERFCAST_PREDICTOR_PREDICTION_PARTS_H_
+#define PERFCAST_PREDICTOR_PREDICTION_PARTS_H_
+
+#include <string>
+#include <vector>
+
+#include "models/descriptor.h"
+#include "predictor/model.h"
+
+namespace perfcast::predictor::internal {
+
+// A level-1 sum standing in for a missing level-2 model misses what level 2
+// corrects (operations the descriptor leaves out, overlap, host work): its
+// band is this many times wider, in log space, than the operations' bands.
+inline constexpr double kLevel1FallbackWidening = 2;
+
+// Where a prediction goes: the GPU model, and whether its rates come from
+// its spec sheet (nothing measured on it).
+struct Target {
+  std::string gpu;
+  bool spec_rates = false;
+};
+
+// What an interval multiplies a prediction by: lo / predicted and
+// hi / predicted.
+struct BandFactors {
+  double lo = 1;
+  double hi = 1;
+};
+
+// Relative-error band around a prediction: measured ≈ predicted / (1 + e).
+// On a GPU the model was not fitted on it takes the leave-one-GPU-out errors
+// (or, with no other GPU to learn them from, the random-fold band, widened
+// 1.75 times in log space where the GPU's rates come from its spec sheet);
+// on rates from a spec sheet, the spread of the binding rate (`rate_spread`,
+// log-normal) adds in quadrature.
+BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread,
+                    LoadWidth width = LoadWidth::kAny);
+
+// The spread of the rate that binds: math ("fp32") when compute_s >=
+// memory_s, else memory; 0 when the model has none.
+double BindingSpread(const PredictorModel& model, double compute_s, double memory_s);
+
+// The operations an unfused attention core runs, for a model without an
+// attention class of its own: the QKᵀ and AV batched GEMMs, the scale and
+// the softmax; backward: four batched GEMMs and the softmax and scale
+// backward. The record's other costs (layout copies) stay element-wise.
+std::vector<models::Operation> SplitAttention(const models::Operation& op);
+
+}  // namespace perfcast::predictor::internal
+
+#endif  // PERFCAST_PREDICTOR_PREDICTION_PARTS_H_

@@ -1,0 +1,337 @@
+#include "predictor/pricing_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "predictor/profile_rates.h"
+
+namespace perfcast::predictor {
+namespace {
+
+using internal::BandFactors;
+using internal::BandFor;
+using internal::BindingSpread;
+
+// Slots of a compiled table and feature values, on the stack for the
+// tables and models there are.
+using Scratch = absl::InlinedVector<double, 64>;
+
+void AddOnce(const std::string& text, std::vector<std::string>& list) {
+  if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);
+}
+
+// Whether feature j's value lies outside its training range; a relative
+// slack keeps values a rounding away from the edge inside (as
+// PredictDescribed).
+bool Outside(const FittedModel& model, size_t j, double value) {
+  const double slack =
+      1e-9 * std::max(std::abs(model.feature_min[j]), std::abs(model.feature_max[j]));
+  return value < model.feature_min[j] - slack || value > model.feature_max[j] + slack;
+}
+
+// `model` on `values`, or FailedPrecondition when it answers a non-finite time.
+absl::StatusOr<double> Evaluate(const FittedModel& model, absl::Span<const double> values) {
+  const double y = model.fit.Predict(values);
+  if (!std::isfinite(y)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("level", model.level, "/", model.scope, " predicts a non-finite time"));
+  }
+  return y;
+}
+
+std::vector<std::string> Labels(const FittedModel& model) {
+  const std::string prefix = absl::StrCat("level", model.level, "/", model.scope, ":");
+  std::vector<std::string> labels;
+  labels.reserve(model.features.size());
+  for (const std::string& feature : model.features) labels.push_back(prefix + feature);
+  return labels;
+}
+
+// The rate spread BindingSpread gives a compute-bound (false) or
+// memory-bound (true) workload.
+double Spread(const PredictorModel& model, bool memory_bound) {
+  return memory_bound ? BindingSpread(model, 0, 1) : BindingSpread(model, 1, 0);
+}
+
+}  // namespace
+
+struct PricingPlan::Notes {
+  std::array<bool, kOpClasses> listed{};
+  absl::InlinedVector<bool, 64> extrapolated;
+  std::array<double, kOpClasses> breakdown_ms{};
+  std::array<bool, kOpClasses> priced{};
+  Scratch slots;
+  std::vector<double> values;
+};
+
+PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
+    : model_(model),
+      node_name_(node.name),
+      rates_(ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies)) {
+  if (!rates_.ok()) return;  // every Predict answers its error
+  launch_free_ = LaunchFree(*rates_);
+  const internal::Target target{node.gpu.model, rates_->source != RateSource::kMeasured};
+  split_attention_ = !model.level1.contains(models::OpClass::kAttention) &&
+                     model.level1.contains(models::OpClass::kGemm);
+  for (int c = 0; c < kOpClasses; ++c) {
+    level1_[c].key = std::string(OpClassKey(static_cast<models::OpClass>(c)));
+  }
+  for (const auto& [op_class, fitted] : model.level1) {
+    const int c = static_cast<int>(op_class);
+    if (c < 0 || c >= kOpClasses) continue;
+    Level1& level1 = level1_[c];
+    level1.model = &fitted;
+    for (const std::string& name : fitted.features) {
+      level1.slots.push_back(CompiledOperationTable().Slot(name));
+    }
+    level1.table = CompiledOperationTable().Pruned(level1.slots);
+    level1.labels = Labels(fitted);
+    level1.first_flag = level1_flags_;
+    level1_flags_ += static_cast<int>(fitted.features.size());
+    for (bool memory_bound : {false, true}) {
+      for (bool narrow : {false, true}) {
+        level1.band[memory_bound][narrow] = BandFor(fitted, target, Spread(model, memory_bound),
+                                                    narrow ? LoadWidth::kNarrow : LoadWidth::kWide);
+      }
+    }
+  }
+  for (const auto& [phase, fitted] : model.level2) {
+    const int p = static_cast<int>(phase);
+    if (p == 0 || p == 1) phases_[p].global = MakeLevel2(fitted, target);
+  }
+  // Keys are FamilyScope(family, phase): the family is what precedes the
+  // last '/'. A key of no phase is one PredictDescribed never looks up.
+  for (const auto& [scope, fitted] : model.level2_by_family) {
+    const size_t slash = scope.rfind('/');
+    if (slash == std::string::npos) continue;
+    for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
+      if (absl::string_view(scope).substr(slash + 1) == models::PhaseName(phase)) {
+        phases_[static_cast<int>(phase)].by_family.emplace(scope.substr(0, slash),
+                                                           MakeLevel2(fitted, target));
+      }
+    }
+  }
+}
+
+PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
+                                            const internal::Target& target) const {
+  Level2 level2;
+  level2.model = &fitted;
+  auto uses = [&](absl::string_view feature) {
+    return std::find(fitted.features.begin(), fitted.features.end(), feature) !=
+           fitted.features.end();
+  };
+  level2.uses_level1 = uses("level1_ms");
+  level2.uses_gpu = uses("level1_gpu_ms");
+  const CompiledFeatureTable& table = CompiledWorkloadTable(level2.uses_level1 || level2.uses_gpu);
+  for (const std::string& name : fitted.features) level2.slots.push_back(table.Slot(name));
+  level2.table = table.Pruned(level2.slots);
+  level2.labels = Labels(fitted);
+  for (bool memory_bound : {false, true}) {
+    level2.band[memory_bound] = BandFor(fitted, target, Spread(model_, memory_bound));
+  }
+  return level2;
+}
+
+absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
+                                                   const EffectiveRates& rates,
+                                                   Prediction* prediction, Notes& notes) const {
+  const int c = static_cast<int>(op.op_class);
+  if (c < 0 || c >= kOpClasses) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown operation class ", c));
+  }
+  const Level1& level1 = level1_[c];
+  double call_ms = 0, lo = 0, hi = 0;
+  if (level1.model == nullptr) {
+    call_ms = RooflineCallMs(op, rates);
+    lo = hi = call_ms;
+    if (prediction != nullptr) AddOnce(level1.key, prediction->uncalibrated_classes);
+  } else {
+    const FittedModel& model = *level1.model;
+    level1.table->Evaluate(OperationInputValues(op, rates), absl::MakeSpan(notes.slots));
+    if (absl::Status s = SelectFeatures(model.features, level1.slots, notes.slots, notes.values);
+        !s.ok()) {
+      return s;
+    }
+    if (prediction != nullptr) {
+      const bool list = !notes.listed[c];
+      notes.listed[c] = true;
+      for (size_t j = 0; j < model.features.size(); ++j) {
+        if (list) AddOnce(level1.labels[j], prediction->features_used);
+        bool& extrapolated = notes.extrapolated[level1.first_flag + j];
+        if (!extrapolated && Outside(model, j, notes.values[j])) {
+          AddOnce(level1.labels[j], prediction->extrapolated);
+          extrapolated = true;
+        }
+      }
+    }
+    absl::StatusOr<double> y = Evaluate(model, notes.values);
+    if (!y.ok()) return y.status();
+    // An intercept can push a tiny call below zero; it cannot take less than no time.
+    call_ms = std::max(0.0, *y);
+    if (prediction != nullptr) {
+      const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
+      const double memory_s = op.bytes / rates.memory_bytes_per_s;
+      const BandFactors& band = level1.band[compute_s >= memory_s ? 0 : 1][NarrowLoads(op) ? 1 : 0];
+      lo = call_ms * band.lo;
+      hi = call_ms * band.hi;
+    }
+  }
+  if (prediction != nullptr) {
+    notes.breakdown_ms[c] += op.count * call_ms;
+    notes.priced[c] = true;
+    prediction->lo_ms += op.count * lo;
+    prediction->hi_ms += op.count * hi;
+  }
+  return op.count * call_ms;
+}
+
+absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& descriptor,
+                                              const EffectiveRates& rates,
+                                              Prediction* prediction) const {
+  Notes notes;
+  notes.extrapolated.assign(level1_flags_, false);
+  notes.slots.resize(CompiledOperationTable().size());
+  double total = 0;
+  for (const models::Operation& op : descriptor.operations) {
+    double record_ms = 0;
+    if (split_attention_ && op.op_class == models::OpClass::kAttention) {
+      for (const models::Operation& part : internal::SplitAttention(op)) {
+        absl::StatusOr<double> ms = PriceOperation(part, rates, prediction, notes);
+        if (!ms.ok()) return ms.status();
+        record_ms += *ms;
+      }
+    } else {
+      absl::StatusOr<double> ms = PriceOperation(op, rates, prediction, notes);
+      if (!ms.ok()) return ms.status();
+      record_ms = *ms;
+    }
+    total += record_ms;
+  }
+  if (prediction != nullptr) {
+    for (int c = 0; c < kOpClasses; ++c) {
+      if (notes.priced[c]) prediction->breakdown_ms[level1_[c].key] = notes.breakdown_ms[c];
+    }
+  }
+  return total;
+}
+
+absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
+                                                const WorkloadInputArray& inputs,
+                                                Prediction& prediction) const {
+  const bool with_level1 = level2.uses_level1 || level2.uses_gpu;
+  Scratch slots(level2.table->size());
+  const size_t input_count = kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0);
+  level2.table->Evaluate(absl::MakeConstSpan(inputs.data(), input_count), absl::MakeSpan(slots));
+  const FittedModel& model = *level2.model;
+  std::vector<double> values;
+  if (absl::Status s = SelectFeatures(model.features, level2.slots, slots, values); !s.ok()) {
+    return s;
+  }
+  for (size_t j = 0; j < model.features.size(); ++j) {
+    AddOnce(level2.labels[j], prediction.features_used);
+    if (Outside(model, j, values[j])) AddOnce(level2.labels[j], prediction.extrapolated);
+  }
+  return Evaluate(model, values);
+}
+
+absl::StatusOr<Prediction> PricingPlan::Predict(
+    const models::WorkloadDescriptor& descriptor) const {
+  if (!rates_.ok()) return rates_.status();
+  // The steps and their order are PredictDescribed's; see there for why.
+  Prediction prediction;
+  prediction.rate_source = rates_->source;
+  const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
+  const Level2* level2 = nullptr;
+  const Level2* global_level2 = nullptr;
+  const int phase = static_cast<int>(descriptor.spec.phase);
+  if (!operation && (phase == 0 || phase == 1)) {
+    const Phase& models = phases_[phase];
+    if (models.global.has_value()) global_level2 = &*models.global;
+    level2 = global_level2;
+    auto family = models.by_family.find(descriptor.spec.family);
+    if (family != models.by_family.end()) level2 = &family->second;
+  }
+  const bool have_level2 = level2 != nullptr;
+  if (!have_level2 && model_.level1.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the model has no level-2 model for phase '", models::PhaseName(descriptor.spec.phase),
+        "' and no level-1 models"));
+  }
+  if (operation && (descriptor.operations.empty() ||
+                    !model_.level1.contains(descriptor.operations.front().op_class))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no level-1 model for operation class '",
+        descriptor.operations.empty() ? "none" : OpClassKey(descriptor.operations.front().op_class),
+        "'"));
+  }
+  absl::StatusOr<double> level1_ms = Level1Sum(descriptor, *rates_, &prediction);
+  if (!level1_ms.ok()) return level1_ms.status();
+  prediction.level1_ms = *level1_ms;
+  const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
+  bool use_level1 = !have_level2;
+  if (have_level2) {
+    WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates_);
+    inputs[kLevel1MsInput] = *level1_ms;
+    if (level2->uses_gpu) {
+      absl::StatusOr<double> gpu_ms = Level1Sum(descriptor, launch_free_, nullptr);
+      if (!gpu_ms.ok()) return gpu_ms.status();
+      inputs[kLevel1GpuMsInput] = *gpu_ms;
+    }
+    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, prediction);
+    if (!y.ok()) return y.status();
+    prediction.iteration_ms = *y;
+    prediction.method = !level2->uses_level1     ? Method::kLevel2Direct
+                        : level2->model->reduced ? Method::kTwoLevelReduced
+                                                 : Method::kTwoLevel;
+    const int bound = inputs[kComputeMsInput] >= inputs[kMemoryMsInput] ? 0 : 1;
+    prediction.lo_ms = *y * level2->band[bound].lo;
+    prediction.hi_ms = *y * level2->band[bound].hi;
+    if (global_level2 != nullptr && level2 != global_level2) {
+      prediction.lo_ms = std::min(prediction.lo_ms, *y * global_level2->band[bound].lo);
+      prediction.hi_ms = std::max(prediction.hi_ms, *y * global_level2->band[bound].hi);
+    }
+    if (!(*y >= inputs[kRooflineMsInput])) {
+      use_level1 = true;
+      prediction.method = Method::kLevel1Fallback;
+    }
+  }
+  if (use_level1) {
+    prediction.iteration_ms = *level1_ms;
+    prediction.lo_ms = level1_lo;
+    prediction.hi_ms = level1_hi;
+    if (prediction.method == Method::kLevel1Fallback) {
+      const double floor_ms = WorkloadInputValues(descriptor, *rates_)[kRooflineMsInput];
+      if (floor_ms > prediction.iteration_ms) {
+        const double raise =
+            prediction.iteration_ms > 0 ? floor_ms / prediction.iteration_ms : 0;
+        prediction.iteration_ms = floor_ms;
+        prediction.lo_ms = raise > 0 ? prediction.lo_ms * raise : floor_ms;
+        prediction.hi_ms = raise > 0 ? prediction.hi_ms * raise : floor_ms;
+      }
+    } else {
+      prediction.method = operation ? Method::kLevel1Operation : Method::kLevel1Sum;
+    }
+    const double center = prediction.iteration_ms;
+    if (!operation && center > 0 && prediction.lo_ms > 0) {
+      prediction.lo_ms =
+          center * std::pow(prediction.lo_ms / center, internal::kLevel1FallbackWidening);
+      prediction.hi_ms =
+          center * std::pow(prediction.hi_ms / center, internal::kLevel1FallbackWidening);
+    }
+  }
+  if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
+        " on ", node_name_, ": outside what it can extrapolate to"));
+  }
+  prediction.breakdown_scale = *level1_ms > 0 ? prediction.iteration_ms / *level1_ms : 1;
+  for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
+  return prediction;
+}
+
+}  // namespace perfcast::predictor

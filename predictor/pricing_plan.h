@@ -1,0 +1,111 @@
+// One model's predictions for one node, with everything that does not
+// depend on the workload worked out once.
+//
+// PredictDescribed works from names: each call resolves the node's rates
+// (a copy of the node with the model's profile rates laid over it), finds
+// each level-1 and level-2 model's features in the compiled tables by name,
+// builds the "level1/gemm:compute_ms" strings a prediction lists and works
+// out every model's interval factors for the node. None of that depends on
+// the workload, and a server prices many workloads with one model on a few
+// nodes: a PricingPlan does it once per model and node, so that a
+// prediction is arithmetic on the workload's operations.
+//
+// Predict answers what PredictDescribed answers, field for field and bit
+// for bit, errors included (pricing_plan_test compares them over many
+// workloads, nodes and models); PredictDescribed stays the reference and
+// what fitting and evaluation use.
+//
+// Example:
+//   const PricingPlan plan(model, node);                       // per model and node
+//   absl::StatusOr<Prediction> p = plan.Predict(descriptor);    // per workload
+//
+// Thread-safe: immutable once built.
+#ifndef PERFCAST_PREDICTOR_PRICING_PLAN_H_
+#define PERFCAST_PREDICTOR_PRICING_PLAN_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "models/descriptor.h"
+#include "models/hardware.h"
+#include "predictor/features.h"
+#include "predictor/model.h"
+#include "predictor/prediction_parts.h"
+#include "predictor/predictor.h"
+#include "predictor/rates.h"
+
+namespace perfcast::predictor {
+
+class PricingPlan {
+ public:
+  // `model` must outlive the plan; what the plan needs of `node` is copied.
+  PricingPlan(const PredictorModel& model, const models::Node& node);
+  PricingPlan(const PricingPlan&) = delete;
+  PricingPlan& operator=(const PricingPlan&) = delete;
+
+  // PredictDescribed(model, descriptor, node), with its errors.
+  absl::StatusOr<Prediction> Predict(const models::WorkloadDescriptor& descriptor) const;
+
+ private:
+  // models::OpClass's values, kGemm .. kSoftmax.
+  static constexpr int kOpClasses = static_cast<int>(models::OpClass::kSoftmax) + 1;
+
+  // One operation class: its level-1 model, or none (then its operations
+  // are priced at their roofline time and the class listed as uncalibrated).
+  struct Level1 {
+    const FittedModel* model = nullptr;
+    std::string key;                   // OpClassKey: breakdown and uncalibrated lists
+    std::vector<int> slots;            // model->features in CompiledOperationTable()
+    // CompiledOperationTable() cut down to what model->features need.
+    std::optional<CompiledFeatureTable> table;
+    std::vector<std::string> labels;   // per feature: "level1/gemm:compute_ms"
+    int first_flag = 0;                // its features' first extrapolation flag
+    internal::BandFactors band[2][2];  // [memory-bound][narrow loads]
+  };
+  // One level-2 model.
+  struct Level2 {
+    const FittedModel* model = nullptr;
+    bool uses_level1 = false;          // level1_ms among its features
+    bool uses_gpu = false;             // level1_gpu_ms among them
+    std::vector<int> slots;            // in CompiledWorkloadTable(uses_level1 || uses_gpu)
+    std::optional<CompiledFeatureTable> table;  // that table cut down to its features
+    std::vector<std::string> labels;
+    internal::BandFactors band[2];     // [memory-bound]
+  };
+  // One phase's level-2 models: the global one and the families' own.
+  struct Phase {
+    std::optional<Level2> global;
+    absl::flat_hash_map<std::string, Level2> by_family;
+  };
+  // What one prediction has noted so far: which classes' features it has
+  // listed and which features it has found extrapolated.
+  struct Notes;
+
+  Level2 MakeLevel2(const FittedModel& fitted, const internal::Target& target) const;
+  // The level-1 sum over the descriptor's operations on `rates`, noting
+  // breakdown, band, features and classes in `prediction` when given.
+  absl::StatusOr<double> Level1Sum(const models::WorkloadDescriptor& descriptor,
+                                   const EffectiveRates& rates, Prediction* prediction) const;
+  // One operation record's `count` calls.
+  absl::StatusOr<double> PriceOperation(const models::Operation& op, const EffectiveRates& rates,
+                                        Prediction* prediction, Notes& notes) const;
+  absl::StatusOr<double> ApplyLevel2(const Level2& level2, const WorkloadInputArray& inputs,
+                                     Prediction& prediction) const;
+
+  const PredictorModel& model_;
+  std::string node_name_;
+  absl::StatusOr<EffectiveRates> rates_;
+  EffectiveRates launch_free_;  // rates_ without launch costs (LaunchFree)
+  bool split_attention_ = false;
+  std::array<Level1, kOpClasses> level1_;
+  int level1_flags_ = 0;  // level-1 features over all classes
+  Phase phases_[2];       // by models::Phase
+};
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_PRICING_PLAN_H_

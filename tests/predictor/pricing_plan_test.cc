@@ -1,0 +1,191 @@
+// PricingPlan against the reference path, PredictDescribed: a model fitted
+// on the measurements shipped in data/ (and that model cut down to reach
+// the other paths: level 1 alone, level 2 alone, no family models, attention
+// split into GEMMs), every workload those files hold, on the measured nodes,
+// every catalog GPU from its spec sheet and nodes that lack rates. One plan
+// per model and node prices all the workloads, as the server's does, and
+// every answer must be the reference's bit for bit, errors included.
+#include "predictor/pricing_plan.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "gtest/gtest.h"
+#include "models/descriptor.h"
+#include "models/gpu_catalog.h"
+#include "predictor/predictor.h"
+
+namespace perfcast::predictor {
+namespace {
+
+// Exact equality of doubles, telling 0 from -0 and matching NaNs.
+bool Same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Why `plan` and `reference` differ, or "" when they do not.
+std::string Difference(const absl::StatusOr<Prediction>& plan,
+                       const absl::StatusOr<Prediction>& reference) {
+  if (plan.status() != reference.status()) {
+    return "status " + plan.status().ToString() + " vs " + reference.status().ToString();
+  }
+  if (!plan.ok()) return "";
+  const Prediction& a = *plan;
+  const Prediction& b = *reference;
+  auto number = [](const char* name, double x, double y) {
+    return Same(x, y) ? std::string()
+                      : std::string(name) + " " + std::to_string(x) + " vs " + std::to_string(y);
+  };
+  for (const std::string& d :
+       {number("iteration_ms", a.iteration_ms, b.iteration_ms), number("lo_ms", a.lo_ms, b.lo_ms),
+        number("hi_ms", a.hi_ms, b.hi_ms), number("level1_ms", a.level1_ms, b.level1_ms),
+        number("breakdown_scale", a.breakdown_scale, b.breakdown_scale)}) {
+    if (!d.empty()) return d;
+  }
+  if (a.method != b.method) return "method";
+  if (a.rate_source != b.rate_source) return "rate_source";
+  if (a.breakdown_ms.size() != b.breakdown_ms.size()) return "breakdown classes";
+  for (auto x = a.breakdown_ms.begin(), y = b.breakdown_ms.begin(); x != a.breakdown_ms.end();
+       ++x, ++y) {
+    if (x->first != y->first || !Same(x->second, y->second)) return "breakdown " + x->first;
+  }
+  if (a.features_used != b.features_used) return "features_used";
+  if (a.extrapolated != b.extrapolated) return "extrapolated";
+  if (a.uncalibrated_classes != b.uncalibrated_classes) return "uncalibrated_classes";
+  return "";
+}
+
+class PricingPlanTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    nodes_ = new std::map<std::string, models::Node>();
+    descriptors_ = new std::vector<models::WorkloadDescriptor>();
+    std::vector<DescribedProfile> profiles;
+    std::set<std::string> keys;
+    for (const char* file : {"h100.sqlite", "h200-m1-architectures.sqlite",
+                             "h200-m2-architectures.sqlite", "h200-m1-default.sqlite",
+                             "h200-m2-default.sqlite", "h100-m2-default.sqlite"}) {
+      absl::StatusOr<std::unique_ptr<db::Store>> store =
+          db::OpenStoreReadOnly(std::string("sqlite://") + PERFCAST_DATA_DIR + "/" + file);
+      ASSERT_TRUE(store.ok()) << store.status();
+      ASSERT_TRUE(db::ForEachNode(**store, {}, [&](models::Node& node) {
+                    nodes_->try_emplace(node.name, node);
+                  }).ok());
+      const bool train = std::string(file).find("h200-") == 0;  // fitted on the H200 only
+      ASSERT_TRUE((*store)
+                      ->ScanProfiles({},
+                                     [&](const models::Profile& p) {
+                                       absl::StatusOr<models::WorkloadDescriptor> d =
+                                           models::Describe(p.workload);
+                                       if (!d.ok()) return true;
+                                       if (keys.insert(p.workload.Key()).second) {
+                                         descriptors_->push_back(*d);
+                                       }
+                                       if (train) profiles.push_back({p, *std::move(d)});
+                                       return true;
+                                     })
+                      .ok());
+    }
+    FitOptions options;
+    options.created_at_us = 1;
+    absl::StatusOr<PredictorModel> model = FitDescribed(profiles, *nodes_, options);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = new PredictorModel(*std::move(model));
+  }
+
+  static void TearDownTestSuite() {
+    delete model_;
+    delete descriptors_;
+    delete nodes_;
+  }
+
+  // Every workload on every node with `model`, one plan per node.
+  static void ExpectSameAnswers(const PredictorModel& model) {
+    std::vector<models::Node> nodes;
+    for (const auto& [name, node] : *nodes_) nodes.push_back(node);
+    for (const models::GpuSpec& gpu : models::GpuCatalog::BuiltIn().gpus()) {
+      models::Node node;
+      node.name = "catalog:" + gpu.model;
+      node.gpu = gpu;
+      nodes.push_back(node);
+    }
+    models::Node no_rates;
+    no_rates.name = "no-rates";
+    no_rates.gpu.model = "NONE";
+    nodes.push_back(no_rates);
+    int priced = 0, failed = 0;
+    for (const models::Node& node : nodes) {
+      const PricingPlan plan(model, node);
+      for (const models::WorkloadDescriptor& d : *descriptors_) {
+        const absl::StatusOr<Prediction> planned = plan.Predict(d);
+        const std::string difference = Difference(planned, PredictDescribed(model, d, node));
+        ASSERT_EQ(difference, "") << d.spec.Key() << " on " << node.name;
+        ++(planned.ok() ? priced : failed);
+      }
+    }
+    // Both outcomes were exercised.
+    EXPECT_GT(priced, 1000);
+    EXPECT_GT(failed, 0);
+  }
+
+  static std::map<std::string, models::Node>* nodes_;
+  static std::vector<models::WorkloadDescriptor>* descriptors_;
+  static PredictorModel* model_;
+};
+
+std::map<std::string, models::Node>* PricingPlanTest::nodes_ = nullptr;
+std::vector<models::WorkloadDescriptor>* PricingPlanTest::descriptors_ = nullptr;
+PredictorModel* PricingPlanTest::model_ = nullptr;
+
+TEST_F(PricingPlanTest, AnswersAsTheReferenceWithTheFittedModel) {
+  ASSERT_FALSE(model_->level1.empty());
+  ASSERT_FALSE(model_->level2.empty());
+  ASSERT_FALSE(model_->level2_by_family.empty()) << "no family model: a path left untested";
+  ExpectSameAnswers(*model_);
+}
+
+TEST_F(PricingPlanTest, AnswersAsTheReferenceWithLevelOneAlone) {
+  PredictorModel model = *model_;
+  model.level2.clear();
+  model.level2_by_family.clear();
+  ExpectSameAnswers(model);
+}
+
+TEST_F(PricingPlanTest, AnswersAsTheReferenceWithLevelTwoAlone) {
+  PredictorModel model = *model_;
+  model.level1.clear();
+  ExpectSameAnswers(model);
+}
+
+TEST_F(PricingPlanTest, AnswersAsTheReferenceWithAttentionSplitIntoGemms) {
+  PredictorModel model = *model_;
+  ASSERT_EQ(model.level1.erase(models::OpClass::kAttention), 1u);
+  ASSERT_TRUE(model.level1.contains(models::OpClass::kGemm));
+  model.level2_by_family.clear();
+  ExpectSameAnswers(model);
+}
+
+// Intervals come from per-regime errors and rate spreads where the model has
+// them; the shipped data's fit has too few rows of each regime and may have
+// no spread. Made-up ones make every interval factor of a plan distinct.
+TEST_F(PricingPlanTest, AnswersAsTheReferenceWithLoadRegimesAndRateSpreads) {
+  PredictorModel model = *model_;
+  auto scaled = [](std::vector<double> quantiles, double factor) {
+    for (double& q : quantiles) q *= factor;
+    return quantiles;
+  };
+  for (auto& [op_class, fitted] : model.level1) {
+    fitted.narrow_cv_error_quantiles = scaled(fitted.cv_error_quantiles, 2);
+    fitted.wide_cv_error_quantiles = scaled(fitted.cv_error_quantiles, 0.5);
+    fitted.narrow_transfer_error_quantiles = scaled(fitted.cv_error_quantiles, 3);
+    fitted.wide_transfer_error_quantiles = scaled(fitted.cv_error_quantiles, 0.7);
+  }
+  model.rate_spread = {{"fp32", 0.1}, {"memory", 0.3}};
+  ExpectSameAnswers(model);
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
