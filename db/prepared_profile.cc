@@ -25,6 +25,8 @@ absl::StatusOr<PreparedProfile> PreparedProfile::Prepare(models::Profile input) 
   }
   prepared.workload_key_ = profile.workload.Key();
   prepared.hash_bytes_ = absl::HexStringToBytes(profile.content_hash);
+  prepared.node_name_hash_ = PrehashedNameHash::Of(profile.node_name);
+  prepared.workload_key_hash_ = PrehashedNameHash::Of(prepared.workload_key_);
   return prepared;
 }
 

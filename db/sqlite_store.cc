@@ -71,22 +71,76 @@ int ProfileInsertColumnCount() {
   return kProfileKeyColumns + static_cast<int>(models::ProfileColumns().size());
 }
 
-// Binds the profile columns from parameter `first` on.
-void BindProfileColumns(Statement& s, int first, const Profile& p) {
-  int index = first;
-  for (const models::ProfileColumn& column : models::ProfileColumns()) {
-    std::visit(
-        [&](const auto* value) {
-          if constexpr (std::is_same_v<decltype(value), const int*>) {
-            s.Bind(index, int64_t{*value});
-          } else {
-            s.Bind(index, *value);
-          }
-        },
-        models::FieldOf(column, p));
-    ++index;
+// Where each profile column lives inside a Profile and how it binds, found
+// once from the column table: binding a row then costs one switch per column
+// instead of a call through the column's accessor and two variant dispatches,
+// which were 6% of an import writer's time (measured with import_bench). A
+// member's offset is the same in every Profile, so the offsets found in one
+// locate the columns of all.
+class ProfileColumnBinder {
+ public:
+  ProfileColumnBinder() {
+    const Profile probe;
+    const char* base = reinterpret_cast<const char*>(&probe);
+    for (const models::ProfileColumn& column : models::ProfileColumns()) {
+      std::visit(
+          [&](const auto* field) {
+            using T = std::remove_cv_t<std::remove_pointer_t<decltype(field)>>;
+            Slot slot;
+            slot.offset = reinterpret_cast<const char*>(field) - base;
+            if constexpr (std::is_same_v<T, int64_t>) {
+              slot.kind = Kind::kInt64;
+            } else if constexpr (std::is_same_v<T, int>) {
+              slot.kind = Kind::kInt;
+            } else if constexpr (std::is_same_v<T, double>) {
+              slot.kind = Kind::kDouble;
+            } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+              slot.kind = Kind::kOptionalDouble;
+            } else {
+              static_assert(std::is_same_v<T, std::string>);
+              slot.kind = Kind::kText;
+            }
+            slots_.push_back(slot);
+          },
+          models::FieldOf(column, probe));
+    }
   }
-}
+
+  // Binds the profile columns from parameter `first` on.
+  void Bind(Statement& s, int first, const Profile& p) const {
+    const char* base = reinterpret_cast<const char*>(&p);
+    int index = first;
+    for (const Slot& slot : slots_) {
+      const char* at = base + slot.offset;
+      switch (slot.kind) {
+        case Kind::kInt64:
+          s.Bind(index, *reinterpret_cast<const int64_t*>(at));
+          break;
+        case Kind::kInt:
+          s.Bind(index, int64_t{*reinterpret_cast<const int*>(at)});
+          break;
+        case Kind::kDouble:
+          s.Bind(index, *reinterpret_cast<const double*>(at));
+          break;
+        case Kind::kOptionalDouble:
+          s.Bind(index, *reinterpret_cast<const std::optional<double>*>(at));
+          break;
+        case Kind::kText:
+          s.Bind(index, absl::string_view(*reinterpret_cast<const std::string*>(at)));
+          break;
+      }
+      ++index;
+    }
+  }
+
+ private:
+  enum class Kind { kInt64, kInt, kDouble, kOptionalDouble, kText };
+  struct Slot {
+    Kind kind = Kind::kInt64;
+    ptrdiff_t offset = 0;
+  };
+  std::vector<Slot> slots_;
+};
 
 // Reads the profile columns from result column `first` on.
 void ReadProfileColumns(const Statement& s, int first, Profile& p) {
@@ -142,6 +196,7 @@ struct ImportStatements {
   std::unique_ptr<Statement> insert_profile;
   std::unique_ptr<Statement> insert_node;
   std::unique_ptr<Statement> refresh_node;
+  ProfileColumnBinder profile_columns;
 };
 
 class SqliteStore final : public Store {
@@ -621,20 +676,21 @@ class SqliteImport final : public ImportTransaction {
     if (absl::Status s = state_.Usable(); !s.ok()) return s;
     if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
     const Profile& profile = prepared->profile();
-    absl::StatusOr<int64_t> node_id = NodeId(profile.node_name);
+    absl::StatusOr<int64_t> node_id = NodeId(prepared->node_name());
     if (!node_id.ok()) {
       if (absl::IsNotFound(node_id.status())) {
         return state_.Reject(index, node_id.status().message());
       }
       return Fail(node_id.status());
     }
-    absl::StatusOr<int64_t> workload_id = WorkloadId(prepared->workload_key(), profile.workload);
+    absl::StatusOr<int64_t> workload_id = WorkloadId(prepared->workload_name(), profile.workload);
     if (!workload_id.ok()) return Fail(workload_id.status());
 
-    Statement& s = *store_.import_statements().insert_profile;
+    ImportStatements& st = store_.import_statements();
+    Statement& s = *st.insert_profile;
     s.BindBlob(1, prepared->hash_bytes());
     s.Bind(2, *node_id).Bind(3, *workload_id);
-    BindProfileColumns(s, kProfileKeyColumns + 1, profile);
+    st.profile_columns.Bind(s, kProfileKeyColumns + 1, profile);
     if (absl::Status status = s.Run(); !status.ok()) return Fail(status);
     if (store_.writer().changes() == 0) {
       ++state_.summary.duplicates;
@@ -680,26 +736,26 @@ class SqliteImport final : public ImportTransaction {
     if (lock_.owns_lock()) lock_.unlock();
   }
 
-  absl::StatusOr<int64_t> NodeId(const std::string& name) {
+  absl::StatusOr<int64_t> NodeId(const PrehashedName& name) {
     if (auto it = node_ids_.find(name); it != node_ids_.end()) return it->second;
     Statement& find = *store_.import_statements().find_node;
-    find.Bind(1, name);
+    find.Bind(1, name.text);
     absl::StatusOr<bool> row = find.Step();
     if (!row.ok()) return row.status();
     if (!*row) {
       return absl::NotFoundError(absl::StrCat(
-          "unknown node '", name, "' (register it first: perfcast nodes register)"));
+          "unknown node '", name.text, "' (register it first: perfcast nodes register)"));
     }
     const int64_t id = find.Int(0);
     find.Reset();
-    node_ids_[name] = id;
+    node_ids_.emplace(std::string(name.text), id);
     return id;
   }
 
-  absl::StatusOr<int64_t> WorkloadId(const std::string& key, const models::WorkloadSpec& spec) {
+  absl::StatusOr<int64_t> WorkloadId(const PrehashedName& key, const models::WorkloadSpec& spec) {
     if (auto it = workload_ids_.find(key); it != workload_ids_.end()) return it->second;
     ImportStatements& st = store_.import_statements();
-    st.find_workload->Bind(1, key);
+    st.find_workload->Bind(1, key.text);
     absl::StatusOr<bool> row = st.find_workload->Step();
     if (!row.ok()) return row.status();
     int64_t id = 0;
@@ -709,7 +765,7 @@ class SqliteImport final : public ImportTransaction {
     } else {
       st.find_workload->Reset();
       Statement& insert = *st.insert_workload;
-      insert.Bind(1, key).Bind(2, models::WorkloadKindName(spec.kind)).Bind(3, spec.family);
+      insert.Bind(1, key.text).Bind(2, models::WorkloadKindName(spec.kind)).Bind(3, spec.family);
       insert.Bind(4, spec.batch_size).Bind(5, models::PrecisionName(spec.precision));
       insert.Bind(6, models::PhaseName(spec.phase));
       // Analytic columns make the store self-describing for ad-hoc SQL; a
@@ -723,15 +779,16 @@ class SqliteImport final : public ImportTransaction {
       if (absl::Status s = insert.Run(); !s.ok()) return s;
       id = store_.writer().last_insert_rowid();
     }
-    workload_ids_.emplace(key, id);
+    workload_ids_.emplace(std::string(key.text), id);
     return id;
   }
 
   SqliteStore& store_;
   std::unique_lock<std::mutex> lock_;
   ImportState state_;
-  absl::flat_hash_map<std::string, int64_t> node_ids_;
-  absl::flat_hash_map<std::string, int64_t> workload_ids_;
+  // Ids by name, looked up with the hashes the profiles were prepared with.
+  absl::flat_hash_map<std::string, int64_t, PrehashedNameHash, PrehashedNameEq> node_ids_;
+  absl::flat_hash_map<std::string, int64_t, PrehashedNameHash, PrehashedNameEq> workload_ids_;
 };
 
 absl::StatusOr<std::unique_ptr<ImportTransaction>> SqliteStore::BeginImport() {

@@ -8,8 +8,11 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <variant>
 
 #include "gtest/gtest.h"
+#include "models/profile_columns.h"
 #include "tests/db/test_util.h"
 #ifdef PERFCAST_HAVE_POSTGRES
 #include "tests/db/postgres_server.h"
@@ -226,6 +229,36 @@ TEST_P(StoreTest, ProfilesRoundTripThroughScan) {
   stored.id = 0;
   stored.content_hash.clear();
   EXPECT_EQ(stored, p);
+}
+
+// Every column of the profile table, each set to a value no other column
+// holds, is stored in its own column: the import binds columns by where they
+// live in a Profile, found once from the column table.
+TEST_P(StoreTest, EveryProfileColumnIsStoredInItsOwnColumn) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  models::Profile p = SampleProfile("n1", 3);
+  int i = 0;
+  for (const models::ProfileColumn& column : models::ProfileColumns()) {
+    ++i;
+    std::visit(
+        [&](auto* field) {
+          using T = std::remove_pointer_t<decltype(field)>;
+          // Optional numbers unset in the sample get a distinct small value
+          // (valid for every one: a fraction, a rate, a size).
+          if constexpr (std::is_same_v<T, std::optional<double>>) {
+            if (!field->has_value()) *field = 0.001 * i;
+          }
+        },
+        column.field(p));
+  }
+  p.agent_version = "agent-9";
+  p.method_version = models::kCurrentMethodVersion;
+  ASSERT_EQ(Import({p}).accepted, 1);
+  auto all = All();
+  ASSERT_EQ(all.size(), 1u);
+  all[0].id = 0;
+  all[0].content_hash.clear();
+  EXPECT_EQ(all[0], p);
 }
 
 // A profile of the current method with every run condition set keeps them
