@@ -95,6 +95,21 @@ std::vector<models::Operation> SplitAttention(const models::Operation& op) {
   return out;
 }
 
+bool OutsideTrainingRange(const FittedModel& model, size_t j, double value) {
+  const double slack =
+      1e-9 * std::max(std::abs(model.feature_min[j]), std::abs(model.feature_max[j]));
+  return value < model.feature_min[j] - slack || value > model.feature_max[j] + slack;
+}
+
+void AddOnce(const std::string& text, std::vector<std::string>& list) {
+  if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);
+}
+
+Method Level2Method(bool uses_level1, bool uses_gpu, bool reduced) {
+  if (!uses_level1 && !uses_gpu) return Method::kLevel2Direct;
+  return reduced ? Method::kTwoLevelReduced : Method::kTwoLevel;
+}
+
 void AnswerWithLevel1(double level1_ms, double level1_lo, double level1_hi, double floor_ms,
                       bool operation, Prediction& prediction) {
   prediction.iteration_ms = level1_ms;

@@ -53,11 +53,23 @@ double BindingSpread(const PredictorModel& model, double compute_s, double memor
 // backward. The record's other costs (layout copies) stay element-wise.
 std::vector<models::Operation> SplitAttention(const models::Operation& op);
 
+// Whether feature j's `value` lies outside `model`'s training range; a
+// relative slack keeps values a rounding away from the edge inside.
+bool OutsideTrainingRange(const FittedModel& model, size_t j, double value);
+
+// Appends `text` to `list` unless it is there already.
+void AddOnce(const std::string& text, std::vector<std::string>& list);
+
+// The method a level-2 answer reports: level2-direct only when the model
+// uses no level-1 pass (neither level1_ms nor level1_gpu_ms), else two-level,
+// reduced when the model is the one-ratio fit of few rows.
+Method Level2Method(bool uses_level1, bool uses_gpu, bool reduced);
+
 // Makes `prediction` the level-1 answer: the sum `level1_ms` with its
 // operations' band [level1_lo, level1_hi]. With method kLevel1Fallback (a
-// level-2 answer fell below the step's roofline) the sum is raised to
-// `floor_ms` where below it, the band keeping its shape; otherwise the
-// method becomes kLevel1Operation or kLevel1Sum. A whole step's band is
+// level-2 answer fell below the step's roofline, `floor_ms`) the sum is
+// raised to `floor_ms` where below it, the band keeping its shape; otherwise
+// the method becomes kLevel1Operation or kLevel1Sum. A whole step's band is
 // widened kLevel1FallbackWidening times in log space (one operation's is
 // its own).
 void AnswerWithLevel1(double level1_ms, double level1_lo, double level1_hi, double floor_ms,

@@ -304,10 +304,13 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   return model;
 }
 
+using internal::AddOnce;
 using internal::AnswerWithLevel1;
 using internal::BandFactors;
 using internal::BandFor;
 using internal::BindingSpread;
+using internal::Level2Method;
+using internal::OutsideTrainingRange;
 using internal::SplitAttention;
 using internal::Target;
 
@@ -371,23 +374,12 @@ absl::StatusOr<double> ApplyValues(const FittedModel& model, absl::Span<const do
     for (size_t j = 0; j < model.features.size(); ++j) {
       if (list) {
         if (prefix.empty()) prefix = name();
-        const std::string used = absl::StrCat(prefix, ":", model.features[j]);
-        if (std::find(prediction->features_used.begin(), prediction->features_used.end(),
-                      used) == prediction->features_used.end()) {
-          prediction->features_used.push_back(used);
-        }
+        AddOnce(absl::StrCat(prefix, ":", model.features[j]), prediction->features_used);
       }
-      // A relative slack: values a rounding away from the edge are inside.
-      const double slack =
-          1e-9 * std::max(std::abs(model.feature_min[j]), std::abs(model.feature_max[j]));
-      if ((values[j] < model.feature_min[j] - slack || values[j] > model.feature_max[j] + slack) &&
+      if (OutsideTrainingRange(model, j, values[j]) &&
           (notes == nullptr || !notes->extrapolated[j])) {
         if (prefix.empty()) prefix = name();
-        const std::string used = absl::StrCat(prefix, ":", model.features[j]);
-        if (std::find(prediction->extrapolated.begin(), prediction->extrapolated.end(), used) ==
-            prediction->extrapolated.end()) {
-          prediction->extrapolated.push_back(used);
-        }
+        AddOnce(absl::StrCat(prefix, ":", model.features[j]), prediction->extrapolated);
         if (notes != nullptr) notes->extrapolated[j] = true;
       }
     }
@@ -747,6 +739,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   // The operations' level-1 bands, before a level-2 band replaces them.
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
+  double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
   if (have_level2) {
     WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates);
     auto uses = [&](absl::string_view feature) {
@@ -766,10 +759,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
         ApplyLevel2(*level2, inputs, uses_level1 || uses_gpu, &prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    // level1_gpu_ms is a level-1 pass too: only a model using neither is direct.
-    prediction.method = !uses_level1 && !uses_gpu ? Method::kLevel2Direct
-                        : level2->reduced         ? Method::kTwoLevelReduced
-                                                  : Method::kTwoLevel;
+    prediction.method = Level2Method(uses_level1, uses_gpu, level2->reduced);
     const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
     Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
     if (global_level2 != nullptr && level2 != global_level2) {
@@ -785,17 +775,14 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     // rates. A level-2 answer below that has extrapolated its correction terms
     // (e.g. host terms fitted on one host, applied to a slower one) past
     // their meaning: the level-1 sum answers instead, its band widened.
-    const double floor_ms = inputs[kRooflineMsInput];
-    if (!operation && !(*y >= floor_ms)) {
+    if (!operation && !(*y >= inputs[kRooflineMsInput])) {
       use_level1 = true;
       prediction.method = Method::kLevel1Fallback;
+      fallback_floor_ms = inputs[kRooflineMsInput];
     }
   }
   if (use_level1) {
-    const double floor_ms = prediction.method == Method::kLevel1Fallback
-                                ? WorkloadInputValues(descriptor, *rates)[kRooflineMsInput]
-                                : 0;
-    AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, floor_ms, operation, prediction);
+    AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation, prediction);
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(

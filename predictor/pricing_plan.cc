@@ -14,24 +14,13 @@ namespace {
 
 using internal::BandFactors;
 using internal::BandFor;
+using internal::AddOnce;
 using internal::BindingSpread;
+using internal::OutsideTrainingRange;
 
 // Slots of a compiled table and feature values, on the stack for the
 // tables and models there are.
 using Scratch = absl::InlinedVector<double, 64>;
-
-void AddOnce(const std::string& text, std::vector<std::string>& list) {
-  if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);
-}
-
-// Whether feature j's value lies outside its training range; a relative
-// slack keeps values a rounding away from the edge inside (as
-// PredictDescribed).
-bool Outside(const FittedModel& model, size_t j, double value) {
-  const double slack =
-      1e-9 * std::max(std::abs(model.feature_min[j]), std::abs(model.feature_max[j]));
-  return value < model.feature_min[j] - slack || value > model.feature_max[j] + slack;
-}
 
 // `model` on `values`, or FailedPrecondition when it answers a non-finite time.
 absl::StatusOr<double> Evaluate(const FittedModel& model, absl::Span<const double> values) {
@@ -163,7 +152,7 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
       for (size_t j = 0; j < model.features.size(); ++j) {
         if (list) AddOnce(level1.labels[j], prediction->features_used);
         bool& extrapolated = notes.extrapolated[level1.first_flag + j];
-        if (!extrapolated && Outside(model, j, notes.values[j])) {
+        if (!extrapolated && OutsideTrainingRange(model, j, notes.values[j])) {
           AddOnce(level1.labels[j], prediction->extrapolated);
           extrapolated = true;
         }
@@ -234,7 +223,9 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
   }
   for (size_t j = 0; j < model.features.size(); ++j) {
     AddOnce(level2.labels[j], prediction.features_used);
-    if (Outside(model, j, values[j])) AddOnce(level2.labels[j], prediction.extrapolated);
+    if (OutsideTrainingRange(model, j, values[j])) {
+      AddOnce(level2.labels[j], prediction.extrapolated);
+    }
   }
   return Evaluate(model, values);
 }
@@ -274,6 +265,7 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
   prediction.level1_ms = *level1_ms;
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
+  double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
   if (have_level2) {
     WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates_);
     inputs[kLevel1MsInput] = *level1_ms;
@@ -285,9 +277,8 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
     absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, prediction);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
-    prediction.method = !level2->uses_level1 && !level2->uses_gpu ? Method::kLevel2Direct
-                        : level2->model->reduced                    ? Method::kTwoLevelReduced
-                                                                    : Method::kTwoLevel;
+    prediction.method =
+        internal::Level2Method(level2->uses_level1, level2->uses_gpu, level2->model->reduced);
     const int bound = inputs[kComputeMsInput] >= inputs[kMemoryMsInput] ? 0 : 1;
     prediction.lo_ms = *y * level2->band[bound].lo;
     prediction.hi_ms = *y * level2->band[bound].hi;
@@ -298,13 +289,12 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
     if (!(*y >= inputs[kRooflineMsInput])) {
       use_level1 = true;
       prediction.method = Method::kLevel1Fallback;
+      fallback_floor_ms = inputs[kRooflineMsInput];
     }
   }
   if (use_level1) {
-    const double floor_ms = prediction.method == Method::kLevel1Fallback
-                                ? WorkloadInputValues(descriptor, *rates_)[kRooflineMsInput]
-                                : 0;
-    internal::AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, floor_ms, operation, prediction);
+    internal::AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation,
+                               prediction);
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(
