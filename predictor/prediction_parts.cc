@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "models/iteration_builder.h"
 
 namespace perfcast::predictor::internal {
@@ -93,6 +94,25 @@ std::vector<models::Operation> SplitAttention(const models::Operation& op) {
   scale.bytes = 2 * es * scores;
   out.push_back(scale);
   return out;
+}
+
+absl::Status CheckCanPrice(const PredictorModel& model,
+                           const models::WorkloadDescriptor& descriptor,
+                           bool have_level2) {
+  if (!have_level2 && model.level1.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the model has no level-2 model for phase '", models::PhaseName(descriptor.spec.phase),
+        "' and no level-1 models"));
+  }
+  const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
+  if (operation && (descriptor.operations.empty() ||
+                    !model.level1.contains(descriptor.operations.front().op_class))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no level-1 model for operation class '",
+        descriptor.operations.empty() ? "none" : OpClassKey(descriptor.operations.front().op_class),
+        "'"));
+  }
+  return absl::OkStatus();
 }
 
 bool OutsideTrainingRange(const FittedModel& model, size_t j, double value) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "models/descriptor.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
@@ -52,6 +53,13 @@ double BindingSpread(const PredictorModel& model, double compute_s, double memor
 // the softmax; backward: four batched GEMMs and the softmax and scale
 // backward. The record's other costs (layout copies) stay element-wise.
 std::vector<models::Operation> SplitAttention(const models::Operation& op);
+
+// FailedPrecondition when `model` cannot price `descriptor`: no level-2
+// model for its phase (`have_level2` false) and no level-1 models, or an
+// operation whose class has no level-1 model.
+absl::Status CheckCanPrice(const PredictorModel& model,
+                           const models::WorkloadDescriptor& descriptor,
+                           bool have_level2);
 
 // Whether feature j's `value` lies outside `model`'s training range; a
 // relative slack keeps values a rounding away from the edge inside.

@@ -309,6 +309,7 @@ using internal::AnswerWithLevel1;
 using internal::BandFactors;
 using internal::BandFor;
 using internal::BindingSpread;
+using internal::CheckCanPrice;
 using internal::Level2Method;
 using internal::OutsideTrainingRange;
 using internal::SplitAttention;
@@ -721,18 +722,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     }
   }
   const bool have_level2 = level2 != nullptr;
-  if (!have_level2 && model.level1.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the model has no level-2 model for phase '", models::PhaseName(descriptor.spec.phase),
-        "' and no level-1 models"));
-  }
-  if (operation && (descriptor.operations.empty() ||
-                    !model.level1.contains(descriptor.operations.front().op_class))) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no level-1 model for operation class '",
-        descriptor.operations.empty() ? "none" : OpClassKey(descriptor.operations.front().op_class),
-        "'"));
-  }
+  if (absl::Status s = CheckCanPrice(model, descriptor, have_level2); !s.ok()) return s;
   absl::StatusOr<double> level1_ms = Level1Sum(model, descriptor, *rates, target, &prediction);
   if (!level1_ms.ok()) return level1_ms.status();
   prediction.level1_ms = *level1_ms;

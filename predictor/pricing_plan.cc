@@ -248,18 +248,7 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
     if (family != models.by_family.end()) level2 = &family->second;
   }
   const bool have_level2 = level2 != nullptr;
-  if (!have_level2 && model_.level1.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the model has no level-2 model for phase '", models::PhaseName(descriptor.spec.phase),
-        "' and no level-1 models"));
-  }
-  if (operation && (descriptor.operations.empty() ||
-                    !model_.level1.contains(descriptor.operations.front().op_class))) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no level-1 model for operation class '",
-        descriptor.operations.empty() ? "none" : OpClassKey(descriptor.operations.front().op_class),
-        "'"));
-  }
+  if (absl::Status s = internal::CheckCanPrice(model_, descriptor, have_level2); !s.ok()) return s;
   absl::StatusOr<double> level1_ms = Level1Sum(descriptor, *rates_, &prediction);
   if (!level1_ms.ok()) return level1_ms.status();
   prediction.level1_ms = *level1_ms;
