@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -111,7 +112,13 @@ absl::StatusOr<bool> Statement::Step() {
   if (rc == SQLITE_ROW) return true;
   needs_reset_ = true;
   if (rc == SQLITE_DONE) return false;
-  absl::Status status = SqliteError(db_, sqlite3_extended_errcode(db_), sqlite3_sql(stmt_));
+  // The statement names the failure's place; a long one (an import's INSERT
+  // of many rows has a thousand parameters) only by its start.
+  constexpr size_t kMaxContext = 120;
+  absl::string_view sql = sqlite3_sql(stmt_);
+  std::string context(sql.substr(0, kMaxContext));
+  if (sql.size() > kMaxContext) context += "...";
+  absl::Status status = SqliteError(db_, sqlite3_extended_errcode(db_), context);
   sqlite3_reset(stmt_);
   needs_reset_ = false;
   return status;

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace perfcast::db {
@@ -12,18 +13,25 @@ absl::StatusOr<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(Connecti
   if (!connection.ok()) return connection.status();
   // The checkpoint syncs the main file before the WAL may be reused.
   if (absl::Status s = (*connection)->Execute("PRAGMA synchronous = FULL"); !s.ok()) return s;
+  absl::StatusOr<int64_t> page_size = writer.QueryInt("PRAGMA page_size");
+  if (!page_size.ok()) return page_size.status();
+  const int wal_pages = static_cast<int>(std::max<int64_t>(1, kWalBytes / std::max<int64_t>(1, *page_size)));
   std::unique_ptr<WalCheckpointer> checkpointer(
-      new WalCheckpointer(writer, *std::move(connection)));
+      new WalCheckpointer(writer, *std::move(connection), wal_pages));
   // Replaces the hook through which SQLite runs its automatic checkpoints.
   sqlite3_wal_hook(writer.raw(), &WalCheckpointer::OnCommit, checkpointer.get());
   return checkpointer;
 }
 
-WalCheckpointer::WalCheckpointer(Connection& writer, std::unique_ptr<Connection> connection)
-    : writer_(writer), connection_(std::move(connection)), thread_([this] { Run(); }) {}
+WalCheckpointer::WalCheckpointer(Connection& writer, std::unique_ptr<Connection> connection,
+                                 int wal_pages)
+    : writer_(writer),
+      connection_(std::move(connection)),
+      wal_pages_(wal_pages),
+      thread_([this] { Run(); }) {}
 
 WalCheckpointer::~WalCheckpointer() {
-  sqlite3_wal_autocheckpoint(writer_.raw(), kWalPages);
+  sqlite3_wal_autocheckpoint(writer_.raw(), wal_pages_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -33,8 +41,8 @@ WalCheckpointer::~WalCheckpointer() {
 }
 
 int WalCheckpointer::OnCommit(void* self, sqlite3*, const char*, int wal_pages) {
-  if (wal_pages >= kWalPages) {
-    auto* checkpointer = static_cast<WalCheckpointer*>(self);
+  auto* checkpointer = static_cast<WalCheckpointer*>(self);
+  if (wal_pages >= checkpointer->wal_pages_) {
     {
       std::lock_guard<std::mutex> lock(checkpointer->mutex_);
       checkpointer->requested_ = true;

@@ -14,6 +14,7 @@
 #define PERFCAST_DB_WAL_CHECKPOINTER_H_
 
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,13 +44,17 @@ class WalCheckpointer {
  private:
   // SQLite's own threshold (wal_autocheckpoint's default), in pages.
   static constexpr int kWalPages = 1000;
+  // The same at SQLite's default page size, 4 KiB, in bytes: a database
+  // with larger pages checkpoints after as many bytes, not pages.
+  static constexpr int64_t kWalBytes = int64_t{kWalPages} * 4096;
 
-  WalCheckpointer(Connection& writer, std::unique_ptr<Connection> connection);
+  WalCheckpointer(Connection& writer, std::unique_ptr<Connection> connection, int wal_pages);
   static int OnCommit(void* self, sqlite3* db, const char* name, int wal_pages);
   void Run();
 
   Connection& writer_;
   std::unique_ptr<Connection> connection_;
+  const int wal_pages_;  // kWalBytes in the database's pages
   std::mutex mutex_;
   std::condition_variable wake_;
   bool requested_ = false;  // guarded by mutex_

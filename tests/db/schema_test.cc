@@ -39,6 +39,33 @@ TEST(SchemaTest, FreshFileMigratesToCurrentVersion) {
   EXPECT_GE(CurrentSchemaVersion(), 2);
 }
 
+// A new database gets 16 KiB pages (an import writes a quarter as many); an
+// existing file keeps the page size it was made with.
+TEST(SchemaTest, NewFilesGetLargePagesAndOldFilesKeepTheirs) {
+  TempDir dir;
+  auto page_size = [](const std::string& path) {
+    auto c = Connection::Open(path, Connection::Mode::kReadOnly);
+    EXPECT_TRUE(c.ok());
+    return *(*c)->QueryInt("PRAGMA page_size");
+  };
+  const std::string fresh = dir.File("fresh.db");
+  ASSERT_TRUE(OpenStore(fresh).ok());
+  EXPECT_EQ(page_size(fresh), 16384);
+
+  const std::string old = dir.File("old.db");
+  ASSERT_TRUE(CreateSqliteStoreAtVersion(old, 4).ok());  // SQLite's default pages
+  ASSERT_EQ(page_size(old), 4096);
+  auto store = OpenStore(old);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
+  auto import = (*store)->BeginImport();
+  ASSERT_TRUE(import.ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", i)).ok());
+  ASSERT_EQ((*import)->Commit()->accepted, 100);
+  store->reset();
+  EXPECT_EQ(page_size(old), 4096);
+}
+
 // A row written at every older version survives the migration to the current
 // one and reads back through the current code.
 TEST(SchemaTest, MigratesFromEveryOlderVersion) {
@@ -384,9 +411,55 @@ TEST(SchemaTest, ImportsStoreOnlyIdsThatExist) {
             8);
 }
 
-// A commit that leaves 1,000 pages in the WAL gets them checkpointed into
-// the main file by the store's own thread, not inside the commit
-// (wal_checkpointer.h): the main file grows soon after a large import.
+// The SQLite store inserts an import's profiles many rows per statement: a
+// row that fails inside such a statement (here a trigger, standing in for an
+// I/O error) fails the import, and nothing of it is stored, neither the rows
+// of earlier statements nor those the failing statement had written before it.
+TEST(SchemaTest, ARowFailingInsideAMultiRowInsertRollsBackTheWholeImport) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  auto store = OpenStore(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->RegisterNode(SampleNode("n1")).ok());
+  {
+    auto import = (*store)->BeginImport();
+    ASSERT_TRUE(import.ok()) << import.status();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", i)).ok());
+    ASSERT_TRUE((*import)->Commit().ok());
+  }
+  const int64_t failing_at_us = SampleProfile("n1", 1040).measured_at_us;
+  {
+    auto c = Connection::Open(path, Connection::Mode::kReadWriteCreate);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*c)->Execute(absl::StrCat("CREATE TRIGGER fail_one BEFORE INSERT ON profiles "
+                                           "WHEN NEW.measured_at_us = ", failing_at_us,
+                                           " BEGIN SELECT RAISE(FAIL, 'disk on fire'); END"))
+                    .ok());
+  }
+  auto import = (*store)->BeginImport();
+  ASSERT_TRUE(import.ok()) << import.status();
+  absl::Status failed;
+  for (int i = 0; i < 100 && failed.ok(); ++i) failed = (*import)->Add(i, SampleProfile("n1", 1000 + i));
+  if (failed.ok()) failed = (*import)->Commit().status();
+  EXPECT_NE(failed.message().find("disk on fire"), std::string::npos) << failed;
+  // The error names the statement by its start, not its thousand parameters.
+  EXPECT_LT(failed.message().size(), 300u) << failed;
+  EXPECT_EQ((*import)->Add(100, SampleProfile("n1", 2000)).code(), absl::StatusCode::kAborted);
+  EXPECT_FALSE((*import)->Commit().ok());
+  import->reset();
+  EXPECT_EQ(*(*store)->CountProfiles({}), 5);
+  // The store takes the next import.
+  auto next = (*store)->BeginImport();
+  ASSERT_TRUE(next.ok()) << next.status();
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE((*next)->Add(i, SampleProfile("n1", 1000 + i)).ok());
+  ASSERT_EQ((*next)->Commit()->accepted, 40);
+  EXPECT_EQ(*(*store)->CountProfiles({}), 45);
+}
+
+// A commit that leaves 4 MB in the WAL (SQLite's 1,000 pages of 4 KiB) gets
+// them checkpointed into the main file by the store's own thread, not inside
+// the commit (wal_checkpointer.h): the main file grows soon after a large
+// import.
 TEST(SchemaTest, LargeImportsReachTheMainFileInTheBackground) {
   TempDir dir;
   const std::string path = dir.File("store.db");

@@ -612,6 +612,69 @@ TEST_P(StoreTest, LargeImportsAndScansCountEveryProfileOnce) {
   EXPECT_EQ(All({.limit = 2100}).size(), 2100u);
 }
 
+// A backend may insert staged profiles in groups (SQLite 32 rows per
+// statement, PostgreSQL 500): imports of sizes around the group edges, with
+// duplicates inside one group, across groups and of an earlier import, count
+// and store every row once, and the values of each row are its own.
+TEST_P(StoreTest, ImportsOfEverySizeAroundInsertGroupsStoreEachRowOnce) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  int next_seed = 0;
+  int64_t stored = 0;
+  for (int size : {1, 2, 31, 32, 33, 63, 64, 65, 97, 501}) {
+    SCOPED_TRACE(size);
+    const int first_seed = next_seed;
+    std::vector<models::Profile> batch;
+    int fresh = 0;
+    for (int i = 0; i < size; ++i) {
+      if (i % 5 == 4) {
+        // The previous row again (same group), or the first of the import
+        // (an earlier group), or the last of the previous import.
+        const int seed = i % 3 == 0 ? next_seed - 1 : i % 3 == 1 ? first_seed : first_seed - 1;
+        batch.push_back(SampleProfile("n1", seed < 0 ? 0 : seed));
+      } else {
+        batch.push_back(SampleProfile("n1", next_seed++));
+        ++fresh;
+      }
+    }
+    const ImportSummary summary = Import(batch);
+    EXPECT_EQ(summary.accepted, fresh);
+    EXPECT_EQ(summary.duplicates, size - fresh);
+    stored += fresh;
+    EXPECT_EQ(*store_->CountProfiles({}), stored);
+  }
+  std::vector<models::Profile> all = All();
+  ASSERT_EQ(all.size(), static_cast<size_t>(stored));
+  for (size_t i = 0; i < all.size(); ++i) {
+    models::Profile expected = SampleProfile("n1", static_cast<int>(i));
+    EXPECT_EQ(all[i].measured_at_us, expected.measured_at_us);
+    EXPECT_EQ(all[i].iteration.mean_ms, expected.iteration.mean_ms);
+    EXPECT_EQ(all[i].throughput_per_s, expected.throughput_per_s);
+  }
+}
+
+// Rows of a rolled-back import that a backend had bound for its next insert
+// never reach a later import.
+TEST_P(StoreTest, ARolledBackImportLeavesNothingForTheNextOne) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  {
+    auto import = store_->BeginImport();
+    ASSERT_TRUE(import.ok());
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE((*import)->Add(i, SampleProfile("n1", 100 + i)).ok());
+  }
+  EXPECT_EQ(Import({SampleProfile("n1", 1), SampleProfile("n1", 2), SampleProfile("n1", 3)}).accepted,
+            3);
+  EXPECT_EQ(*store_->CountProfiles({}), 3);
+  auto import = store_->BeginImport();
+  ASSERT_TRUE(import.ok());
+  ASSERT_TRUE((*import)->Add(0, SampleProfile("n1", 4)).ok());
+  EXPECT_EQ((*import)->summary().accepted, 1);
+  ASSERT_TRUE((*import)->Add(1, SampleProfile("n1", 5)).ok());
+  auto summary = (*import)->Commit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, 2);
+  EXPECT_EQ(*store_->CountProfiles({}), 5);
+}
+
 std::vector<std::string> Backends() {
   std::vector<std::string> backends = {"sqlite"};
 #ifdef PERFCAST_HAVE_POSTGRES
