@@ -16,26 +16,45 @@ constexpr double kNormBackwardFlops = 12;
 constexpr double kSoftmaxFlops = 5;
 constexpr double kSoftmaxBackwardFlops = 4;
 
-// LibTorch's C++ optimizers update one parameter tensor at a time (no
-// foreach / fused path in the C++ frontend). Adam per tensor: exp_avg mul_ +
-// add_, exp_avg_sq mul_ + addcmul_, sqrt, div, add_(eps), addcdiv_ into the
-// parameter: 8 kernels, 13 FLOPs and 80 bytes of fp32 traffic per parameter.
-// SGD with momentum 0.9, as the agent runs it: momentum_buffer.mul_ (1 FLOP,
-// 8 bytes), .add_(grad) (1 FLOP, 12 bytes), then param.add_(buffer, -lr)
-// (2 FLOPs, 12 bytes): 3 kernels, 4 FLOPs and 32 bytes per parameter.
-// Gradients are reset by setting them to none (LibTorch 2.x default): no
-// kernel.
-constexpr double kAdamLaunchesPerTensor = 8;
-constexpr double kAdamFlopsPerParam = 13;
-constexpr double kAdamBytesPerParam = 80;
-// AdamW first decays the parameter in place (param.mul_(1 - lr * wd)), then
-// steps as Adam: one more kernel, FLOP and 8 bytes per parameter.
-constexpr double kAdamWLaunchesPerTensor = kAdamLaunchesPerTensor + 1;
+// The optimizer step as PyTorch runs it on a GPU (and the agent since method
+// 4, models/torch/optimizers.h): multi-tensor ("foreach") kernels over all
+// parameters. Adam: exp_avg lerp_ (2 FLOPs, 12 bytes of fp32 traffic per
+// parameter), exp_avg_sq mul_ (1, 8) and addcmul_ (2, 16), a new sqrt (1, 8),
+// div_ and add_(eps) on it (1, 8 each), addcdiv_ into the parameter (2, 16):
+// 7 foreach ops, 10 FLOPs, 76 bytes. AdamW first decays the parameter in
+// place: one more op, FLOP and 8 bytes. SGD with momentum 0.9: buffer mul_
+// (1, 8) and add_(grad) (1, 12), parameter add_(buffer, -lr) (2, 12): 3 ops, 4
+// FLOPs, 32 bytes. Gradients are reset by setting them to none: no kernel.
+// (On a CPU the update runs tensor by tensor, as in PyTorch; its cost per
+// launch is the CPU's own and is fitted as such.)
+constexpr double kAdamFlopsPerParam = 10;
+constexpr double kAdamBytesPerParam = 76;
 constexpr double kAdamWFlopsPerParam = kAdamFlopsPerParam + 1;
 constexpr double kAdamWBytesPerParam = kAdamBytesPerParam + 8;
-constexpr double kSgdLaunchesPerTensor = 3;
 constexpr double kSgdFlopsPerParam = 4;
 constexpr double kSgdBytesPerParam = 32;
+
+// One foreach op's kernel launches: ATen's multi_tensor_apply starts a kernel
+// whenever it has packed its maximum of tensors (by the number of tensor
+// lists the op reads and writes, `depth`: 110, 64, 48, 36 for 1-4 lists; 96
+// for one list with a list of scalars) or of blocks (320 chunks of 65,536
+// elements), so whichever fills first sets the count.
+double ForeachLaunches(int64_t tensors, double params, int max_tensors) {
+  constexpr double kElementsPerLaunch = 320.0 * 65536.0;
+  return std::max({1.0, std::ceil(static_cast<double>(tensors) / max_tensors),
+                   std::ceil(params / kElementsPerLaunch)});
+}
+
+// The optimizer step's launches for `tensors` parameter tensors holding
+// `params` parameters, op by op as listed above.
+double OptimizerLaunches(const std::string& optimizer, int64_t tensors, double params) {
+  auto launches = [&](int max_tensors) { return ForeachLaunches(tensors, params, max_tensors); };
+  if (optimizer == "sgd") return launches(110) + launches(64) + launches(64);
+  double adam = launches(64) + launches(110) + launches(48) + launches(64) + launches(96) +
+                launches(110) + launches(48);
+  if (optimizer == "adamw") adam += launches(110);
+  return adam;
+}
 
 // A cuDNN LSTM layer runs one GEMM for the input projections of all steps,
 // then per step a recurrent GEMM and a fused gate kernel; its backward runs
@@ -516,16 +535,13 @@ WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_te
                                             int64_t inner_modules, bool with_optimizer,
                                             bool with_copy, bool with_host) {
   if (training() && with_optimizer && parameters_ > 0 && spec_.optimizer != "none") {
-    double flops = kAdamFlopsPerParam, bytes = kAdamBytesPerParam,
-           launches = kAdamLaunchesPerTensor;
+    double flops = kAdamFlopsPerParam, bytes = kAdamBytesPerParam;
     if (spec_.optimizer == "adamw") {
       flops = kAdamWFlopsPerParam;
       bytes = kAdamWBytesPerParam;
-      launches = kAdamWLaunchesPerTensor;
     } else if (spec_.optimizer == "sgd") {
       flops = kSgdFlopsPerParam;
       bytes = kSgdBytesPerParam;
-      launches = kSgdLaunchesPerTensor;
     }
     Operation op;
     op.op_class = OpClass::kOptimizer;
@@ -534,7 +550,7 @@ WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_te
     op.precision = Precision::kFp32;  // master weights and states stay fp32 under amp
     op.flops = flops * parameters_;
     op.bytes = bytes * parameters_;
-    op.launches = launches * parameter_tensors_;
+    op.launches = OptimizerLaunches(spec_.optimizer, parameter_tensors_, parameters_);
     op.work_items = ElementBlocks(parameters_);
     Add(std::move(op), Stage::kOptimizer);
   }

@@ -171,6 +171,11 @@ int OptimizerStates(const models::WorkloadSpec& spec) {
   return 2;  // adam, adamw: first and second moments
 }
 
+int OptimizerTemporaries(const models::WorkloadSpec& spec) {
+  if (spec.phase != models::Phase::kTrain) return 0;
+  return spec.optimizer == "adam" || spec.optimizer == "adamw" ? 1 : 0;
+}
+
 const std::vector<std::string>& MemoryFeatureNames() {
   static const std::vector<std::string>* const kNames = new std::vector<std::string>{
       "constant",         "activations",           "inputs",       "fp32_activations",
@@ -182,7 +187,7 @@ double MemoryCalibration::Predict(const MemoryTerms& terms) const {
   const std::array<double, kMemoryFeatures> f = Features(terms);
   double y = terms.persistent();
   for (size_t j = 0; j < coefficients.size() && j < f.size(); ++j) y += coefficients[j] * f[j];
-  return y;
+  return std::max(y, terms.optimizer_peak());
 }
 
 MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& d) {
@@ -195,6 +200,7 @@ MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& d) {
   t.weights = d.parameters * master;
   t.gradients = train ? d.parameters * master : 0;
   t.optimizer_state = OptimizerStates(spec) * d.parameters * master;
+  t.optimizer_temporaries = OptimizerTemporaries(spec) * d.parameters * master;
   t.amp_copies = amp && train ? d.parameters * 2 : 0;
   t.activations = d.activation_bytes;
   t.inputs = d.input_bytes;
@@ -255,7 +261,8 @@ MemoryEstimate EstimateMemory(const MemoryModel& model,
     }
   }
   if (c == nullptr) {
-    e.peak_bytes = e.low_bytes = e.high_bytes = e.terms.total();
+    e.peak_bytes = e.low_bytes = e.high_bytes =
+        std::max(e.terms.total(), e.terms.optimizer_peak());
     e.method = "analytic";
   } else {
     e.peak_bytes = c->Predict(e.terms);

@@ -16,7 +16,13 @@
 // algorithms with workspaces of several times their operands in fp32/tf32,
 // measured 2.6 MB per sample for the CIFAR ResNets, none in bf16) +
 // c6·(forward traffic: workspaces that scale with the pass), every c >= 0, a
-// least-squares fit on relative error, cross-validated for its error band. c0
+// least-squares fit on relative error, cross-validated for its error band.
+// The optimizer step can set the peak instead: by then backward has freed the
+// activations and autocast its weight copies, but PyTorch's multi-tensor Adam
+// (the agent's since method 4) allocates a square-root denominator for every
+// parameter, so that step holds weights, gradients, both moments and one more
+// copy of the parameters; a model with many parameters and a small batch
+// peaks there. The prediction is the larger of the two peaks. c0
 // holds the framework's fixed workspaces (cuBLAS, cuDNN, the loss: 63-75 MB
 // on the H200).
 // The measured peak is the caching allocator's peak of allocated bytes, which
@@ -60,8 +66,15 @@ struct MemoryTerms {
   double largest_op_bytes = 0;  // traffic of the largest operation
   double fp32_largest_op_bytes = 0;  // the same when the math is fp32/tf32
   double forward_bytes = 0;     // traffic of the forward pass
+  // Allocated by the optimizer step while it runs (training only): foreach
+  // Adam's denominators. Not a term of total(): see optimizer_peak().
+  double optimizer_temporaries = 0;
 
   double persistent() const { return weights + gradients + optimizer_state + amp_copies; }
+  // What the optimizer step holds: autocast's copies are gone by then.
+  double optimizer_peak() const {
+    return weights + gradients + optimizer_state + optimizer_temporaries;
+  }
   double transient() const { return activations + inputs; }
   double total() const { return persistent() + transient(); }
 };
@@ -69,6 +82,9 @@ struct MemoryTerms {
 // Optimizer state tensors per parameter: 2 for adam/adamw, 1 for sgd
 // (momentum), 0 for inference and for training without an update ("none").
 int OptimizerStates(const models::WorkloadSpec& spec);
+// Tensors per parameter the optimizer step allocates while it runs: 1 for
+// adam/adamw (foreach denominators), 0 otherwise (SGD updates in place).
+int OptimizerTemporaries(const models::WorkloadSpec& spec);
 
 MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& descriptor);
 
@@ -89,7 +105,8 @@ struct MemoryCalibration {
   double error_p10 = 0;
   double error_p90 = 0;
 
-  // The peak allocated bytes: persistent terms plus the calibrated rest.
+  // The peak allocated bytes: persistent terms plus the calibrated rest, or
+  // the optimizer step's peak where that is larger.
   double Predict(const MemoryTerms& terms) const;
   friend bool operator==(const MemoryCalibration&, const MemoryCalibration&) = default;
 };

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/descriptor.h"
 #include "models/torch/layers.h"
+#include "models/torch/optimizers.h"
 #include "profiler/stats.h"
 
 namespace perfcast::profiler {
@@ -181,18 +182,9 @@ absl::StatusOr<OpCall> BuildCall(const Device& device, const models::WorkloadSpe
     torch::Tensor param = torch::randn({Param(spec, "params")},
                                        torch::TensorOptions().device(dev).requires_grad(true));
     param.mutable_grad() = torch::randn_like(param) * 1e-3;
-    std::shared_ptr<torch::optim::Optimizer> optimizer;
-    if (spec.optimizer == "sgd") {
-      optimizer = std::make_shared<torch::optim::SGD>(
-          std::vector<torch::Tensor>{param}, torch::optim::SGDOptions(1e-3).momentum(0.9));
-    } else if (spec.optimizer == "adamw") {
-      optimizer = std::make_shared<torch::optim::AdamW>(std::vector<torch::Tensor>{param},
-                                                        torch::optim::AdamWOptions(1e-3));
-    } else {
-      optimizer = std::make_shared<torch::optim::Adam>(std::vector<torch::Tensor>{param},
-                                                       torch::optim::AdamOptions(1e-3));
-    }
-    return OpCall{[optimizer, param] { optimizer->step(); }};
+    std::shared_ptr<models::torch_proxy::StepOptimizer> optimizer =
+        models::torch_proxy::MakeStepOptimizer(spec.optimizer, {param});
+    return OpCall{[optimizer, param] { optimizer->Step(); }};
   }
   if (family == "h2d") {
     const bool pinned = Param(spec, "pinned") != 0;

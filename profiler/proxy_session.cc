@@ -38,16 +38,7 @@ ProxySession::ProxySession(const Device& device, const models::WorkloadSpec& spe
   proxy_.model->To(device.torch_device(), ModelDtype(spec.precision));
   proxy_.model->Train(train_);
   if (!train_) return;
-  if (spec.optimizer == "sgd") {
-    optimizer_ = std::make_unique<torch::optim::SGD>(proxy_.model->Parameters(),
-                                                     torch::optim::SGDOptions(1e-3).momentum(0.9));
-  } else if (spec.optimizer == "adamw") {
-    optimizer_ = std::make_unique<torch::optim::AdamW>(proxy_.model->Parameters(),
-                                                       torch::optim::AdamWOptions(1e-3));
-  } else {
-    optimizer_ = std::make_unique<torch::optim::Adam>(proxy_.model->Parameters(),
-                                                      torch::optim::AdamOptions(1e-3));
-  }
+  optimizer_ = models::torch_proxy::MakeStepOptimizer(spec.optimizer, proxy_.model->Parameters());
   if (spec.precision == models::Precision::kFp16Amp && device.is_cuda()) {
     auto options = torch::TensorOptions().device(device.torch_device());
     loss_scale_ = torch::full({}, 65536.0, options);
@@ -85,7 +76,7 @@ void ProxySession::Run(const models::torch_proxy::HostBatch& batch, Mark&& mark)
     loss = proxy_.model->Loss(proxy_.model->Forward(inputs), target);
   }
   mark();  // forward + loss
-  optimizer_->zero_grad();
+  optimizer_->ZeroGrad();
   (loss_scale_ ? loss * *loss_scale_ : loss).backward();
   if (after_backward_) after_backward_();
   mark();  // backward
@@ -97,7 +88,7 @@ void ProxySession::Run(const models::torch_proxy::HostBatch& batch, Mark&& mark)
     found_inf_->zero_();
     at::_amp_foreach_non_finite_check_and_unscale_(grads, *found_inf_, *inverse_scale_);
   }
-  optimizer_->step();
+  optimizer_->Step();
   mark();  // optimizer step
 }
 

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "models/descriptor.h"
+#include "models/torch/optimizers.h"
 #include "models/torch/proxy.h"
 #include "models/workload.h"
 #include "profiler/device.h"
@@ -39,8 +40,8 @@ struct StepTimes {
 class ProxySession {
  public:
   // Builds the proxy of a model workload on `device` (pinned host batches on
-  // a GPU), in ModelDtype(precision), with Adam or SGD (momentum 0.9) for
-  // training. Errors of MakeProxy; exceptions from LibTorch propagate (the
+  // a GPU), in ModelDtype(precision), with its optimizer for training as
+  // PyTorch runs it on that device (models/torch/optimizers.h). Errors of MakeProxy; exceptions from LibTorch propagate (the
   // caller runs under RunGuarded).
   static absl::StatusOr<std::unique_ptr<ProxySession>> Create(const Device& device,
                                                              const models::WorkloadSpec& spec,
@@ -85,7 +86,7 @@ class ProxySession {
   const bool train_;
   MathModeScope math_;  // for the session's lifetime
   models::torch_proxy::Proxy proxy_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<models::torch_proxy::StepOptimizer> optimizer_;
   // FP16 autocast needs loss scaling: a static scale, with the unscale and
   // overflow check that torch.cuda.amp.GradScaler runs each step.
   std::optional<torch::Tensor> loss_scale_, inverse_scale_, found_inf_;

@@ -39,8 +39,9 @@ returned Workload holds:
 The loop moves the model to the device, applies the precision (fp32: no
 TF32; tf32: TF32 matmuls and convolutions; bf16-amp / fp16-amp: autocast
 around forward and loss, fp16 with a static loss scale as the agent), the
-optimizer (adam: Adam(lr=1e-3); sgd: SGD(lr=1e-3, momentum=0.9); one tensor
-at a time like LibTorch's, unless --foreach) and train/eval mode. If
+optimizer (adam: Adam(lr=1e-3); sgd: SGD(lr=1e-3, momentum=0.9); PyTorch's
+default implementation, multi-tensor on CUDA as the agent's since method 4,
+or one tensor at a time with --for-loop) and train/eval mode. If
 profiler/validation/real_models.py exists, its BUILDERS are merged in.
 
 Only the selection of configurations and the comparison statistics are
@@ -358,7 +359,7 @@ def _builders():
 
 # ---- The plain loop ----
 
-def make_step(workload, config, device, ring=8, foreach=False):
+def make_step(workload, config, device, ring=8, foreach=None):
     """The loop's step as a closure: one batch of the prefetch ring copied to
     the device, forward (+ loss, backward, optimizer step when training)."""
     import torch
@@ -380,8 +381,8 @@ def make_step(workload, config, device, ring=8, foreach=False):
     amp = {"bf16-amp": torch.bfloat16, "fp16-amp": torch.float16}.get(config.precision)
     opt = None
     if train:
-        # foreach=False: LibTorch's optimizers update one tensor at a time,
-        # and this loop validates the timing, not the optimizer kernels.
+        # foreach=None: PyTorch's default (multi-tensor kernels on CUDA), what
+        # a user's loop runs and the agent mirrors (models/torch/optimizers.h).
         opt = (torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9, foreach=foreach)
                if config.optimizer == "sgd"
                else torch.optim.Adam(model.parameters(), lr=1e-3, foreach=foreach))
@@ -419,7 +420,7 @@ def make_step(workload, config, device, ring=8, foreach=False):
 
 
 def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
-               max_warmup_blocks=6, min_steps=3, foreach=False, step=None):
+               max_warmup_blocks=6, min_steps=3, foreach=None, step=None):
     """Median over `blocks` timed blocks of the mean step time, milliseconds
     (`step`: a closure from make_step to time instead of a new one)."""
     import torch
@@ -464,8 +465,9 @@ def main(argv=None):
     parser.add_argument("--families", default="", help="comma-separated; default: all built")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--deadline-s", type=float, default=0, help="stop starting new ones after")
-    parser.add_argument("--foreach", action="store_true",
-                        help="multi-tensor optimizers (PyTorch's default; LibTorch has none)")
+    parser.add_argument("--for-loop", action="store_true",
+                        help="optimizers one tensor at a time (foreach=False; the agent "
+                             "before method 4) instead of PyTorch's default")
     args = parser.parse_args(argv)
     start = time.time()
 
@@ -485,7 +487,7 @@ def main(argv=None):
             break
         try:
             plain_ms = time_plain(builders[c.family](dict(c.params), c.batch), c, device,
-                                  foreach=args.foreach)
+                                  foreach=False if args.for_loop else None)
         except Exception as e:  # one failing configuration must not end the run
             print("[%d/%d] %s: failed: %s" % (i + 1, len(picked), c.key,
                                              str(e).splitlines()[0]), flush=True)

@@ -55,6 +55,10 @@ TEST(MemoryTerms, FollowTheOptimizerPrecisionAndPhase) {
   const auto none = DescribeOrDie(Transformer(4, 512, 128, 8, models::Precision::kFp32,
                                               models::Phase::kTrain, "none"));
   EXPECT_DOUBLE_EQ(AnalyticMemory(none).optimizer_state, 0);
+  EXPECT_DOUBLE_EQ(t.optimizer_temporaries, 4 * p);  // foreach Adam's denominators
+  EXPECT_DOUBLE_EQ(AnalyticMemory(adamw).optimizer_temporaries, 4 * adamw.parameters);
+  EXPECT_DOUBLE_EQ(AnalyticMemory(sgd).optimizer_temporaries, 0);  // in place
+  EXPECT_DOUBLE_EQ(AnalyticMemory(none).optimizer_temporaries, 0);
   EXPECT_DOUBLE_EQ(AnalyticMemory(none).gradients, 4 * none.parameters);
 
   const auto inference = DescribeOrDie(
@@ -177,6 +181,32 @@ TEST(FitMemory, TooFewPeaksLeaveTheModelEmptyAndAnalytic) {
   const MemoryEstimate e = EstimateMemory(model, profiles[0].descriptor);
   EXPECT_EQ(e.method, "analytic");
   EXPECT_DOUBLE_EQ(e.peak_bytes, e.terms.total());
+}
+
+// Many parameters, a small batch: the optimizer step, not backward, sets the
+// peak (weights, gradients, two moments and foreach Adam's denominators: 20
+// bytes a parameter, where backward's persistent terms plus activations are
+// less), in the analytic estimate and in a calibrated one alike.
+TEST(EstimateMemory, TheOptimizerStepCanSetThePeak) {
+  const auto d = DescribeOrDie(
+      Transformer(8, 1024, 16, 1, models::Precision::kBf16Amp, models::Phase::kTrain));
+  const MemoryTerms t = AnalyticMemory(d);
+  ASSERT_LT(t.total(), 20 * d.parameters);  // the premise: backward's peak is lower
+  const MemoryEstimate analytic = EstimateMemory(MemoryModel{}, d);
+  EXPECT_DOUBLE_EQ(analytic.peak_bytes, 20 * d.parameters);
+
+  MemoryModel calibrated;
+  MemoryCalibration& c = calibrated.calibrations["*/train"];
+  c.scope = "*/train";
+  c.coefficients.assign(kMemoryFeatures, 0.0);
+  c.coefficients[1] = 1.0;  // activations at face value
+  EXPECT_DOUBLE_EQ(EstimateMemory(calibrated, d).peak_bytes, 20 * d.parameters);
+  // Inference has no optimizer step: the calibrated sum stands.
+  const auto inference = DescribeOrDie(
+      Transformer(8, 1024, 16, 1, models::Precision::kBf16Amp, models::Phase::kInference));
+  const MemoryTerms i = AnalyticMemory(inference);
+  EXPECT_DOUBLE_EQ(EstimateMemory(calibrated, inference).peak_bytes,
+                   i.persistent() + i.activations);
 }
 
 // The example: a ~7B decoder (Llama-2-7B's shape: 32 layers, hidden
