@@ -192,9 +192,10 @@ TEST_F(TransferIntegrationTest, GemmBandCoversEightyPercentOfTheUnseenGpusKernel
 TEST_F(TransferIntegrationTest, UnseenH100GemmsWithinTwelvePercent) {
   CommandResult r = Evaluate(*server_, {"--group-by", "gpu", "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
   double abs_sum = 0;
   int rows = 0;
-  for (const nlohmann::json& p : nlohmann::json::parse(r.out)["points"]) {
+  for (const nlohmann::json& p : report["points"]) {
     if (p["gpu"] != "H100-SXM5-80GB" || p["op_class"] != "gemm") continue;
     const double measured = p["measured_ms"].get<double>();
     abs_sum += std::abs(p["predicted_ms"].get<double>() - measured) / measured;
