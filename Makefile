@@ -30,7 +30,9 @@ bench: build
 	$(BUILD_DIR)/tests/bench/memory_bench data/h200-m2-default.sqlite \
 	  data/h200-m2-architectures.sqlite data/h200-m1-architectures.sqlite \
 	  data/h100-m2-architectures.sqlite data/h100-m2-default.sqlite data/h200-m2-sizes.sqlite \
-	  data/h200-m4-architectures.sqlite data/h200-m4-sizes.sqlite
+	  data/h200-m4-architectures.sqlite data/h200-m4-sizes.sqlite \
+	  data/h200-m5-architectures.sqlite data/h200-m6-architectures.sqlite data/h200-m5-default.sqlite \
+	  data/h200-m6-default.sqlite data/h200-m7-sizes.sqlite data/h200-m7-decoder-batches.sqlite
 
 clean:
 	rm -rf build build-ci

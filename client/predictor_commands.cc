@@ -57,6 +57,7 @@ struct SelectionFlags {
   double ridge = 0;
   int method_version = 0;
   bool all_methods = false;
+  bool newest_per_gpu = false;
 
   void AddTo(CLI::App* command) {
     command->add_option("--gpu", gpus, "Only profiles of these GPU models");
@@ -72,8 +73,15 @@ struct SelectionFlags {
         "--method-version", method_version,
         "Only profiles of this measurement method (default: the newest among the selected)");
     method->check(CLI::PositiveNumber);
-    command->add_flag("--all-methods", all_methods, "Profiles of every measurement method together")
-        ->excludes(method);
+    CLI::Option* all = command->add_flag("--all-methods", all_methods,
+                                         "Profiles of every measurement method together");
+    all->excludes(method);
+    command
+        ->add_flag("--newest-per-gpu", newest_per_gpu,
+                   "The newest measurement method of each GPU model (GPUs profiled by "
+                   "different agent versions)")
+        ->excludes(method)
+        ->excludes(all);
   }
 
   std::optional<CliError> Fill(v1::ProfileSelection* selection, v1::FitOptions* options) const {
@@ -90,6 +98,7 @@ struct SelectionFlags {
     }
     selection->set_method_version(method_version);
     selection->set_all_methods(all_methods);
+    selection->set_newest_per_gpu(newest_per_gpu);
     options->set_folds(folds);
     options->set_max_features(max_features);
     options->set_ridge(ridge);

@@ -36,12 +36,14 @@ step "Register GPU nodes known only from their spec sheets"
 
 step "Import the measured profiles"
 shopt -s nullglob
-# The current measurement method's files (data/README.md). The older
-# method-1 files import as well (perfcast import data/h100.sqlite), but their
-# nodes carry host figures taken another way (launch latency with a sync per
-# launch: 5.2 us against 1.0 us in steady state), which would price those
-# nodes' steps with the wrong host.
-files=(data/h*-m[0-9]-*.sqlite data/cpu-v2-*.sqlite)
+# The shipped agent files (data/README.md). Fits use the newest measurement
+# method present (4: the H200 files h200-m5/m6 and cpu-v4); the method-2
+# files and the H100's method-3 files (data/v3/) import beside them for the
+# held-out check below. The older method-1 files import as well (perfcast
+# import data/h100.sqlite), but their nodes carry host figures taken another
+# way (launch latency with a sync per launch: 5.2 us against 1.0 us in
+# steady state), which would price those nodes' steps with the wrong host.
+files=(data/h*-m[0-9]-*.sqlite data/v3/h*-m[0-9]-*.sqlite data/cpu-v4-*.sqlite)
 if [ ${#files[@]} -eq 0 ]; then
   # No shipped measurements: measure this machine's CPU with the quick plan.
   [ -x "$AGENT" ] || { echo "demo: no data/*.sqlite and no perfcast-agent to measure with" >&2; exit 1; }
@@ -65,9 +67,12 @@ if [ -n "$SHIPPED" ]; then
   "$PERFCAST" fit --gpu "$TRAIN_GPU"
   step "Predict the largest size of each family from the smaller ones, against what it measured"
   "$PERFCAST" evaluate --split sizes --gpu "$TRAIN_GPU" --limit 15 --report "$DATA_DIR/report.html"
-  if [ "$TRAIN_GPU" = H200-SXM-141GB ] && [ -f data/h100-m2-default.sqlite ]; then
+  if [ "$TRAIN_GPU" = H200-SXM-141GB ] && [ -f data/v3/h100-m8-default.sqlite ]; then
+    # The H100 is no longer lent: its newest files are of method 3 (the
+    # optimizer one tensor at a time), so each GPU contributes its newest.
     step "Predict every H100 measurement from a fit on the H200 alone (a GPU the fit never saw)"
     "$PERFCAST" evaluate --train-gpu H200-SXM-141GB --test-gpu H100-SXM5-80GB --limit 0 \
+      --newest-per-gpu \
       --report "$DATA_DIR/heldout-h100.html" > "$DATA_DIR/heldout-h100.txt"
     # The headline: overall, per level and per GPU; the file has every group.
     sed -n '1,7p' "$DATA_DIR/heldout-h100.txt"

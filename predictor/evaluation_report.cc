@@ -112,7 +112,9 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
     result.notes.push_back(absl::StrCat("full fit: ", full.status().message()));
   }
   result.notes.push_back(
-      absl::StrCat("trained and evaluated on ", MethodNote(selection.method_version)));
+      absl::StrCat("trained and evaluated on ", selection.method_note.empty()
+                                                    ? MethodNote(selection.method_version)
+                                                    : selection.method_note));
   nlohmann::json json = {
       {"split", std::string(SplitName(options.split))},
       {"size_threshold", options.size_threshold},

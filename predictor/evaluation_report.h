@@ -47,7 +47,8 @@ using KeepGoing = std::function<absl::Status()>;
 // What the report says about the profiles it was given.
 struct SelectionInfo {
   std::string description;         // see DescribeSelection
-  std::optional<int> method_version;  // the measurement method; none: all
+  std::optional<int> method_version;  // the measurement method; none: several
+  std::string method_note;            // serving::Selection::method_note; empty: MethodNote
 };
 
 // Evaluates `profiles` (all on `nodes`) under `options`; `selection` says

@@ -17,6 +17,7 @@ std::string DescribeSelection(const ProfileSelection& s) {
   if (s.method_version.has_value()) {
     parts.push_back(absl::StrCat("method_version=", *s.method_version));
   }
+  if (s.newest_per_gpu) parts.push_back("newest_per_gpu");
   return parts.empty() ? "all profiles" : absl::StrJoin(parts, " ");
 }
 

@@ -32,6 +32,9 @@ struct ProfileSelection {
   // newest among the selected profiles; all_methods keeps every method.
   std::optional<int> method_version;
   bool all_methods = false;
+  // The newest method of each GPU model instead: GPUs measured by different
+  // agent versions (each GPU's own rows stay of one method).
+  bool newest_per_gpu = false;
 };
 
 // "measurement method 2" or "all measurement methods" (none): what a fit

@@ -272,8 +272,13 @@ absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
   if (selection.all_methods() && selection.method_version() != 0) {
     return absl::InvalidArgumentError("all_methods and method_version exclude each other");
   }
+  if (selection.newest_per_gpu() && (selection.all_methods() || selection.method_version() != 0)) {
+    return absl::InvalidArgumentError(
+        "newest_per_gpu excludes all_methods and method_version");
+  }
   if (selection.method_version() != 0) out.method_version = selection.method_version();
   out.all_methods = selection.all_methods();
+  out.newest_per_gpu = selection.newest_per_gpu();
   if (selection.phase() != v1::PHASE_UNSPECIFIED) {
     absl::StatusOr<models::Phase> parsed = proto::FromProto(selection.phase());
     if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());

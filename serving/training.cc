@@ -1,9 +1,14 @@
 #include "serving/training.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace perfcast::serving {
 namespace {
@@ -38,6 +43,29 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
     return absl::FailedPreconditionError(absl::StrCat(
         "no profiles match the selection (", predictor::DescribeSelection(selection), ")"));
   }
+  if (selection.newest_per_gpu) {
+    std::map<std::string, int> newest;  // by GPU model
+    auto gpu_of = [&](const models::Profile& p) -> const std::string& {
+      return loaded.nodes.at(p.node_name).gpu.model;
+    };
+    for (const models::Profile& p : loaded.profiles) {
+      int& method = newest[gpu_of(p)];
+      method = std::max(method, p.method_version);
+    }
+    loaded.older_methods = std::erase_if(loaded.profiles, [&](const models::Profile& p) {
+      return p.method_version != newest.at(gpu_of(p));
+    });
+    std::set<int> methods;
+    std::vector<std::string> parts;
+    for (const auto& [gpu, method] : newest) {
+      methods.insert(method);
+      parts.push_back(absl::StrCat(gpu, ": ", method));
+    }
+    if (methods.size() == 1) loaded.method_version = *methods.begin();
+    loaded.method_note = absl::StrCat("the newest measurement method of each GPU (",
+                                      absl::StrJoin(parts, ", "), ")");
+    return loaded;
+  }
   if (!selection.all_methods) {
     int newest = 0;
     for (const models::Profile& p : loaded.profiles) newest = std::max(newest, p.method_version);
@@ -45,6 +73,7 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
         loaded.profiles, [&](const models::Profile& p) { return p.method_version != newest; });
     loaded.method_version = newest;
   }
+  loaded.method_note = predictor::MethodNote(loaded.method_version);
   return loaded;
 }
 
@@ -74,7 +103,7 @@ absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
   stored.name = ModelName(name);
   stored.target = fitted.summary.target;
   stored.summary =
-      absl::StrCat(fitted.summary.line, "; ", predictor::MethodNote(loaded->method_version));
+      absl::StrCat(fitted.summary.line, "; ", loaded->method_note);
   stored.cv_mape = fitted.summary.cv_mape;
   stored.created_at_us = model->created_at_us;
   stored.payload = *std::move(payload);
@@ -97,16 +126,18 @@ absl::StatusOr<predictor::EvaluationResult> EvaluateSelection(
   absl::StatusOr<predictor::EvaluationResult> result = predictor::EvaluateAndReport(
       std::move(loaded->profiles), loaded->nodes, options,
       {.description = predictor::DescribeSelection(selection),
-       .method_version = loaded->method_version},
+       .method_version = loaded->method_version,
+       .method_note = loaded->method_note},
       keep_going);
   // Public measurements import as method 1 beside an agent's newer ones: a
   // protocol that names their GPUs must learn why they are missing.
   if (!result.ok() && result.status().code() == absl::StatusCode::kInvalidArgument &&
-      options.split == predictor::Split::kTrainTestGpus && loaded->older_methods > 0) {
+      options.split == predictor::Split::kTrainTestGpus && loaded->older_methods > 0 &&
+      !selection.newest_per_gpu) {
     return absl::InvalidArgumentError(absl::StrCat(
         result.status().message(), " (", loaded->older_methods,
         " selected profiles of older measurement methods were left out: only method ",
-        *loaded->method_version, ", the newest, is used unless all methods are asked for)"));
+        *loaded->method_version, ", the newest, is used unless all methods or each GPU's newest are asked for)"));
   }
   return result;
 }

@@ -29,7 +29,11 @@ namespace perfcast::serving {
 struct Selection {
   std::vector<models::Profile> profiles;
   std::map<std::string, models::Node> nodes;
-  std::optional<int> method_version;  // of every profile; none: all methods
+  std::optional<int> method_version;  // of every profile; none: several methods
+  // What a fit or report says of the methods: "measurement method 4", "all
+  // measurement methods", "the newest measurement method of each GPU
+  // (H100-SXM5-80GB: 3, H200-SXM-141GB: 4)".
+  std::string method_note;
   // Profiles the selection matched but left out for an older method.
   int64_t older_methods = 0;
 };

@@ -885,6 +885,29 @@ TEST_F(PredictorServiceTest, TrainTestGpusSayWhenOlderMethodsWereLeftOut) {
   status = stub_->Evaluate(&all_context, request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_GT(response.level2_rows(), 0);
+
+  // Each GPU's newest method: alpha1's remeasured rows, alpha2's method-1
+  // rows, and the notes say which method each GPU contributed.
+  request.mutable_selection()->set_all_methods(false);
+  request.mutable_selection()->set_newest_per_gpu(true);
+  v1::EvaluateResponse per_gpu;
+  grpc::ClientContext per_gpu_context;
+  status = stub_->Evaluate(&per_gpu_context, request, &per_gpu);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(per_gpu.level2_rows(), 0);
+  EXPECT_LT(per_gpu.level2_rows(), response.level2_rows());  // alpha1's method-1 rows left out
+  bool named = false;
+  for (const std::string& note : per_gpu.notes()) {
+    named = named || (note.find("alpha1-gpu: " + std::to_string(models::kCurrentMethodVersion)) !=
+                          std::string::npos &&
+                      note.find("alpha2-gpu: 1") != std::string::npos);
+  }
+  EXPECT_TRUE(named);
+
+  request.mutable_selection()->set_all_methods(true);
+  grpc::ClientContext refused_context;
+  EXPECT_EQ(stub_->Evaluate(&refused_context, request, &per_gpu).error_code(),
+            StatusCode::INVALID_ARGUMENT);
 }
 
 // A single operation through Predict: the level-1 model of its class, with
