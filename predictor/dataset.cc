@@ -96,7 +96,7 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
     bucket.rows.push_back(*std::move(row));
     bucket.y.push_back(described.profile.iteration.mean_ms);
     bucket.info.push_back(MakeInfo(described, **node, i));
-    bucket.info.back().narrow_loads = NarrowLoads(op);
+    bucket.info.back().load_regime = LoadRegime(op);
   }
   std::map<models::OpClass, Dataset> out;
   for (auto& [op_class, bucket] : pending) {

@@ -22,6 +22,7 @@
 #include "models/descriptor.h"
 #include "models/hardware.h"
 #include "models/profile.h"
+#include "predictor/features.h"
 #include "predictor/rates.h"
 
 namespace perfcast::predictor {
@@ -42,7 +43,7 @@ struct RowInfo {
   std::string precision;
   int64_t inner_modules = 0;
   size_t profile_index = 0;  // into the span the dataset was built from
-  bool narrow_loads = false;  // level 1: NarrowLoads of the operation
+  LoadWidth load_regime = LoadWidth::kWide;  // level 1: LoadRegime of the operation
 };
 
 struct Dataset {

@@ -203,6 +203,14 @@ bool NarrowLoads(const models::Operation& op) {
   return false;
 }
 
+LoadWidth LoadRegime(const models::Operation& op) {
+  if (NarrowLoads(op)) return LoadWidth::kNarrow;
+  if (op.op_class == models::OpClass::kGemm && ShapeSide(op, "batch") > 1) {
+    return LoadWidth::kBatched;
+  }
+  return LoadWidth::kWide;
+}
+
 absl::Span<const FeatureDef> OperationFeatureTable() { return kOperationFeatures; }
 absl::Span<const FeatureDef> WorkloadFeatureTable() { return kWorkloadFeatures; }
 

@@ -134,6 +134,17 @@ bool IsCandidateFor(models::OpClass op_class, absl::string_view name);
 // loses most: narrow_load_ms), and their level-1 errors are wider.
 bool NarrowLoads(const models::Operation& op);
 
+// The error regime of a level-1 row or prediction: all rows (kAny), or a
+// GEMM's: narrow loads (NarrowLoads), else batched (batch > 1: one kernel
+// over many matrices, cuBLAS's batched kernels), else wide (one matrix with
+// wide loads; every other class too).
+enum class LoadWidth { kAny, kWide, kNarrow, kBatched };
+LoadWidth LoadRegime(const models::Operation& op);
+// 0 (wide or any), 1 (narrow) or 2 (batched): an index for per-regime arrays.
+inline int RegimeIndex(LoadWidth regime) {
+  return regime == LoadWidth::kNarrow ? 1 : regime == LoadWidth::kBatched ? 2 : 0;
+}
+
 // The candidate names of `table` whose inputs are all in `available`.
 std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
                                         absl::Span<const std::string> available);

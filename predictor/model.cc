@@ -48,6 +48,8 @@ json ToJson(const FittedModel& m) {
       {"narrow_transfer_error_quantiles", m.narrow_transfer_error_quantiles},
       {"wide_cv_error_quantiles", m.wide_cv_error_quantiles},
       {"wide_transfer_error_quantiles", m.wide_transfer_error_quantiles},
+      {"batched_cv_error_quantiles", m.batched_cv_error_quantiles},
+      {"batched_transfer_error_quantiles", m.batched_transfer_error_quantiles},
       {"training_rows", m.training_rows},
       {"training_gpus", m.training_gpus},
       {"feature_min", m.feature_min},
@@ -119,6 +121,11 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
     PERFCAST_READ(j, "narrow_transfer_error_quantiles", m.narrow_transfer_error_quantiles);
     PERFCAST_READ(j, "wide_cv_error_quantiles", m.wide_cv_error_quantiles);
     PERFCAST_READ(j, "wide_transfer_error_quantiles", m.wide_transfer_error_quantiles);
+  }
+  // Absent from models saved before batched GEMMs had a regime of their own.
+  if (j.contains("batched_cv_error_quantiles")) {
+    PERFCAST_READ(j, "batched_cv_error_quantiles", m.batched_cv_error_quantiles);
+    PERFCAST_READ(j, "batched_transfer_error_quantiles", m.batched_transfer_error_quantiles);
   }
   PERFCAST_READ(j, "training_rows", m.training_rows);
   PERFCAST_READ(j, "training_gpus", m.training_gpus);
@@ -223,16 +230,21 @@ absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name) {
 }
 
 double FittedModel::ErrorQuantile(double q, bool unseen_gpu, LoadWidth width) const {
-  const bool narrow = width == LoadWidth::kNarrow, wide = width == LoadWidth::kWide;
-  const std::vector<double>& cv = narrow && !narrow_cv_error_quantiles.empty()
-                                      ? narrow_cv_error_quantiles
-                                  : wide && !wide_cv_error_quantiles.empty()
-                                      ? wide_cv_error_quantiles
-                                      : cv_error_quantiles;
+  // The regime's own quantiles where the model kept them, else the pooled.
+  auto pick = [&](const std::vector<double>& narrow, const std::vector<double>& wide,
+                  const std::vector<double>& batched,
+                  const std::vector<double>& pooled) -> const std::vector<double>& {
+    const std::vector<double>* own = width == LoadWidth::kNarrow    ? &narrow
+                                     : width == LoadWidth::kWide    ? &wide
+                                     : width == LoadWidth::kBatched ? &batched
+                                                                    : &pooled;
+    return own->empty() ? pooled : *own;
+  };
+  const std::vector<double>& cv = pick(narrow_cv_error_quantiles, wide_cv_error_quantiles,
+                                       batched_cv_error_quantiles, cv_error_quantiles);
   const std::vector<double>& transfer =
-      narrow && !narrow_transfer_error_quantiles.empty() ? narrow_transfer_error_quantiles
-      : wide && !wide_transfer_error_quantiles.empty()   ? wide_transfer_error_quantiles
-                                                         : transfer_error_quantiles;
+      pick(narrow_transfer_error_quantiles, wide_transfer_error_quantiles,
+           batched_transfer_error_quantiles, transfer_error_quantiles);
   const std::vector<double>& quantiles = unseen_gpu && !transfer.empty() ? transfer : cv;
   if (quantiles.empty()) return 0;
   const double position = std::clamp(q, 0.0, 1.0) * (quantiles.size() - 1);

@@ -96,20 +96,20 @@ std::vector<double> TransferErrors(const Dataset& data, const RegressionOptions&
   return errors;
 }
 
-// The quantiles of `errors` (per row of `data`) over the rows whose
-// narrow_loads is `narrow`.
+// The quantiles of `errors` (per row of `data`) over the rows of load
+// regime `regime`.
 std::vector<double> RegimeQuantiles(const Dataset& data, const std::vector<double>& errors,
-                                    bool narrow) {
+                                    LoadWidth regime) {
   std::vector<double> kept;
   for (size_t i = 0; i < errors.size(); ++i) {
-    if (data.info[i].narrow_loads == narrow) kept.push_back(errors[i]);
+    if (data.info[i].load_regime == regime) kept.push_back(errors[i]);
   }
   return ErrorQuantiles(std::move(kept));
 }
 
 // The held-out errors a typical GPU shows: per GPU, the quantiles of
-// `errors` (leave-one-GPU-out, per row of `data`) over its rows whose
-// narrow_loads is `narrow`; then, quantile by quantile, the median over the
+// `errors` (leave-one-GPU-out, per row of `data`) over its rows of load
+// regime `regime`; then, quantile by quantile, the median over the
 // GPUs with kMinRegimeRows such rows (a median of non-decreasing curves is
 // one). Pooling instead adds every GPU's own bias to the spread: the pooled
 // 10-90% band of NeuSight's five training GPUs, set by the P4 and P100 (the
@@ -117,10 +117,10 @@ std::vector<double> RegimeQuantiles(const Dataset& data, const std::vector<doubl
 // the three test GPUs' GEMMs. Empty with fewer than three such GPUs: the
 // pooled quantiles serve.
 std::vector<double> TypicalGpuQuantiles(const Dataset& data, const std::vector<double>& errors,
-                                        bool narrow) {
+                                        LoadWidth regime) {
   std::map<std::string, std::vector<double>> by_gpu;
   for (size_t i = 0; i < errors.size(); ++i) {
-    if (data.info[i].narrow_loads == narrow) by_gpu[data.info[i].gpu].push_back(errors[i]);
+    if (data.info[i].load_regime == regime) by_gpu[data.info[i].gpu].push_back(errors[i]);
   }
   std::vector<std::vector<double>> curves;
   for (auto& [gpu, gpu_errors] : by_gpu) {
@@ -140,23 +140,36 @@ std::vector<double> TypicalGpuQuantiles(const Dataset& data, const std::vector<d
   return typical;
 }
 
-// Error quantiles per load regime, where both regimes have kMinRegimeRows
-// rows; the unseen-GPU ones from the typical held-out GPU where enough GPUs
-// say (TypicalGpuQuantiles), else pooled.
+// Error quantiles per load regime with kMinRegimeRows rows, where at least
+// two regimes have them (a regime with fewer rows takes the pooled ones);
+// the unseen-GPU ones from the typical held-out GPU where enough GPUs say
+// (TypicalGpuQuantiles), else pooled over the regime's rows.
 void SetRegimeQuantiles(const Dataset& data, const std::vector<double>& cv_errors,
                         const std::vector<double>& transfer_errors, FittedModel& model) {
-  int64_t narrow = 0;
-  for (const RowInfo& info : data.info) narrow += info.narrow_loads ? 1 : 0;
-  const int64_t wide = static_cast<int64_t>(data.info.size()) - narrow;
-  if (narrow < kMinRegimeRows || wide < kMinRegimeRows) return;
-  model.narrow_cv_error_quantiles = RegimeQuantiles(data, cv_errors, true);
-  model.wide_cv_error_quantiles = RegimeQuantiles(data, cv_errors, false);
-  if (transfer_errors.empty()) return;
-  for (const bool is_narrow : {true, false}) {
-    std::vector<double> quantiles = TypicalGpuQuantiles(data, transfer_errors, is_narrow);
-    if (quantiles.empty()) quantiles = RegimeQuantiles(data, transfer_errors, is_narrow);
-    (is_narrow ? model.narrow_transfer_error_quantiles : model.wide_transfer_error_quantiles) =
-        std::move(quantiles);
+  struct Regime {
+    LoadWidth width;
+    std::vector<double>* cv;
+    std::vector<double>* transfer;
+  };
+  const Regime regimes[] = {
+      {LoadWidth::kNarrow, &model.narrow_cv_error_quantiles,
+       &model.narrow_transfer_error_quantiles},
+      {LoadWidth::kWide, &model.wide_cv_error_quantiles, &model.wide_transfer_error_quantiles},
+      {LoadWidth::kBatched, &model.batched_cv_error_quantiles,
+       &model.batched_transfer_error_quantiles}};
+  std::map<LoadWidth, int64_t> rows;
+  for (const RowInfo& info : data.info) ++rows[info.load_regime];
+  int with_rows = 0;
+  for (const Regime& regime : regimes) with_rows += rows[regime.width] >= kMinRegimeRows ? 1 : 0;
+  if (with_rows < 2) return;
+  for (const Regime& regime : regimes) {
+    if (rows[regime.width] < kMinRegimeRows) continue;
+    *regime.cv = RegimeQuantiles(data, cv_errors, regime.width);
+    if (transfer_errors.empty()) continue;
+    *regime.transfer = TypicalGpuQuantiles(data, transfer_errors, regime.width);
+    if (regime.transfer->empty()) {
+      *regime.transfer = RegimeQuantiles(data, transfer_errors, regime.width);
+    }
   }
 }
 
@@ -334,8 +347,8 @@ struct ModelNotes {
   bool listed = false;             // features_used holds all its features
   std::vector<bool> extrapolated;  // Prediction::extrapolated holds feature j
   // Band factors for the target, compute-bound [0] or memory-bound [1], of
-  // wide [.][0] or narrow [.][1] loads.
-  std::optional<BandFactors> band[2][2];
+  // wide [.][0], narrow [.][1] or batched [.][2] GEMMs (LoadRegime).
+  std::optional<BandFactors> band[2][3];
 };
 
 // Per prediction (or per level-1 sum): the level-1 models met so far, and
@@ -445,12 +458,11 @@ absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models:
     call_ms = std::max(0.0, *y);
     const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
     const double memory_s = op.bytes / rates.memory_bytes_per_s;
-    const bool narrow = NarrowLoads(op);
+    const LoadWidth regime = LoadRegime(op);
     std::optional<BandFactors>& band =
-        notes.For(it->second).band[compute_s >= memory_s ? 0 : 1][narrow ? 1 : 0];
+        notes.For(it->second).band[compute_s >= memory_s ? 0 : 1][RegimeIndex(regime)];
     if (!band.has_value()) {
-      band = BandFor(it->second, target, BindingSpread(model, compute_s, memory_s),
-                     narrow ? LoadWidth::kNarrow : LoadWidth::kWide);
+      band = BandFor(it->second, target, BindingSpread(model, compute_s, memory_s), regime);
     }
     lo = call_ms * band->lo;
     hi = call_ms * band->hi;

@@ -127,7 +127,7 @@ struct Prediction {
   // widened by the spread of spec × efficiency where the rates come from a
   // spec sheet; a level-1 sum standing in for level 2 gets its operations'
   // band widened twofold (all in log space). A GEMM takes the errors of the
-  // training GEMMs of its load regime (NarrowLoads) where the model kept them.
+  // training GEMMs of its load regime (LoadRegime) where the model kept them.
   double lo_ms = 0;
   double hi_ms = 0;
   Method method = Method::kTwoLevel;

@@ -82,9 +82,9 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
     level1.first_flag = level1_flags_;
     level1_flags_ += static_cast<int>(fitted.features.size());
     for (bool memory_bound : {false, true}) {
-      for (bool narrow : {false, true}) {
-        level1.band[memory_bound][narrow] = BandFor(fitted, target, Spread(model, memory_bound),
-                                                    narrow ? LoadWidth::kNarrow : LoadWidth::kWide);
+      for (LoadWidth regime : {LoadWidth::kWide, LoadWidth::kNarrow, LoadWidth::kBatched}) {
+        level1.band[memory_bound][RegimeIndex(regime)] =
+            BandFor(fitted, target, Spread(model, memory_bound), regime);
       }
     }
   }
@@ -165,7 +165,8 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
     if (prediction != nullptr) {
       const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
       const double memory_s = op.bytes / rates.memory_bytes_per_s;
-      const BandFactors& band = level1.band[compute_s >= memory_s ? 0 : 1][NarrowLoads(op) ? 1 : 0];
+      const BandFactors& band =
+          level1.band[compute_s >= memory_s ? 0 : 1][RegimeIndex(LoadRegime(op))];
       lo = call_ms * band.lo;
       hi = call_ms * band.hi;
     }

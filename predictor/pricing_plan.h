@@ -64,7 +64,7 @@ class PricingPlan {
     std::optional<CompiledFeatureTable> table;
     std::vector<std::string> labels;   // per feature: "level1/gemm:compute_ms"
     int first_flag = 0;                // its features' first extrapolation flag
-    internal::BandFactors band[2][2];  // [memory-bound][narrow loads]
+    internal::BandFactors band[2][3];  // [memory-bound][RegimeIndex]
   };
   // One level-2 model.
   struct Level2 {

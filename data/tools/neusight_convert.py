@@ -78,7 +78,10 @@ def kernel_record(kind, row, split):
     if not latency > 0:
         return None
     if kind in ("linear", "bmm"):
-        b, m, n, k = (int(row[c]) for c in ("B", "M", "N", "K"))
+        # NeuSight multiplies (B, M, N) by (B, N, K) (torch.bmm, or
+        # nn.Linear(N, K) on a (B, M, N) input): N is the reduction and the
+        # output is M x K. The gemm family's output is m x n, reduced over k.
+        b, m, n, k = (int(row[c]) for c in ("B", "M", "K", "N"))
         family, params = "gemm", {"batch": b, "m": m, "n": n, "k": k}
     elif kind == "elem":
         if row["OPName"] not in UNARY_OPS:

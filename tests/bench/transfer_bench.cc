@@ -8,7 +8,8 @@
 //                  [--points OUT.csv] FILE...
 //
 // --points writes every test point (gpu, level, class, family, phase,
-// measured, predicted, lo, hi) for data/tools/neusight_compare.py.
+// measured, predicted, lo, hi, and the workload's parameters as key=value;...)
+// for data/tools/neusight_compare.py and per-shape error analysis.
 //
 // data/tools/neusight_protocol.sh runs it on NeuSight's public measurements.
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
@@ -134,12 +136,13 @@ int main(int argc, char** argv) {
   if (!points_file.empty()) {
     std::FILE* out = std::fopen(points_file.c_str(), "w");
     if (out == nullptr) return std::fprintf(stderr, "cannot write %s\n", points_file.c_str()), 1;
-    std::fprintf(out, "gpu,level,op_class,family,phase,batch_size,measured_ms,predicted_ms,lo_ms,hi_ms\n");
+    std::fprintf(out, "gpu,level,op_class,family,phase,batch_size,measured_ms,predicted_ms,lo_ms,hi_ms,params\n");
     for (const pp::EvaluatedPoint& p : report->points) {
-      std::fprintf(out, "%s,%d,%s,%s,%s,%lld,%.17g,%.17g,%.17g,%.17g\n", p.gpu.c_str(), p.level,
+      const pm::WorkloadSpec& workload = profiles[p.profile_index].profile.workload;
+      std::fprintf(out, "%s,%d,%s,%s,%s,%lld,%.17g,%.17g,%.17g,%.17g,%s\n", p.gpu.c_str(), p.level,
                    p.op_class.c_str(), p.family.c_str(), p.phase.c_str(),
-                   static_cast<long long>(profiles[p.profile_index].profile.workload.batch_size),
-                   p.measured_ms, p.predicted_ms, p.lo_ms, p.hi_ms);
+                   static_cast<long long>(workload.batch_size), p.measured_ms, p.predicted_ms,
+                   p.lo_ms, p.hi_ms, absl::StrJoin(workload.params, ";", absl::PairFormatter("=")).c_str());
     }
     std::fclose(out);
   }

@@ -127,7 +127,8 @@ def main():
         check(families == ["elementwise"] * 2 + ["gemm"] * 4 + ["layernorm"] * 2 +
               ["softmax"] * 2, f"kernel families {families}")
         gemm = [r for r in kernels if r["gpu"] == "H100-SXM5-80GB"][0]
-        check(gemm["params"] == "batch=4;k=512;m=128;n=256", f"GEMM params {gemm['params']}")
+        # NeuSight's N (256) is the reduction: the gemm family's k.
+        check(gemm["params"] == "batch=4;k=256;m=128;n=512", f"GEMM params {gemm['params']}")
         check(gemm["agent_version"].startswith("neusight-test-"), gemm["agent_version"])
 
         e2e = read_rows(os.path.join(out, "e2e.csv"))

@@ -174,7 +174,9 @@ TEST_F(TransferIntegrationTest, EndToEndMeetsTheIssueTargetWithAnHonestBand) {
 
 // Issue 13's band target on the unseen GPUs' GEMM kernels: the 10-90% band
 // covers 80% +- 5% of them (87.2% while the band was the pooled
-// leave-one-training-GPU-out errors; 83.3% with the typical held-out GPU's).
+// leave-one-training-GPU-out errors; 83.3% with the typical held-out GPU's;
+// 82.9% with batched GEMMs in a regime of their own, without which it is
+// 86.5% once NeuSight's shapes are read right).
 TEST_F(TransferIntegrationTest, GemmBandCoversEightyPercentOfTheUnseenGpusKernels) {
   CommandResult r = Evaluate(*server_, {"--group-by", "gpu", "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -182,6 +184,25 @@ TEST_F(TransferIntegrationTest, GemmBandCoversEightyPercentOfTheUnseenGpusKernel
   EXPECT_EQ(gemm["rows"], 5820);
   EXPECT_GE(gemm["coverage"].get<double>(), 0.75) << gemm;
   EXPECT_LE(gemm["coverage"].get<double>(), 0.85) << gemm;
+}
+
+// NeuSight's (B, M, N) x (B, N, K) GEMMs reduce over N: read as the output's
+// n, the tiles and their traffic were priced on the wrong sides, and the
+// H100's GEMMs missed by 13.8% (11.0% read right).
+TEST_F(TransferIntegrationTest, UnseenH100GemmsWithinTwelvePercent) {
+  CommandResult r = Evaluate(*server_, {"--group-by", "gpu", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  double abs_sum = 0;
+  int rows = 0;
+  for (const nlohmann::json& p : report["points"]) {
+    if (p["gpu"] != "H100-SXM5-80GB" || p["op_class"] != "gemm") continue;
+    const double measured = p["measured_ms"].get<double>();
+    abs_sum += std::abs(p["predicted_ms"].get<double>() - measured) / measured;
+    ++rows;
+  }
+  ASSERT_EQ(rows, 1940);
+  EXPECT_LE(abs_sum / rows, 0.12);
 }
 
 // The leak test: the test GPUs' measured times replaced by garbage must

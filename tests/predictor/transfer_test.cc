@@ -506,6 +506,68 @@ TEST(Intervals, NarrowLoadGemmsGetTheirOwnWiderBand) {
   EXPECT_EQ(back->level1.at(OpClass::kGemm), gemm);
 }
 
+// Batched GEMMs (batch > 1) scatter more than single ones across GPUs and
+// shapes (NeuSight's bmm against its linear kernels): their errors set a
+// band of their own, and single GEMMs keep the narrower one. Without the
+// batched regime both would share one band.
+TEST(Intervals, BatchedGemmsGetTheirOwnWiderBand) {
+  std::mt19937_64 rng(31);
+  std::normal_distribution<double> small(0, 0.02);
+  std::uniform_real_distribution<double> scatter(-0.3, 0.5);
+  auto batched = [](double m, double n, double k, double batch) {
+    Operation op = Gemm(m, n, k);
+    op.shape["batch"] = static_cast<int64_t>(batch);
+    op.flops *= batch;
+    op.bytes *= batch;
+    op.work_items *= batch;
+    return op;
+  };
+  Data data;
+  int64_t id = 1;
+  for (const Gpu& gpu : Gpus()) {
+    data.nodes[gpu.node.name] = gpu.node;
+    for (double m : {256, 1024, 4096}) {
+      for (double n : {512, 2048, 4096}) {
+        for (double k : {256, 1024, 4096}) {
+          data.profiles.push_back(OperationProfile(id++, gpu, Gemm(m, n, k), small(rng)));
+          data.profiles.push_back(
+              OperationProfile(id++, gpu, batched(m / 4, n / 4, k, 16), scatter(rng)));
+        }
+      }
+    }
+  }
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const FittedModel& gemm = model->level1.at(OpClass::kGemm);
+  ASSERT_FALSE(gemm.batched_transfer_error_quantiles.empty());
+  ASSERT_FALSE(gemm.wide_transfer_error_quantiles.empty());
+  auto width = [&](LoadWidth regime) {
+    return gemm.ErrorQuantile(0.9, true, regime) - gemm.ErrorQuantile(0.1, true, regime);
+  };
+  EXPECT_GT(width(LoadWidth::kBatched), 3 * width(LoadWidth::kWide));
+
+  // On the unseen GPU, as the band of a prediction.
+  auto band = [&](const Operation& op) {
+    models::WorkloadDescriptor d;
+    d.spec.kind = models::WorkloadKind::kOperation;
+    d.spec.family = "gemm";
+    d.spec.phase = models::Phase::kInference;
+    d.operations = {op};
+    absl::StatusOr<Prediction> p = PredictDescribed(*model, d, data.nodes.at("t1"));
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? std::log(p->hi_ms / p->lo_ms) : 0.0;
+  };
+  EXPECT_GT(band(batched(256, 512, 1024, 16)), 2 * band(Gemm(1024, 2048, 1024)));
+
+  absl::StatusOr<std::string> text = SerializeModel(*model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> back = ParseModel(*text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->level1.at(OpClass::kGemm), gemm);
+}
+
 // One training GPU unlike the others (here its small GEMMs take slower
 // kernels, twice as long) misses by far more when held out than the rest
 // do. The unseen-GPU band is the typical held-out GPU's (10th percentile

@@ -600,6 +600,38 @@ TEST_F(PredictorServiceTest, PredictBatchCompactResultsEqualPerQueryResults) {
   }
 }
 
+// Without the answer cache Predict encodes a price it made for this one
+// response (its strings moved into the reply, not copied); with it, a kept
+// answer that later questions share. Both are the same full answer, the
+// lists included, asked once or again.
+TEST_F(PredictorServiceTest, UncachedAnswersAreTheCachedOnes) {
+  FitHoldingOutBeta2();
+  ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.predict_answer_cache = false;
+  absl::StatusOr<std::unique_ptr<Server>> uncached =
+      Server::Start(options, *store_, models::GpuCatalog::BuiltIn(), logger_);
+  ASSERT_TRUE(uncached.ok()) << uncached.status();
+  auto stub = v1::Predictor::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", (*uncached)->port()), grpc::InsecureChannelCredentials()));
+  std::vector<v1::PredictRequest> queries = {LstmQuery("beta2"), LstmQuery("alpha1"),
+                                             LstmQuery("")};
+  queries[2].set_catalog_gpu("H100-SXM5-80GB");
+  for (int round = 0; round < 2; ++round) {
+    for (const v1::PredictRequest& query : queries) {
+      v1::PredictResponse cached, fresh;
+      ASSERT_TRUE(Predict(query, &cached).ok());
+      grpc::ClientContext context;
+      grpc::Status status = stub->Predict(&context, query, &fresh);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+      EXPECT_FALSE(fresh.features().empty()) << query.ShortDebugString();
+      EXPECT_FALSE(fresh.breakdown().empty()) << query.ShortDebugString();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(cached, fresh))
+          << cached.ShortDebugString() << "\nvs\n" << fresh.ShortDebugString();
+    }
+  }
+}
+
 // Predict describes each distinct workload once and keeps the descriptor
 // (the answer cache aside): a workload that differs in any field is
 // described afresh, and each answer is what the library computes for it.
