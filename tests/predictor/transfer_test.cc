@@ -453,6 +453,34 @@ TEST(ProfileRates, ReadOffLargeKernelsOfNodesWithoutMeasurements) {
   EXPECT_TRUE(RatesFromProfiles(few, nodes).empty());
 }
 
+// Width of a GEMM model's unseen-GPU band in a load regime: the 90th minus
+// the 10th percentile of its held-out relative errors.
+double BandWidth(const FittedModel& gemm, LoadWidth regime) {
+  return gemm.ErrorQuantile(0.9, true, regime) - gemm.ErrorQuantile(0.1, true, regime);
+}
+
+// log(hi / lo) of the band Predict gives one GEMM operation on `node`.
+double PredictedBandLog(const PredictorModel& model, const Operation& op,
+                        const models::Node& node) {
+  models::WorkloadDescriptor d;
+  d.spec.kind = models::WorkloadKind::kOperation;
+  d.spec.family = "gemm";
+  d.spec.phase = models::Phase::kInference;
+  d.operations = {op};
+  absl::StatusOr<Prediction> p = PredictDescribed(model, d, node);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? std::log(p->hi_ms / p->lo_ms) : 0.0;
+}
+
+// The GEMM model, its per-regime quantiles included, survives a save and load.
+void ExpectGemmModelRoundTrips(const PredictorModel& model) {
+  absl::StatusOr<std::string> text = SerializeModel(model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> back = ParseModel(*text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->level1.at(OpClass::kGemm), model.level1.at(OpClass::kGemm));
+}
+
 // GEMMs whose operand rows are off 16 bytes take other kernels and miss by
 // more: their errors set their own band, and the aligned ones keep a
 // narrower one. Without per-regime quantiles both would share one band.
@@ -481,29 +509,15 @@ TEST(Intervals, NarrowLoadGemmsGetTheirOwnWiderBand) {
   const FittedModel& gemm = model->level1.at(OpClass::kGemm);
   ASSERT_FALSE(gemm.narrow_transfer_error_quantiles.empty());
   ASSERT_FALSE(gemm.wide_transfer_error_quantiles.empty());
-  auto width = [&](LoadWidth regime) {
-    return gemm.ErrorQuantile(0.9, true, regime) - gemm.ErrorQuantile(0.1, true, regime);
-  };
-  EXPECT_GT(width(LoadWidth::kNarrow), 3 * width(LoadWidth::kWide));
+  EXPECT_GT(BandWidth(gemm, LoadWidth::kNarrow), 3 * BandWidth(gemm, LoadWidth::kWide));
 
   // On the unseen GPU, as the band of a prediction.
   auto band = [&](double m) {
-    models::WorkloadDescriptor d;
-    d.spec.kind = models::WorkloadKind::kOperation;
-    d.spec.family = "gemm";
-    d.spec.phase = models::Phase::kInference;
-    d.operations = {Gemm(m, 2048, 1024)};
-    absl::StatusOr<Prediction> p = PredictDescribed(*model, d, data.nodes.at("t1"));
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? std::log(p->hi_ms / p->lo_ms) : 0.0;
+    return PredictedBandLog(*model, Gemm(m, 2048, 1024), data.nodes.at("t1"));
   };
   EXPECT_GT(band(1025), 2 * band(1024));
 
-  absl::StatusOr<std::string> text = SerializeModel(*model);
-  ASSERT_TRUE(text.ok()) << text.status();
-  absl::StatusOr<PredictorModel> back = ParseModel(*text);
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->level1.at(OpClass::kGemm), gemm);
+  ExpectGemmModelRoundTrips(*model);
 }
 
 // Batched GEMMs (batch > 1) scatter more than single ones across GPUs and
@@ -543,29 +557,15 @@ TEST(Intervals, BatchedGemmsGetTheirOwnWiderBand) {
   const FittedModel& gemm = model->level1.at(OpClass::kGemm);
   ASSERT_FALSE(gemm.batched_transfer_error_quantiles.empty());
   ASSERT_FALSE(gemm.wide_transfer_error_quantiles.empty());
-  auto width = [&](LoadWidth regime) {
-    return gemm.ErrorQuantile(0.9, true, regime) - gemm.ErrorQuantile(0.1, true, regime);
-  };
-  EXPECT_GT(width(LoadWidth::kBatched), 3 * width(LoadWidth::kWide));
+  EXPECT_GT(BandWidth(gemm, LoadWidth::kBatched), 3 * BandWidth(gemm, LoadWidth::kWide));
 
   // On the unseen GPU, as the band of a prediction.
   auto band = [&](const Operation& op) {
-    models::WorkloadDescriptor d;
-    d.spec.kind = models::WorkloadKind::kOperation;
-    d.spec.family = "gemm";
-    d.spec.phase = models::Phase::kInference;
-    d.operations = {op};
-    absl::StatusOr<Prediction> p = PredictDescribed(*model, d, data.nodes.at("t1"));
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? std::log(p->hi_ms / p->lo_ms) : 0.0;
+    return PredictedBandLog(*model, op, data.nodes.at("t1"));
   };
   EXPECT_GT(band(batched(256, 512, 1024, 16)), 2 * band(Gemm(1024, 2048, 1024)));
 
-  absl::StatusOr<std::string> text = SerializeModel(*model);
-  ASSERT_TRUE(text.ok()) << text.status();
-  absl::StatusOr<PredictorModel> back = ParseModel(*text);
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->level1.at(OpClass::kGemm), gemm);
+  ExpectGemmModelRoundTrips(*model);
 }
 
 // One training GPU unlike the others (here its small GEMMs take slower

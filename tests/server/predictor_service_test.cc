@@ -47,14 +47,21 @@ class PredictorServiceTest : public ::testing::Test {
     spec_only.gpu = *gpu;
     ASSERT_TRUE(store_->RegisterNode(spec_only).ok());
 
+    StartServer(/*answer_cache=*/true, &server_, &stub_);
+  }
+
+  // Starts a server on the store, on a free loopback port, and a stub for it.
+  void StartServer(bool answer_cache, std::unique_ptr<Server>* server,
+                   std::unique_ptr<v1::Predictor::Stub>* stub) {
     ServerOptions options;
     options.listen_address = "127.0.0.1:0";
-    absl::StatusOr<std::unique_ptr<Server>> server =
+    options.predict_answer_cache = answer_cache;
+    absl::StatusOr<std::unique_ptr<Server>> started =
         Server::Start(options, *store_, models::GpuCatalog::BuiltIn(), logger_);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    stub_ = v1::Predictor::NewStub(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials()));
+    ASSERT_TRUE(started.ok()) << started.status();
+    *server = *std::move(started);
+    *stub = v1::Predictor::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", (*server)->port()), grpc::InsecureChannelCredentials()));
   }
 
   grpc::Status Fit(const v1::FitRequest& request, v1::FitResponse* response) {
@@ -606,14 +613,9 @@ TEST_F(PredictorServiceTest, PredictBatchCompactResultsEqualPerQueryResults) {
 // lists included, asked once or again.
 TEST_F(PredictorServiceTest, UncachedAnswersAreTheCachedOnes) {
   FitHoldingOutBeta2();
-  ServerOptions options;
-  options.listen_address = "127.0.0.1:0";
-  options.predict_answer_cache = false;
-  absl::StatusOr<std::unique_ptr<Server>> uncached =
-      Server::Start(options, *store_, models::GpuCatalog::BuiltIn(), logger_);
-  ASSERT_TRUE(uncached.ok()) << uncached.status();
-  auto stub = v1::Predictor::NewStub(grpc::CreateChannel(
-      absl::StrCat("127.0.0.1:", (*uncached)->port()), grpc::InsecureChannelCredentials()));
+  std::unique_ptr<Server> uncached;
+  std::unique_ptr<v1::Predictor::Stub> stub;
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*answer_cache=*/false, &uncached, &stub));
   std::vector<v1::PredictRequest> queries = {LstmQuery("beta2"), LstmQuery("alpha1"),
                                              LstmQuery("")};
   queries[2].set_catalog_gpu("H100-SXM5-80GB");
@@ -637,14 +639,9 @@ TEST_F(PredictorServiceTest, UncachedAnswersAreTheCachedOnes) {
 // described afresh, and each answer is what the library computes for it.
 TEST_F(PredictorServiceTest, DescribedWorkloadsAreKeptPerDistinctWorkload) {
   FitHoldingOutBeta2();
-  ServerOptions options;
-  options.listen_address = "127.0.0.1:0";
-  options.predict_answer_cache = false;
-  absl::StatusOr<std::unique_ptr<Server>> uncached =
-      Server::Start(options, *store_, models::GpuCatalog::BuiltIn(), logger_);
-  ASSERT_TRUE(uncached.ok()) << uncached.status();
-  auto stub = v1::Predictor::NewStub(grpc::CreateChannel(
-      absl::StrCat("127.0.0.1:", (*uncached)->port()), grpc::InsecureChannelCredentials()));
+  std::unique_ptr<Server> uncached;
+  std::unique_ptr<v1::Predictor::Stub> stub;
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*answer_cache=*/false, &uncached, &stub));
   absl::StatusOr<db::StoredModel> stored = store_->LatestModel("default");
   ASSERT_TRUE(stored.ok()) << stored.status();
   absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> loaded =
