@@ -9,7 +9,7 @@
 namespace perfcast::db {
 
 absl::StatusOr<PreparedProfile> PreparedProfile::Prepare(models::Profile input) {
-  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
+  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(std::move(input.workload));
   if (!spec.ok()) return absl::InvalidArgumentError(spec.status().message());
   PreparedProfile prepared;
   models::Profile& profile = prepared.profile_;
@@ -18,12 +18,13 @@ absl::StatusOr<PreparedProfile> PreparedProfile::Prepare(models::Profile input) 
   if (absl::Status s = models::ValidateProfile(profile); !s.ok()) {
     return absl::InvalidArgumentError(s.message());
   }
+  // Computed once: the content hash covers the key too.
+  prepared.workload_key_ = profile.workload.Key();
   if (profile.content_hash.empty()) {
-    profile.content_hash = models::ComputeContentHash(profile);
+    profile.content_hash = models::ComputeContentHash(profile, prepared.workload_key_);
   } else if (!IsHexHash(profile.content_hash)) {
     return absl::InvalidArgumentError("content hash must be 32 hexadecimal digits");
   }
-  prepared.workload_key_ = profile.workload.Key();
   prepared.hash_bytes_ = absl::HexStringToBytes(profile.content_hash);
   prepared.node_name_hash_ = PrehashedNameHash::Of(profile.node_name);
   prepared.workload_key_hash_ = PrehashedNameHash::Of(prepared.workload_key_);

@@ -166,10 +166,14 @@ absl::Status ValidateProfile(const Profile& profile) {
 }
 
 std::string ComputeContentHash(const Profile& profile) {
+  return ComputeContentHash(profile, profile.workload.Key());
+}
+
+std::string ComputeContentHash(const Profile& profile, absl::string_view workload_key) {
   std::string in;
   in.reserve(256);
   Put(in, profile.node_name);
-  Put(in, profile.workload.Key());
+  Put(in, workload_key);
   const TimingStats& t = profile.iteration;
   Put(in, static_cast<double>(t.count));
   for (double v : {t.mean_ms, t.median_ms, t.p95_ms, t.stddev_ms, t.min_ms, t.max_ms}) Put(in, v);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "models/workload.h"
 
 namespace perfcast::models {
@@ -108,6 +109,8 @@ absl::Status ValidateProfile(const Profile& profile);
 // profile without them hashes as it did before they existed). The same run
 // imported twice hashes the same; it ignores `id` and the hash.
 std::string ComputeContentHash(const Profile& profile);
+// The same, for a caller that has `profile.workload.Key()` at hand already.
+std::string ComputeContentHash(const Profile& profile, absl::string_view workload_key);
 
 }  // namespace perfcast::models
 

@@ -81,12 +81,17 @@ absl::StatusOr<WorkloadKind> ParseWorkloadKind(absl::string_view name) {
 }
 
 std::string WorkloadSpec::Key() const {
-  std::vector<std::string> parts;
-  parts.reserve(params.size());
-  for (const auto& [name, value] : params) parts.push_back(absl::StrCat(name, "=", value));
-  return absl::StrCat(WorkloadKindName(kind), "/", family, "{", absl::StrJoin(parts, ","),
-                      "}/b", batch_size, "/", PrecisionName(precision), "/", PhaseName(phase),
-                      "/", phase == Phase::kTrain ? optimizer : "-");
+  // Appended into one string: an import computes every record's key, and a
+  // string per parameter joined afterwards cost one allocation each.
+  std::string key = absl::StrCat(WorkloadKindName(kind), "/", family, "{");
+  const char* separator = "";
+  for (const auto& [name, value] : params) {
+    absl::StrAppend(&key, separator, name, "=", value);
+    separator = ",";
+  }
+  absl::StrAppend(&key, "}/b", batch_size, "/", PrecisionName(precision), "/", PhaseName(phase),
+                  "/", phase == Phase::kTrain ? optimizer : "-");
+  return key;
 }
 
 absl::StatusOr<WorkloadSpec> ParseWorkloadKey(absl::string_view key) {
