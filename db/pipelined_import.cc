@@ -1,6 +1,7 @@
 #include "db/pipelined_import.h"
 
 #include <memory>
+#include <utility>
 
 namespace perfcast::db {
 
@@ -22,18 +23,44 @@ void PipelinedImport::Start() {
   worker_ = std::thread([this] { Run(); });
 }
 
+PipelinedImport::Batch PipelinedImport::NewBatch() {
+  if (!recycled_.has_value()) return Batch();
+  Batch batch = *std::move(recycled_);
+  recycled_.reset();
+  return batch;
+}
+
+void PipelinedImport::Recycle(std::vector<Batch>& spent) {
+  for (Batch& batch : spent) {
+    batch.nodes.clear();
+    batch.profiles.clear();
+    if (!recycled_.has_value() ||
+        batch.profiles.capacity() > recycled_->profiles.capacity()) {
+      recycled_ = std::move(batch);
+    }
+  }
+  spent.clear();
+}
+
 absl::Status PipelinedImport::Submit(Batch batch) {
   Start();
   std::vector<Batch> spent;
-  std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return done_ || queue_.size() < kMaxQueued; });
-  spent.swap(spent_);
-  if (!error_.ok()) return error_;
-  if (done_) return absl::FailedPreconditionError("the import has already ended");
-  queue_.push_back(std::move(batch));
-  lock.unlock();
+  absl::Status status;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return done_ || queue_.size() < kMaxQueued; });
+    spent.swap(spent_);
+    if (!error_.ok()) {
+      status = error_;
+    } else if (done_) {
+      status = absl::FailedPreconditionError("the import has already ended");
+    } else {
+      queue_.push_back(std::move(batch));
+    }
+  }
   changed_.notify_all();
-  return absl::OkStatus();
+  Recycle(spent);
+  return status;
 }
 
 absl::Status PipelinedImport::Drain() {

@@ -37,6 +37,12 @@ class PipelinedImport {
     std::vector<std::pair<int64_t, absl::StatusOr<PreparedProfile>>> profiles;
   };
 
+  // An empty batch to fill and Submit: one the writer is done with, cleared,
+  // when there is one. Its vectors keep their capacity, so a stream of
+  // batches of like size allocates their storage once, not once per batch
+  // (fresh storage also costs a page fault per 4 KiB on first touch).
+  Batch NewBatch();
+
   // `store` must outlive the import. Nothing starts before the first Submit
   // or Commit: an import that receives nothing holds no write lock.
   explicit PipelinedImport(Store& store);
@@ -72,6 +78,9 @@ class PipelinedImport {
 
   void Start();
   void Run();
+  // Frees what `spent` holds, on the caller's thread, keeping one batch's
+  // storage for NewBatch.
+  void Recycle(std::vector<Batch>& spent);
   // Waits for the next batch; nullopt when the import is to commit (the
   // queue drained) or to be abandoned.
   std::optional<Batch> Next();
@@ -82,6 +91,8 @@ class PipelinedImport {
   std::thread worker_;
   std::mutex mutex_;
   std::condition_variable changed_;
+  // The caller's thread alone: a spent batch, cleared, for NewBatch.
+  std::optional<Batch> recycled_;
   // Guarded by mutex_.
   std::deque<Batch> queue_;
   // Written batches, handed back for the caller's thread to free: freeing

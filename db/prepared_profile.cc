@@ -1,5 +1,7 @@
 #include "db/prepared_profile.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -21,11 +23,15 @@ absl::StatusOr<PreparedProfile> PreparedProfile::Prepare(models::Profile input) 
   // Computed once: the content hash covers the key too.
   prepared.workload_key_ = profile.workload.Key();
   if (profile.content_hash.empty()) {
-    profile.content_hash = models::ComputeContentHash(profile, prepared.workload_key_);
+    prepared.hash_bytes_ = models::ComputeContentHashBytes(profile, prepared.workload_key_);
+    profile.content_hash = absl::BytesToHexString(
+        absl::string_view(prepared.hash_bytes_.data(), prepared.hash_bytes_.size()));
   } else if (!IsHexHash(profile.content_hash)) {
     return absl::InvalidArgumentError("content hash must be 32 hexadecimal digits");
+  } else {
+    const std::string bytes = absl::HexStringToBytes(profile.content_hash);
+    std::copy(bytes.begin(), bytes.end(), prepared.hash_bytes_.begin());
   }
-  prepared.hash_bytes_ = absl::HexStringToBytes(profile.content_hash);
   prepared.node_name_hash_ = PrehashedNameHash::Of(profile.node_name);
   prepared.workload_key_hash_ = PrehashedNameHash::Of(prepared.workload_key_);
   return prepared;

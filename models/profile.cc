@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "xxhash.h"
@@ -166,10 +167,11 @@ absl::Status ValidateProfile(const Profile& profile) {
 }
 
 std::string ComputeContentHash(const Profile& profile) {
-  return ComputeContentHash(profile, profile.workload.Key());
+  const ContentHashBytes bytes = ComputeContentHashBytes(profile, profile.workload.Key());
+  return absl::BytesToHexString(absl::string_view(bytes.data(), bytes.size()));
 }
 
-std::string ComputeContentHash(const Profile& profile, absl::string_view workload_key) {
+ContentHashBytes ComputeContentHashBytes(const Profile& profile, absl::string_view workload_key) {
   std::string in;
   in.reserve(256);
   Put(in, profile.node_name);
@@ -198,7 +200,12 @@ std::string ComputeContentHash(const Profile& profile, absl::string_view workloa
     Put(in, **value);
   }
   const XXH128_hash_t h = XXH3_128bits(in.data(), in.size());
-  return absl::StrFormat("%016x%016x", h.high64, h.low64);
+  ContentHashBytes bytes;
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<char>(h.high64 >> (56 - 8 * i));
+    bytes[8 + i] = static_cast<char>(h.low64 >> (56 - 8 * i));
+  }
+  return bytes;
 }
 
 }  // namespace perfcast::models

@@ -3,6 +3,7 @@
 #ifndef PERFCAST_MODELS_PROFILE_H_
 #define PERFCAST_MODELS_PROFILE_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -109,8 +110,13 @@ absl::Status ValidateProfile(const Profile& profile);
 // profile without them hashes as it did before they existed). The same run
 // imported twice hashes the same; it ignores `id` and the hash.
 std::string ComputeContentHash(const Profile& profile);
-// The same, for a caller that has `profile.workload.Key()` at hand already.
-std::string ComputeContentHash(const Profile& profile, absl::string_view workload_key);
+
+// A content hash as 16 bytes, most significant first: the bytes whose
+// hexadecimal digits ComputeContentHash returns.
+using ContentHashBytes = std::array<char, 16>;
+// ComputeContentHash's hash as bytes, for a caller that has
+// `profile.workload.Key()` at hand already (and stores the bytes).
+ContentHashBytes ComputeContentHashBytes(const Profile& profile, absl::string_view workload_key);
 
 }  // namespace perfcast::models
 
