@@ -24,9 +24,9 @@ void PipelinedImport::Start() {
 }
 
 PipelinedImport::Batch PipelinedImport::NewBatch() {
-  if (!recycled_.has_value()) return Batch();
-  Batch batch = *std::move(recycled_);
-  recycled_.reset();
+  if (recycled_.empty()) return Batch();
+  Batch batch = std::move(recycled_.back());
+  recycled_.pop_back();
   return batch;
 }
 
@@ -34,10 +34,8 @@ void PipelinedImport::Recycle(std::vector<Batch>& spent) {
   for (Batch& batch : spent) {
     batch.nodes.clear();
     batch.profiles.clear();
-    if (!recycled_.has_value() ||
-        batch.profiles.capacity() > recycled_->profiles.capacity()) {
-      recycled_ = std::move(batch);
-    }
+    // As many as can be in flight at once; the rest are freed.
+    if (recycled_.size() < kMaxQueued + 2) recycled_.push_back(std::move(batch));
   }
   spent.clear();
 }
@@ -66,10 +64,15 @@ absl::Status PipelinedImport::Submit(Batch batch) {
 absl::Status PipelinedImport::Drain() {
   if (!started_) return absl::OkStatus();
   std::vector<Batch> spent;
-  std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return done_ || (queue_.empty() && !writing_); });
-  spent.swap(spent_);
-  return error_;
+  absl::Status status;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return done_ || (queue_.empty() && !writing_); });
+    spent.swap(spent_);
+    status = error_;
+  }
+  Recycle(spent);
+  return status;
 }
 
 absl::StatusOr<ImportSummary> PipelinedImport::Commit() {

@@ -38,7 +38,7 @@ class PipelinedImport {
   };
 
   // An empty batch to fill and Submit: one the writer is done with, cleared,
-  // when there is one. Its vectors keep their capacity, so a stream of
+  // when there is one (Submit and Drain collect them). Its vectors keep their capacity, so a stream of
   // batches of like size allocates their storage once, not once per batch
   // (fresh storage also costs a page fault per 4 KiB on first touch).
   Batch NewBatch();
@@ -73,12 +73,13 @@ class PipelinedImport {
 
  private:
   // Batches waiting for the writer: enough to keep it busy while the caller
-  // prepares the next, few enough to bound the memory held.
-  static constexpr size_t kMaxQueued = 2;
+  // prepares the next (or waits for its next message), few enough to bound
+  // the memory held. perfcastd submits up to 1,000 profiles a batch.
+  static constexpr size_t kMaxQueued = 8;
 
   void Start();
   void Run();
-  // Frees what `spent` holds, on the caller's thread, keeping one batch's
+  // Frees what `spent` holds, on the caller's thread, keeping the batches'
   // storage for NewBatch.
   void Recycle(std::vector<Batch>& spent);
   // Waits for the next batch; nullopt when the import is to commit (the
@@ -91,8 +92,8 @@ class PipelinedImport {
   std::thread worker_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  // The caller's thread alone: a spent batch, cleared, for NewBatch.
-  std::optional<Batch> recycled_;
+  // The caller's thread alone: spent batches, cleared, for NewBatch.
+  std::vector<Batch> recycled_;
   // Guarded by mutex_.
   std::deque<Batch> queue_;
   // Written batches, handed back for the caller's thread to free: freeing

@@ -12,6 +12,7 @@
 #include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "models/content_hash.h"
 #include "models/profile.h"
 
 namespace perfcast::db {

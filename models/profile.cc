@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "models/content_hash.h"
 #include "xxhash.h"
 
 namespace perfcast::models {

@@ -3,13 +3,11 @@
 #ifndef PERFCAST_MODELS_PROFILE_H_
 #define PERFCAST_MODELS_PROFILE_H_
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "models/workload.h"
 
 namespace perfcast::models {
@@ -62,7 +60,10 @@ inline constexpr int kCurrentMethodVersion = 4;
 // The host and GPU state a profile was measured under. Missing means not
 // measured (older agents, no GPU, or a driver without NVML).
 struct RunConditions {
-  std::optional<double> dispatch_ops_per_s;       // LibTorch tiny ops queued without sync, /s (mean of the run's start and end)
+  // LibTorch tiny ops queued without sync, /s: the median of the probes
+  // right before this profile's timed blocks (agents from 2026-11-26 on:
+  // the host moves within minutes), else the mean of the run's start and end.
+  std::optional<double> dispatch_ops_per_s;
   std::optional<double> launch_latency_us;        // raw CUDA kernel launch latency (run mean)
   std::optional<double> cpu_single_thread_score;  // as MeasuredRates (run mean)
   std::optional<double> h2d_pinned_gbs;
@@ -110,13 +111,6 @@ absl::Status ValidateProfile(const Profile& profile);
 // profile without them hashes as it did before they existed). The same run
 // imported twice hashes the same; it ignores `id` and the hash.
 std::string ComputeContentHash(const Profile& profile);
-
-// A content hash as 16 bytes, most significant first: the bytes whose
-// hexadecimal digits ComputeContentHash returns.
-using ContentHashBytes = std::array<char, 16>;
-// ComputeContentHash's hash as bytes, for a caller that has
-// `profile.workload.Key()` at hand already (and stores the bytes).
-ContentHashBytes ComputeContentHashBytes(const Profile& profile, absl::string_view workload_key);
 
 }  // namespace perfcast::models
 

@@ -21,6 +21,12 @@ namespace {
 // only as far as messages fill them.
 constexpr size_t kImportArenaBlockSize = size_t{4} << 20;
 
+// Profiles handed to the store's writer at a time. Smaller than a client's
+// message (the CLI sends 5,000): the writer starts on a message's first
+// profiles while the rest are prepared, and after the stream's last message
+// only its last batch is left to write, not the whole message.
+constexpr size_t kProfilesPerBatch = 1'000;
+
 }  // namespace
 
 grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
@@ -70,7 +76,6 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
                                        limits_.max_profiles_per_import,
                                        " profiles; split the import"));
     }
-    batch.profiles.reserve(request->profiles_size());
     for (const v1::Profile& wire_profile : request->profiles()) {
       absl::StatusOr<models::Profile> profile = proto::FromProto(wire_profile);
       if (!profile.ok()) {
@@ -79,8 +84,16 @@ grpc::Status ProfileStoreService::Import(grpc::ServerContext* context,
         rejection->set_reason(BoundedMessage(profile.status().message()));
         continue;
       }
+      if (batch.profiles.empty()) {
+        batch.profiles.reserve(std::min<size_t>(request->profiles_size(), kProfilesPerBatch));
+      }
       batch.profiles.emplace_back(index++, db::PreparedProfile::Prepare(*std::move(profile)));
+      if (batch.profiles.size() == kProfilesPerBatch) {
+        if (absl::Status s = import.Submit(std::move(batch)); !s.ok()) return ToGrpcStatus(s);
+        batch = import.NewBatch();
+      }
     }
+    // Even an empty message's (empty) batch: the first begins the transaction.
     if (absl::Status s = import.Submit(std::move(batch)); !s.ok()) return ToGrpcStatus(s);
     if (grpc::Status s = timer.Check(); !s.ok()) return abandon(s);
   }

@@ -89,6 +89,30 @@ TEST_F(PipelinedImportTest, WritesBatchesInOrderAndCountsLikeAPlainImport) {
   EXPECT_EQ(*store_->CountProfiles({}), 201);
 }
 
+// NewBatch hands back written batches' storage, emptied: nothing of an
+// earlier batch is written twice.
+TEST_F(PipelinedImportTest, NewBatchesAreEmptyWhenTheirStorageIsReused) {
+  PipelinedImport import(*store_);
+  for (int b = 0; b < 5; ++b) {
+    PipelinedImport::Batch batch = import.NewBatch();
+    EXPECT_TRUE(batch.nodes.empty()) << b;
+    EXPECT_TRUE(batch.profiles.empty()) << b;
+    // After Drain, the batch written before is the one handed back.
+    if (b > 0) EXPECT_GE(batch.profiles.capacity(), 30u) << b;
+    if (b == 0) batch.nodes.push_back(SampleNode("agent-node"));
+    for (int i = 30 * b; i < 30 * b + 30; ++i) {
+      batch.profiles.emplace_back(i, PreparedProfile::Prepare(SampleProfile("n1", i)));
+    }
+    ASSERT_TRUE(import.Submit(std::move(batch)).ok());
+    ASSERT_TRUE(import.Drain().ok());
+  }
+  absl::StatusOr<ImportSummary> summary = import.Commit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, 150);
+  EXPECT_EQ(summary->duplicates, 0);
+  EXPECT_EQ(All().size(), 150u);
+}
+
 TEST_F(PipelinedImportTest, AFailedBatchEndsTheImportAndStoresNothing) {
   PipelinedImport import(*store_);
   ASSERT_TRUE(import.Submit(Profiles("n1", 0, 50)).ok());

@@ -214,6 +214,29 @@ TEST_P(StoreTest, ImportCountsAcceptedDuplicatesAndRejected) {
   EXPECT_EQ(*store_->CountProfiles({}), 5);
 }
 
+// A record that brings its content hash (a file exported by perfcast) is
+// stored under that hash's bytes, whatever the case of its hex digits, and
+// deduplicated by it.
+TEST_P(StoreTest, AGivenContentHashIsStoredAsItsBytes) {
+  ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
+  models::Profile given = SampleProfile("n1", 1);
+  given.content_hash = "00112233445566778899AABBCCDDEEFF";
+  ASSERT_EQ(Import({given}).accepted, 1);
+  auto all = All();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].content_hash, "00112233445566778899aabbccddeeff");
+
+  models::Profile same_hash = SampleProfile("n1", 2);
+  same_hash.content_hash = "00112233445566778899aabbccddeeff";
+  models::Profile computed = SampleProfile("n1", 1);  // its own hash differs from the given one
+  ImportSummary summary = Import({same_hash, computed});
+  EXPECT_EQ(summary.duplicates, 1);
+  EXPECT_EQ(summary.accepted, 1);
+  all = All();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].content_hash, models::ComputeContentHash(computed));
+}
+
 TEST_P(StoreTest, ProfilesRoundTripThroughScan) {
   ASSERT_TRUE(store_->RegisterNode(SampleNode("n1")).ok());
   models::Profile p = SampleProfile("n1", 3);
