@@ -1,17 +1,16 @@
 #include "db/prepared_profile.h"
 
-#include <algorithm>
-#include <string>
 #include <utility>
 
 #include "absl/strings/escaping.h"
 #include "db/store_rules.h"
+#include "models/content_hash.h"
 #include "models/descriptor.h"
 
 namespace perfcast::db {
 
 absl::StatusOr<PreparedProfile> PreparedProfile::Prepare(models::Profile input) {
-  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(std::move(input.workload));
+  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(input.workload);
   if (!spec.ok()) return absl::InvalidArgumentError(spec.status().message());
   PreparedProfile prepared;
   models::Profile& profile = prepared.profile_;
@@ -23,14 +22,15 @@ absl::StatusOr<PreparedProfile> PreparedProfile::Prepare(models::Profile input) 
   // Computed once: the content hash covers the key too.
   prepared.workload_key_ = profile.workload.Key();
   if (profile.content_hash.empty()) {
-    prepared.hash_bytes_ = models::ComputeContentHashBytes(profile, prepared.workload_key_);
-    profile.content_hash = absl::BytesToHexString(
-        absl::string_view(prepared.hash_bytes_.data(), prepared.hash_bytes_.size()));
+    // As bytes first: the hex digits are made from them, not parsed back.
+    const models::ContentHashBytes bytes =
+        models::ComputeContentHashBytes(profile, prepared.workload_key_);
+    prepared.hash_bytes_.assign(bytes.data(), bytes.size());
+    profile.content_hash = absl::BytesToHexString(prepared.hash_bytes_);
   } else if (!IsHexHash(profile.content_hash)) {
     return absl::InvalidArgumentError("content hash must be 32 hexadecimal digits");
   } else {
-    const std::string bytes = absl::HexStringToBytes(profile.content_hash);
-    std::copy(bytes.begin(), bytes.end(), prepared.hash_bytes_.begin());
+    prepared.hash_bytes_ = absl::HexStringToBytes(profile.content_hash);
   }
   prepared.node_name_hash_ = PrehashedNameHash::Of(profile.node_name);
   prepared.workload_key_hash_ = PrehashedNameHash::Of(prepared.workload_key_);

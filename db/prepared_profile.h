@@ -12,7 +12,6 @@
 #include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "models/content_hash.h"
 #include "models/profile.h"
 
 namespace perfcast::db {
@@ -53,7 +52,7 @@ class PreparedProfile {
   // profile().workload.Key(): the workload's identity in the store.
   const std::string& workload_key() const { return workload_key_; }
   // The 16 bytes of profile().content_hash, as the stores keep it.
-  absl::string_view hash_bytes() const { return {hash_bytes_.data(), hash_bytes_.size()}; }
+  const std::string& hash_bytes() const { return hash_bytes_; }
   // profile().node_name and workload_key() with their PrehashedNameHash.
   PrehashedName node_name() const { return {profile_.node_name, node_name_hash_}; }
   PrehashedName workload_name() const { return {workload_key_, workload_key_hash_}; }
@@ -63,10 +62,7 @@ class PreparedProfile {
 
   models::Profile profile_;
   std::string workload_key_;
-  // Not a std::string: 16 bytes are one more than its inline capacity, and
-  // an allocation per record is what the import's prepare thread spends
-  // most of its time on.
-  models::ContentHashBytes hash_bytes_{};
+  std::string hash_bytes_;
   size_t node_name_hash_ = 0;
   size_t workload_key_hash_ = 0;
 };

@@ -102,7 +102,7 @@ absl::StatusOr<FamilyInfo> FindFamily(absl::string_view name) {
   return def->info;
 }
 
-absl::StatusOr<WorkloadSpec> NormalizeSpec(WorkloadSpec spec) {
+absl::StatusOr<WorkloadSpec> NormalizeSpec(const WorkloadSpec& spec) {
   const families::FamilyDef* def = FindDef(spec.family);
   if (def == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload family '", spec.family,
@@ -124,7 +124,7 @@ absl::StatusOr<WorkloadSpec> NormalizeSpec(WorkloadSpec spec) {
                                                      "' (known: ", absl::StrJoin(names, ", "), ")"));
     }
   }
-  WorkloadSpec& out = spec;  // normalised in place
+  WorkloadSpec out = spec;
   for (const ParamInfo& param : def->info.params) {
     auto it = out.params.find(param.name);
     if (it == out.params.end()) {
@@ -153,7 +153,7 @@ absl::StatusOr<WorkloadSpec> NormalizeSpec(WorkloadSpec spec) {
   if (out.phase == Phase::kInference) out.optimizer = "adam";
   absl::Status status = def->check(out);
   if (!status.ok()) return status;
-  return std::move(out);
+  return out;
 }
 
 absl::StatusOr<WorkloadDescriptor> Describe(const WorkloadSpec& spec) {

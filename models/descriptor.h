@@ -131,9 +131,7 @@ inline constexpr int64_t kMaxBatchSize = int64_t{1} << 24;
 // [1, kMaxBatchSize], and
 // the family's own constraints (e.g. hidden divisible by heads).
 // InvalidArgument names the offending parameter.
-// Takes the spec by value: a caller done with its own moves it in, and its
-// parameters are not copied.
-absl::StatusOr<WorkloadSpec> NormalizeSpec(WorkloadSpec spec);
+absl::StatusOr<WorkloadSpec> NormalizeSpec(const WorkloadSpec& spec);
 
 // Describes one iteration of a workload. Normalises first; the same errors.
 absl::StatusOr<WorkloadDescriptor> Describe(const WorkloadSpec& spec);
