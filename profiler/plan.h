@@ -51,7 +51,7 @@ namespace perfcast::profiler {
 struct TimingPolicy {
   int warmup_iterations = 2;     // single steps before the warm-up blocks
   int repeats = 5;               // timed blocks over all passes (repeat_cv)
-  int max_repeats = 20;          // adaptive cap, over all passes (<= repeats: none)
+  int max_repeats = 15;          // adaptive cap, over all passes (<= repeats: none)
   double target_median_error = 0.01;  // relative standard error of the median
   int min_iterations = 3;        // steps per block
   int max_iterations = 5000;     // steps per block
