@@ -98,7 +98,9 @@ TEST_F(PipelinedImportTest, NewBatchesAreEmptyWhenTheirStorageIsReused) {
     EXPECT_TRUE(batch.nodes.empty()) << b;
     EXPECT_TRUE(batch.profiles.empty()) << b;
     // After Drain, the batch written before is the one handed back.
-    if (b > 0) EXPECT_GE(batch.profiles.capacity(), 30u) << b;
+    if (b > 0) {
+      EXPECT_GE(batch.profiles.capacity(), 30u) << b;
+    }
     if (b == 0) batch.nodes.push_back(SampleNode("agent-node"));
     for (int i = 30 * b; i < 30 * b + 30; ++i) {
       batch.profiles.emplace_back(i, PreparedProfile::Prepare(SampleProfile("n1", i)));
