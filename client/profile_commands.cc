@@ -152,6 +152,7 @@ struct CompareFlags {
   std::string first, second;
   std::string format;
   double min_ms = 1.0;
+  double host_tolerance = 0.05;
 };
 
 // Every profile of one run's file; records that cannot be read are skipped
@@ -184,7 +185,7 @@ std::optional<CliError> RunCompare(ClientContext& context, const CompareFlags& f
   if (!first.ok()) return CliError{kExitFailure, Describe(first.status())};
   absl::StatusOr<std::vector<models::Profile>> second = ReadRun(flags.second, flags.format);
   if (!second.ok()) return CliError{kExitFailure, Describe(second.status())};
-  const CompareOptions options{.min_ms = flags.min_ms};
+  const CompareOptions options{.min_ms = flags.min_ms, .host_tolerance = flags.host_tolerance};
   absl::StatusOr<CompareReport> report = CompareRuns(*first, *second, options);
   if (!report.ok()) return CliError{kExitFailure, Describe(report.status())};
   if (context.output == OutputFormat::kJson) {
@@ -198,12 +199,19 @@ std::optional<CliError> RunCompare(ClientContext& context, const CompareFlags& f
   };
   for (const DifferenceStats& s : report->families) row(s);
   row(report->overall);
+  if (report->host_matched.n > 0) row(report->host_matched);
   table.Print(std::cout);
   std::cout << absl::StrFormat(
       "median step time of the second run against the first, configurations matched by "
       "workload key with steps >= %g ms; %d only in the first, %d only in the second, %d "
       "shorter\n",
       flags.min_ms, report->only_in_a, report->only_in_b, report->below_min);
+  if (report->host_matched.n > 0) {
+    std::cout << absl::StrFormat(
+        "host-matched: the %d of them whose host dispatch rates (probed before their blocks) "
+        "agree within %g%%\n",
+        report->host_matched.n, 100 * flags.host_tolerance);
+  }
   return std::nullopt;
 }
 
@@ -255,6 +263,11 @@ void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& di
   compare_cmd->add_option("--format", compare->format, "csv, jsonl or sqlite (default: by extension)");
   compare_cmd->add_option("--min-ms", compare->min_ms,
                           "Leave out configurations with shorter steps (mean of both runs)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  compare_cmd->add_option("--host-tolerance", compare->host_tolerance,
+                          "Also report the configurations whose host dispatch rates agree "
+                          "within this fraction (host-matched)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   compare_cmd->callback([&context, &dispatch, compare] {

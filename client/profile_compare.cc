@@ -38,6 +38,7 @@ DifferenceStats Summarize(std::string group, const std::vector<double>& signed_d
 struct Configuration {
   std::string family;
   std::vector<double> medians_ms;
+  std::vector<double> dispatch_ops_per_s;  // of the profiles that have one
 };
 
 std::map<std::string, Configuration> ByWorkloadKey(const std::vector<models::Profile>& profiles) {
@@ -46,6 +47,9 @@ std::map<std::string, Configuration> ByWorkloadKey(const std::vector<models::Pro
     Configuration& c = out[p.workload.Key()];
     c.family = p.workload.family;
     c.medians_ms.push_back(p.iteration.median_ms);
+    if (p.conditions.dispatch_ops_per_s.value_or(0) > 0) {
+      c.dispatch_ops_per_s.push_back(*p.conditions.dispatch_ops_per_s);
+    }
   }
   return out;
 }
@@ -67,11 +71,15 @@ absl::StatusOr<CompareReport> CompareRuns(const std::vector<models::Profile>& a,
     return absl::InvalidArgumentError(
         absl::StrCat("--min-ms must be a finite number >= 0, got ", options.min_ms));
   }
+  if (!(options.host_tolerance >= 0) || !std::isfinite(options.host_tolerance)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--host-tolerance must be a finite number >= 0, got ", options.host_tolerance));
+  }
   const std::map<std::string, Configuration> run_a = ByWorkloadKey(a);
   const std::map<std::string, Configuration> run_b = ByWorkloadKey(b);
   CompareReport report;
   std::map<std::string, std::vector<double>> by_family;
-  std::vector<double> all;
+  std::vector<double> all, host_matched;
   for (const auto& [key, config_a] : run_a) {
     auto it = run_b.find(key);
     if (it == run_b.end()) {
@@ -87,6 +95,12 @@ absl::StatusOr<CompareReport> CompareRuns(const std::vector<models::Profile>& a,
     const double difference = ms_b / ms_a - 1;
     by_family[config_a.family].push_back(difference);
     all.push_back(difference);
+    const Configuration& config_b = it->second;
+    if (!config_a.dispatch_ops_per_s.empty() && !config_b.dispatch_ops_per_s.empty()) {
+      const double host_ratio = Quantile(config_b.dispatch_ops_per_s, 0.5) /
+                                Quantile(config_a.dispatch_ops_per_s, 0.5);
+      if (std::abs(host_ratio - 1) <= options.host_tolerance) host_matched.push_back(difference);
+    }
   }
   for (const auto& [key, config_b] : run_b) {
     if (!run_a.contains(key)) ++report.only_in_b;
@@ -101,6 +115,7 @@ absl::StatusOr<CompareReport> CompareRuns(const std::vector<models::Profile>& a,
     report.families.push_back(Summarize(family, differences));
   }
   report.overall = Summarize("all", all);
+  report.host_matched = Summarize("host-matched", host_matched);
   return report;
 }
 
@@ -108,7 +123,9 @@ std::string CompareReportJson(const CompareReport& report, const CompareOptions&
   nlohmann::json families = nlohmann::json::array();
   for (const DifferenceStats& s : report.families) families.push_back(StatsJson(s));
   nlohmann::json out = {{"min_ms", options.min_ms},
+                        {"host_tolerance", options.host_tolerance},
                         {"overall", StatsJson(report.overall)},
+                        {"host_matched", StatsJson(report.host_matched)},
                         {"families", std::move(families)},
                         {"only_in_a", report.only_in_a},
                         {"only_in_b", report.only_in_b},

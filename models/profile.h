@@ -60,7 +60,10 @@ inline constexpr int kCurrentMethodVersion = 4;
 // The host and GPU state a profile was measured under. Missing means not
 // measured (older agents, no GPU, or a driver without NVML).
 struct RunConditions {
-  std::optional<double> dispatch_ops_per_s;       // LibTorch tiny ops queued without sync, /s (mean of the run's start and end)
+  // LibTorch tiny ops queued without sync, /s: the median of the probes
+  // right before this profile's timed blocks (agents from 2026-11-26 on:
+  // the host moves within minutes), else the mean of the run's start and end.
+  std::optional<double> dispatch_ops_per_s;
   std::optional<double> launch_latency_us;        // raw CUDA kernel launch latency (run mean)
   std::optional<double> cpu_single_thread_score;  // as MeasuredRates (run mean)
   std::optional<double> h2d_pinned_gbs;

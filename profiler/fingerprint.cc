@@ -206,28 +206,6 @@ double TinyOpLatencyUs(const Device& device) {
   return 1e3 * TimePerCallMs(device, 2000, [&] { x.add_(1); });
 }
 
-// The framework's dispatch rate: tiny in-place ops queued through LibTorch
-// without a synchronisation, per host second (the median of five rounds).
-// On a GPU the host, not the device, is the limit: this is what decides the
-// step time of small models.
-double DispatchOpsPerS(const Device& device) {
-  torch::Tensor x = torch::zeros({1}, torch::TensorOptions().device(device.torch_device()));
-  for (int i = 0; i < 200; ++i) x.add_(1);
-  device.Synchronize();
-  constexpr int kOps = 5000;
-  std::vector<double> rates;
-  for (int r = 0; r < 5; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < kOps; ++i) x.add_(1);
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    device.Synchronize();
-    rates.push_back(kOps / std::max(s, 1e-9));
-  }
-  std::sort(rates.begin(), rates.end());
-  return rates[rates.size() / 2];
-}
-
 // Raw kernel-launch cost: a driver-API launch on a GPU (the LibTorch tiny op
 // where the driver refuses), the tiny op on a CPU.
 double LaunchLatencyUs(const Device& device) {
@@ -332,13 +310,30 @@ std::string CatalogModelName(absl::string_view cuda_device_name) {
 }
 
 void MeasureHostFeatures(const Device& device, models::MeasuredRates& rates) {
-  rates.dispatch_ops_per_s = DispatchOpsPerS(device);
+  rates.dispatch_ops_per_s = DispatchOpsPerS(device, /*ops=*/5000, /*rounds=*/5);
   rates.launch_latency_us = LaunchLatencyUs(device);
   rates.cpu_single_thread_score = CpuSingleThreadScore();
   if (device.is_cuda()) {
     rates.h2d_pinned_gbs = HostToDeviceGbs(device, /*pinned=*/true);
     rates.h2d_pageable_gbs = HostToDeviceGbs(device, /*pinned=*/false);
   }
+}
+
+double DispatchOpsPerS(const Device& device, int ops, int rounds) {
+  torch::Tensor x = torch::zeros({1}, torch::TensorOptions().device(device.torch_device()));
+  for (int i = 0; i < 50; ++i) x.add_(1);
+  device.Synchronize();
+  std::vector<double> rates;
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < ops; ++i) x.add_(1);
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    device.Synchronize();
+    rates.push_back(ops / std::max(s, 1e-9));
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
 }
 
 double CpuSingleThreadScore() {

@@ -14,6 +14,8 @@
 
 namespace perfcast::profiler {
 
+class Device;
+
 // Describes this machine as a node named `name` (empty: "<hostname>-<model>").
 // With `measure_rates`, also fills Node::measured. A CUDA node has
 // gpu_count 1 and the catalog model name where the device name maps to one
@@ -28,6 +30,20 @@ std::string CatalogModelName(absl::string_view cuda_device_name);
 // A fixed, deterministic single-threaded integer workload; returns millions
 // of its operations per second. Higher is faster; comparable across hosts.
 double CpuSingleThreadScore();
+
+// The framework's dispatch rate on `device`: `ops` tiny in-place ops queued
+// through LibTorch without a synchronisation, per host second, timed after
+// the device drained; the median of `rounds` rounds. On a GPU the host, not
+// the device, is the limit: this is what decides the step time of small
+// models, and it moves with the host (a virtual machine's cores are shared
+// with other tenants: 1.3e5 to 1.9e5 ops/s within minutes on one H200
+// machine), so the harnesses sample it right before their timed blocks.
+double DispatchOpsPerS(const Device& device, int ops, int rounds);
+
+// Tiny ops of the harnesses' host probe before timed blocks: about 2.5 ms at
+// an H200 machine host's 2e5 ops/s, 2.5% of a 100 ms block. Timed blocks end
+// with the host waiting for the device, so the probe times the host alone.
+inline constexpr int kHostProbeOps = 500;
 
 }  // namespace perfcast::profiler
 

@@ -24,6 +24,11 @@ struct Measurement {
   std::vector<double> block_ms;  // mean time per step (per call) of each timed block
   int64_t steps = 0;             // steps (calls) timed over all blocks
   GpuState gpu;
+  // The host's framework dispatch rate (ops/s) sampled right before timed
+  // blocks (each block of a model, each pass of an operation): the host
+  // state this pass's steps ran under. Empty where the measurer does not
+  // sample it; the run then stores the run's start/end mean.
+  std::vector<double> dispatch_ops_per_s;
 };
 
 // Measures one workload at a time. Not thread-safe: measurements share a

@@ -9,6 +9,7 @@
 #include "models/descriptor.h"
 #include "models/torch/layers.h"
 #include "models/torch/optimizers.h"
+#include "profiler/fingerprint.h"
 #include "profiler/stats.h"
 
 namespace perfcast::profiler {
@@ -255,6 +256,9 @@ absl::StatusOr<Measurement> MeasureOperation(const Device& device,
                    static_cast<double>(timing.op_max_calls)));
 
     const int blocks = RepeatsInPass(timing.op_repeats, timing.passes, pass);
+    // One host probe per pass: an operation's blocks (~2 ms) are as short as
+    // the probe.
+    m.dispatch_ops_per_s.push_back(DispatchOpsPerS(device, kHostProbeOps, /*rounds=*/1));
     BlockMonitor monitor(sensor);
     for (int r = 0; r < blocks; ++r) {
       monitor.BeginBlock();

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/torch/proxy.h"
+#include "profiler/fingerprint.h"
 #include "profiler/op_bench.h"
 #include "profiler/proxy_session.h"
 #include "profiler/stats.h"
@@ -68,6 +69,7 @@ absl::StatusOr<Measurement> MeasureModel(const Device& device, const models::Wor
     const int blocks = RepeatsInPass(timing.repeats, timing.passes, pass);
     BlockMonitor monitor(sensor);
     for (int r = 0; r < blocks; ++r) {
+      m.dispatch_ops_per_s.push_back(DispatchOpsPerS(device, kHostProbeOps, /*rounds=*/1));
       monitor.BeginBlock();
       m.block_ms.push_back(s.TimedBlockMs(steps));
       monitor.EndBlock();

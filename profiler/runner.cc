@@ -166,6 +166,13 @@ models::Profile PoolPasses(absl::Span<const Measurement> passes) {
   };
   profile.conditions.board_power_w = weighted(&GpuState::board_power_w);
   profile.conditions.sm_clock_mhz = weighted(&GpuState::sm_clock_mhz);
+  // The host state the steps ran under: the median of the probes taken
+  // right before this configuration's blocks, over all passes.
+  std::vector<double> probes;
+  for (const Measurement& m : passes) {
+    probes.insert(probes.end(), m.dispatch_ops_per_s.begin(), m.dispatch_ops_per_s.end());
+  }
+  if (!probes.empty()) profile.conditions.dispatch_ops_per_s = Quantile(probes, 0.5);
   profile.conditions.gpu_temperature_c = std::nullopt;
   for (const Measurement& m : passes) {
     if (m.gpu.temperature_c.has_value()) profile.conditions.gpu_temperature_c = m.gpu.temperature_c;
@@ -175,7 +182,9 @@ models::Profile PoolPasses(absl::Span<const Measurement> passes) {
 
 void SetHostConditions(absl::Span<const models::MeasuredRates> samples,
                        models::RunConditions& conditions) {
-  conditions.dispatch_ops_per_s = MeanOf(samples, &models::MeasuredRates::dispatch_ops_per_s);
+  if (!conditions.dispatch_ops_per_s.has_value()) {
+    conditions.dispatch_ops_per_s = MeanOf(samples, &models::MeasuredRates::dispatch_ops_per_s);
+  }
   conditions.launch_latency_us = MeanOf(samples, &models::MeasuredRates::launch_latency_us);
   conditions.cpu_single_thread_score =
       MeanOf(samples, &models::MeasuredRates::cpu_single_thread_score);

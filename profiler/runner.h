@@ -63,13 +63,15 @@ struct RunSummary {
 // the median of the block means, the headline; count the steps timed),
 // repeats = blocks, repeat_cv over the blocks, the phases and peak memory
 // of the passes that have them, throughput and FLOP rates rescaled to the
-// pooled median, and the GPU state weighted by each pass's timed seconds.
-// `passes` must not be empty.
+// pooled median, the GPU state weighted by each pass's timed seconds, and
+// the dispatch rate the median of the passes' host probes (where they have
+// any). `passes` must not be empty.
 models::Profile PoolPasses(absl::Span<const Measurement> passes);
 
 // Sets the host features of `conditions` (dispatch rate, launch latency,
 // CPU score, host->device bandwidth) to the means over `samples` of the
-// fields each has.
+// fields each has; a dispatch rate already there (the configuration's own
+// probes, PoolPasses) is kept.
 void SetHostConditions(absl::Span<const models::MeasuredRates> samples,
                        models::RunConditions& conditions);
 

@@ -91,6 +91,47 @@ TEST(CompareRunsTest, RefusesNothingToCompareAndBadThresholds) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CompareRuns(a, a, {.min_ms = 20}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CompareRuns(a, a, {.host_tolerance = -0.1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CompareRuns(a, a, {.host_tolerance = INFINITY}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+models::Profile OnHost(models::Profile p, double dispatch_ops_per_s) {
+  p.conditions.dispatch_ops_per_s = dispatch_ops_per_s;
+  return p;
+}
+
+TEST(CompareRunsTest, HostMatchedGroupHoldsTheConfigurationsWhoseHostAgreed) {
+  std::vector<models::Profile> a, b;
+  // Three configurations measured on the same host state: 1%, 2%, 3% apart.
+  for (int i = 1; i <= 3; ++i) {
+    a.push_back(OnHost(Config("x", "lstm", i, 10), 2e5));
+    b.push_back(OnHost(Config("y", "lstm", i, 10 * (1 + 0.01 * i)), 2e5 * (1 + 0.01 * i)));
+  }
+  // Two whose host was 30% slower in the second run: 30% slower steps.
+  for (int i = 4; i <= 5; ++i) {
+    a.push_back(OnHost(Config("x", "lstm", i, 10), 2e5));
+    b.push_back(OnHost(Config("y", "lstm", i, 13), 1.4e5));
+  }
+  // One without a host probe on one side: in "all" only.
+  a.push_back(Config("x", "lstm", 6, 10));
+  b.push_back(OnHost(Config("y", "lstm", 6, 10.5), 2e5));
+  auto report = CompareRuns(a, b, {.min_ms = 1, .host_tolerance = 0.05});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->overall.n, 6);
+  EXPECT_NEAR(report->overall.median_abs, 0.04, 1e-9);  // between 3% and 5%
+  EXPECT_EQ(report->host_matched.group, "host-matched");
+  EXPECT_EQ(report->host_matched.n, 3);
+  EXPECT_NEAR(report->host_matched.median_abs, 0.02, 1e-9);
+  // A tighter tolerance keeps the 1% and 2% hosts only.
+  auto tight = CompareRuns(a, b, {.min_ms = 1, .host_tolerance = 0.025});
+  ASSERT_TRUE(tight.ok());
+  EXPECT_EQ(tight->host_matched.n, 2);
+  // Without probes there is no host-matched group.
+  auto none = CompareRuns({Config("x", "cnn", 1, 10)}, {Config("y", "cnn", 1, 11)}, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->host_matched.n, 0);
 }
 
 TEST(CompareRunsTest, JsonCarriesEveryFigureInPercent) {
@@ -106,6 +147,8 @@ TEST(CompareRunsTest, JsonCarriesEveryFigureInPercent) {
   ASSERT_EQ(json["families"].size(), 1u);
   EXPECT_EQ(json["families"][0]["group"], "cnn");
   EXPECT_EQ(json["min_ms"], 1.0);
+  EXPECT_EQ(json["host_tolerance"], 0.05);
+  EXPECT_EQ(json["host_matched"]["n"], 0);
 }
 
 }  // namespace

@@ -67,6 +67,10 @@ class FakeMeasurer : public Measurer {
     m.gpu.board_power_w = pass == 0 ? 300 : 500;
     m.gpu.temperature_c = 40 + pass;
     m.gpu.timed_s = pass == 0 ? 3 : 1;
+    if (probe_dispatch) {
+      // The host as the harness probed it right before each block: m's own.
+      m.dispatch_ops_per_s.assign(blocks, static_cast<double>(spec.params.at("m")) * 10);
+    }
     return m;
   }
   absl::StatusOr<models::MeasuredRates> MeasureHost() override {
@@ -78,6 +82,7 @@ class FakeMeasurer : public Measurer {
   std::vector<int64_t> order;
   double second_pass_ms = 2;
   double host_dispatch = 1000;
+  bool probe_dispatch = false;  // report per-block host probes
 };
 
 class RunnerTest : public ::testing::Test {
@@ -288,6 +293,50 @@ TEST(PoolPassesTest, WeighsTheGpuStateByTimedSeconds) {
   EXPECT_THAT(pooled.conditions.board_power_w, Optional(DoubleEq(350)));
   EXPECT_THAT(pooled.conditions.sm_clock_mhz, Optional(DoubleEq(1800)));
   EXPECT_THAT(pooled.conditions.gpu_temperature_c, Optional(DoubleEq(50)));  // the last
+}
+
+TEST_F(RunnerTest, EachProfileKeepsTheHostItsOwnBlocksRanUnder) {
+  const std::vector<models::WorkloadSpec> specs = {Gemm(11), Gemm(19)};
+  FakeMeasurer measurer;
+  measurer.host_dispatch = 700;
+  measurer.probe_dispatch = true;
+  ASSERT_TRUE(RunWorkloads(specs, TimingPolicy{}, TestNode(), measurer, *store_, {}).ok());
+  int seen = 0;
+  ASSERT_TRUE(store_
+                  ->ScanProfiles({}, [&](const models::Profile& p) {
+                    ++seen;
+                    // Not the run's 850: the probes before this configuration's blocks.
+                    EXPECT_THAT(p.conditions.dispatch_ops_per_s,
+                                Optional(DoubleEq(10.0 * p.workload.params.at("m"))));
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(seen, 2);
+}
+
+TEST(PoolPassesTest, TheDispatchRateIsTheMedianOfTheConfigurationsProbes) {
+  Measurement first, second, third;
+  first.block_ms = {1, 1};
+  first.dispatch_ops_per_s = {100, 900};
+  second.block_ms = {1};
+  second.dispatch_ops_per_s = {300};
+  third.block_ms = {1};  // a pass without probes adds none
+  const Measurement passes[] = {first, second, third};
+  EXPECT_THAT(PoolPasses(passes).conditions.dispatch_ops_per_s, Optional(DoubleEq(300)));
+  const Measurement unprobed[] = {third};
+  EXPECT_FALSE(PoolPasses(unprobed).conditions.dispatch_ops_per_s.has_value());
+}
+
+TEST(SetHostConditionsTest, KeepsADispatchRateTheProfileAlreadyHas) {
+  models::MeasuredRates start;
+  start.dispatch_ops_per_s = 1000;
+  start.launch_latency_us = 2;
+  const models::MeasuredRates samples[] = {start};
+  models::RunConditions conditions;
+  conditions.dispatch_ops_per_s = 640;
+  SetHostConditions(samples, conditions);
+  EXPECT_THAT(conditions.dispatch_ops_per_s, Optional(DoubleEq(640)));
+  EXPECT_THAT(conditions.launch_latency_us, Optional(DoubleEq(2)));
 }
 
 TEST(SetHostConditionsTest, MeansOfTheSamplesThatHaveEachFeature) {
