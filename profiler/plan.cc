@@ -185,6 +185,7 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
   };
   const IntField ints[] = {{"warmup", &timing.warmup_iterations, 0},
                            {"repeats", &timing.repeats, 1},
+                           {"max_repeats", &timing.max_repeats, 1},
                            {"min_iterations", &timing.min_iterations, 1},
                            {"max_iterations", &timing.max_iterations, 1},
                            {"passes", &timing.passes, 1},
@@ -194,6 +195,7 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
                            {"op_max_calls", &timing.op_max_calls, 1}};
   const RealField reals[] = {{"target_repeat_ms", &timing.target_repeat_ms},
                              {"op_target_block_ms", &timing.op_target_block_ms},
+                             {"target_median_error", &timing.target_median_error},
                              {"warmup_tolerance", &timing.warmup_tolerance}};
   std::set<std::string> allowed;
   for (const IntField& f : ints) allowed.insert(f.name);

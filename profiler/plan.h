@@ -43,9 +43,16 @@ namespace perfcast::profiler {
 // `min_iterations` steps, split over `passes` passes of the run over the
 // plan (the second in reverse order) so that drift of the machine shows in
 // the stored spread instead of biasing the configurations measured last.
+// Repeats are adaptive: a pass adds blocks (up to its share of
+// `max_repeats`) while the median's estimated relative standard error over
+// its blocks exceeds `target_median_error`. A host-bound step on a shared
+// machine scatters 5-12% from block to block (the host's dispatch rate moves
+// within seconds), and five blocks pin its median to about 5% only.
 struct TimingPolicy {
   int warmup_iterations = 2;     // single steps before the warm-up blocks
   int repeats = 5;               // timed blocks over all passes (repeat_cv)
+  int max_repeats = 15;          // adaptive cap, over all passes (<= repeats: none)
+  double target_median_error = 0.01;  // relative standard error of the median
   int min_iterations = 3;        // steps per block
   int max_iterations = 5000;     // steps per block
   double target_repeat_ms = 100;  // timed work per block

@@ -66,14 +66,19 @@ absl::StatusOr<Measurement> MeasureModel(const Device& device, const models::Wor
     }
 
     const int steps = StepsFor(timing.target_repeat_ms, step_ms, timing);
-    const int blocks = RepeatsInPass(timing.repeats, timing.passes, pass);
+    const int planned = RepeatsInPass(timing.repeats, timing.passes, pass);
+    const int cap = std::max(planned, RepeatsInPass(timing.max_repeats, timing.passes, pass));
     BlockMonitor monitor(sensor);
-    for (int r = 0; r < blocks; ++r) {
+    for (int r = 0; r < cap; ++r) {
+      if (r >= planned && MedianRelativeStandardError(m.block_ms) <= timing.target_median_error) {
+        break;
+      }
       m.dispatch_ops_per_s.push_back(DispatchOpsPerS(device, kHostProbeOps, /*rounds=*/1));
       monitor.BeginBlock();
       m.block_ms.push_back(s.TimedBlockMs(steps));
       monitor.EndBlock();
     }
+    const int blocks = static_cast<int>(m.block_ms.size());
     m.steps = static_cast<int64_t>(steps) * blocks;
     m.gpu = monitor.State();
 

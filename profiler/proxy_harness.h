@@ -5,7 +5,9 @@
 // device marks (CUDA events; the steady clock on a CPU) bracket blocks of
 // steps. Warm-up blocks run until two consecutive ones agree within
 // timing.warmup_tolerance; then the pass's timed blocks, each of at least
-// timing.target_repeat_ms and timing.min_iterations steps. The first pass
+// timing.target_repeat_ms and timing.min_iterations steps, more (adaptive,
+// TimingPolicy) while their median is not yet pinned down, and each after a
+// short probe of the host's dispatch rate. The first pass
 // also runs a few instrumented steps fed by the generator, which split a
 // step into its phases (data generation, copy, forward, backward,
 // optimizer); the generator's cost is never part of the timed steps.

@@ -62,4 +62,11 @@ double CoefficientOfVariation(absl::Span<const double> samples) {
   return SampleStddev(samples, mean) / mean;
 }
 
+double MedianRelativeStandardError(absl::Span<const double> samples) {
+  if (samples.size() < 2) return 0;
+  constexpr double kMedianToMeanError = 1.2533141373155003;  // sqrt(pi / 2)
+  return kMedianToMeanError * CoefficientOfVariation(samples) /
+         std::sqrt(static_cast<double>(samples.size()));
+}
+
 }  // namespace perfcast::profiler

@@ -25,6 +25,12 @@ double Quantile(absl::Span<const double> samples, double q);
 // than two samples or the mean is not positive.
 double CoefficientOfVariation(absl::Span<const double> samples);
 
+// The estimated standard error of the median of `samples` relative to their
+// mean: sqrt(pi/2) * CoefficientOfVariation / sqrt(n), the large-sample
+// normal approximation (the median's error is 1.25 times the mean's). 0
+// with fewer than two samples.
+double MedianRelativeStandardError(absl::Span<const double> samples);
+
 }  // namespace perfcast::profiler
 
 #endif  // PERFCAST_PROFILER_STATS_H_

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -85,6 +86,8 @@ TEST(AgentTest, QuickPlanOnCpuWritesAValidStore) {
                       // The generator's cost is a phase of its own.
                       EXPECT_GT(p.phases.data_load_ms.value_or(0), 0);
                       EXPECT_TRUE(p.epoch_s.has_value());
+                      // Adaptive repeats stay within the plan's cap.
+                      EXPECT_LE(p.repeats, std::max(plan->timing.repeats, plan->timing.max_repeats));
                     }
                     return true;
                   })

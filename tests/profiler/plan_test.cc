@@ -129,7 +129,8 @@ constexpr char kJsonPlan[] = R"({
   "name": "mine",
   "max_minutes": 2.5,
   "timing": {"warmup": 1, "repeats": 4, "target_repeat_ms": 10, "passes": 2,
-             "warmup_tolerance": 0.05, "max_warmup_blocks": 4, "prefetch": 3},
+             "warmup_tolerance": 0.05, "max_warmup_blocks": 4, "prefetch": 3,
+             "max_repeats": 12, "target_median_error": 0.02},
   "grids": [
     {"family": "lstm", "params": {"layers": [1, 2], "hidden": 64},
      "batch": [8, 16], "precision": ["fp32", "bf16"], "phase": ["train", "inference"],
@@ -149,6 +150,8 @@ TEST(PlanFileTest, JsonExpandsTheProduct) {
   EXPECT_DOUBLE_EQ(plan->timing.warmup_tolerance, 0.05);
   EXPECT_EQ(plan->timing.max_warmup_blocks, 4);
   EXPECT_EQ(plan->timing.prefetch_batches, 3);
+  EXPECT_EQ(plan->timing.max_repeats, 12);
+  EXPECT_DOUBLE_EQ(plan->timing.target_median_error, 0.02);
   ASSERT_EQ(plan->grids.size(), 2u);
   EXPECT_EQ(plan->grids[1].kind, WorkloadKind::kOperation);
   const Counts counts = CountPlan(*plan);
@@ -162,7 +165,7 @@ TEST(PlanFileTest, YamlMatchesJson) {
 name: mine
 max_minutes: 2.5
 timing: {warmup: 1, repeats: 4, target_repeat_ms: 10, passes: 2, warmup_tolerance: 0.05,
-         max_warmup_blocks: 4, prefetch: 3}
+         max_warmup_blocks: 4, prefetch: 3, max_repeats: 12, target_median_error: 0.02}
 grids:
   - family: lstm
     params: {layers: [1, 2], hidden: 64}
@@ -240,7 +243,9 @@ TEST(PlanFileTest, HostileDocumentsFailClearly) {
   for (const char* yaml : {"max_minutes: .nan\ngrids: [{family: lstm}]\n",
                            "max_minutes: .inf\ngrids: [{family: lstm}]\n",
                            "timing: {target_repeat_ms: .inf}\ngrids: [{family: lstm}]\n",
-                           "timing: {op_target_block_ms: .nan}\ngrids: [{family: lstm}]\n"}) {
+                           "timing: {op_target_block_ms: .nan}\ngrids: [{family: lstm}]\n",
+                           "timing: {target_median_error: -0.01}\ngrids: [{family: lstm}]\n",
+                           "timing: {max_repeats: 0}\ngrids: [{family: lstm}]\n"}) {
     EXPECT_EQ(ParsePlanYaml(yaml).status().code(), absl::StatusCode::kInvalidArgument) << yaml;
   }
   // Aliases expanding to 10^5 values are refused instead of exhausting memory.

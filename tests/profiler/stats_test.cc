@@ -1,5 +1,6 @@
 #include "profiler/stats.h"
 
+#include <cmath>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -54,6 +55,17 @@ TEST(CoefficientOfVariationTest, KnownValues) {
   EXPECT_NEAR(CoefficientOfVariation(std::vector<double>{9, 10, 11}), 0.1, 1e-12);
   EXPECT_DOUBLE_EQ(CoefficientOfVariation(std::vector<double>{5}), 0);
   EXPECT_DOUBLE_EQ(CoefficientOfVariation(std::vector<double>{0, 0}), 0);
+}
+
+TEST(MedianRelativeStandardErrorTest, ShrinksWithTheSquareRootOfTheSamples) {
+  // {9, 11}: cv sqrt(2)/10; the median's error sqrt(pi/2) * cv / sqrt(2).
+  EXPECT_NEAR(MedianRelativeStandardError(std::vector<double>{9, 11}), 0.1253314137, 1e-9);
+  // Four times the samples of the same values: sd sqrt(8/7), over sqrt(8).
+  const std::vector<double> eight = {9, 11, 9, 11, 9, 11, 9, 11};
+  EXPECT_NEAR(MedianRelativeStandardError(eight),
+              1.2533141373155 * std::sqrt(8.0 / 7.0) / 10 / std::sqrt(8.0), 1e-9);
+  EXPECT_DOUBLE_EQ(MedianRelativeStandardError(std::vector<double>{5}), 0);
+  EXPECT_DOUBLE_EQ(MedianRelativeStandardError(std::vector<double>{4, 4, 4}), 0);
 }
 
 }  // namespace
