@@ -208,8 +208,9 @@ std::optional<CliError> RunCompare(ClientContext& context, const CompareFlags& f
       flags.min_ms, report->only_in_a, report->only_in_b, report->below_min);
   if (report->host_matched.n > 0) {
     std::cout << absl::StrFormat(
-        "host-matched: the %d of them whose host dispatch rates (probed before their blocks) "
-        "agree within %g%%\n",
+        "host-matched: the %d of them whose host dispatch rates agree within %g%% (each "
+        "configuration's own probes; files from agents before 2026-11-26 carry their run's "
+        "mean)\n",
         report->host_matched.n, 100 * flags.host_tolerance);
   }
   return std::nullopt;

@@ -62,11 +62,13 @@ TEST(BuiltinPlanTest, DefaultMeasuresFewConfigurationsWell) {
   Counts both = counts;
   both.families.merge(CountPlan(*BuiltinPlan("architectures")).families);
   EXPECT_EQ(both.families.size(), models::Families().size() - 1);  // not allreduce
-  EXPECT_EQ(plan->max_minutes, 6);
+  EXPECT_EQ(plan->max_minutes, 9);
   // The method: >= 5 timed blocks of >= 100 ms over two passes.
   EXPECT_GE(plan->timing.repeats, 5);
   EXPECT_EQ(plan->timing.passes, 2);
   EXPECT_GE(plan->timing.target_repeat_ms, 100);
+  // Adaptive: more blocks where five leave the median uncertain.
+  EXPECT_GT(plan->timing.max_repeats, plan->timing.repeats);
 }
 
 TEST(RepeatsInPassTest, SplitsEvenlyEarlierPassesFirst) {
