@@ -277,12 +277,10 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
   prediction.rate_source = rates_->source;
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
   const Level2* level2 = nullptr;
-  const Level2* global_level2 = nullptr;
   const int phase = static_cast<int>(descriptor.spec.phase);
   if (!operation && (phase == 0 || phase == 1)) {
     const Phase& models = phases_[phase];
-    if (models.global.has_value()) global_level2 = &*models.global;
-    level2 = global_level2;
+    if (models.global.has_value()) level2 = &*models.global;
     auto family = models.by_family.find(descriptor.spec.family);
     if (family != models.by_family.end()) level2 = &family->second;
   }
@@ -310,10 +308,6 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
     const int bound = inputs[kComputeMsInput] >= inputs[kMemoryMsInput] ? 0 : 1;
     prediction.lo_ms = *y * level2->band[bound].lo;
     prediction.hi_ms = *y * level2->band[bound].hi;
-    if (global_level2 != nullptr && level2 != global_level2) {
-      prediction.lo_ms = std::min(prediction.lo_ms, *y * global_level2->band[bound].lo);
-      prediction.hi_ms = std::max(prediction.hi_ms, *y * global_level2->band[bound].hi);
-    }
     if (!(*y >= inputs[kRooflineMsInput])) {
       use_level1 = true;
       prediction.method = Method::kLevel1Fallback;
