@@ -50,6 +50,7 @@ json ToJson(const FittedModel& m) {
       {"wide_transfer_error_quantiles", m.wide_transfer_error_quantiles},
       {"batched_cv_error_quantiles", m.batched_cv_error_quantiles},
       {"batched_transfer_error_quantiles", m.batched_transfer_error_quantiles},
+      {"reference_error_quantiles", m.reference_error_quantiles},
       {"training_rows", m.training_rows},
       {"training_gpus", m.training_gpus},
       {"feature_min", m.feature_min},
@@ -126,6 +127,10 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   if (j.contains("batched_cv_error_quantiles")) {
     PERFCAST_READ(j, "batched_cv_error_quantiles", m.batched_cv_error_quantiles);
     PERFCAST_READ(j, "batched_transfer_error_quantiles", m.batched_transfer_error_quantiles);
+  }
+  // Absent from models saved before a family's band had the global one's as reference.
+  if (j.contains("reference_error_quantiles")) {
+    PERFCAST_READ(j, "reference_error_quantiles", m.reference_error_quantiles);
   }
   PERFCAST_READ(j, "training_rows", m.training_rows);
   PERFCAST_READ(j, "training_gpus", m.training_gpus);
@@ -229,6 +234,21 @@ absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name) {
   return op_class;
 }
 
+namespace {
+
+// The value at quantile q in [0, 1] of quantiles at 0, 1, ..., 100 percent,
+// interpolated; 0 when there are none.
+double Interpolate(const std::vector<double>& quantiles, double q) {
+  if (quantiles.empty()) return 0;
+  const double position = std::clamp(q, 0.0, 1.0) * (quantiles.size() - 1);
+  const size_t below = static_cast<size_t>(std::floor(position));
+  const size_t above = std::min(below + 1, quantiles.size() - 1);
+  const double t = position - below;
+  return quantiles[below] * (1 - t) + quantiles[above] * t;
+}
+
+}  // namespace
+
 double FittedModel::ErrorQuantile(double q, bool unseen_gpu, LoadWidth width) const {
   // The regime's own quantiles where the model kept them, else the pooled.
   auto pick = [&](const std::vector<double>& narrow, const std::vector<double>& wide,
@@ -245,13 +265,11 @@ double FittedModel::ErrorQuantile(double q, bool unseen_gpu, LoadWidth width) co
   const std::vector<double>& transfer =
       pick(narrow_transfer_error_quantiles, wide_transfer_error_quantiles,
            batched_transfer_error_quantiles, transfer_error_quantiles);
-  const std::vector<double>& quantiles = unseen_gpu && !transfer.empty() ? transfer : cv;
-  if (quantiles.empty()) return 0;
-  const double position = std::clamp(q, 0.0, 1.0) * (quantiles.size() - 1);
-  const size_t below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, quantiles.size() - 1);
-  const double t = position - below;
-  return quantiles[below] * (1 - t) + quantiles[above] * t;
+  return Interpolate(unseen_gpu && !transfer.empty() ? transfer : cv, q);
+}
+
+double FittedModel::ReferenceErrorQuantile(double q) const {
+  return Interpolate(reference_error_quantiles, q);
 }
 
 absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {

@@ -75,6 +75,14 @@ struct FittedModel {
   // others are, and in models saved before the regime existed.
   std::vector<double> batched_cv_error_quantiles;
   std::vector<double> batched_transfer_error_quantiles;
+  // A family's level-2 model only (PredictorModel::level2_by_family): the
+  // global level-2 model's held-out errors on the family's rows, whose
+  // spread around their median is the least its band may show (BandFor).
+  // The family model earns that median back (the family's offset, which it
+  // fits); that it also scatters less than a model over every family did,
+  // its own errors can only show on the GPUs it was fitted on. Empty
+  // elsewhere and in models saved before it existed.
+  std::vector<double> reference_error_quantiles;
   int64_t training_rows = 0;
   std::vector<std::string> training_gpus;  // distinct GPU models, sorted
   std::vector<double> feature_min;          // per selected feature
@@ -87,6 +95,8 @@ struct FittedModel {
   // model kept them.
   double ErrorQuantile(double q, bool unseen_gpu = false,
                        LoadWidth width = LoadWidth::kAny) const;
+  // The same of reference_error_quantiles; 0 when empty.
+  double ReferenceErrorQuantile(double q) const;
 
   friend bool operator==(const FittedModel&, const FittedModel&) = default;
 };

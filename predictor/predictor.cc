@@ -610,6 +610,12 @@ void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions&
           scope, 100 * fitted->cv_mape, 100 * global_mape));
       continue;
     }
+    // The global model's held-out errors on the family's rows: the least
+    // scatter its band may show (FittedModel::reference_error_quantiles).
+    std::vector<double> reference;
+    reference.reserve(rows.size());
+    for (Eigen::Index row : rows) reference.push_back(global_errors[row]);
+    fitted->reference_error_quantiles = ErrorQuantiles(std::move(reference));
     model.level2_by_family[scope] = *std::move(fitted);
   }
 }
@@ -722,11 +728,9 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
   // The family's own level-2 model where it has one, else the global one.
   const FittedModel* level2 = nullptr;
-  const FittedModel* global_level2 = nullptr;
   if (!operation) {
     auto global = model.level2.find(descriptor.spec.phase);
-    if (global != model.level2.end()) global_level2 = &global->second;
-    level2 = global_level2;
+    if (global != model.level2.end()) level2 = &global->second;
     if (!model.level2_by_family.empty()) {  // most models have none: no key to build
       auto family = model.level2_by_family.find(
           FamilyScope(descriptor.spec.family, descriptor.spec.phase));
@@ -763,16 +767,9 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     prediction.iteration_ms = *y;
     prediction.method = Level2Method(uses_level1, uses_gpu, level2->reduced);
     const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
+    // A family's model carries the global model's scatter on its rows as
+    // the least its band shows (BandFor).
     Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
-    if (global_level2 != nullptr && level2 != global_level2) {
-      // A family's model has seen one family, often on one GPU: its band is
-      // no narrower than the global model's, whose errors span families
-      // and, where it was trained on several, GPUs.
-      double lo = 0, hi = 0;
-      Band(*global_level2, *y, target, spread, lo, hi);
-      prediction.lo_ms = std::min(prediction.lo_ms, lo);
-      prediction.hi_ms = std::max(prediction.hi_ms, hi);
-    }
     // No step runs faster than its math and memory traffic at the node's
     // rates. A level-2 answer below that has extrapolated its correction terms
     // (e.g. host terms fitted on one host, applied to a slower one) past

@@ -128,6 +128,9 @@ struct Prediction {
   // spec sheet; a level-1 sum standing in for level 2 gets its operations'
   // band widened twofold (all in log space). A GEMM takes the errors of the
   // training GEMMs of its load regime (LoadRegime) where the model kept them.
+  // A family's level-2 model's band is at least the global model's scatter
+  // on the family's rows around their median (FittedModel::
+  // reference_error_quantiles).
   double lo_ms = 0;
   double hi_ms = 0;
   Method method = Method::kTwoLevel;

@@ -50,7 +50,15 @@ double Spread(const PredictorModel& model, bool memory_bound) {
 
 struct PricingPlan::Notes {
   std::array<bool, kOpClasses> listed{};
-  absl::InlinedVector<bool, 64> extrapolated;
+  absl::InlinedVector<bool, 64> extrapolated;  // per level-1 feature (Level1::first_flag)
+  // Per label of level1_labels_: listed in features_used, in extrapolated;
+  // and the labels in the order the lists take them.
+  absl::InlinedVector<bool, 64> label_used;
+  absl::InlinedVector<bool, 64> label_extrapolated;
+  absl::InlinedVector<int, 32> used_order;
+  absl::InlinedVector<int, 32> extrapolated_order;
+  std::array<bool, kOpClasses> uncalibrated{};
+  absl::InlinedVector<int, kOpClasses> uncalibrated_order;
   std::array<double, kOpClasses> breakdown_ms{};
   std::array<bool, kOpClasses> priced{};
   Scratch slots;
@@ -78,7 +86,11 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
       level1.slots.push_back(CompiledOperationTable().Slot(name));
     }
     level1.table = CompiledOperationTable().Pruned(level1.slots);
-    level1.labels = Labels(fitted);
+    for (std::string& label : Labels(fitted)) {
+      auto known = std::find(level1_labels_.begin(), level1_labels_.end(), label);
+      level1.label_ids.push_back(static_cast<int>(known - level1_labels_.begin()));
+      if (known == level1_labels_.end()) level1_labels_.push_back(std::move(label));
+    }
     level1.first_flag = level1_flags_;
     level1_flags_ += static_cast<int>(fitted.features.size());
     for (bool memory_bound : {false, true}) {
@@ -91,6 +103,7 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
   for (const auto& [phase, fitted] : model.level2) {
     const int p = static_cast<int>(phase);
     if (p == 0 || p == 1) phases_[p].global = MakeLevel2(fitted, target);
+    max_level2_labels_ = std::max(max_level2_labels_, fitted.features.size());
   }
   // Keys are FamilyScope(family, phase): the family is what precedes the
   // last '/'. A key of no phase is one PredictDescribed never looks up.
@@ -101,6 +114,7 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
       if (absl::string_view(scope).substr(slash + 1) == models::PhaseName(phase)) {
         phases_[static_cast<int>(phase)].by_family.emplace(scope.substr(0, slash),
                                                            MakeLevel2(fitted, target));
+        max_level2_labels_ = std::max(max_level2_labels_, fitted.features.size());
       }
     }
   }
@@ -138,7 +152,10 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
   if (level1.model == nullptr) {
     call_ms = RooflineCallMs(op, rates);
     lo = hi = call_ms;
-    if (prediction != nullptr) AddOnce(level1.key, prediction->uncalibrated_classes);
+    if (prediction != nullptr && !notes.uncalibrated[c]) {
+      notes.uncalibrated[c] = true;
+      notes.uncalibrated_order.push_back(c);
+    }
   } else {
     const FittedModel& model = *level1.model;
     level1.table->Evaluate(OperationInputValues(op, rates), absl::MakeSpan(notes.slots));
@@ -150,11 +167,18 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
       const bool list = !notes.listed[c];
       notes.listed[c] = true;
       for (size_t j = 0; j < model.features.size(); ++j) {
-        if (list) AddOnce(level1.labels[j], prediction->features_used);
+        const int label = level1.label_ids[j];
+        if (list && !notes.label_used[label]) {
+          notes.label_used[label] = true;
+          notes.used_order.push_back(label);
+        }
         bool& extrapolated = notes.extrapolated[level1.first_flag + j];
         if (!extrapolated && OutsideTrainingRange(model, j, notes.values[j])) {
-          AddOnce(level1.labels[j], prediction->extrapolated);
           extrapolated = true;
+          if (!notes.label_extrapolated[label]) {
+            notes.label_extrapolated[label] = true;
+            notes.extrapolated_order.push_back(label);
+          }
         }
       }
     }
@@ -185,7 +209,10 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& 
                                               Prediction* prediction) const {
   Notes notes;
   notes.extrapolated.assign(level1_flags_, false);
+  notes.label_used.assign(level1_labels_.size(), false);
+  notes.label_extrapolated.assign(level1_labels_.size(), false);
   notes.slots.resize(CompiledOperationTable().size());
+  notes.values.reserve(level1_flags_);
   double total = 0;
   for (const models::Operation& op : descriptor.operations) {
     double record_ms = 0;
@@ -206,6 +233,16 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& 
     for (int c = 0; c < kOpClasses; ++c) {
       if (notes.priced[c]) prediction->breakdown_ms[level1_[c].key] = notes.breakdown_ms[c];
     }
+    // Level 2's labels follow: room for them too.
+    auto copy = [&](absl::Span<const int> order, std::vector<std::string>& list) {
+      if (order.empty()) return;
+      list.reserve(list.size() + order.size() + max_level2_labels_);
+      for (int label : order) list.push_back(level1_labels_[label]);
+    };
+    copy(notes.used_order, prediction->features_used);
+    copy(notes.extrapolated_order, prediction->extrapolated);
+    prediction->uncalibrated_classes.reserve(notes.uncalibrated_order.size());
+    for (int c : notes.uncalibrated_order) prediction->uncalibrated_classes.push_back(level1_[c].key);
   }
   return total;
 }
@@ -219,6 +256,7 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
   level2.table->Evaluate(absl::MakeConstSpan(inputs.data(), input_count), absl::MakeSpan(slots));
   const FittedModel& model = *level2.model;
   std::vector<double> values;
+  values.reserve(model.features.size());
   if (absl::Status s = SelectFeatures(model.features, level2.slots, slots, values); !s.ok()) {
     return s;
   }
@@ -239,12 +277,10 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
   prediction.rate_source = rates_->source;
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
   const Level2* level2 = nullptr;
-  const Level2* global_level2 = nullptr;
   const int phase = static_cast<int>(descriptor.spec.phase);
   if (!operation && (phase == 0 || phase == 1)) {
     const Phase& models = phases_[phase];
-    if (models.global.has_value()) global_level2 = &*models.global;
-    level2 = global_level2;
+    if (models.global.has_value()) level2 = &*models.global;
     auto family = models.by_family.find(descriptor.spec.family);
     if (family != models.by_family.end()) level2 = &family->second;
   }
@@ -272,10 +308,6 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
     const int bound = inputs[kComputeMsInput] >= inputs[kMemoryMsInput] ? 0 : 1;
     prediction.lo_ms = *y * level2->band[bound].lo;
     prediction.hi_ms = *y * level2->band[bound].hi;
-    if (global_level2 != nullptr && level2 != global_level2) {
-      prediction.lo_ms = std::min(prediction.lo_ms, *y * global_level2->band[bound].lo);
-      prediction.hi_ms = std::max(prediction.hi_ms, *y * global_level2->band[bound].hi);
-    }
     if (!(*y >= inputs[kRooflineMsInput])) {
       use_level1 = true;
       prediction.method = Method::kLevel1Fallback;

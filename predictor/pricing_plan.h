@@ -62,7 +62,10 @@ class PricingPlan {
     std::vector<int> slots;            // model->features in CompiledOperationTable()
     // CompiledOperationTable() cut down to what model->features need.
     std::optional<CompiledFeatureTable> table;
-    std::vector<std::string> labels;   // per feature: "level1/gemm:compute_ms"
+    // Per feature: its label ("level1/gemm:compute_ms") in level1_labels_.
+    // Features that share a label share an index, so that a prediction
+    // lists each label once, as AddOnce would.
+    std::vector<int> label_ids;
     int first_flag = 0;                // its features' first extrapolation flag
     internal::BandFactors band[2][3];  // [memory-bound][RegimeIndex]
   };
@@ -103,6 +106,10 @@ class PricingPlan {
   bool split_attention_ = false;
   std::array<Level1, kOpClasses> level1_;
   int level1_flags_ = 0;  // level-1 features over all classes
+  // Every level-1 model's labels, each once: a prediction notes which it
+  // lists by index and copies the strings once, into lists of known size.
+  std::vector<std::string> level1_labels_;
+  size_t max_level2_labels_ = 0;  // the most labels one level-2 model adds
   Phase phases_[2];       // by models::Phase
 };
 

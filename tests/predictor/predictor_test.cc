@@ -703,6 +703,64 @@ TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
   EXPECT_GT(std::abs(blended->iteration_ms / truth - 1), 0.1) << blended->iteration_ms;
 }
 
+// A family's model corrects the offset the global model has on the family's
+// rows; its band keeps the global model's scatter on those rows around that
+// offset as a floor, not the global model's whole band, which spans every
+// family's offset. The global model here splits two families 1.6x apart
+// (held-out errors of about +-20% either way, one sign per family); the
+// family's band is much narrower than that. The earlier rule (the union of
+// the family's band and the global one) gave the global band's width.
+TEST(Predictor, FamilyBandIsTheGlobalScatterOnItsRowsNotTheGlobalBand) {
+  const auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.01, 11);
+  const size_t original = data.profiles.size();
+  for (size_t i = 0; i < original; ++i) {
+    DescribedProfile p = data.profiles[i];
+    if (p.profile.workload.kind != models::WorkloadKind::kModel) continue;
+    p.profile.id += 100000;
+    p.profile.workload.family = "synthslow";
+    p.descriptor.spec.family = "synthslow";
+    p.profile.iteration.mean_ms *= 1.6;
+    data.profiles.push_back(p);
+  }
+  models::WorkloadDescriptor slow = Workload(6, 200, 512, models::Precision::kFp32);
+  slow.spec.family = "synthslow";
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const FittedModel& family = model->level2_by_family.at(FamilyScope("synthslow", slow.spec.phase));
+  const FittedModel& global = model->level2.at(slow.spec.phase);
+  ASSERT_FALSE(family.reference_error_quantiles.empty());
+  // The reference is the global model's errors on the family's rows: offset
+  // one way, with little scatter around the offset.
+  const double offset = std::log1p(family.ReferenceErrorQuantile(0.5));
+  const double reference_below = std::log1p(family.ReferenceErrorQuantile(0.9)) - offset;
+  const double reference_above = offset - std::log1p(family.ReferenceErrorQuantile(0.1));
+  EXPECT_GT(std::abs(offset), 0.1);
+  const double global_width =
+      std::log1p(global.ErrorQuantile(0.9)) - std::log1p(global.ErrorQuantile(0.1));
+  EXPECT_GT(global_width, 3 * (reference_below + reference_above));
+
+  absl::StatusOr<Prediction> priced = PredictDescribed(*model, slow, nodes.at("gamma1"));
+  ASSERT_TRUE(priced.ok()) << priced.status();
+  const double below = std::log(priced->iteration_ms / priced->lo_ms);
+  const double above = std::log(priced->hi_ms / priced->iteration_ms);
+  EXPECT_LT(below + above, 0.5 * global_width) << priced->lo_ms << " " << priced->hi_ms;
+  EXPECT_GE(below, reference_below - 1e-12);
+  EXPECT_GE(above, reference_above - 1e-12);
+
+  // The reference survives serialisation; a model saved before it existed
+  // loads with none (its family's band is then its own).
+  nlohmann::json json = nlohmann::json::parse(*SerializeModel(*model));
+  for (auto& [scope, fitted] : json["level2_by_family"].items()) {
+    fitted.erase("reference_error_quantiles");
+  }
+  absl::StatusOr<PredictorModel> older = ParseModel(json.dump());
+  ASSERT_TRUE(older.ok()) << older.status();
+  for (const auto& [scope, fitted] : older->level2_by_family) {
+    EXPECT_TRUE(fitted.reference_error_quantiles.empty()) << scope;
+  }
+}
+
 // A training-phase operation benchmark times forward and backward as one
 // autograd::grad call, whose entry costs the host some tens of microseconds
 // whatever the operation (its cost here: 12 dispatch times); a model's step

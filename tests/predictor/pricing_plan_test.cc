@@ -102,8 +102,11 @@ class PricingPlanTest : public ::testing::Test {
     delete nodes_;
   }
 
-  // Every workload on every node with `model`, one plan per node.
-  static void ExpectSameAnswers(const PredictorModel& model) {
+  // Every workload on every node with `model`, one plan per node. Counts
+  // the answers with extrapolated features and uncalibrated classes in
+  // `extrapolated` and `uncalibrated` where given.
+  static void ExpectSameAnswers(const PredictorModel& model, int* extrapolated = nullptr,
+                                int* uncalibrated = nullptr) {
     std::vector<models::Node> nodes;
     for (const auto& [name, node] : *nodes_) nodes.push_back(node);
     for (const models::GpuSpec& gpu : models::GpuCatalog::BuiltIn().gpus()) {
@@ -124,6 +127,10 @@ class PricingPlanTest : public ::testing::Test {
         const std::string difference = Difference(planned, PredictDescribed(model, d, node));
         ASSERT_EQ(difference, "") << d.spec.Key() << " on " << node.name;
         ++(planned.ok() ? priced : failed);
+        if (planned.ok() && extrapolated != nullptr) *extrapolated += !planned->extrapolated.empty();
+        if (planned.ok() && uncalibrated != nullptr) {
+          *uncalibrated += !planned->uncalibrated_classes.empty();
+        }
       }
     }
     // Both outcomes were exercised.
@@ -198,6 +205,24 @@ TEST_F(PricingPlanTest, AnswersAsTheReferenceWithLoadRegimesAndRateSpreads) {
   }
   model.rate_spread = {{"fp32", 0.1}, {"memory", 0.3}};
   ExpectSameAnswers(model);
+}
+
+// The plan lists labels by index and copies them once at the end: the
+// lists must still come out as the reference's, in its order. Training
+// ranges collapsed to their lower end make most features extrapolated at
+// both levels, and classes without a level-1 model are listed uncalibrated.
+TEST_F(PricingPlanTest, AnswersAsTheReferenceWithManyExtrapolatedFeaturesAndUncalibratedClasses) {
+  PredictorModel model = *model_;
+  auto collapse = [](FittedModel& fitted) { fitted.feature_max = fitted.feature_min; };
+  for (auto& [op_class, fitted] : model.level1) collapse(fitted);
+  for (auto& [phase, fitted] : model.level2) collapse(fitted);
+  for (auto& [scope, fitted] : model.level2_by_family) collapse(fitted);
+  ASSERT_EQ(model.level1.erase(models::OpClass::kElementwise), 1u);
+  ASSERT_EQ(model.level1.erase(models::OpClass::kNorm), 1u);
+  int extrapolated = 0, uncalibrated = 0;
+  ExpectSameAnswers(model, &extrapolated, &uncalibrated);
+  EXPECT_GT(extrapolated, 1000);
+  EXPECT_GT(uncalibrated, 1000);
 }
 
 }  // namespace
