@@ -644,13 +644,9 @@ TEST(Predictor, FitAndPredictDescribeRealWorkloads) {
   EXPECT_EQ(Fit(profiles, nodes, options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// Two families with the same operations whose steps differ by a constant
-// factor (one framework's layers cost 60% more around the same kernels): one
-// global level 2 cannot price both, each family's own model can, and a
-// workload of a family is priced by its family's model, which the answer
-// names. Family models survive serialisation.
-TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
-  const auto nodes = Nodes();
+// The synthetic profiles plus a copy of every model row as family
+// "synthslow", whose steps take 1.6 times as long around the same kernels.
+Synthetic WithSlowFamily(const std::map<std::string, models::Node>& nodes) {
   Synthetic data = MakeProfiles(nodes, 0.01, 11);
   const size_t original = data.profiles.size();
   for (size_t i = 0; i < original; ++i) {
@@ -662,8 +658,25 @@ TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
     p.profile.iteration.mean_ms *= 1.6;
     data.profiles.push_back(p);
   }
+  return data;
+}
+
+// A workload of the slow family.
+models::WorkloadDescriptor SlowWorkload() {
   models::WorkloadDescriptor slow = Workload(6, 200, 512, models::Precision::kFp32);
   slow.spec.family = "synthslow";
+  return slow;
+}
+
+// Two families with the same operations whose steps differ by a constant
+// factor (one framework's layers cost 60% more around the same kernels): one
+// global level 2 cannot price both, each family's own model can, and a
+// workload of a family is priced by its family's model, which the answer
+// names. Family models survive serialisation.
+TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
+  const auto nodes = Nodes();
+  Synthetic data = WithSlowFamily(nodes);
+  const models::WorkloadDescriptor slow = SlowWorkload();
   const models::Node& node = nodes.at("gamma1");
   const double truth = 1.6 * TrueIterationMs(slow, node);
 
@@ -712,19 +725,8 @@ TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
 // the family's band and the global one) gave the global band's width.
 TEST(Predictor, FamilyBandIsTheGlobalScatterOnItsRowsNotTheGlobalBand) {
   const auto nodes = Nodes();
-  Synthetic data = MakeProfiles(nodes, 0.01, 11);
-  const size_t original = data.profiles.size();
-  for (size_t i = 0; i < original; ++i) {
-    DescribedProfile p = data.profiles[i];
-    if (p.profile.workload.kind != models::WorkloadKind::kModel) continue;
-    p.profile.id += 100000;
-    p.profile.workload.family = "synthslow";
-    p.descriptor.spec.family = "synthslow";
-    p.profile.iteration.mean_ms *= 1.6;
-    data.profiles.push_back(p);
-  }
-  models::WorkloadDescriptor slow = Workload(6, 200, 512, models::Precision::kFp32);
-  slow.spec.family = "synthslow";
+  Synthetic data = WithSlowFamily(nodes);
+  const models::WorkloadDescriptor slow = SlowWorkload();
   absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
   ASSERT_TRUE(model.ok()) << model.status();
   const FittedModel& family = model->level2_by_family.at(FamilyScope("synthslow", slow.spec.phase));
