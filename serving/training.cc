@@ -17,6 +17,22 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
+// Keeps the profiles of the newest measurement method in each group of
+// `loaded.profiles` (a profile's group: `group_of(profile)`), counting the
+// others in older_methods; returns each group's newest method.
+template <typename GroupOf>
+std::map<std::string, int> KeepNewestMethod(Selection& loaded, const GroupOf& group_of) {
+  std::map<std::string, int> newest;
+  for (const models::Profile& p : loaded.profiles) {
+    int& method = newest[group_of(p)];
+    method = std::max(method, p.method_version);
+  }
+  loaded.older_methods = std::erase_if(loaded.profiles, [&](const models::Profile& p) {
+    return p.method_version != newest.at(group_of(p));
+  });
+  return newest;
+}
+
 }  // namespace
 
 absl::StatusOr<Selection> LoadSelection(db::Store& store,
@@ -44,17 +60,10 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
         "no profiles match the selection (", predictor::DescribeSelection(selection), ")"));
   }
   if (selection.newest_per_gpu) {
-    std::map<std::string, int> newest;  // by GPU model
-    auto gpu_of = [&](const models::Profile& p) -> const std::string& {
-      return loaded.nodes.at(p.node_name).gpu.model;
-    };
-    for (const models::Profile& p : loaded.profiles) {
-      int& method = newest[gpu_of(p)];
-      method = std::max(method, p.method_version);
-    }
-    loaded.older_methods = std::erase_if(loaded.profiles, [&](const models::Profile& p) {
-      return p.method_version != newest.at(gpu_of(p));
-    });
+    const std::map<std::string, int> newest =
+        KeepNewestMethod(loaded, [&](const models::Profile& p) -> const std::string& {
+          return loaded.nodes.at(p.node_name).gpu.model;
+        });
     std::set<int> methods;
     std::vector<std::string> parts;
     for (const auto& [gpu, method] : newest) {
@@ -67,11 +76,11 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
     return loaded;
   }
   if (!selection.all_methods) {
-    int newest = 0;
-    for (const models::Profile& p : loaded.profiles) newest = std::max(newest, p.method_version);
-    loaded.older_methods = std::erase_if(
-        loaded.profiles, [&](const models::Profile& p) { return p.method_version != newest; });
-    loaded.method_version = newest;
+    // One group: the newest method among all the selected profiles.
+    loaded.method_version =
+        KeepNewestMethod(loaded, [](const models::Profile&) { return std::string(); })
+            .begin()
+            ->second;
   }
   loaded.method_note = predictor::MethodNote(loaded.method_version);
   return loaded;
