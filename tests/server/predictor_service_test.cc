@@ -634,6 +634,54 @@ TEST_F(PredictorServiceTest, UncachedAnswersAreTheCachedOnes) {
   }
 }
 
+// Predict's request and response live in holders that the server reuses
+// from call to call: no field of one call's request or answer may reach the
+// next. Each answer, after many calls of other shapes (a layout, an error,
+// other parameters), is the one a server answering its first call gave.
+TEST_F(PredictorServiceTest, ReusedCallMessagesCarryNothingOver) {
+  FitHoldingOutBeta2();
+  v1::PredictRequest plain = LstmQuery("beta2");
+  v1::PredictRequest parallel = LstmQuery("");
+  parallel.set_catalog_gpu("H100-SXM5-80GB");
+  parallel.mutable_parallel()->set_data_parallel(2);
+  (*parallel.mutable_workload()->mutable_params())["hidden"] = 512;
+  (*parallel.mutable_workload()->mutable_params())["seq_len"] = 48;
+  v1::PredictRequest no_job = plain;
+  no_job.clear_job();
+  const std::vector<v1::PredictRequest> queries = {plain, parallel, no_job};
+  std::vector<v1::PredictResponse> first(queries.size());
+  std::vector<grpc::Status> first_status(queries.size());
+  for (size_t q = 0; q < queries.size(); ++q) {
+    std::unique_ptr<Server> fresh;
+    std::unique_ptr<v1::Predictor::Stub> stub;
+    ASSERT_NO_FATAL_FAILURE(StartServer(/*answer_cache=*/false, &fresh, &stub));
+    grpc::ClientContext context;
+    first_status[q] = stub->Predict(&context, queries[q], &first[q]);
+  }
+  ASSERT_TRUE(first_status[0].ok()) << first_status[0].error_message();
+  ASSERT_TRUE(first_status[1].ok()) << first_status[1].error_message();
+  ASSERT_EQ(first_status[2].error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(first[0].has_memory() && !first[0].has_parallel());
+  EXPECT_TRUE(first[1].has_parallel() && !first[1].has_memory());
+  EXPECT_EQ(first[1].workload().params().at("seq_len"), 48);
+
+  // One client calling one at a time: every call after the first reuses
+  // the holder of the call before it.
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*answer_cache=*/false, &server_, &stub_));
+  for (int round = 0; round < 150; ++round) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+      const size_t q = (i + round) % queries.size();
+      v1::PredictResponse response;
+      grpc::Status status = Predict(queries[q], &response);
+      ASSERT_EQ(status.error_code(), first_status[q].error_code()) << round << " " << q;
+      ASSERT_EQ(status.error_message(), first_status[q].error_message());
+      ASSERT_TRUE(google::protobuf::util::MessageDifferencer::Equals(response, first[q]))
+          << round << " " << q << ": " << response.ShortDebugString() << "\nvs\n"
+          << first[q].ShortDebugString();
+    }
+  }
+}
+
 // Predict describes each distinct workload once and keeps the descriptor
 // (the answer cache aside): a workload that differs in any field is
 // described afresh, and each answer is what the library computes for it.
