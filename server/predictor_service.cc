@@ -266,7 +266,7 @@ void EncodePrice(Price&& price, bool brief, v1::PredictResponse* out) {
   out->set_level1_ms(p.level1_ms);
   out->set_breakdown_scale(p.breakdown_scale);
   // What was predicted: a Hugging Face config or torchvision name resolved.
-  proto::ToProto(price.spec, out->mutable_workload());
+  proto::ToProto(price.workload->spec, out->mutable_workload());
   if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
   // Last: they may leave `price`'s lists empty.
   AddStrings(std::forward<Price>(price).prediction.features_used, out->mutable_features());
@@ -432,7 +432,10 @@ absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
   std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> descriptor = Described(query);
   if (!descriptor->ok()) return descriptor->status();
   if (!model.ok()) return model.status();
-  return pricer_.Price(*model, **descriptor, *target, LayoutFromRequest(query));
+  // The price shares the cached descriptor instead of copying its spec.
+  return pricer_.Price(*model,
+                       std::shared_ptr<const models::WorkloadDescriptor>(descriptor, &**descriptor),
+                       *target, LayoutFromRequest(query));
 }
 
 std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(

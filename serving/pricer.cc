@@ -98,10 +98,11 @@ std::shared_ptr<const Pricer::Planned> Pricer::PlanFor(
   return planned;
 }
 
-absl::StatusOr<WorkloadPrice> Pricer::Price(std::shared_ptr<const LoadedModel> model,
-                                            const models::WorkloadDescriptor& workload,
-                                            const Target& target,
-                                            const std::optional<predictor::ParallelLayout>& layout) {
+absl::StatusOr<WorkloadPrice> Pricer::Price(
+    std::shared_ptr<const LoadedModel> model,
+    std::shared_ptr<const models::WorkloadDescriptor> described, const Target& target,
+    const std::optional<predictor::ParallelLayout>& layout) {
+  const models::WorkloadDescriptor& workload = *described;
   absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
   if (!node.ok()) return node.status();
   WorkloadPrice price;
@@ -136,8 +137,8 @@ absl::StatusOr<WorkloadPrice> Pricer::Price(std::shared_ptr<const LoadedModel> m
                                               price.prediction.method, model->meta.cv_mape);
   price.model = std::move(model);
   price.node = *std::move(node);
-  price.spec = workload.spec;
   price.batch_size = workload.spec.batch_size;
+  price.workload = std::move(described);
   return price;
 }
 

@@ -65,7 +65,10 @@ struct Target {
 struct WorkloadPrice {
   std::shared_ptr<const LoadedModel> model;
   std::shared_ptr<const models::Node> node;  // the target as priced
-  models::WorkloadSpec spec;    // what was priced (normalised, resolved)
+  // What was priced (its spec normalised, resolved): shared with the
+  // caller's descriptor, not copied (a spec holds a parameter map and a
+  // Hugging Face config's text).
+  std::shared_ptr<const models::WorkloadDescriptor> workload;
   // One iteration: a single GPU's, or with a layout the whole step's
   // (see predictor::AsPrediction).
   predictor::Prediction prediction;
@@ -113,9 +116,17 @@ class Pricer {
   // FailedPrecondition when the model cannot price this workload or answers
   // a non-positive or non-finite time.
   absl::StatusOr<WorkloadPrice> Price(
+      std::shared_ptr<const LoadedModel> model,
+      std::shared_ptr<const models::WorkloadDescriptor> workload, const Target& target,
+      const std::optional<predictor::ParallelLayout>& layout = std::nullopt);
+  // As above, for a copy of `workload`.
+  absl::StatusOr<WorkloadPrice> Price(
       std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,
       const Target& target,
-      const std::optional<predictor::ParallelLayout>& layout = std::nullopt);
+      const std::optional<predictor::ParallelLayout>& layout = std::nullopt) {
+    return Price(std::move(model), std::make_shared<const models::WorkloadDescriptor>(workload),
+                 target, layout);
+  }
 
  private:
   // A model's plan for one node, kept while both are current.

@@ -1,5 +1,6 @@
 #include "serving/recommender.h"
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
@@ -80,13 +81,15 @@ absl::StatusOr<RecommendAnswer> Recommend(Pricer& pricer, db::Store& store,
   // The pricer is keyed by target; predictor::Recommend hands back the node.
   // Counts above 1 are data-parallel replicas (predictor::PredictParallel):
   // the same job, its global batch split over the GPUs.
+  // One copy for every target's price.
+  const auto workload = std::make_shared<const models::WorkloadDescriptor>(query.workload);
   auto step = [&](const models::Node& node, int count) -> absl::StatusOr<predictor::Prediction> {
     std::optional<predictor::ParallelLayout> layout;
     if (count > 1) layout = predictor::ParallelLayout{.data = count};
     for (size_t i = 0; i < targets.size(); ++i) {
       if (targets[i].node.name != node.name) continue;
       absl::StatusOr<WorkloadPrice> price =
-          pricer.Price(answer.model, query.workload, pricer_targets[i], layout);
+          pricer.Price(answer.model, workload, pricer_targets[i], layout);
       if (!price.ok()) return price.status();
       return price->prediction;
     }
