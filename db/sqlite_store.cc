@@ -80,6 +80,11 @@ int ProfileInsertColumnCount() {
 // time; 64 and 128 gained nothing more.
 constexpr int kProfilesPerInsert = 32;
 
+// The writer's page cache outside imports (node and model writes,
+// deregistration, every read of an in-memory store); imports size it
+// themselves (ImportCacheKiB).
+constexpr int64_t kWriterCacheKiB = 65536;
+
 // The import's INSERT of up to `rows` profile rows, each of
 // ProfileInsertColumnCount() parameters in turn, then one parameter more:
 // how many of the rows to insert. The LIMIT lets the last, partial group of
@@ -660,8 +665,18 @@ class SqliteStore final : public Store {
 
 class SqliteImport final : public ImportTransaction {
  public:
-  SqliteImport(SqliteStore& store, std::unique_lock<std::mutex> lock)
-      : store_(store), lock_(std::move(lock)) {}
+  // `stored_profiles`: how many profiles the store held when the import
+  // began (an upper bound will do).
+  SqliteImport(SqliteStore& store, std::unique_lock<std::mutex> lock, int64_t stored_profiles)
+      : store_(store), lock_(std::move(lock)), stored_profiles_(stored_profiles) {}
+
+  // Sizes the writer's page cache for the store as it grows (ImportCacheKiB).
+  absl::Status FitCache() {
+    const int64_t kib = ImportCacheKiB(stored_profiles_ + state_.summary.accepted);
+    if (kib == cache_kib_) return absl::OkStatus();
+    cache_kib_ = kib;
+    return store_.writer().Execute(absl::StrCat("PRAGMA cache_size = -", kib));
+  }
 
   ~SqliteImport() override {
     if (!state_.finished) RollBack();
@@ -763,6 +778,7 @@ class SqliteImport final : public ImportTransaction {
     const int64_t inserted = store_.writer().changes();
     state_.summary.accepted += inserted;
     state_.summary.duplicates += rows - inserted;
+    if (absl::Status status = FitCache(); !status.ok()) return Fail(status);
     return absl::OkStatus();
   }
 
@@ -780,10 +796,12 @@ class SqliteImport final : public ImportTransaction {
   }
 
   // After COMMIT or ROLLBACK: every other write checks foreign keys again
-  // (see BeginImport), and the lock is released, since the import object may
-  // outlive its transaction.
+  // (see BeginImport) and has the writer's usual cache, and the lock is
+  // released, since the import object may outlive its transaction.
   void End() {
-    store_.writer().Execute("PRAGMA foreign_keys = ON").IgnoreError();
+    store_.writer()
+        .Execute(absl::StrCat("PRAGMA foreign_keys = ON; PRAGMA cache_size = -", kWriterCacheKiB))
+        .IgnoreError();
     state_.finished = true;
     if (lock_.owns_lock()) lock_.unlock();
   }
@@ -837,6 +855,9 @@ class SqliteImport final : public ImportTransaction {
 
   SqliteStore& store_;
   std::unique_lock<std::mutex> lock_;
+  const int64_t stored_profiles_;
+  // The writer's cache size as FitCache last set it.
+  int64_t cache_kib_ = 0;
   ImportState state_;
   // Rows bound into the insert statement and not yet inserted.
   int staged_rows_ = 0;
@@ -859,7 +880,13 @@ absl::StatusOr<std::unique_ptr<ImportTransaction>> SqliteStore::BeginImport() {
     writer_->Execute("PRAGMA foreign_keys = ON").IgnoreError();
     return s;
   }
-  return std::unique_ptr<ImportTransaction>(new SqliteImport(*this, std::move(lock)));
+  // The largest id bounds the count from above (deregistration deletes rows)
+  // and is found in one descent of the table.
+  absl::StatusOr<int64_t> stored = writer_->QueryInt("SELECT max(id) FROM profiles");
+  auto import = std::make_unique<SqliteImport>(*this, std::move(lock), stored.ok() ? *stored : 0);
+  if (!stored.ok()) return stored.status();  // the import rolls back
+  if (absl::Status s = import->FitCache(); !s.ok()) return s;
+  return std::unique_ptr<ImportTransaction>(std::move(import));
 }
 
 enum class Role { kServer, kAgent };
@@ -887,11 +914,21 @@ absl::Status ConfigureWriter(Connection& c, bool file_backed, bool fresh) {
     if (absl::Status s = c.Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
   }
   return c.Execute(
-      "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
-      "PRAGMA cache_size = -65536;");
+      absl::StrCat("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
+                   "PRAGMA cache_size = -", kWriterCacheKiB));
 }
 
 }  // namespace
+
+int64_t ImportCacheKiB(int64_t profiles) {
+  // The content-hash index took 27 bytes a profile (1,200,000 random hashes,
+  // 16 KiB pages; dbstat).
+  constexpr int64_t kIndexBytesPerProfile = 27;
+  constexpr int64_t kMinKiB = 8192;
+  const int64_t wanted_kib = std::max<int64_t>(profiles, 0) * kIndexBytesPerProfile * 3 / 2 / 1024;
+  const int64_t whole_mib_kib = (wanted_kib + 1023) / 1024 * 1024;
+  return std::clamp(whole_mib_kib, kMinKiB, kWriterCacheKiB);
+}
 
 namespace {
 

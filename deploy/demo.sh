@@ -37,13 +37,16 @@ step "Register GPU nodes known only from their spec sheets"
 step "Import the measured profiles"
 shopt -s nullglob
 # The shipped agent files (data/README.md). Fits use the newest measurement
-# method present (4: the H200 files h200-m5/m6 and cpu-v4); the method-2
-# files and the H100's method-3 files (data/v3/) import beside them for the
-# held-out check below. The older method-1 files import as well (perfcast
+# method present (4): of the H200 the files whose every profile carries the
+# host probe it ran under (h200-m10 default, h200-m12 architectures) and the
+# intermediate sizes (h200-m7), cpu-v4, and the H100's h100-m10 files, which
+# the held-out check below predicts. The method 1-3 files import beside them. The older method-1 files import as well (perfcast
 # import data/h100.sqlite), but their nodes carry host figures taken another
 # way (launch latency with a sync per launch: 5.2 us against 1.0 us in
 # steady state), which would price those nodes' steps with the wrong host.
-files=(data/h*-m[0-9]-*.sqlite data/v3/h*-m[0-9]-*.sqlite data/cpu-v4-*.sqlite)
+files=(data/h*-m[1-4]-*.sqlite data/h200-m7-*.sqlite data/h200-m10-default.sqlite
+       data/h200-m12-architectures.sqlite data/h100-m10-default.sqlite
+       data/h100-m10-architectures.sqlite data/cpu-v4-*.sqlite)
 if [ ${#files[@]} -eq 0 ]; then
   # No shipped measurements: measure this machine's CPU with the quick plan.
   [ -x "$AGENT" ] || { echo "demo: no data/*.sqlite and no perfcast-agent to measure with" >&2; exit 1; }
@@ -67,9 +70,9 @@ if [ -n "$SHIPPED" ]; then
   "$PERFCAST" fit --gpu "$TRAIN_GPU"
   step "Predict the largest size of each family from the smaller ones, against what it measured"
   "$PERFCAST" evaluate --split sizes --gpu "$TRAIN_GPU" --limit 15 --report "$DATA_DIR/report.html"
-  if [ "$TRAIN_GPU" = H200-SXM-141GB ] && [ -f data/v3/h100-m8-default.sqlite ]; then
-    # The H100 is no longer lent: its newest files are of method 3 (the
-    # optimizer one tensor at a time), so each GPU contributes its newest.
+  if [ "$TRAIN_GPU" = H200-SXM-141GB ] && [ -f data/h100-m10-default.sqlite ]; then
+    # Both GPUs' newest files are of method 4 (--newest-per-gpu keeps it so
+    # if one GPU's newest is older).
     step "Predict every H100 measurement from a fit on the H200 alone (a GPU the fit never saw)"
     "$PERFCAST" evaluate --train-gpu H200-SXM-141GB --test-gpu H100-SXM5-80GB --limit 0 \
       --newest-per-gpu \

@@ -15,7 +15,11 @@ step copies its batch to the device with non_blocking=True, no host
 synchronisation between steps, CUDA events around blocks of steps; warm-up
 blocks until two consecutive ones agree within 2% (at most 6), then 5 timed
 blocks of >= 100 ms and >= 3 steps; the step time is the median of the block
-means. The agent's figure is the profile's median_ms (method version 2).
+means. The agent's figure is the profile's median_ms (the store's newest
+method). Right before each configuration the loop runs the agent's host probe
+(500 tiny ops queued without a sync) from TorchScript and from Python; the CSV
+keeps both next to the agent's own probe, and the summary adds the
+configurations whose host state matched the agent's (see host_matched).
 
 Builders (the contract for profiler/validation/real_models.py too)
 ------------------------------------------------------------------
@@ -59,7 +63,8 @@ import sys
 import time
 
 Config = collections.namedtuple(
-    "Config", "key family params batch precision phase optimizer agent_ms")
+    "Config", "key family params batch precision phase optimizer agent_ms agent_dispatch",
+    defaults=(None,))
 Workload = collections.namedtuple("Workload", "model inputs target loss")
 
 PRECISIONS = ("fp32", "tf32", "bf16-amp", "fp16-amp")
@@ -123,6 +128,23 @@ def quantile(values, q):
     return s[lo] + (pos - lo) * (s[hi] - s[lo])
 
 
+def host_matched(rows, tolerance=0.05):
+    """rows: [(agent_ms, plain_ms, agent_dispatch, plain_dispatch)] -> the
+    (agent_ms, plain_ms) pairs whose host states agree: the ratio of the probe
+    run right before the plain loop to the agent's probe stored with its
+    profile lies within `tolerance` of the median ratio over all rows. On a VM
+    whose host speed moves between minutes only these compare the two loops
+    rather than two host states. The two probes run the same tiny ops through
+    different interpreters (TorchScript here, C++ in the agent), so only their
+    ratio relative to its median says that the host changed, not its value."""
+    ratios = [rp / ra for _, _, ra, rp in rows if ra and rp and ra > 0 and rp > 0]
+    if not ratios:
+        return []
+    typical = quantile(ratios, 0.5)
+    return [(a, p) for a, p, ra, rp in rows
+            if ra and rp and ra > 0 and rp > 0 and abs(rp / ra / typical - 1.0) <= tolerance]
+
+
 def compare(pairs):
     """pairs: [(agent_ms, plain_ms)] -> n, median and p90 of |agent/plain - 1|
     and the median signed difference, in percent."""
@@ -141,16 +163,21 @@ def read_agent_configs(path):
     if "method_version" in columns:
         newest = db.execute("SELECT MAX(method_version) FROM profiles").fetchone()[0]
         where += " AND p.method_version = %d" % int(newest or 1)
-    rows = db.execute("SELECT w.key, p.median_ms FROM profiles p JOIN workloads w "
-                      "ON p.workload_id = w.id " + where).fetchall()
+    dispatch = "p.dispatch_ops_per_s" if "dispatch_ops_per_s" in columns else "NULL"
+    rows = db.execute("SELECT w.key, p.median_ms, " + dispatch + " FROM profiles p JOIN "
+                      "workloads w ON p.workload_id = w.id " + where).fetchall()
     by_key = collections.defaultdict(list)
-    for key, ms in rows:
+    rates = collections.defaultdict(list)
+    for key, ms, rate in rows:
         by_key[key].append(ms)
+        if rate:
+            rates[key].append(rate)
     configs = []
     for key, values in by_key.items():
         k = parse_key(key)
         configs.append(Config(key, k["family"], k["params"], k["batch"], k["precision"],
-                              k["phase"], k["optimizer"], quantile(values, 0.5)))
+                              k["phase"], k["optimizer"], quantile(values, 0.5),
+                              quantile(rates[key], 0.5) if rates[key] else None))
     return configs
 
 
@@ -419,6 +446,45 @@ def make_step(workload, config, device, ring=8, foreach=None):
     return step
 
 
+def _scripted_adds():
+    import torch
+
+    def adds(x: torch.Tensor, n: int) -> torch.Tensor:
+        for _ in range(n):
+            x.add_(1)
+        return x
+    return torch.jit.script(adds)
+
+
+def dispatch_rates(device, scripted, ops=500, rounds=3):
+    """Host probes right before a configuration, ops/s (median of `rounds`):
+    the agent's probe (tiny in-place adds queued without a host sync, timed on
+    the host) dispatched from C++ by TorchScript's interpreter (`scripted`,
+    from _scripted_adds; None skips it), and the same loop from Python, which
+    is what a user's script pays per operation on top."""
+    import torch
+    x = torch.zeros(1, device=device)
+
+    def rate(run):
+        run(50)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        values = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            run(ops)
+            values.append(ops / max(time.perf_counter() - t0, 1e-9))
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+        return quantile(values, 0.5)
+
+    def python_adds(n):
+        for _ in range(n):
+            x.add_(1)
+    cpp = rate(lambda n: scripted(x, n)) if scripted is not None else None
+    return cpp, rate(python_adds)
+
+
 def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
                max_warmup_blocks=6, min_steps=3, foreach=None, step=None):
     """Median over `blocks` timed blocks of the mean step time, milliseconds
@@ -480,12 +546,18 @@ def main(argv=None):
     picked = select_configs(configs, args.count, families, precisions)
     print("plain_loop: %d of %d agent model configurations" % (len(picked), len(configs)),
           flush=True)
-    rows, pairs = [], []
+    try:
+        scripted = _scripted_adds()
+    except Exception as e:  # TorchScript missing or refused: the Python probe only
+        print("plain_loop: no TorchScript probe: %s" % str(e).splitlines()[0], flush=True)
+        scripted = None
+    rows, pairs, probed = [], [], []
     for i, c in enumerate(picked):
         if args.deadline_s and time.time() - start > args.deadline_s:
             print("plain_loop: deadline reached after %d configurations" % i, flush=True)
             break
         try:
+            cpp_rate, python_rate = dispatch_rates(device, scripted)
             plain_ms = time_plain(builders[c.family](dict(c.params), c.batch), c, device,
                                   foreach=False if args.for_loop else None)
         except Exception as e:  # one failing configuration must not end the run
@@ -496,8 +568,11 @@ def main(argv=None):
             continue
         diff = 100.0 * (c.agent_ms / plain_ms - 1.0)
         pairs.append((c.agent_ms, plain_ms))
+        probed.append((c.agent_ms, plain_ms, c.agent_dispatch, cpp_rate))
         rows.append([c.key, c.family, c.batch, c.precision, c.phase,
-                     "%.4f" % c.agent_ms, "%.4f" % plain_ms, "%.2f" % diff])
+                     "%.4f" % c.agent_ms, "%.4f" % plain_ms, "%.2f" % diff,
+                     "%.0f" % c.agent_dispatch if c.agent_dispatch else "",
+                     "%.0f" % cpp_rate if cpp_rate else "", "%.0f" % python_rate])
         print("[%d/%d] %s: agent %.4f ms, plain %.4f ms, %+.2f%%" %
               (i + 1, len(picked), c.key, c.agent_ms, plain_ms, diff), flush=True)
         if device.type == "cuda":
@@ -505,11 +580,17 @@ def main(argv=None):
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["key", "family", "batch", "precision", "phase", "agent_ms", "plain_ms",
-                    "diff_pct"])
+                    "diff_pct", "agent_dispatch_ops_per_s", "plain_dispatch_ops_per_s",
+                    "python_dispatch_ops_per_s"])
         w.writerows(rows)
     s = compare(pairs)
     print("plain_loop: n=%d median |agent-plain| %.2f%%, p90 %.2f%%, median signed %+.2f%% -> %s"
           % (s["n"], s["median_abs_pct"], s["p90_abs_pct"], s["median_pct"], args.out))
+    m = compare(host_matched(probed))
+    if m["n"]:
+        print("plain_loop: host-matched (probe ratio within 5%% of its median) n=%d median "
+              "|agent-plain| %.2f%%, p90 %.2f%%" % (m["n"], m["median_abs_pct"], m["p90_abs_pct"]),
+              flush=True)
     return 0 if s["n"] > 0 else 1
 
 

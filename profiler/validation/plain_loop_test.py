@@ -67,6 +67,14 @@ class CompareTest(unittest.TestCase):
     def test_ignores_non_positive_times(self):
         self.assertEqual(plain_loop.compare([(0, 1.0), (1.0, 0)])["n"], 0)
 
+    def test_host_matched_keeps_rows_whose_probe_ratio_is_typical(self):
+        # Probe ratios 2.0, 2.04, 1.6 (host 20% slower), 2.0; one row unprobed.
+        rows = [(1.0, 1.1, 100.0, 200.0), (2.0, 2.0, 100.0, 204.0),
+                (3.0, 4.0, 100.0, 160.0), (4.0, 4.0, 50.0, 100.0), (5.0, 5.0, None, 100.0)]
+        self.assertEqual(plain_loop.host_matched(rows), [(1.0, 1.1), (2.0, 2.0), (4.0, 4.0)])
+        self.assertEqual(len(plain_loop.host_matched(rows, tolerance=0.3)), 4)
+        self.assertEqual(plain_loop.host_matched([(1.0, 1.0, None, None)]), [])
+
 
 class ReadStoreTest(unittest.TestCase):
     def test_reads_the_newest_method_median_per_key(self):
@@ -75,17 +83,19 @@ class ReadStoreTest(unittest.TestCase):
             db = sqlite3.connect(path)
             db.execute("CREATE TABLE workloads (id INTEGER PRIMARY KEY, key TEXT, kind TEXT)")
             db.execute("CREATE TABLE profiles (workload_id INTEGER, median_ms REAL, "
-                       "method_version INTEGER)")
+                       "method_version INTEGER, dispatch_ops_per_s REAL)")
             db.execute("INSERT INTO workloads VALUES (1, 'model/cnn{layers=1}/b16/fp32/train/adam',"
                        " 'model'), (2, 'op/gemm{m=1}/b1/fp32/inference/-', 'operation')")
-            db.executemany("INSERT INTO profiles VALUES (?, ?, ?)",
-                           [(1, 1.0, 2), (1, 3.0, 2), (1, 100.0, 1), (2, 5.0, 2)])
+            db.executemany("INSERT INTO profiles VALUES (?, ?, ?, ?)",
+                           [(1, 1.0, 2, 1e5), (1, 3.0, 2, 3e5), (1, 100.0, 1, 9e5),
+                            (2, 5.0, 2, None)])
             db.commit()
             db.close()
             configs = plain_loop.read_agent_configs(path)
         self.assertEqual(len(configs), 1)
         self.assertEqual(configs[0].family, "cnn")
         self.assertAlmostEqual(configs[0].agent_ms, 2.0)
+        self.assertAlmostEqual(configs[0].agent_dispatch, 2e5)
 
 
 if __name__ == "__main__":

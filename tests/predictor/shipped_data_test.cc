@@ -1,4 +1,6 @@
 // The predictor on the measurements shipped in data/: what `make demo` fits.
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,38 +86,63 @@ TEST(ShippedData, Gpt2IsNeverPredictedBelowItsRooflineOnAMeasuredNode) {
   }
 }
 
-// Leave-one-GPU-out on perfcast's own method-2 files (the H100's and the
-// H200's, each fit on the other GPU alone, measured rates): the 10-90% band
-// of whole steps covers 80% +- 5% of the held-out GPU's steps, overall and
-// on each GPU. Most steps are priced by their family's level-2 model, whose
-// own held-out errors (one GPU) cover about 69%; with the global model's
-// band as its floor (the rule before) 94%.
-TEST(ShippedData, LeaveOneGpuOutWholeStepBandsCoverEightyPercent) {
+// Leave-one-GPU-out whole-step report over the given shipped files: each GPU
+// fit on the other alone, with the spec sheets completed from the catalog as
+// the server stores them.
+absl::StatusOr<EvaluationReport> LeaveOneGpuOut(std::initializer_list<const char*> files) {
   std::map<std::string, models::Node> nodes;
   std::vector<DescribedProfile> profiles;
-  for (const char* file :
-       {"h200-m2-architectures.sqlite", "h200-m2-default.sqlite", "h200-m2-default-3r1.sqlite",
-        "h200-m2-default-3r2.sqlite", "h200-m2-sizes.sqlite", "h100-m2-architectures.sqlite",
-        "h100-m2-default.sqlite", "h100-m2-default-b.sqlite", "h100-m2-default-c.sqlite"}) {
-    Load(file, nodes, &profiles);
-  }
-  // As the server stores them: the spec sheet completed from the catalog.
+  for (const char* file : files) Load(file, nodes, &profiles);
   for (auto& [name, node] : nodes) {
     models::CompleteFromCatalog(models::GpuCatalog::BuiltIn(), node.gpu);
   }
   EvaluateOptions options;
   options.split = Split::kLeaveOneGpuOut;
   options.fit.created_at_us = 1;
-  absl::StatusOr<EvaluationReport> report = EvaluateDescribed(profiles, nodes, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_GT(report->level2.overall.count, 1000);
-  EXPECT_GE(report->level2.overall.coverage, 0.75);
-  EXPECT_LE(report->level2.overall.coverage, 0.85);
-  ASSERT_EQ(report->level2.by_gpu.size(), 2u);
-  for (const auto& [gpu, summary] : report->level2.by_gpu) {
+  return EvaluateDescribed(profiles, nodes, options);
+}
+
+// The 10-90% band of whole steps covers 80% +- 5%, overall and on each GPU.
+void ExpectWholeStepCoverageNearEightyPercent(const EvaluationReport& report) {
+  EXPECT_GE(report.level2.overall.coverage, 0.75);
+  EXPECT_LE(report.level2.overall.coverage, 0.85);
+  ASSERT_EQ(report.level2.by_gpu.size(), 2u);
+  for (const auto& [gpu, summary] : report.level2.by_gpu) {
     EXPECT_GE(summary.coverage, 0.75) << gpu;
     EXPECT_LE(summary.coverage, 0.85) << gpu;
   }
+}
+
+// Leave-one-GPU-out on perfcast's own method-2 files (the H100's and the
+// H200's, measured rates). Most steps are priced by their family's level-2
+// model, whose own held-out errors (one GPU) cover about 69%; with the global
+// model's band as its floor (the rule before) 94%.
+TEST(ShippedData, LeaveOneGpuOutWholeStepBandsCoverEightyPercent) {
+  absl::StatusOr<EvaluationReport> report = LeaveOneGpuOut(
+      {"h200-m2-architectures.sqlite", "h200-m2-default.sqlite", "h200-m2-default-3r1.sqlite",
+       "h200-m2-default-3r2.sqlite", "h200-m2-sizes.sqlite", "h100-m2-architectures.sqlite",
+       "h100-m2-default.sqlite", "h100-m2-default-b.sqlite", "h100-m2-default-c.sqlite"});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_GT(report->level2.overall.count, 1000);
+  ExpectWholeStepCoverageNearEightyPercent(*report);
+}
+
+// The same on the newest method (4) where every profile carries the host
+// probe it ran under: the H200's h200-m10 default, h200-m12 architectures and
+// h200-m7 intermediate sizes against the H100's h100-m10 default and
+// architectures (one machine each, 2026-11-26/27). Adding the H200's m5/m6
+// files, whose host figure is their run's start/end mean, drops the H200's
+// coverage to 60% (data/README.md): the dispatch term then prices those
+// steps with a host they did not run under.
+TEST(ShippedData, LeaveOneGpuOutOnProbedNewestMethodFilesCoversEightyPercent) {
+  absl::StatusOr<EvaluationReport> report = LeaveOneGpuOut(
+      {"h200-m10-default.sqlite", "h200-m12-architectures.sqlite", "h200-m7-sizes.sqlite",
+       "h200-m7-decoder-batches.sqlite", "h100-m10-default.sqlite",
+       "h100-m10-architectures.sqlite"});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_GT(report->level2.overall.count, 500);
+  EXPECT_LE(report->level2.overall.mape, 0.15);
+  ExpectWholeStepCoverageNearEightyPercent(*report);
 }
 
 }  // namespace
