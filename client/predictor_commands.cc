@@ -190,6 +190,15 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
         "level 1 of one micro-batch, %.3f ms), plus communication and the pipeline bubble: adds "
         "up to the step\n",
         r.breakdown_scale(), r.level1_ms());
+  } else if (r.level1_ms() > 0 && r.host_ms() > 0) {
+    std::cout << absl::StrFormat(
+        "breakdown: %.3f ms (%.0f%%) is level 2's host terms, in \"host\" (the step is %s); the "
+        "level-1 estimates (%.3f ms in all) scaled by %.4f make up the rest\n",
+        r.host_ms(), 100 * r.host_ms() / r.iteration_ms(),
+        r.host_ms() >= 0.5 * r.iteration_ms() ? "host-bound: a Python training loop does more host "
+                                                 "work per operation than the agent's C++ one"
+                                              : "mostly device work",
+        r.level1_ms(), r.breakdown_scale());
   } else if (r.level1_ms() > 0 && r.breakdown_scale() != 1) {
     std::cout << absl::StrFormat(
         "breakdown: the level-1 estimates (%.3f ms in all) scaled by %.4f to add up to the answer\n",

@@ -167,4 +167,29 @@ void AnswerWithLevel1(double level1_ms, double level1_lo, double level1_hi, doub
   }
 }
 
+bool IsHostTerm(absl::string_view workload_feature) {
+  return workload_feature == "dispatch_ms" || workload_feature == "module_latency_ms" ||
+         workload_feature == "launch_ms";
+}
+
+double HostTermsMs(const FittedModel& model, absl::Span<const double> values) {
+  const std::vector<double> raw = model.fit.RawCoefficients();
+  double host_ms = 0;
+  for (size_t j = 0; j < model.features.size() && j < values.size() && j < raw.size(); ++j) {
+    if (IsHostTerm(model.features[j])) host_ms += raw[j] * values[j];
+  }
+  return std::isfinite(host_ms) ? std::max(0.0, host_ms) : 0.0;
+}
+
+void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction) {
+  prediction.host_ms = std::clamp(host_ms, 0.0, std::max(0.0, prediction.iteration_ms));
+  const double rest_ms = prediction.iteration_ms - prediction.host_ms;
+  prediction.breakdown_scale = level1_ms > 0 ? rest_ms / level1_ms : 1;
+  for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
+  if (prediction.host_ms > 0) {
+    prediction.breakdown_ms[std::string(models::OpClassName(models::OpClass::kHostOverhead))] +=
+        prediction.host_ms;
+  }
+}
+
 }  // namespace perfcast::predictor::internal

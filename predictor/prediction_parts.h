@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "models/descriptor.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
@@ -82,6 +84,21 @@ Method Level2Method(bool uses_level1, bool uses_gpu, bool reduced);
 // its own).
 void AnswerWithLevel1(double level1_ms, double level1_lo, double level1_hi, double floor_ms,
                       bool operation, Prediction& prediction);
+
+// Level-2 features that price the host's work on a step rather than the
+// GPU's: dispatch_ms, module_latency_ms and launch_ms.
+bool IsHostTerm(absl::string_view workload_feature);
+
+// What `model`'s host terms (IsHostTerm) add to its answer for the feature
+// `values` (in model.features' order): the sum of their raw coefficients
+// times their values, at least 0.
+double HostTermsMs(const FittedModel& model, absl::Span<const double> values);
+
+// Makes the breakdown add up to the answer: `host_ms` (a level-2 answer's
+// host terms, 0 for a level-1 answer) goes to the "host" class, the level-1
+// classes are scaled by breakdown_scale = (iteration_ms - host_ms) /
+// level1_ms. host_ms is capped at the answer.
+void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction);
 
 }  // namespace perfcast::predictor::internal
 

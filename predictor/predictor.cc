@@ -323,8 +323,10 @@ using internal::BandFactors;
 using internal::BandFor;
 using internal::BindingSpread;
 using internal::CheckCanPrice;
+using internal::HostTermsMs;
 using internal::Level2Method;
 using internal::OutsideTrainingRange;
+using internal::ScaleBreakdown;
 using internal::SplitAttention;
 using internal::Target;
 
@@ -422,8 +424,9 @@ absl::StatusOr<double> ApplyLevel1(const FittedModel& model, const models::Opera
 
 // A level-2 model on a workload's inputs (level1_ms among them when
 // `with_level1`): as Apply on WorkloadInputs, through the compiled table.
+// `host_ms`: what its host terms add (internal::HostTermsMs).
 absl::StatusOr<double> ApplyLevel2(const FittedModel& model, const WorkloadInputArray& inputs,
-                                   bool with_level1, Prediction* prediction) {
+                                   bool with_level1, Prediction* prediction, double& host_ms) {
   const CompiledFeatureTable& table = CompiledWorkloadTable(with_level1);
   std::vector<double> slots(table.size()), values;
   const size_t input_count = kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0);
@@ -432,6 +435,7 @@ absl::StatusOr<double> ApplyLevel2(const FittedModel& model, const WorkloadInput
   name_slots.reserve(model.features.size());
   for (const std::string& name : model.features) name_slots.push_back(table.Slot(name));
   if (absl::Status s = SelectFeatures(model.features, name_slots, slots, values); !s.ok()) return s;
+  host_ms = HostTermsMs(model, values);
   return ApplyValues(model, values, prediction, nullptr);
 }
 
@@ -746,6 +750,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
   double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
+  double host_ms = 0;            // what level 2's host terms add
   if (have_level2) {
     WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates);
     auto uses = [&](absl::string_view feature) {
@@ -762,7 +767,7 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
       inputs[kLevel1GpuMsInput] = *gpu_ms;
     }
     absl::StatusOr<double> y =
-        ApplyLevel2(*level2, inputs, uses_level1 || uses_gpu, &prediction);
+        ApplyLevel2(*level2, inputs, uses_level1 || uses_gpu, &prediction, host_ms);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
     prediction.method = Level2Method(uses_level1, uses_gpu, level2->reduced);
@@ -782,15 +787,16 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
   }
   if (use_level1) {
     AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation, prediction);
+    host_ms = 0;
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node.name, ": outside what it can extrapolate to"));
   }
-  // The breakdown adds up to the answer: level-1 shares of the total.
-  prediction.breakdown_scale = *level1_ms > 0 ? prediction.iteration_ms / *level1_ms : 1;
-  for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
+  // The breakdown adds up to the answer: level 2's host terms as the host's
+  // share, level-1 shares of the rest.
+  ScaleBreakdown(*level1_ms, host_ms, prediction);
   return prediction;
 }
 

@@ -135,11 +135,15 @@ struct Prediction {
   double hi_ms = 0;
   Method method = Method::kTwoLevel;
   double level1_ms = 0;  // the level-1 sum (0 for level2-direct)
-  // Per operation class (op-class key -> ms per iteration): the level-1
-  // estimates scaled by breakdown_scale = iteration_ms / level1_ms, so that
-  // they add up to iteration_ms.
+  // Per operation class (op-class key -> ms per iteration), adding up to
+  // iteration_ms: a level-2 answer's host terms (dispatch_ms,
+  // module_latency_ms, launch_ms: host_ms) in "host", the level-1 estimates
+  // scaled by breakdown_scale = (iteration_ms - host_ms) / level1_ms.
   std::map<std::string, double> breakdown_ms;
   double breakdown_scale = 1;
+  // What the level-2 model's host terms add to the answer (0 for a level-1
+  // answer): the part of the step the host binds, as the model sees it.
+  double host_ms = 0;
   // "<model>:<feature>" for every feature of every model used, e.g.
   // "level2/train:level1_ms", "level1/gemm:compute_ms".
   std::vector<std::string> features_used;

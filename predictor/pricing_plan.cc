@@ -249,7 +249,8 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& 
 
 absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
                                                 const WorkloadInputArray& inputs,
-                                                Prediction& prediction) const {
+                                                Prediction& prediction,
+                                                double& host_ms) const {
   const bool with_level1 = level2.uses_level1 || level2.uses_gpu;
   Scratch slots(level2.table->size());
   const size_t input_count = kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0);
@@ -266,6 +267,7 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
       AddOnce(level2.labels[j], prediction.extrapolated);
     }
   }
+  host_ms = internal::HostTermsMs(model, values);
   return Evaluate(model, values);
 }
 
@@ -292,6 +294,7 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
   double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
+  double host_ms = 0;            // what level 2's host terms add
   if (have_level2) {
     WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates_);
     inputs[kLevel1MsInput] = *level1_ms;
@@ -300,7 +303,7 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
       if (!gpu_ms.ok()) return gpu_ms.status();
       inputs[kLevel1GpuMsInput] = *gpu_ms;
     }
-    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, prediction);
+    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, prediction, host_ms);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
     prediction.method =
@@ -317,14 +320,14 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
   if (use_level1) {
     internal::AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation,
                                prediction);
+    host_ms = 0;
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node_name_, ": outside what it can extrapolate to"));
   }
-  prediction.breakdown_scale = *level1_ms > 0 ? prediction.iteration_ms / *level1_ms : 1;
-  for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
+  internal::ScaleBreakdown(*level1_ms, host_ms, prediction);
   return prediction;
 }
 

@@ -96,8 +96,9 @@ class PricingPlan {
   // One operation record's `count` calls.
   absl::StatusOr<double> PriceOperation(const models::Operation& op, const EffectiveRates& rates,
                                         Prediction* prediction, Notes& notes) const;
+  // `host_ms`: what the model's host terms add (internal::HostTermsMs).
   absl::StatusOr<double> ApplyLevel2(const Level2& level2, const WorkloadInputArray& inputs,
-                                     Prediction& prediction) const;
+                                     Prediction& prediction, double& host_ms) const;
 
   const PredictorModel& model_;
   std::string node_name_;

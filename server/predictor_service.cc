@@ -265,6 +265,7 @@ void EncodePrice(Price&& price, bool brief, v1::PredictResponse* out) {
   out->set_method(std::string(predictor::MethodName(p.method)));
   out->set_level1_ms(p.level1_ms);
   out->set_breakdown_scale(p.breakdown_scale);
+  out->set_host_ms(p.host_ms);
   // What was predicted: a Hugging Face config or torchvision name resolved.
   proto::ToProto(price.workload->spec, out->mutable_workload());
   if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());

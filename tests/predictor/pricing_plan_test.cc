@@ -42,7 +42,8 @@ std::string Difference(const absl::StatusOr<Prediction>& plan,
   for (const std::string& d :
        {number("iteration_ms", a.iteration_ms, b.iteration_ms), number("lo_ms", a.lo_ms, b.lo_ms),
         number("hi_ms", a.hi_ms, b.hi_ms), number("level1_ms", a.level1_ms, b.level1_ms),
-        number("breakdown_scale", a.breakdown_scale, b.breakdown_scale)}) {
+        number("breakdown_scale", a.breakdown_scale, b.breakdown_scale),
+        number("host_ms", a.host_ms, b.host_ms)}) {
     if (!d.empty()) return d;
   }
   if (a.method != b.method) return "method";

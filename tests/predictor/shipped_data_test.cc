@@ -86,6 +86,60 @@ TEST(ShippedData, Gpt2IsNeverPredictedBelowItsRooflineOnAMeasuredNode) {
   }
 }
 
+// The breakdown of a host-bound step shows the host: level 2's host terms
+// (dispatch_ms, ...) are the "host" entry, the level-1 classes scaled to the
+// rest. Fitted on the probed H200 files, priced on the H100 node: a 2-layer
+// cnn at batch 16 (a 1.2 ms step of ~0.35 ms GPU work) is mostly host, a
+// ResNet-50 at batch 256 in bf16 mostly device.
+TEST(ShippedData, HostBoundStepsShowTheHostInTheirBreakdown) {
+  std::map<std::string, models::Node> nodes;
+  std::vector<DescribedProfile> profiles;
+  for (const char* file : {"h200-m10-default.sqlite", "h200-m12-architectures.sqlite"}) {
+    Load(file, nodes, &profiles);
+  }
+  Load("h100-m10-default.sqlite", nodes, nullptr);
+  FitOptions options;
+  options.created_at_us = 1;
+  absl::StatusOr<PredictorModel> model = FitDescribed(profiles, nodes, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const models::Node& node = nodes.at("h100-sxm-10");
+
+  auto predict = [&](models::WorkloadSpec spec) -> absl::StatusOr<Prediction> {
+    spec.kind = models::WorkloadKind::kModel;
+    spec.phase = models::Phase::kTrain;
+    absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
+    if (!d.ok()) return d.status();
+    return PredictDescribed(*model, *d, node);
+  };
+  auto adds_up = [](const Prediction& p) {
+    double sum = 0;
+    for (const auto& [op_class, ms] : p.breakdown_ms) sum += ms;
+    EXPECT_NEAR(sum, p.iteration_ms, 1e-9 * p.iteration_ms);
+    EXPECT_NEAR(p.breakdown_scale, (p.iteration_ms - p.host_ms) / p.level1_ms, 1e-12);
+  };
+
+  models::WorkloadSpec cnn;
+  cnn.family = "cnn";
+  cnn.params = {{"layers", 2}, {"channels", 128}};
+  cnn.batch_size = 16;
+  cnn.precision = models::Precision::kFp32;
+  absl::StatusOr<Prediction> small = predict(cnn);
+  ASSERT_TRUE(small.ok()) << small.status();
+  adds_up(*small);
+  EXPECT_GT(small->host_ms, 0.5 * small->iteration_ms);
+  EXPECT_GE(small->breakdown_ms.at("host"), small->host_ms);
+
+  models::WorkloadSpec resnet;
+  resnet.family = "resnet_imagenet";
+  resnet.params = {{"depth", 50}};
+  resnet.batch_size = 256;
+  resnet.precision = models::Precision::kBf16Amp;
+  absl::StatusOr<Prediction> large = predict(resnet);
+  ASSERT_TRUE(large.ok()) << large.status();
+  adds_up(*large);
+  EXPECT_LT(large->host_ms, 0.2 * large->iteration_ms);
+}
+
 // Leave-one-GPU-out whole-step report over the given shipped files: each GPU
 // fit on the other alone, with the spec sheets completed from the catalog as
 // the server stores them.
