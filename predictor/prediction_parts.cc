@@ -173,10 +173,13 @@ bool IsHostTerm(absl::string_view workload_feature) {
 }
 
 double HostTermsMs(const FittedModel& model, absl::Span<const double> values) {
-  const std::vector<double> raw = model.fit.RawCoefficients();
+  // Per Predict on the pricing plan's path: the raw coefficients of the host
+  // terms only, as LinearFit::RawCoefficients makes them, without its vector.
+  const LinearFit& fit = model.fit;
   double host_ms = 0;
-  for (size_t j = 0; j < model.features.size() && j < values.size() && j < raw.size(); ++j) {
-    if (IsHostTerm(model.features[j])) host_ms += raw[j] * values[j];
+  const size_t n = std::min({model.features.size(), values.size(), fit.coefficients.size()});
+  for (size_t j = 0; j < n; ++j) {
+    if (IsHostTerm(model.features[j])) host_ms += fit.coefficients[j] / fit.scale[j] * values[j];
   }
   return std::isfinite(host_ms) ? std::max(0.0, host_ms) : 0.0;
 }
