@@ -184,10 +184,14 @@ double HostTermsMs(const FittedModel& model, absl::Span<const double> values) {
   return std::isfinite(host_ms) ? std::max(0.0, host_ms) : 0.0;
 }
 
-void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction) {
+void SetBreakdownScale(double level1_ms, double host_ms, Prediction& prediction) {
   prediction.host_ms = std::clamp(host_ms, 0.0, std::max(0.0, prediction.iteration_ms));
   const double rest_ms = prediction.iteration_ms - prediction.host_ms;
   prediction.breakdown_scale = level1_ms > 0 ? rest_ms / level1_ms : 1;
+}
+
+void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction) {
+  SetBreakdownScale(level1_ms, host_ms, prediction);
   for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
   if (prediction.host_ms > 0) {
     prediction.breakdown_ms[std::string(models::OpClassName(models::OpClass::kHostOverhead))] +=

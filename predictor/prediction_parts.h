@@ -100,6 +100,12 @@ double HostTermsMs(const FittedModel& model, absl::Span<const double> values);
 // level1_ms. host_ms is capped at the answer.
 void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction);
 
+// ScaleBreakdown's first half: sets prediction.host_ms and breakdown_scale
+// (the breakdown left as it is), for a caller that keeps its breakdown
+// elsewhere (PricingPlan::PredictPlanned) and then scales each entry by
+// breakdown_scale and adds host_ms to the "host" entry as ScaleBreakdown does.
+void SetBreakdownScale(double level1_ms, double host_ms, Prediction& prediction);
+
 }  // namespace perfcast::predictor::internal
 
 #endif  // PERFCAST_PREDICTOR_PREDICTION_PARTS_H_

@@ -14,7 +14,6 @@ namespace {
 
 using internal::BandFactors;
 using internal::BandFor;
-using internal::AddOnce;
 using internal::BindingSpread;
 using internal::OutsideTrainingRange;
 
@@ -46,7 +45,31 @@ double Spread(const PredictorModel& model, bool memory_bound) {
   return memory_bound ? BindingSpread(model, 0, 1) : BindingSpread(model, 1, 0);
 }
 
+// Appends `label` to `list` unless a label of that text is there already
+// (internal::AddOnce on references).
+void AddOnce(const std::string& label, absl::InlinedVector<const std::string*, 24>& list) {
+  for (const std::string* listed : list) {
+    if (*listed == label) return;
+  }
+  list.push_back(&label);
+}
+
 }  // namespace
+
+Prediction PlannedPrediction::ToPrediction() const {
+  Prediction prediction = numbers;
+  for (const auto& [key, ms] : breakdown) {
+    prediction.breakdown_ms.emplace_hint(prediction.breakdown_ms.end(), *key, ms);
+  }
+  auto copy = [](absl::Span<const std::string* const> from, std::vector<std::string>& to) {
+    to.reserve(from.size());
+    for (const std::string* text : from) to.push_back(*text);
+  };
+  copy(features_used, prediction.features_used);
+  copy(extrapolated, prediction.extrapolated);
+  copy(uncalibrated_classes, prediction.uncalibrated_classes);
+  return prediction;
+}
 
 struct PricingPlan::Notes {
   std::array<bool, kOpClasses> listed{};
@@ -76,7 +99,10 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
                      model.level1.contains(models::OpClass::kGemm);
   for (int c = 0; c < kOpClasses; ++c) {
     level1_[c].key = std::string(OpClassKey(static_cast<models::OpClass>(c)));
+    by_key_[c] = c;
   }
+  std::sort(by_key_.begin(), by_key_.end(),
+            [&](int a, int b) { return level1_[a].key < level1_[b].key; });
   for (const auto& [op_class, fitted] : model.level1) {
     const int c = static_cast<int>(op_class);
     if (c < 0 || c >= kOpClasses) continue;
@@ -103,7 +129,6 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
   for (const auto& [phase, fitted] : model.level2) {
     const int p = static_cast<int>(phase);
     if (p == 0 || p == 1) phases_[p].global = MakeLevel2(fitted, target);
-    max_level2_labels_ = std::max(max_level2_labels_, fitted.features.size());
   }
   // Keys are FamilyScope(family, phase): the family is what precedes the
   // last '/'. A key of no phase is one PredictDescribed never looks up.
@@ -114,8 +139,7 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
       if (absl::string_view(scope).substr(slash + 1) == models::PhaseName(phase)) {
         phases_[static_cast<int>(phase)].by_family.emplace(scope.substr(0, slash),
                                                            MakeLevel2(fitted, target));
-        max_level2_labels_ = std::max(max_level2_labels_, fitted.features.size());
-      }
+          }
     }
   }
 }
@@ -142,7 +166,8 @@ PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
 
 absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
                                                    const EffectiveRates& rates,
-                                                   Prediction* prediction, Notes& notes) const {
+                                                   PlannedPrediction* prediction,
+                                                   Notes& notes) const {
   const int c = static_cast<int>(op.op_class);
   if (c < 0 || c >= kOpClasses) {
     return absl::InvalidArgumentError(absl::StrCat("unknown operation class ", c));
@@ -198,15 +223,15 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
   if (prediction != nullptr) {
     notes.breakdown_ms[c] += op.count * call_ms;
     notes.priced[c] = true;
-    prediction->lo_ms += op.count * lo;
-    prediction->hi_ms += op.count * hi;
+    prediction->numbers.lo_ms += op.count * lo;
+    prediction->numbers.hi_ms += op.count * hi;
   }
   return op.count * call_ms;
 }
 
 absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& descriptor,
                                               const EffectiveRates& rates,
-                                              Prediction* prediction) const {
+                                              PlannedPrediction* prediction) const {
   Notes notes;
   notes.extrapolated.assign(level1_flags_, false);
   notes.label_used.assign(level1_labels_.size(), false);
@@ -230,26 +255,25 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& 
     total += record_ms;
   }
   if (prediction != nullptr) {
-    for (int c = 0; c < kOpClasses; ++c) {
-      if (notes.priced[c]) prediction->breakdown_ms[level1_[c].key] = notes.breakdown_ms[c];
+    for (int c : by_key_) {
+      if (notes.priced[c]) {
+        prediction->breakdown.emplace_back(&level1_[c].key, notes.breakdown_ms[c]);
+      }
     }
-    // Level 2's labels follow: room for them too.
-    auto copy = [&](absl::Span<const int> order, std::vector<std::string>& list) {
-      if (order.empty()) return;
-      list.reserve(list.size() + order.size() + max_level2_labels_);
-      for (int label : order) list.push_back(level1_labels_[label]);
-    };
-    copy(notes.used_order, prediction->features_used);
-    copy(notes.extrapolated_order, prediction->extrapolated);
-    prediction->uncalibrated_classes.reserve(notes.uncalibrated_order.size());
-    for (int c : notes.uncalibrated_order) prediction->uncalibrated_classes.push_back(level1_[c].key);
+    for (int label : notes.used_order) prediction->features_used.push_back(&level1_labels_[label]);
+    for (int label : notes.extrapolated_order) {
+      prediction->extrapolated.push_back(&level1_labels_[label]);
+    }
+    for (int c : notes.uncalibrated_order) {
+      prediction->uncalibrated_classes.push_back(&level1_[c].key);
+    }
   }
   return total;
 }
 
 absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
                                                 const WorkloadInputArray& inputs,
-                                                Prediction& prediction,
+                                                PlannedPrediction& prediction,
                                                 double& host_ms) const {
   const bool with_level1 = level2.uses_level1 || level2.uses_gpu;
   Scratch slots(level2.table->size());
@@ -273,9 +297,36 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
 
 absl::StatusOr<Prediction> PricingPlan::Predict(
     const models::WorkloadDescriptor& descriptor) const {
+  absl::StatusOr<PlannedPrediction> planned = PredictPlanned(descriptor);
+  if (!planned.ok()) return planned.status();
+  return planned->ToPrediction();
+}
+
+void PricingPlan::ScaleBreakdown(double level1_ms, double host_ms,
+                                 PlannedPrediction& planned) const {
+  Prediction& prediction = planned.numbers;
+  internal::SetBreakdownScale(level1_ms, host_ms, prediction);
+  for (auto& [op_class, ms] : planned.breakdown) ms *= prediction.breakdown_scale;
+  if (prediction.host_ms > 0) {
+    const std::string& host = level1_[static_cast<int>(models::OpClass::kHostOverhead)].key;
+    auto entry = std::lower_bound(
+        planned.breakdown.begin(), planned.breakdown.end(), host,
+        [](const std::pair<const std::string*, double>& e, const std::string& key) {
+          return *e.first < key;
+        });
+    if (entry == planned.breakdown.end() || *entry->first != host) {
+      entry = planned.breakdown.emplace(entry, &host, 0.0);
+    }
+    entry->second += prediction.host_ms;
+  }
+}
+
+absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
+    const models::WorkloadDescriptor& descriptor) const {
   if (!rates_.ok()) return rates_.status();
   // The steps and their order are PredictDescribed's; see there for why.
-  Prediction prediction;
+  PlannedPrediction planned;
+  Prediction& prediction = planned.numbers;
   prediction.rate_source = rates_->source;
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
   const Level2* level2 = nullptr;
@@ -288,7 +339,7 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
   }
   const bool have_level2 = level2 != nullptr;
   if (absl::Status s = internal::CheckCanPrice(model_, descriptor, have_level2); !s.ok()) return s;
-  absl::StatusOr<double> level1_ms = Level1Sum(descriptor, *rates_, &prediction);
+  absl::StatusOr<double> level1_ms = Level1Sum(descriptor, *rates_, &planned);
   if (!level1_ms.ok()) return level1_ms.status();
   prediction.level1_ms = *level1_ms;
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
@@ -303,7 +354,7 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
       if (!gpu_ms.ok()) return gpu_ms.status();
       inputs[kLevel1GpuMsInput] = *gpu_ms;
     }
-    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, prediction, host_ms);
+    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, planned, host_ms);
     if (!y.ok()) return y.status();
     prediction.iteration_ms = *y;
     prediction.method =
@@ -327,8 +378,8 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node_name_, ": outside what it can extrapolate to"));
   }
-  internal::ScaleBreakdown(*level1_ms, host_ms, prediction);
-  return prediction;
+  ScaleBreakdown(*level1_ms, host_ms, planned);
+  return planned;
 }
 
 }  // namespace perfcast::predictor

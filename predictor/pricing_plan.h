@@ -19,6 +19,10 @@
 //   const PricingPlan plan(model, node);                       // per model and node
 //   absl::StatusOr<Prediction> p = plan.Predict(descriptor);    // per workload
 //
+// PredictPlanned answers the same without copying a string: its lists point
+// at the plan's own labels (see PlannedPrediction), for a caller that writes
+// the answer out itself and would otherwise copy every label twice.
+//
 // Thread-safe: immutable once built.
 #ifndef PERFCAST_PREDICTOR_PRICING_PLAN_H_
 #define PERFCAST_PREDICTOR_PRICING_PLAN_H_
@@ -26,9 +30,11 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "models/descriptor.h"
 #include "models/hardware.h"
@@ -40,6 +46,22 @@
 
 namespace perfcast::predictor {
 
+// A Prediction whose strings are references into the PricingPlan that made
+// it (its class keys and feature labels): valid while that plan lives.
+// ToPrediction() is the Prediction, field for field and bit for bit.
+struct PlannedPrediction {
+  // Every field but breakdown_ms, features_used, extrapolated and
+  // uncalibrated_classes, which stay empty.
+  Prediction numbers;
+  // breakdown_ms's entries in its order (by class key).
+  absl::InlinedVector<std::pair<const std::string*, double>, 12> breakdown;
+  absl::InlinedVector<const std::string*, 24> features_used;
+  absl::InlinedVector<const std::string*, 24> extrapolated;
+  absl::InlinedVector<const std::string*, 12> uncalibrated_classes;
+
+  Prediction ToPrediction() const;
+};
+
 class PricingPlan {
  public:
   // `model` must outlive the plan; what the plan needs of `node` is copied.
@@ -49,6 +71,9 @@ class PricingPlan {
 
   // PredictDescribed(model, descriptor, node), with its errors.
   absl::StatusOr<Prediction> Predict(const models::WorkloadDescriptor& descriptor) const;
+  // Predict's answer with its strings in this plan (see PlannedPrediction).
+  absl::StatusOr<PlannedPrediction> PredictPlanned(
+      const models::WorkloadDescriptor& descriptor) const;
 
  private:
   // models::OpClass's values, kGemm .. kSoftmax.
@@ -92,13 +117,16 @@ class PricingPlan {
   // The level-1 sum over the descriptor's operations on `rates`, noting
   // breakdown, band, features and classes in `prediction` when given.
   absl::StatusOr<double> Level1Sum(const models::WorkloadDescriptor& descriptor,
-                                   const EffectiveRates& rates, Prediction* prediction) const;
+                                   const EffectiveRates& rates,
+                                   PlannedPrediction* prediction) const;
   // One operation record's `count` calls.
   absl::StatusOr<double> PriceOperation(const models::Operation& op, const EffectiveRates& rates,
-                                        Prediction* prediction, Notes& notes) const;
+                                        PlannedPrediction* prediction, Notes& notes) const;
   // `host_ms`: what the model's host terms add (internal::HostTermsMs).
   absl::StatusOr<double> ApplyLevel2(const Level2& level2, const WorkloadInputArray& inputs,
-                                     Prediction& prediction, double& host_ms) const;
+                                     PlannedPrediction& prediction, double& host_ms) const;
+  // internal::ScaleBreakdown on `prediction`'s breakdown.
+  void ScaleBreakdown(double level1_ms, double host_ms, PlannedPrediction& prediction) const;
 
   const PredictorModel& model_;
   std::string node_name_;
@@ -106,11 +134,11 @@ class PricingPlan {
   EffectiveRates launch_free_;  // rates_ without launch costs (LaunchFree)
   bool split_attention_ = false;
   std::array<Level1, kOpClasses> level1_;
+  std::array<int, kOpClasses> by_key_;  // class indices in the order of their keys
   int level1_flags_ = 0;  // level-1 features over all classes
   // Every level-1 model's labels, each once: a prediction notes which it
-  // lists by index and copies the strings once, into lists of known size.
+  // lists by index and points at them.
   std::vector<std::string> level1_labels_;
-  size_t max_level2_labels_ = 0;  // the most labels one level-2 model adds
   Phase phases_[2];       // by models::Phase
 };
 

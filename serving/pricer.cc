@@ -14,15 +14,30 @@ namespace {
 // Plans kept: a plan per model and node in use (a few kB each).
 constexpr size_t kMaxPlans = 1'000;
 
-absl::Status CheckFinite(const predictor::Prediction& p) {
+// `breakdown`: (class, ms) pairs, the class a string or a pointer to one.
+template <typename Breakdown>
+absl::Status CheckFinite(const predictor::Prediction& p, const Breakdown& breakdown) {
   bool finite = std::isfinite(p.iteration_ms) && std::isfinite(p.lo_ms) && std::isfinite(p.hi_ms) &&
                 p.iteration_ms > 0;
-  for (const auto& [op_class, ms] : p.breakdown_ms) finite = finite && std::isfinite(ms);
+  for (const auto& [op_class, ms] : breakdown) finite = finite && std::isfinite(ms);
   if (!finite) return absl::FailedPreconditionError("the model predicts a non-finite time");
   return absl::OkStatus();
 }
 
 }  // namespace
+
+WorkloadPrice PlannedPrice::ToWorkloadPrice() const {
+  WorkloadPrice price;
+  price.model = model;
+  price.node = node;
+  price.workload = workload;
+  price.prediction = prediction.ToPrediction();
+  price.memory = memory;
+  price.memory_verdict = memory_verdict;
+  price.batch_size = batch_size;
+  price.cv_mape = cv_mape;
+  return price;
+}
 
 Pricer::Pricer(db::Store& store, const models::GpuCatalog& catalog, Options options)
     : store_(store),
@@ -98,41 +113,66 @@ std::shared_ptr<const Pricer::Planned> Pricer::PlanFor(
   return planned;
 }
 
+absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
+    std::shared_ptr<const LoadedModel> model,
+    std::shared_ptr<const models::WorkloadDescriptor> described, const Target& target) {
+  const models::WorkloadDescriptor& workload = *described;
+  absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
+  if (!node.ok()) return node.status();
+  PlannedPrice price;
+  price.memory = predictor::EstimateMemory(model->model.memory, workload);
+  price.memory_verdict = predictor::CheckMemoryFit(price.memory, (*node)->gpu);
+  if (!price.memory_verdict.fits) return absl::FailedPreconditionError(price.memory_verdict.reason);
+  std::shared_ptr<const Planned> planned = PlanFor(model, *node);
+  absl::StatusOr<predictor::PlannedPrediction> prediction = planned->plan.PredictPlanned(workload);
+  if (!prediction.ok()) return prediction.status();
+  price.prediction = *std::move(prediction);
+  if (absl::Status finite = CheckFinite(price.prediction.numbers, price.prediction.breakdown);
+      !finite.ok()) {
+    return finite;
+  }
+  price.cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
+                                              price.prediction.numbers.method, model->meta.cv_mape);
+  price.model = std::move(model);
+  price.node = *std::move(node);
+  price.plan = std::move(planned);
+  price.batch_size = workload.spec.batch_size;
+  price.workload = std::move(described);
+  return price;
+}
+
 absl::StatusOr<WorkloadPrice> Pricer::Price(
     std::shared_ptr<const LoadedModel> model,
     std::shared_ptr<const models::WorkloadDescriptor> described, const Target& target,
     const std::optional<predictor::ParallelLayout>& layout) {
+  if (!layout.has_value()) {
+    absl::StatusOr<PlannedPrice> planned =
+        PricePlanned(std::move(model), std::move(described), target);
+    if (!planned.ok()) return planned.status();
+    return planned->ToWorkloadPrice();
+  }
   const models::WorkloadDescriptor& workload = *described;
   absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
   if (!node.ok()) return node.status();
   WorkloadPrice price;
-  if (!layout.has_value()) {
-    price.memory = predictor::EstimateMemory(model->model.memory, workload);
-    price.memory_verdict = predictor::CheckMemoryFit(price.memory, (*node)->gpu);
-    if (!price.memory_verdict.fits) {
-      return absl::FailedPreconditionError(price.memory_verdict.reason);
-    }
-    absl::StatusOr<predictor::Prediction> prediction =
-        PlanFor(model, *node)->plan.Predict(workload);
-    if (!prediction.ok()) return prediction.status();
-    price.prediction = *std::move(prediction);
-  } else {
-    predictor::ParallelOptions options;
-    models::Node linked = **node;
-    // Nodes stored before the link fields existed take them from the catalog.
-    models::CompleteFromCatalog(catalog_, linked.gpu);
-    if (target.kind == Target::Kind::kNode) {
-      options.max_gpus = std::max(1, linked.gpu_count);
-      options.gpus_per_node = options.max_gpus;
-      options.measured_link = MeasuredLink(linked.name);
-    }
-    absl::StatusOr<predictor::ParallelPrediction> parallel =
-        predictor::PredictParallel(model->model, workload.spec, linked, *layout, options);
-    if (!parallel.ok()) return parallel.status();
-    price.prediction = predictor::AsPrediction(*parallel);
-    price.parallel = *std::move(parallel);
+  predictor::ParallelOptions options;
+  models::Node linked = **node;
+  // Nodes stored before the link fields existed take them from the catalog.
+  models::CompleteFromCatalog(catalog_, linked.gpu);
+  if (target.kind == Target::Kind::kNode) {
+    options.max_gpus = std::max(1, linked.gpu_count);
+    options.gpus_per_node = options.max_gpus;
+    options.measured_link = MeasuredLink(linked.name);
   }
-  if (absl::Status finite = CheckFinite(price.prediction); !finite.ok()) return finite;
+  absl::StatusOr<predictor::ParallelPrediction> parallel =
+      predictor::PredictParallel(model->model, workload.spec, linked, *layout, options);
+  if (!parallel.ok()) return parallel.status();
+  price.prediction = predictor::AsPrediction(*parallel);
+  price.parallel = *std::move(parallel);
+  if (absl::Status finite = CheckFinite(price.prediction, price.prediction.breakdown_ms);
+      !finite.ok()) {
+    return finite;
+  }
   price.cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
                                               price.prediction.method, model->meta.cv_mape);
   price.model = std::move(model);
@@ -145,6 +185,11 @@ absl::StatusOr<WorkloadPrice> Pricer::Price(
 absl::StatusOr<predictor::JobEstimate> PriceJob(const WorkloadPrice& price,
                                                 const predictor::JobSize& job) {
   return predictor::EstimateJob(price.prediction, job, price.batch_size);
+}
+
+absl::StatusOr<predictor::JobEstimate> PriceJob(const PlannedPrice& price,
+                                                const predictor::JobSize& job) {
+  return predictor::EstimateJob(price.prediction.numbers, job, price.batch_size);
 }
 
 }  // namespace perfcast::serving

@@ -82,6 +82,25 @@ struct WorkloadPrice {
   double cv_mape = 0;           // of the level that answered
 };
 
+// A one-GPU WorkloadPrice whose prediction's strings live in the pricing
+// plan it holds (predictor::PlannedPrediction): what Price answers without a
+// label copied, for a caller that encodes the answer itself (perfcastd's
+// Predict writes its reply's bytes from it).
+struct PlannedPrice {
+  std::shared_ptr<const LoadedModel> model;
+  std::shared_ptr<const models::Node> node;
+  std::shared_ptr<const models::WorkloadDescriptor> workload;
+  std::shared_ptr<const void> plan;  // keeps the strings of `prediction` alive
+  predictor::PlannedPrediction prediction;
+  predictor::MemoryEstimate memory;
+  predictor::MemoryVerdict memory_verdict;
+  int64_t batch_size = 0;
+  double cv_mape = 0;
+
+  // The WorkloadPrice that Price answers for the same question.
+  WorkloadPrice ToWorkloadPrice() const;
+};
+
 class Pricer {
  public:
   struct Options {
@@ -119,6 +138,10 @@ class Pricer {
       std::shared_ptr<const LoadedModel> model,
       std::shared_ptr<const models::WorkloadDescriptor> workload, const Target& target,
       const std::optional<predictor::ParallelLayout>& layout = std::nullopt);
+  // Price without a layout, its answer as a PlannedPrice (the same errors).
+  absl::StatusOr<PlannedPrice> PricePlanned(
+      std::shared_ptr<const LoadedModel> model,
+      std::shared_ptr<const models::WorkloadDescriptor> workload, const Target& target);
   // As above, for a copy of `workload`.
   absl::StatusOr<WorkloadPrice> Price(
       std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,
@@ -162,6 +185,8 @@ class Pricer {
 // The job time of `job` under `price`. Errors: those of
 // predictor::EstimateJob (InvalidArgument, OutOfRange, FailedPrecondition).
 absl::StatusOr<predictor::JobEstimate> PriceJob(const WorkloadPrice& price,
+                                                const predictor::JobSize& job);
+absl::StatusOr<predictor::JobEstimate> PriceJob(const PlannedPrice& price,
                                                 const predictor::JobSize& job);
 
 }  // namespace perfcast::serving
