@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -25,6 +24,7 @@
 #include "proto/convert.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
+#include "server/predict_response.h"
 #include "server/request_validation.h"
 #include "server/rpc_observer.h"
 
@@ -48,25 +48,24 @@ google::protobuf::ArenaOptions BatchArenaOptions() {
 }
 
 // Predict's request and response on one arena per call, its first block
-// inline: an answer's strings and sub-messages cost a bump each instead of
-// a malloc and a free. Released holders go back to `pool` (below) with
-// their arena reset: a holder is a 4 kB allocation, and glibc answers one
-// that large by first merging every small chunk freed since (the label
-// strings of the previous answers), which cost more than the handler's
-// own mallocs.
-class ArenaMessages final : public grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse> {
+// inline: a request's strings and map, and an answer built as a message,
+// cost a bump each instead of a malloc and a free. Holders go back to the
+// pool (PredictArenas, below) with their arena reset: a holder is a 4 kB
+// allocation, and glibc answers one that large by first merging every small
+// chunk freed since, which cost more than the handler's own mallocs.
+class ArenaMessages final {
  public:
-  using Pool = std::function<void(ArenaMessages*)>;
+  ArenaMessages() : arena_(Options(block_, sizeof(block_))) { CreateMessages(); }
+  ArenaMessages(const ArenaMessages&) = delete;
+  ArenaMessages& operator=(const ArenaMessages&) = delete;
 
-  explicit ArenaMessages(const Pool* pool) : pool_(pool), arena_(Options(block_, sizeof(block_))) {
-    CreateMessages();
-  }
+  v1::PredictRequest* request() { return request_; }
+  v1::PredictResponse* response() { return response_; }
   // Empties the arena (its inline block stays) for the next call.
   void Reset() {
     arena_.Reset();
     CreateMessages();
   }
-  void Release() override { (*pool_)(this); }
 
  private:
   static google::protobuf::ArenaOptions Options(char* block, size_t size) {
@@ -76,14 +75,29 @@ class ArenaMessages final : public grpc::MessageHolder<v1::PredictRequest, v1::P
     return options;
   }
   void CreateMessages() {
-    set_request(google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena_));
-    set_response(google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena_));
+    request_ = google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena_);
+    response_ = google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena_);
   }
 
-  const Pool* pool_;
   alignas(16) char block_[4096];  // a full answer takes about 2 kB
   google::protobuf::Arena arena_;
+  v1::PredictRequest* request_ = nullptr;
+  v1::PredictResponse* response_ = nullptr;
 };
+
+// Parses a request's bytes as gRPC would: INTERNAL when they do not parse.
+// Bytes in one uncompressed slice (any small request) are read in place.
+grpc::Status ParseRequest(const grpc::ByteBuffer& bytes, v1::PredictRequest* request) {
+  grpc::Slice slice;
+  if (!bytes.TrySingleSlice(&slice).ok()) {
+    grpc::ByteBuffer copy(bytes);  // gRPC's reader consumes what it reads
+    return grpc::SerializationTraits<v1::PredictRequest>::Deserialize(&copy, request);
+  }
+  if (!request->ParseFromArray(slice.begin(), static_cast<int>(slice.size()))) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, request->InitializationErrorString());
+  }
+  return grpc::Status::OK;
+}
 
 // Appends `message`'s bytes with map entries in key order: equal content,
 // equal bytes. (Plain serialisation walks a map in an order seeded per
@@ -138,41 +152,6 @@ void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
   if (query.has_parallel()) AppendCanonical(query.parallel(), key);
 }
 
-void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out) {
-  out->set_gpus(p.layout.gpus());
-  out->set_compute_ms(p.compute_ms);
-  out->set_bubble_ms(p.bubble_ms);
-  out->set_tp_comm_ms(p.tp_comm_ms);
-  out->set_pp_comm_ms(p.pp_comm_ms);
-  out->set_dp_exposed_ms(p.dp_exposed_ms);
-  out->set_optimizer_ms(p.optimizer_ms);
-  out->set_dp_comm_ms(p.dp_comm_ms);
-  out->set_dp_buckets(p.dp_buckets);
-  out->set_micro_batch_ms(p.micro_batch.iteration_ms);
-  out->set_memory_parameters_bytes(p.memory.parameters);
-  out->set_memory_gradients_bytes(p.memory.gradients);
-  out->set_memory_optimizer_bytes(p.memory.optimizer);
-  out->set_memory_activations_bytes(p.memory.activations);
-  out->set_memory_total_bytes(p.memory.total());
-  out->set_tp_link(predictor::DescribeLink(p.tp_link));
-  out->set_dp_link(predictor::DescribeLink(p.dp_link));
-  out->set_pp_link(predictor::DescribeLink(p.pp_link));
-}
-
-// Everything of a response that does not depend on the job size.
-void EncodeMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVerdict& v,
-                  v1::MemoryEstimate* out) {
-  out->set_peak_bytes(e.peak_bytes);
-  out->set_peak_bytes_low(e.low_bytes);
-  out->set_peak_bytes_high(e.high_bytes);
-  out->set_required_bytes(e.required_bytes);
-  out->set_device_bytes(v.device_bytes);
-  out->set_fits(v.fits);
-  out->set_method(e.method);
-  out->set_persistent_bytes(e.terms.persistent());
-  out->set_activation_bytes(e.terms.transient());
-}
-
 void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate* out) {
   out->set_rank(rank);
   out->set_target(r.target);
@@ -220,79 +199,6 @@ void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate
   EncodeMemory(r.memory, r.memory_verdict, out->mutable_memory());
 }
 
-// Appends `from` to `to`: moved when `from` is an rvalue (a price used once,
-// whose strings the response may take instead of copying them), copied
-// otherwise.
-template <typename List>
-void AddStrings(List&& from, google::protobuf::RepeatedPtrField<std::string>* to) {
-  to->Reserve(to->size() + static_cast<int>(from.size()));
-  for (auto& text : from) {
-    if constexpr (std::is_rvalue_reference_v<List&&>) {
-      to->Add(std::move(text));
-    } else {
-      to->Add()->assign(text);
-    }
-  }
-}
-
-// Everything of a response that does not depend on the job size; `brief`
-// keeps the numbers only (see PredictBatchRequest.brief). `Price` is a
-// const serving::WorkloadPrice& (a kept answer: copied from) or a
-// serving::WorkloadPrice rvalue (priced for this response alone: the
-// strings of its lists move into `out`, a malloc and a copy fewer each).
-template <typename Price>
-void EncodePrice(Price&& price, bool brief, v1::PredictResponse* out) {
-  const predictor::Prediction& p = price.prediction;
-  out->set_iteration_ms(p.iteration_ms);
-  out->set_iteration_ms_low(p.lo_ms);
-  out->set_iteration_ms_high(p.hi_ms);
-  out->set_model_id(price.model->meta.id);
-  out->set_model_version(price.model->meta.version);
-  out->set_level(predictor::MethodLevel(p.method));
-  if (brief) return;
-  double total = 0;
-  for (const auto& [op_class, ms] : p.breakdown_ms) total += ms;
-  out->mutable_breakdown()->Reserve(static_cast<int>(p.breakdown_ms.size()));
-  for (const auto& [op_class, ms] : p.breakdown_ms) {
-    v1::OperationEstimate* op = out->add_breakdown();
-    op->set_op_class(op_class);
-    op->set_ms(ms);
-    op->set_share(total > 0 ? ms / total : 0);
-  }
-  out->set_rate_source(std::string(predictor::RateSourceName(p.rate_source)));
-  out->set_gpu_model(price.node->gpu.model);
-  out->set_cv_mape(price.cv_mape);
-  out->set_method(std::string(predictor::MethodName(p.method)));
-  out->set_level1_ms(p.level1_ms);
-  out->set_breakdown_scale(p.breakdown_scale);
-  out->set_host_ms(p.host_ms);
-  // What was predicted: a Hugging Face config or torchvision name resolved.
-  proto::ToProto(price.workload->spec, out->mutable_workload());
-  if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
-  // Last: they may leave `price`'s lists empty.
-  AddStrings(std::forward<Price>(price).prediction.features_used, out->mutable_features());
-  AddStrings(std::forward<Price>(price).prediction.extrapolated,
-             out->mutable_extrapolated_features());
-  AddStrings(std::forward<Price>(price).prediction.uncalibrated_classes,
-             out->mutable_uncalibrated_classes());
-}
-
-// A whole answer but the job: EncodePrice, and the memory of a one-GPU step.
-template <typename Price>
-void EncodeAnswer(Price&& price, bool brief, v1::PredictResponse* out) {
-  if (!brief && !price.parallel.has_value()) {
-    EncodeMemory(price.memory, price.memory_verdict, out->mutable_memory());
-  }
-  EncodePrice(std::forward<Price>(price), brief, out);
-}
-
-void EncodeJob(const predictor::JobEstimate& job, v1::PredictResponse* out) {
-  out->set_iterations(job.iterations);
-  out->set_job_seconds(job.seconds);
-  out->set_job_seconds_low(job.lo_seconds);
-  out->set_job_seconds_high(job.hi_seconds);
-}
-
 void EncodeModel(const db::StoredModel& meta, v1::ModelSummary* out) {
   out->set_id(meta.id);
   out->set_name(meta.name);
@@ -335,18 +241,16 @@ predictor::KeepGoing KeepGoing(const CallTimer& timer) {
 
 }  // namespace
 
-// Hands gRPC an ArenaMessages for each Predict, reusing released ones (up
-// to one per call in flight that a busy server has seen, at most kMaxIdle).
-struct PredictorService::PredictArenas final
-    : grpc::MessageAllocator<v1::PredictRequest, v1::PredictResponse> {
+// Lends each Predict an ArenaMessages, reusing returned ones (up to one per
+// call in flight that a busy server has seen, at most kMaxIdle).
+struct PredictorService::PredictArenas final {
   static constexpr size_t kMaxIdle = 64;
 
-  PredictArenas() : release([this](ArenaMessages* m) { Return(m); }) {}
-  ~PredictArenas() override {
+  ~PredictArenas() {
     for (ArenaMessages* m : idle) delete m;
   }
 
-  grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse>* AllocateMessages() override {
+  ArenaMessages* Take() {
     {
       absl::MutexLock lock(&mu);
       if (!idle.empty()) {
@@ -355,7 +259,7 @@ struct PredictorService::PredictArenas final
         return m;
       }
     }
-    return new ArenaMessages(&release);
+    return new ArenaMessages();
   }
 
   void Return(ArenaMessages* m) {
@@ -370,7 +274,6 @@ struct PredictorService::PredictArenas final
     delete m;
   }
 
-  const ArenaMessages::Pool release;
   absl::Mutex mu;
   std::vector<ArenaMessages*> idle ABSL_GUARDED_BY(mu);
 };
@@ -399,30 +302,30 @@ PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& c
   // A field added to Workload must join AppendWorkloadKey, or two questions
   // that differ in it would share an answer.
   if (v1::Workload::descriptor()->field_count() != kWorkloadFields) std::abort();
-  SetMessageAllocatorFor_Predict(arenas_.get());
 }
 
 PredictorService::~PredictorService() = default;
 
-std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> PredictorService::Described(
+std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::Described(
     const v1::PredictRequest& query) {
   // A descriptor is a function of the workload's fields alone (the model
   // zoo is code): an entry never goes stale.
   if (!query.has_workload()) {
-    return std::make_shared<const absl::StatusOr<models::WorkloadDescriptor>>(
-        DescribeWorkload(query));
+    return std::make_shared<const DescribedWorkload>(
+        DescribedWorkload{DescribeWorkload(query), std::string()});
   }
   thread_local std::string key;
   key.clear();
   AppendWorkloadKey(query.workload(), &key);
   if (auto hit = descriptors_.Find(key, /*model_id=*/0)) return hit;
-  auto described =
-      std::make_shared<const absl::StatusOr<models::WorkloadDescriptor>>(DescribeWorkload(query));
+  auto described = std::make_shared<DescribedWorkload>();
+  described->descriptor = DescribeWorkload(query);
+  if (described->descriptor.ok()) described->echo = EncodeWorkloadEcho(described->descriptor->spec);
   descriptors_.Put(key, /*model_id=*/0, described);
   return described;
 }
 
-absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
+absl::StatusOr<PredictorService::Question> PredictorService::Ask(
     const v1::PredictRequest& query,
     const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model) {
   // Problems of the request come before the server's (no model yet).
@@ -430,13 +333,20 @@ absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
   if (!target.ok()) return target.status();
   absl::StatusOr<std::shared_ptr<const models::Node>> node = pricer_.ResolveTarget(*target);
   if (!node.ok()) return node.status();
-  std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> descriptor = Described(query);
-  if (!descriptor->ok()) return descriptor->status();
+  std::shared_ptr<const DescribedWorkload> described = Described(query);
+  if (!described->descriptor.ok()) return described->descriptor.status();
   if (!model.ok()) return model.status();
+  return Question{*std::move(target), std::move(described)};
+}
+
+absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
+    const v1::PredictRequest& query,
+    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model) {
+  absl::StatusOr<Question> question = Ask(query, model);
+  if (!question.ok()) return question.status();
   // The price shares the cached descriptor instead of copying its spec.
-  return pricer_.Price(*model,
-                       std::shared_ptr<const models::WorkloadDescriptor>(descriptor, &**descriptor),
-                       *target, LayoutFromRequest(query));
+  return pricer_.Price(*model, question->descriptor(), question->target,
+                       LayoutFromRequest(query));
 }
 
 std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
@@ -462,9 +372,30 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
 }
 
 absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
-                                          v1::PredictResponse* response) {
+                                          v1::PredictResponse* response,
+                                          grpc::ByteBuffer* out) {
   absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> model =
       pricer_.Model(request.model_name());
+  if (answers_ == nullptr && !LayoutFromRequest(request).has_value()) {
+    // Priced afresh on one GPU: the answer's bytes written straight from
+    // the price, whose labels stay in the pricing plan.
+    absl::StatusOr<Question> question = Ask(request, model);
+    if (!question.ok()) return question.status();
+    absl::StatusOr<serving::PlannedPrice> price =
+        pricer_.PricePlanned(*model, question->descriptor(), question->target);
+    if (!price.ok()) return price.status();
+    absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
+    if (!job.ok()) return job.status();
+    absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*price, *job);
+    if (!estimate.ok()) return estimate.status();
+    thread_local std::string bytes;
+    bytes.clear();
+    AppendPredictResponse(*price, question->described->echo, *estimate, &bytes);
+    grpc::Slice slice(bytes.data(), bytes.size());
+    grpc::ByteBuffer buffer(&slice, 1);
+    out->Swap(&buffer);
+    return absl::OkStatus();
+  }
   // From the answer cache when there is one; else priced and encoded
   // straight into the response.
   std::shared_ptr<const Answer> cached;
@@ -489,18 +420,30 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     EncodeAnswer(*std::move(priced), /*brief=*/false, response);
   }
   EncodeJob(*estimate, response);
+  bool own_buffer = false;
+  grpc::Status serialized =
+      grpc::SerializationTraits<v1::PredictResponse>::Serialize(*response, out, &own_buffer);
+  if (!serialized.ok()) {
+    return absl::InternalError(absl::StrCat("Predict: ", serialized.error_message()));
+  }
   return absl::OkStatus();
 }
 
 grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext* context,
-                                                    const v1::PredictRequest* request,
-                                                    v1::PredictResponse* response) {
+                                                    const grpc::ByteBuffer* request,
+                                                    grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (grpc::Status s = auth_.Check(*context, "Predictor.Predict"); !s.ok()) {
     reactor->Finish(s);
     return reactor;
   }
-  reactor->Finish(ToGrpcStatus(PredictOne(*request, response)));
+  ArenaMessages* messages = arenas_->Take();
+  grpc::Status status = ParseRequest(*request, messages->request());
+  if (status.ok()) {
+    status = ToGrpcStatus(PredictOne(*messages->request(), messages->response(), response));
+  }
+  arenas_->Return(messages);
+  reactor->Finish(status);
   return reactor;
 }
 

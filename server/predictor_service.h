@@ -36,9 +36,12 @@ struct PredictorServiceOptions {
 // Predict runs on gRPC's callback API: it never blocks for long (a store read
 // only on a cache miss), and the synchronous pool's hand-off between polling
 // and worker threads cost more than the whole answer (see predict_bench).
+// It takes and answers bytes (a raw method): a one-GPU answer priced afresh
+// is written as the PredictResponse's wire bytes (AppendPredictResponse),
+// without building the message; what clients receive is the same message.
 // The other RPCs stay synchronous: they read many rows or fit models.
 class PredictorService final
-    : public v1::Predictor::WithCallbackMethod_Predict<v1::Predictor::Service> {
+    : public v1::Predictor::WithRawCallbackMethod_Predict<v1::Predictor::Service> {
  public:
   // `store`, `catalog`, `logger` and `auth` must outlive the service.
   PredictorService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
@@ -50,9 +53,11 @@ class PredictorService final
   // the field), no target, job size missing or <= 0. OUT_OF_RANGE: a job of
   // more than 2^53 iterations. FAILED_PRECONDITION: the model cannot price
   // this workload, or would answer a non-finite time.
+  // `request` and `response` are a PredictRequest's and a PredictResponse's
+  // bytes; INTERNAL when the request's do not parse, as gRPC answers.
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
-                                    const v1::PredictRequest* request,
-                                    v1::PredictResponse* response) override;
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   // One response per request message, one result per query in order; each
   // result carries the code Predict would have returned.
   grpc::Status PredictBatch(
@@ -79,13 +84,34 @@ class PredictorService final
  private:
   struct Answer;
   using AnswerCache = serving::AnswerCache<Answer>;
-  using DescriptorCache = serving::AnswerCache<absl::StatusOr<models::WorkloadDescriptor>>;
+  // A workload as described once: its descriptor (or why it has none) and,
+  // for an answer written as bytes, its echo (EncodeWorkloadEcho), a
+  // function of the descriptor alone.
+  struct DescribedWorkload {
+    absl::StatusOr<models::WorkloadDescriptor> descriptor;
+    std::string echo;
+  };
+  using DescriptorCache = serving::AnswerCache<DescribedWorkload>;
+  // What a query asks, its problems found in the order of PriceQuery's
+  // errors, up to the pricing itself.
+  struct Question {
+    serving::Target target;
+    std::shared_ptr<const DescribedWorkload> described;  // descriptor ok
+    // The descriptor, sharing `described`.
+    std::shared_ptr<const models::WorkloadDescriptor> descriptor() const {
+      return {described, &*described->descriptor};
+    }
+  };
 
   // The descriptor of `query`'s workload (or why it has none), described
   // once per distinct workload.
-  std::shared_ptr<const absl::StatusOr<models::WorkloadDescriptor>> Described(
-      const v1::PredictRequest& query);
-  // Prices `query` with `model`: the one path of Predict and PredictBatch.
+  std::shared_ptr<const DescribedWorkload> Described(const v1::PredictRequest& query);
+  absl::StatusOr<Question> Ask(
+      const v1::PredictRequest& query,
+      const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model);
+  // Prices `query` with `model`: the one path of Predict and PredictBatch
+  // (Predict's one-GPU answers take Pricer::PricePlanned, Price's own path
+  // for them).
   absl::StatusOr<serving::WorkloadPrice> PriceQuery(
       const v1::PredictRequest& query,
       const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model);
@@ -96,8 +122,10 @@ class PredictorService final
       const v1::PredictRequest& query, bool brief,
       const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
       AnswerCache& cache, bool cache_errors);
-  // Predict's whole work, also the code PredictBatch's results carry.
-  absl::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response);
+  // Predict's whole work: its answer's bytes in `out`, `response` the
+  // message it may build them from.
+  absl::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response,
+                          grpc::ByteBuffer* out);
 
   db::Store& store_;
   const models::GpuCatalog& catalog_;

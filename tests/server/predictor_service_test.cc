@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/store.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
@@ -680,6 +681,105 @@ TEST_F(PredictorServiceTest, ReusedCallMessagesCarryNothingOver) {
           << first[q].ShortDebugString();
     }
   }
+}
+
+// Without the answer cache, Predict writes a one-GPU answer's bytes itself
+// (AppendPredictResponse); with it, and for a layout, it builds the message
+// (the cache's first answer to a question is priced afresh too). Clients
+// receive the same messages and the same errors either way, over workloads
+// that take every part of an answer: level 2 and level 1, measured and
+// spec-sheet rates, extrapolated features, uncalibrated classes, a resolved
+// Hugging Face config, an operation, a layout.
+TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
+  FitHoldingOutBeta2();
+  std::unique_ptr<Server> bytes_server;
+  std::unique_ptr<v1::Predictor::Stub> bytes_stub;
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*answer_cache=*/false, &bytes_server, &bytes_stub));
+  std::vector<v1::PredictRequest> queries;
+  for (const char* node : {"beta2", "alpha1", "spec-only"}) queries.push_back(LstmQuery(node));
+  v1::PredictRequest catalog = LstmQuery("");
+  catalog.set_catalog_gpu("L40S");
+  queries.push_back(catalog);
+  v1::PredictRequest inference = LstmQuery("beta2");
+  inference.mutable_workload()->set_phase(v1::PHASE_INFERENCE);
+  (*inference.mutable_workload()->mutable_params())["hidden"] = 2048;
+  inference.clear_job();
+  inference.mutable_job()->set_iterations(7);
+  queries.push_back(inference);
+  v1::PredictRequest gpt2 = LstmQuery("beta2");
+  gpt2.mutable_workload()->clear_family();
+  gpt2.mutable_workload()->clear_params();
+  gpt2.mutable_workload()->set_hf_config_json(
+      R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 256, "n_head": 4,
+          "n_positions": 128, "vocab_size": 1000})");
+  queries.push_back(gpt2);
+  v1::PredictRequest gemm = LstmQuery("beta2");
+  gemm.mutable_workload()->set_kind(v1::WORKLOAD_KIND_OPERATION);
+  gemm.mutable_workload()->set_family("gemm");
+  gemm.mutable_workload()->clear_params();
+  for (const char* side : {"m", "n", "k"}) (*gemm.mutable_workload()->mutable_params())[side] = 1024;
+  gemm.mutable_workload()->set_batch_size(1);
+  queries.push_back(gemm);
+  v1::PredictRequest layout = LstmQuery("");
+  layout.set_catalog_gpu("H100-SXM5-80GB");
+  layout.mutable_parallel()->set_data_parallel(2);
+  queries.push_back(layout);
+  // Errors: no job, an unknown node, a workload that does not fit the GPU.
+  v1::PredictRequest no_job = LstmQuery("beta2");
+  no_job.clear_job();
+  queries.push_back(no_job);
+  queries.push_back(LstmQuery("nowhere"));
+  v1::PredictRequest huge = LstmQuery("beta2");
+  huge.mutable_workload()->set_batch_size(int64_t{1} << 24);
+  (*huge.mutable_workload()->mutable_params())["hidden"] = 8192;
+  queries.push_back(huge);
+
+  bool level1 = false, extrapolated = false, uncalibrated = false, spec_rates = false;
+  int answered = 0;
+  for (const v1::PredictRequest& query : queries) {
+    v1::PredictResponse message, bytes;
+    grpc::Status message_status = Predict(query, &message);
+    grpc::ClientContext context;
+    grpc::Status bytes_status = bytes_stub->Predict(&context, query, &bytes);
+    ASSERT_EQ(bytes_status.error_code(), message_status.error_code())
+        << bytes_status.error_message() << " vs " << message_status.error_message();
+    EXPECT_EQ(bytes_status.error_message(), message_status.error_message());
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(bytes, message))
+        << bytes.ShortDebugString() << "\nvs\n" << message.ShortDebugString();
+    if (!message_status.ok()) continue;
+    ++answered;
+    level1 = level1 || message.level() == 1;
+    extrapolated = extrapolated || message.extrapolated_features_size() > 0;
+    uncalibrated = uncalibrated || message.uncalibrated_classes_size() > 0;
+    spec_rates = spec_rates || message.rate_source() != "measured";
+  }
+  EXPECT_EQ(answered, static_cast<int>(queries.size()) - 3);
+  EXPECT_TRUE(level1 && extrapolated && uncalibrated && spec_rates);
+}
+
+// Predict takes bytes: bytes that are no PredictRequest get gRPC's own
+// answer to an unparsable message, INTERNAL, and the next call is served.
+TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
+  FitHoldingOutBeta2();
+  grpc::GenericStub generic(grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                                grpc::InsecureChannelCredentials()));
+  const char garbage[] = "\x0a\xff\xff\xff\xff\x0f";  // a field longer than the message
+  grpc::Slice slice(garbage, sizeof(garbage) - 1);
+  grpc::ByteBuffer request(&slice, 1), response;
+  grpc::ClientContext context;
+  grpc::CompletionQueue cq;
+  grpc::Status status;
+  auto call = generic.PrepareUnaryCall(&context, "/perfcast.v1.Predictor/Predict", request, &cq);
+  call->StartCall();
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag;
+  bool ok;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_EQ(status.error_code(), StatusCode::INTERNAL) << status.error_message();
+  v1::PredictResponse answer;
+  grpc::Status next = Predict(LstmQuery("beta2"), &answer);
+  EXPECT_TRUE(next.ok()) << next.error_message();
+  EXPECT_GT(answer.iteration_ms(), 0);
 }
 
 // Predict describes each distinct workload once and keeps the descriptor
