@@ -162,14 +162,31 @@ bool UsesTensorCores(models::Precision precision) {
 // Output tiles of Tm × Tn each read a Tm × k panel of A and a k × Tn panel of
 // B: A is read once per tile column and B once per tile row, unless a cache
 // holds them, and C is written once.
+// A GEMM's sides as its shape gives them (0 where absent), read in one walk
+// over the shape instead of a lookup per side: pricing reads them for every
+// GEMM record of every query.
+struct GemmSides {
+  double m = 0, n = 0, k = 0, batch = 0;
+};
+GemmSides Sides(const models::Operation& op) {
+  GemmSides sides;
+  for (const auto& [name, value] : op.shape) {
+    if (name.size() == 1) {
+      if (name[0] == 'm') sides.m = static_cast<double>(value);
+      if (name[0] == 'n') sides.n = static_cast<double>(value);
+      if (name[0] == 'k') sides.k = static_cast<double>(value);
+    } else if (name == "batch") {
+      sides.batch = static_cast<double>(value);
+    }
+  }
+  return sides;
+}
+
 GemmTiling Tiling(const models::Operation& op) {
   GemmTiling t;
-  auto get = [&](const char* name) {
-    auto it = op.shape.find(name);
-    return it == op.shape.end() ? 0.0 : static_cast<double>(it->second);
-  };
-  const double m = get("m"), n = get("n"), k = get("k");
-  const double batch = std::max(1.0, get("batch"));
+  const GemmSides sides = Sides(op);
+  const double m = sides.m, n = sides.n, k = sides.k;
+  const double batch = std::max(1.0, sides.batch);
   if (!(m > 0 && n > 0 && k > 0)) return t;
   const double tm = TileEdge(m), tn = TileEdge(n);
   const double row_tiles = std::ceil(m / tm), column_tiles = std::ceil(n / tn);
@@ -186,29 +203,25 @@ GemmTiling Tiling(const models::Operation& op) {
   return t;
 }
 
-double ShapeSide(const models::Operation& op, const char* name) {
-  auto it = op.shape.find(name);
-  return it == op.shape.end() ? 0.0 : static_cast<double>(it->second);
-}
-
-}  // namespace
-
-bool NarrowLoads(const models::Operation& op) {
-  if (op.op_class != models::OpClass::kGemm) return false;
+bool NarrowLoads(const models::Operation& op, const GemmSides& sides) {
   const double bytes = models::ElementBytes(op.precision);
-  for (const char* side : {"m", "n", "k"}) {
-    const double elements = ShapeSide(op, side);
+  for (double elements : {sides.m, sides.n, sides.k}) {
     if (elements > 0 && RowAlignment(elements, bytes) < kWideLoadBytes) return true;
   }
   return false;
 }
 
+}  // namespace
+
+bool NarrowLoads(const models::Operation& op) {
+  return op.op_class == models::OpClass::kGemm && NarrowLoads(op, Sides(op));
+}
+
 LoadWidth LoadRegime(const models::Operation& op) {
-  if (NarrowLoads(op)) return LoadWidth::kNarrow;
-  if (op.op_class == models::OpClass::kGemm && ShapeSide(op, "batch") > 1) {
-    return LoadWidth::kBatched;
-  }
-  return LoadWidth::kWide;
+  if (op.op_class != models::OpClass::kGemm) return LoadWidth::kWide;
+  const GemmSides sides = Sides(op);
+  if (NarrowLoads(op, sides)) return LoadWidth::kNarrow;
+  return sides.batch > 1 ? LoadWidth::kBatched : LoadWidth::kWide;
 }
 
 absl::Span<const FeatureDef> OperationFeatureTable() { return kOperationFeatures; }
@@ -316,8 +329,11 @@ CompiledFeatureTable CompiledFeatureTable::Pruned(absl::Span<const int> wanted) 
   return pruned;
 }
 
-absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
-                            absl::Span<const double> slots, std::vector<double>& out) {
+namespace {
+
+template <typename Values>
+absl::Status SelectInto(absl::Span<const std::string> names, absl::Span<const int> name_slots,
+                        absl::Span<const double> slots, Values& out) {
   out.clear();
   for (size_t j = 0; j < names.size(); ++j) {
     if (name_slots[j] < 0) {
@@ -332,6 +348,18 @@ absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<cons
     out.push_back(value);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
+                            absl::Span<const double> slots, std::vector<double>& out) {
+  return SelectInto(names, name_slots, slots, out);
+}
+
+absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
+                            absl::Span<const double> slots, FeatureValues& out) {
+  return SelectInto(names, name_slots, slots, out);
 }
 
 absl::Span<const absl::string_view> OperationInputNames() {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -121,6 +122,10 @@ class CompiledFeatureTable {
 // InvalidArgument for a name that cannot be computed or is not finite.
 absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
                             absl::Span<const double> slots, std::vector<double>& out);
+// A model's feature values on the stack (PricingPlan's, per query).
+using FeatureValues = absl::InlinedVector<double, 32>;
+absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<const int> name_slots,
+                            absl::Span<const double> slots, FeatureValues& out);
 
 // Whether level-1 candidate `name` is offered to `op_class`'s selection. A
 // GEMM runs in output tiles: its padded math, tiled traffic and waves of

@@ -85,7 +85,7 @@ struct PricingPlan::Notes {
   std::array<double, kOpClasses> breakdown_ms{};
   std::array<bool, kOpClasses> priced{};
   Scratch slots;
-  std::vector<double> values;
+  FeatureValues values;
 };
 
 PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
@@ -237,7 +237,6 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& 
   notes.label_used.assign(level1_labels_.size(), false);
   notes.label_extrapolated.assign(level1_labels_.size(), false);
   notes.slots.resize(CompiledOperationTable().size());
-  notes.values.reserve(level1_flags_);
   double total = 0;
   for (const models::Operation& op : descriptor.operations) {
     double record_ms = 0;
@@ -280,8 +279,7 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
   const size_t input_count = kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0);
   level2.table->Evaluate(absl::MakeConstSpan(inputs.data(), input_count), absl::MakeSpan(slots));
   const FittedModel& model = *level2.model;
-  std::vector<double> values;
-  values.reserve(model.features.size());
+  FeatureValues values;
   if (absl::Status s = SelectFeatures(model.features, level2.slots, slots, values); !s.ok()) {
     return s;
   }

@@ -336,7 +336,7 @@ absl::StatusOr<PredictorService::Question> PredictorService::Ask(
   std::shared_ptr<const DescribedWorkload> described = Described(query);
   if (!described->descriptor.ok()) return described->descriptor.status();
   if (!model.ok()) return model.status();
-  return Question{*std::move(target), std::move(described)};
+  return Question{*std::move(target), *std::move(node), std::move(described)};
 }
 
 absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
@@ -382,7 +382,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     absl::StatusOr<Question> question = Ask(request, model);
     if (!question.ok()) return question.status();
     absl::StatusOr<serving::PlannedPrice> price =
-        pricer_.PricePlanned(*model, question->descriptor(), question->target);
+        pricer_.PricePlanned(*model, question->descriptor(), question->node);
     if (!price.ok()) return price.status();
     absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
     if (!job.ok()) return job.status();

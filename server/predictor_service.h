@@ -96,6 +96,7 @@ class PredictorService final
   // errors, up to the pricing itself.
   struct Question {
     serving::Target target;
+    std::shared_ptr<const models::Node> node;  // the target resolved
     std::shared_ptr<const DescribedWorkload> described;  // descriptor ok
     // The descriptor, sharing `described`.
     std::shared_ptr<const models::WorkloadDescriptor> descriptor() const {

@@ -116,14 +116,21 @@ std::shared_ptr<const Pricer::Planned> Pricer::PlanFor(
 absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
     std::shared_ptr<const LoadedModel> model,
     std::shared_ptr<const models::WorkloadDescriptor> described, const Target& target) {
-  const models::WorkloadDescriptor& workload = *described;
   absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
   if (!node.ok()) return node.status();
+  return PricePlanned(std::move(model), std::move(described), *std::move(node));
+}
+
+absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
+    std::shared_ptr<const LoadedModel> model,
+    std::shared_ptr<const models::WorkloadDescriptor> described,
+    std::shared_ptr<const models::Node> node) {
+  const models::WorkloadDescriptor& workload = *described;
   PlannedPrice price;
   price.memory = predictor::EstimateMemory(model->model.memory, workload);
-  price.memory_verdict = predictor::CheckMemoryFit(price.memory, (*node)->gpu);
+  price.memory_verdict = predictor::CheckMemoryFit(price.memory, node->gpu);
   if (!price.memory_verdict.fits) return absl::FailedPreconditionError(price.memory_verdict.reason);
-  std::shared_ptr<const Planned> planned = PlanFor(model, *node);
+  std::shared_ptr<const Planned> planned = PlanFor(model, node);
   absl::StatusOr<predictor::PlannedPrediction> prediction = planned->plan.PredictPlanned(workload);
   if (!prediction.ok()) return prediction.status();
   price.prediction = *std::move(prediction);
@@ -134,7 +141,7 @@ absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
   price.cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
                                               price.prediction.numbers.method, model->meta.cv_mape);
   price.model = std::move(model);
-  price.node = *std::move(node);
+  price.node = std::move(node);
   price.plan = std::move(planned);
   price.batch_size = workload.spec.batch_size;
   price.workload = std::move(described);

@@ -142,6 +142,12 @@ class Pricer {
   absl::StatusOr<PlannedPrice> PricePlanned(
       std::shared_ptr<const LoadedModel> model,
       std::shared_ptr<const models::WorkloadDescriptor> workload, const Target& target);
+  // As above on the node ResolveTarget answered, for a caller that resolved
+  // it already (a node cache lookup fewer).
+  absl::StatusOr<PlannedPrice> PricePlanned(
+      std::shared_ptr<const LoadedModel> model,
+      std::shared_ptr<const models::WorkloadDescriptor> workload,
+      std::shared_ptr<const models::Node> node);
   // As above, for a copy of `workload`.
   absl::StatusOr<WorkloadPrice> Price(
       std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,
