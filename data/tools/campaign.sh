@@ -16,7 +16,8 @@
 # Every mode builds first (deploy/gpu/build-agent.sh; a no-op on a warm
 # machine that built already). Environment: OUT (default ./out), SKIP_VALIDATE=1
 # (VALIDATE_S: seconds kept for it)
-# and SKIP_OVERHEAD=1 for gpu, NODE (the node name, default NAME: the file
+# and SKIP_OVERHEAD=1 for gpu, VALIDATE_ROUNDS (plain_loop.py --rounds: 2 times
+# every configuration twice and reports the plain loop's own repeatability), NODE (the node name, default NAME: the file
 # names stay NAME); SKIP_BUILD=1 with AGENT=path for a rehearsal
 # on a machine without a GPU (e.g. the cpu mode with the ci build's agent).
 set -uo pipefail
@@ -87,7 +88,8 @@ validate() {
   if [ "$budget" -lt 20 ]; then say "validate: no time left"; return; fi
   say "validate: $count configurations of $store, deadline ${budget}s"
   timeout "$(tl 0)" "$PYTHON" "$REPO/profiler/validation/plain_loop.py" "$store" \
-    --out "$csv" --count "$count" --deadline-s "$budget" "${VALIDATE_ARGS[@]}" \
+    --out "$csv" --count "$count" --deadline-s "$budget" --rounds "${VALIDATE_ROUNDS:-1}" \
+    "${VALIDATE_ARGS[@]}" \
     > "$WORK/validate.log" 2>&1
   tail -1 "$WORK/validate.log"
 }

@@ -7,6 +7,15 @@
 // with fused QKV (nn.MultiheadAttention's in_proj) and fused non-causal
 // attention, a final LayerNorm, and Linear(hidden, classes) on the class
 // token; cross-entropy.
+//
+// The attention is priced (and the agent runs it) as one QKV GEMM and
+// PyTorch's fused attention on [batch, heads, seq, head_dim], timm's layout.
+// torchvision's nn.MultiheadAttention runs that way only in fp32 inference
+// (its fast path). Under autocast and in training it takes its slow path:
+// sequence-first transposes, a copy packing Q/K/V and a strided residual
+// add. Measured on an H100 (data/README.md, "Where the plain loop's time
+// goes"), that is 30-38% more GPU time in bf16 inference, 9% in bf16
+// training and 5% in fp32 training than this family's step.
 #include <string>
 
 #include "absl/status/status.h"
@@ -78,7 +87,9 @@ FamilyDef VitFamily() {
            "Vision Transformer classifier as torchvision builds it: patch-embedding conv, "
            "class token, learned position embedding, pre-LN encoder layers (fused QKV, fused "
            "attention, GELU MLP), final LayerNorm, linear head on the class token; "
-           "cross-entropy. Defaults: vit_b_16 at 224 px.",
+           "cross-entropy. Defaults: vit_b_16 at 224 px. Attention as timm and PyTorch's "
+           "fused attention run it; torchvision's nn.MultiheadAttention adds copies under "
+           "autocast and in training (bf16 inference +30-38% GPU time on an H100).",
            {{"layers", 12, 1, 512, "encoder layers (inner modules)"},
             {"hidden", 768, 1, 65536, "model width"},
             {"heads", 12, 1, 1024, "attention heads; must divide hidden"},

@@ -7,7 +7,7 @@ PyTorch training (or inference) loop on this machine, and prints agent vs
 plain per configuration and the median |difference|; writes a CSV.
 
     python3 profiler/validation/plain_loop.py AGENT.sqlite --out plain.csv \
-        [--count 36] [--deadline-s 240] [--families lstm,cnn] [--device cuda]
+        [--count 36] [--deadline-s 240] [--families lstm,cnn] [--device cuda] [--rounds 2]
 
 The plain loop is what a user's script would run: batches prepared ahead in
 pinned host memory (a ring of 8, as a DataLoader with workers would), each
@@ -20,6 +20,11 @@ method). Right before each configuration the loop runs the agent's host probe
 (500 tiny ops queued without a sync) from TorchScript and from Python; the CSV
 keeps both next to the agent's own probe, and the summary adds the
 configurations whose host state matched the agent's (see host_matched).
+With --rounds 2 every configuration is timed twice (the second round in
+reverse order) and the summary says how well the plain loop repeats itself:
+on a virtual machine's host its host-bound steps do not (h100-sxm-14: median
+11.8% between two runs minutes apart, the agent 0.8%), which bounds any
+agreement with it there.
 
 Builders (the contract for profiler/validation/real_models.py too)
 ------------------------------------------------------------------
@@ -152,6 +157,14 @@ def compare(pairs):
     absolute = [abs(d) for d in diffs]
     return {"n": len(diffs), "median_abs_pct": quantile(absolute, 0.5),
             "p90_abs_pct": quantile(absolute, 0.9), "median_pct": quantile(diffs, 0.5)}
+
+
+def self_agreement(rounds_per_config):
+    """compare() of each configuration's first two rounds of the plain loop
+    (lists of step times; configurations with fewer than two are left out):
+    how well the reference repeats itself, the floor under any agreement
+    with it."""
+    return compare([(r[0], r[1]) for r in rounds_per_config if len(r) >= 2])
 
 
 def read_agent_configs(path):
@@ -531,10 +544,16 @@ def main(argv=None):
     parser.add_argument("--families", default="", help="comma-separated; default: all built")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--deadline-s", type=float, default=0, help="stop starting new ones after")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time every configuration this many times (odd rounds in "
+                             "reverse order); the CSV keeps each round, the summary adds "
+                             "round 1 vs 2")
     parser.add_argument("--for-loop", action="store_true",
                         help="optimizers one tensor at a time (foreach=False; the agent "
                              "before method 4) instead of PyTorch's default")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
     start = time.time()
 
     import torch
@@ -551,37 +570,59 @@ def main(argv=None):
     except Exception as e:  # TorchScript missing or refused: the Python probe only
         print("plain_loop: no TorchScript probe: %s" % str(e).splitlines()[0], flush=True)
         scripted = None
-    rows, pairs, probed = [], [], []
-    for i, c in enumerate(picked):
-        if args.deadline_s and time.time() - start > args.deadline_s:
-            print("plain_loop: deadline reached after %d configurations" % i, flush=True)
-            break
-        try:
-            cpp_rate, python_rate = dispatch_rates(device, scripted)
-            plain_ms = time_plain(builders[c.family](dict(c.params), c.batch), c, device,
-                                  foreach=False if args.for_loop else None)
-        except Exception as e:  # one failing configuration must not end the run
-            print("[%d/%d] %s: failed: %s" % (i + 1, len(picked), c.key,
-                                             str(e).splitlines()[0]), flush=True)
+    # Each round times every configuration once, odd rounds in reverse order,
+    # so that a host drifting during the run reaches every configuration in
+    # every round's position; a configuration's figure is its rounds' median.
+    timed = collections.OrderedDict()  # key -> (config, [plain_ms], [cpp rate], [python rate])
+    stop = False
+    for round_index in range(args.rounds):
+        order = picked if round_index % 2 == 0 else list(reversed(picked))
+        for i, c in enumerate(order):
+            if args.deadline_s and time.time() - start > args.deadline_s:
+                print("plain_loop: deadline reached in round %d after %d configurations" %
+                      (round_index + 1, i), flush=True)
+                stop = True
+                break
+            try:
+                cpp_rate, python_rate = dispatch_rates(device, scripted)
+                plain_ms = time_plain(builders[c.family](dict(c.params), c.batch), c, device,
+                                      foreach=False if args.for_loop else None)
+            except Exception as e:  # one failing configuration must not end the run
+                print("[%d/%d] %s: failed: %s" % (i + 1, len(picked), c.key,
+                                                 str(e).splitlines()[0]), flush=True)
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+                continue
+            entry = timed.setdefault(c.key, (c, [], [], []))
+            entry[1].append(plain_ms)
+            entry[2].append(cpp_rate)
+            entry[3].append(python_rate)
+            print("[%d/%d] %s: agent %.4f ms, plain %.4f ms, %+.2f%%" %
+                  (i + 1, len(picked), c.key, c.agent_ms, plain_ms,
+                   100.0 * (c.agent_ms / plain_ms - 1.0)), flush=True)
             if device.type == "cuda":
                 torch.cuda.empty_cache()
-            continue
-        diff = 100.0 * (c.agent_ms / plain_ms - 1.0)
+        if stop:
+            break
+    rows, pairs, probed = [], [], []
+    for c, plain_rounds, cpp_rates, python_rates in timed.values():
+        plain_ms = quantile(plain_rounds, 0.5)
+        known_cpp = [r for r in cpp_rates if r]
+        cpp_rate = quantile(known_cpp, 0.5) if known_cpp else None
+        python_rate = quantile(python_rates, 0.5)
         pairs.append((c.agent_ms, plain_ms))
         probed.append((c.agent_ms, plain_ms, c.agent_dispatch, cpp_rate))
         rows.append([c.key, c.family, c.batch, c.precision, c.phase,
-                     "%.4f" % c.agent_ms, "%.4f" % plain_ms, "%.2f" % diff,
+                     "%.4f" % c.agent_ms, "%.4f" % plain_ms,
+                     "%.2f" % (100.0 * (c.agent_ms / plain_ms - 1.0)),
                      "%.0f" % c.agent_dispatch if c.agent_dispatch else "",
-                     "%.0f" % cpp_rate if cpp_rate else "", "%.0f" % python_rate])
-        print("[%d/%d] %s: agent %.4f ms, plain %.4f ms, %+.2f%%" %
-              (i + 1, len(picked), c.key, c.agent_ms, plain_ms, diff), flush=True)
-        if device.type == "cuda":
-            torch.cuda.empty_cache()
+                     "%.0f" % cpp_rate if cpp_rate else "", "%.0f" % python_rate,
+                     ";".join("%.4f" % ms for ms in plain_rounds)])
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["key", "family", "batch", "precision", "phase", "agent_ms", "plain_ms",
                     "diff_pct", "agent_dispatch_ops_per_s", "plain_dispatch_ops_per_s",
-                    "python_dispatch_ops_per_s"])
+                    "python_dispatch_ops_per_s", "plain_ms_rounds"])
         w.writerows(rows)
     s = compare(pairs)
     print("plain_loop: n=%d median |agent-plain| %.2f%%, p90 %.2f%%, median signed %+.2f%% -> %s"
@@ -591,6 +632,11 @@ def main(argv=None):
         print("plain_loop: host-matched (probe ratio within 5%% of its median) n=%d median "
               "|agent-plain| %.2f%%, p90 %.2f%%" % (m["n"], m["median_abs_pct"], m["p90_abs_pct"]),
               flush=True)
+    own = self_agreement([entry[1] for entry in timed.values()])
+    if own["n"]:
+        print("plain_loop: the plain loop against itself (round 1 vs 2) n=%d median |diff| "
+              "%.2f%%, p90 %.2f%%: the reference's own noise" %
+              (own["n"], own["median_abs_pct"], own["p90_abs_pct"]), flush=True)
     return 0 if s["n"] > 0 else 1
 
 

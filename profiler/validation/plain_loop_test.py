@@ -75,6 +75,15 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(len(plain_loop.host_matched(rows, tolerance=0.3)), 4)
         self.assertEqual(plain_loop.host_matched([(1.0, 1.0, None, None)]), [])
 
+    def test_self_agreement_compares_the_first_two_rounds(self):
+        # 1.1 vs 1.0 (10%), 2.0 vs 2.0 (0%), 4.0 vs 5.0 (20%) and 3.0 vs 2.0
+        # in rounds 2 and 3 (not compared); one configuration timed once.
+        s = plain_loop.self_agreement([[1.1, 1.0], [2.0, 2.0, 9.0], [4.0, 5.0], [3.0]])
+        self.assertEqual(s["n"], 3)
+        self.assertAlmostEqual(s["median_abs_pct"], 10.0)
+        self.assertAlmostEqual(s["median_pct"], 0.0)
+        self.assertEqual(plain_loop.self_agreement([[1.0], [2.0]])["n"], 0)
+
 
 class ReadStoreTest(unittest.TestCase):
     def test_reads_the_newest_method_median_per_key(self):
