@@ -140,22 +140,23 @@ class WireWriter {
   explicit WireWriter(std::string* out) : out_(*out) {}
 
   void Double(int field, double value) {
-    if (absl::bit_cast<uint64_t>(value) == 0) return;  // -0.0 is written
-    Tag(field, kFixed64);
     const uint64_t bits = absl::bit_cast<uint64_t>(value);
-    for (int byte = 0; byte < 8; ++byte) out_.push_back(static_cast<char>(bits >> (8 * byte)));
+    if (bits == 0) return;  // -0.0 is written
+    char bytes[kMaxVarint + 8];
+    char* end = Varint(Tag(field, kFixed64), bytes);
+    for (int byte = 0; byte < 8; ++byte) *end++ = static_cast<char>(bits >> (8 * byte));
+    out_.append(bytes, end - bytes);
   }
   void Int64(int field, int64_t value) {
     if (value == 0) return;
-    Tag(field, kVarint);
-    Varint(static_cast<uint64_t>(value));
+    char bytes[2 * kMaxVarint];
+    char* end = Varint(static_cast<uint64_t>(value), Varint(Tag(field, kVarint), bytes));
+    out_.append(bytes, end - bytes);
   }
   // int32 and enums: a negative value takes ten bytes, as int64's.
   void Int32(int field, int32_t value) { Int64(field, value); }
   void Bool(int field, bool value) {
-    if (!value) return;
-    Tag(field, kVarint);
-    out_.push_back(1);
+    if (value) Int64(field, 1);
   }
   void String(int field, absl::string_view value) {
     if (value.empty()) return;
@@ -164,14 +165,14 @@ class WireWriter {
   // A length-delimited field that is written even when empty: a set
   // sub-message, a repeated string.
   void Bytes(int field, absl::string_view value) {
-    Tag(field, kLengthDelimited);
-    Varint(value.size());
+    MessageHeader(field, value.size());
     out_.append(value.data(), value.size());
   }
   // Starts a sub-message of `size` bytes, which the caller writes next.
   void MessageHeader(int field, size_t size) {
-    Tag(field, kLengthDelimited);
-    Varint(size);
+    char bytes[2 * kMaxVarint];
+    char* end = Varint(size, Varint(Tag(field, kLengthDelimited), bytes));
+    out_.append(bytes, end - bytes);
   }
 
   static size_t DoubleSize(double value) { return absl::bit_cast<uint64_t>(value) == 0 ? 0 : 9; }
@@ -183,14 +184,19 @@ class WireWriter {
 
  private:
   enum WireType { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
+  static constexpr int kMaxVarint = 10;
 
-  void Tag(int field, WireType type) { Varint((static_cast<uint64_t>(field) << 3) | type); }
-  void Varint(uint64_t value) {
+  static uint64_t Tag(int field, WireType type) {
+    return (static_cast<uint64_t>(field) << 3) | type;
+  }
+  // Writes `value` as a varint at `at`; returns the end.
+  static char* Varint(uint64_t value, char* at) {
     while (value >= 0x80) {
-      out_.push_back(static_cast<char>(value | 0x80));
+      *at++ = static_cast<char>(value | 0x80);
       value >>= 7;
     }
-    out_.push_back(static_cast<char>(value));
+    *at++ = static_cast<char>(value);
+    return at;
   }
 
   std::string& out_;
