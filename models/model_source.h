@@ -52,6 +52,19 @@ absl::StatusOr<ResolvedModel> FromTorchvisionName(absl::string_view name, int64_
 // The names FromTorchvisionName accepts, in a stable order.
 const std::vector<std::string>& TorchvisionNames();
 
+// Where a described model's own implementation runs differently from the
+// family perfcast prices it as, measured against that implementation on the
+// same machine (data/README.md, "Where the plain loop's time goes"). The
+// answer stays the family's; these say how the user's own loop will differ.
+enum class ModelOrigin { kHuggingFace, kTorchvision };
+
+// One sentence per known difference for a model of `family` described
+// through `origin`, run with autocast (bf16/fp16) or not, training or
+// inference; none where the two run alike (e.g. torchvision's ResNets, a ViT
+// in fp32 inference, BERT).
+std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_view family,
+                                               bool autocast, bool train);
+
 }  // namespace perfcast::models
 
 #endif  // PERFCAST_MODELS_MODEL_SOURCE_H_

@@ -180,12 +180,24 @@ TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
   EXPECT_NE(gpt2.out.find("resolved to decoder{"), std::string::npos) << gpt2.out;
   EXPECT_NE(gpt2.out.find("seq_len=512"), std::string::npos) << gpt2.out;
   EXPECT_GT(IterationMs(gpt2.out), 0) << gpt2.out;
+  // What the user's own implementation does differently is said under the
+  // answer (models::ImplementationCaveats), for the models it applies to only.
+  EXPECT_NE(gpt2.out.find("note: Hugging Face's decoders synchronise"), std::string::npos)
+      << gpt2.out;
+  CommandResult vit = server_->Cli({"predict", "--torchvision", "vit_b_16", "--batch", "64",
+                                    "--precision", "bf16-amp", "--phase", "inference", "--node",
+                                    "h200-sxm-1", "--iterations", "100"});
+  ASSERT_EQ(vit.exit_code, 0) << vit.err;
+  EXPECT_NE(vit.out.find("note: torchvision's nn.MultiheadAttention"), std::string::npos)
+      << vit.out;
+  EXPECT_NE(vit.out.find("30-38%"), std::string::npos) << vit.out;
   CommandResult resnet = server_->Cli({"predict", "--torchvision", "resnet50", "--batch", "64",
                                        "--gpu", "L40S-48GB", "--iterations", "100"});
   ASSERT_EQ(resnet.exit_code, 0) << resnet.err;
   EXPECT_NE(resnet.out.find("resnet_imagenet{classes=1000,depth=50,image=224}"),
             std::string::npos)
       << resnet.out;
+  EXPECT_EQ(resnet.out.find("note: "), std::string::npos) << resnet.out;
 
   auto expect_invalid = [](const CommandResult& r, const std::string& says) {
     EXPECT_NE(r.exit_code, 0);

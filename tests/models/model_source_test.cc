@@ -153,5 +153,30 @@ TEST(TorchvisionTest, BadNamesAndImages) {
   EXPECT_EQ(large->params.at("image"), 512);
 }
 
+// Measured differences between the user's implementation and the family's
+// (data/README.md, "Where the plain loop's time goes"): torchvision's ViT
+// outside fp32 inference, Hugging Face's decoders; nothing for the rest.
+TEST(ImplementationCaveatsTest, NameTheMeasuredDifferencesOnly) {
+  using ::testing::IsEmpty;
+  using ::testing::SizeIs;
+  const auto kTv = ModelOrigin::kTorchvision;
+  const auto kHf = ModelOrigin::kHuggingFace;
+  EXPECT_THAT(ImplementationCaveats(kTv, "vit", /*autocast=*/false, /*train=*/false), IsEmpty());
+  auto bf16_inference = ImplementationCaveats(kTv, "vit", true, false);
+  ASSERT_THAT(bf16_inference, SizeIs(1));
+  EXPECT_THAT(bf16_inference[0], HasSubstr("nn.MultiheadAttention"));
+  EXPECT_THAT(bf16_inference[0], HasSubstr("30-38%"));
+  EXPECT_THAT(ImplementationCaveats(kTv, "vit", true, true).at(0), HasSubstr("9%"));
+  EXPECT_THAT(ImplementationCaveats(kTv, "vit", false, true).at(0), HasSubstr("5%"));
+  EXPECT_THAT(ImplementationCaveats(kTv, "resnet_imagenet", true, true), IsEmpty());
+  // A ViT described some other way has no torchvision attention.
+  EXPECT_THAT(ImplementationCaveats(kHf, "vit", true, false), IsEmpty());
+  auto decoder = ImplementationCaveats(kHf, "decoder", true, false);
+  ASSERT_THAT(decoder, SizeIs(1));
+  EXPECT_THAT(decoder[0], HasSubstr("once per forward"));
+  EXPECT_THAT(ImplementationCaveats(kHf, "decoder", false, true), SizeIs(1));
+  EXPECT_THAT(ImplementationCaveats(kHf, "bert", true, false), IsEmpty());
+}
+
 }  // namespace
 }  // namespace perfcast::models
