@@ -4,6 +4,7 @@
 // take every part of an answer.
 #include "server/predict_response.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -151,6 +152,41 @@ TEST_F(PredictResponseTest, PlannedPriceIsPricesAnswer) {
   }
   EXPECT_EQ(answered, 1);
   EXPECT_EQ(failed, 3);
+}
+
+// AppendPredictResponse writes its fields by hand: a field added to the
+// answer's messages must be added there too, or clients of unary Predict
+// silently miss it (BytesAreTheMessagesBytes only notices fields its answers
+// set). So the fields it knows are listed here, and a new one fails this
+// test until AppendPredictResponse (and this list) learn it.
+std::vector<int> FieldNumbers(const google::protobuf::Descriptor& d) {
+  std::vector<int> numbers;
+  for (int i = 0; i < d.field_count(); ++i) numbers.push_back(d.field(i)->number());
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+TEST(PredictResponseFieldsTest, AppendPredictResponseKnowsEveryField) {
+  // 1-19 and 21-24 written; 20 (parallel) only in layout answers, which take
+  // the message path.
+  std::vector<int> response;
+  for (int n = 1; n <= 24; ++n) response.push_back(n);
+  EXPECT_EQ(FieldNumbers(*v1::PredictResponse::descriptor()), response)
+      << "a PredictResponse field was added or removed: teach AppendPredictResponse "
+         "(server/predict_response.cc) and update this list";
+  EXPECT_EQ(FieldNumbers(*v1::OperationEstimate::descriptor()), (std::vector<int>{1, 2, 3}))
+      << "teach AppendPredictResponse's breakdown entries the new field";
+  EXPECT_EQ(FieldNumbers(*v1::MemoryEstimate::descriptor()),
+            (std::vector<int>{v1::MemoryEstimate::kPeakBytesFieldNumber,
+                              v1::MemoryEstimate::kPeakBytesLowFieldNumber,
+                              v1::MemoryEstimate::kPeakBytesHighFieldNumber,
+                              v1::MemoryEstimate::kRequiredBytesFieldNumber,
+                              v1::MemoryEstimate::kDeviceBytesFieldNumber,
+                              v1::MemoryEstimate::kFitsFieldNumber,
+                              v1::MemoryEstimate::kMethodFieldNumber,
+                              v1::MemoryEstimate::kPersistentBytesFieldNumber,
+                              v1::MemoryEstimate::kActivationBytesFieldNumber}))
+      << "teach AppendMemory (server/predict_response.cc) the new MemoryEstimate field";
 }
 
 }  // namespace
