@@ -34,6 +34,7 @@
 #include "proto/batch_results.h"
 #include "server/logger.h"
 #include "server/server.h"
+#include "tests/bench/predict_queries.h"
 #include "tests/server/synthetic_store.h"
 
 namespace {
@@ -143,19 +144,7 @@ Result Run(const std::shared_ptr<grpc::Channel>& channel, const std::string& met
   return Summarize(samples);
 }
 
-v1::PredictRequest Query(int variant) {
-  v1::PredictRequest request;
-  v1::Workload* w = request.mutable_workload();
-  w->set_family("lstm");
-  (*w->mutable_params())["layers"] = 1 + variant % 4;
-  (*w->mutable_params())["hidden"] = 128 << (variant / 4 % 3);
-  w->set_batch_size(64);
-  w->set_precision(v1::PRECISION_BF16_AMP);
-  request.set_node_name(variant % 2 == 0 ? "beta2" : "alpha1");
-  request.mutable_job()->set_samples(1'000'000 + variant);
-  request.mutable_job()->set_epochs(1 + variant % 30);
-  return request;
-}
+using perfcast::bench::PredictQuery;
 
 // Rows per second through one PredictBatch stream: `rows` queries over 24
 // distinct workloads and targets, each query with its own job size, in
@@ -170,7 +159,7 @@ double RunBatch(v1::Predictor::Stub& stub, int64_t rows, int per_message, bool b
   message.set_compact(compact);
   for (int i = 0; i < per_message; ++i) {
     v1::PredictRequest* query = message.add_queries();
-    *query = Query(i % 24);
+    *query = PredictQuery(i % 24);
     query->mutable_job()->set_samples(1'000'000 + i);
   }
   const int64_t messages = std::max<int64_t>(1, rows / per_message);
@@ -302,7 +291,9 @@ int main(int argc, char** argv) {
   // Distinct workloads, targets and job sizes: 24 workloads x 2 nodes,
   // each with its own job size.
   std::vector<grpc::ByteBuffer> predict;
-  for (int variant = 0; variant < 96; ++variant) predict.push_back(Serialize(Query(variant)));
+  for (int variant = 0; variant < 96; ++variant) {
+    predict.push_back(Serialize(PredictQuery(variant)));
+  }
   Run(channel, "/perfcast.v1.Predictor/Predict", predict, 4, 0.3);  // warm up
   if (only == "profile") {
     // Predict alone from one client, for a profiler to attach to.

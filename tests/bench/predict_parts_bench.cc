@@ -25,6 +25,7 @@
 #include "server/request_validation.h"
 #include "serving/pricer.h"
 #include "serving/training.h"
+#include "tests/bench/predict_queries.h"
 #include "tests/server/synthetic_store.h"
 
 namespace {
@@ -32,20 +33,7 @@ namespace {
 namespace v1 = perfcast::v1;
 using Clock = std::chrono::steady_clock;
 
-// predict_bench's queries: LSTMs of 1-4 layers and hidden 128-512.
-v1::PredictRequest Query(int variant) {
-  v1::PredictRequest request;
-  v1::Workload* w = request.mutable_workload();
-  w->set_family("lstm");
-  (*w->mutable_params())["layers"] = 1 + variant % 4;
-  (*w->mutable_params())["hidden"] = 128 << (variant / 4 % 3);
-  w->set_batch_size(64);
-  w->set_precision(v1::PRECISION_BF16_AMP);
-  request.set_node_name(variant % 2 == 0 ? "beta2" : "alpha1");
-  request.mutable_job()->set_samples(1'000'000 + variant);
-  request.mutable_job()->set_epochs(1 + variant % 30);
-  return request;
-}
+using perfcast::bench::PredictQuery;
 
 // Microseconds per call of `f(i)` over `n` calls.
 template <typename F>
@@ -93,7 +81,7 @@ int main(int argc, char** argv) {
   std::vector<perfcast::serving::PlannedPrice> prices;
   std::vector<perfcast::predictor::JobEstimate> estimates;
   for (int q = 0; q < kQueries; ++q) {
-    const v1::PredictRequest request = Query(q);
+    const v1::PredictRequest request = PredictQuery(q);
     wire.push_back(request.SerializeAsString());
     targets.push_back(*perfcast::server::TargetFromRequest(request));
     auto described = perfcast::server::DescribeWorkload(request);
