@@ -22,7 +22,6 @@
 #include "client/table.h"
 #include "client/text_input.h"
 #include "models/gpu_catalog.h"
-#include "models/model_source.h"
 #include "models/workload.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
@@ -152,19 +151,10 @@ std::string WorkloadText(const v1::Workload& w) {
 }
 
 void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) {
-  const bool from_torchvision = !q.workload().torchvision().empty();
-  if (!q.workload().hf_config_json().empty() || from_torchvision) {
+  if (!q.workload().hf_config_json().empty() || !q.workload().torchvision().empty()) {
     std::cout << "resolved to " << WorkloadText(r.workload()) << "\n";
-    const v1::Precision precision = r.workload().precision();
-    for (const std::string& caveat : models::ImplementationCaveats(
-             from_torchvision ? models::ModelOrigin::kTorchvision
-                              : models::ModelOrigin::kHuggingFace,
-             r.workload().family(),
-             precision == v1::PRECISION_BF16_AMP || precision == v1::PRECISION_FP16_AMP,
-             r.workload().phase() != v1::PHASE_INFERENCE)) {
-      std::cout << "note: " << caveat << "\n";
-    }
   }
+  for (const std::string& note : r.notes()) std::cout << "note: " << note << "\n";
   const bool operation = q.workload().kind() == v1::WORKLOAD_KIND_OPERATION;
   std::cout << absl::StrFormat("%s on %s: %.3f ms per %s (%.3f .. %.3f), level %d, %s, %s rates\n",
                                r.workload().family().empty() ? q.workload().family()

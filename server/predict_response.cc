@@ -291,4 +291,10 @@ void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view
   w.Double(R::kBreakdownScaleFieldNumber, p.breakdown_scale);
   w.Double(R::kHostMsFieldNumber, p.host_ms);
 }
+
+void AppendPredictNotes(const std::vector<std::string>& notes, std::string* out) {
+  WireWriter w(out);
+  for (const std::string& note : notes) w.Bytes(v1::PredictResponse::kNotesFieldNumber, note);
+}
+
 }  // namespace perfcast::server

@@ -20,6 +20,7 @@
 #define PERFCAST_SERVER_PREDICT_RESPONSE_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "models/workload.h"
@@ -54,6 +55,10 @@ std::string EncodeWorkloadEcho(const models::WorkloadSpec& spec);
 // build; `workload_echo` is EncodeWorkloadEcho(price.workload->spec).
 void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view workload_echo,
                            const predictor::JobEstimate& job, std::string* out);
+
+// Appends `notes` as PredictResponse.notes, the answer's last field: after
+// AppendPredictResponse, the bytes of the response with those notes.
+void AppendPredictNotes(const std::vector<std::string>& notes, std::string* out);
 
 }  // namespace perfcast::server
 

@@ -18,6 +18,7 @@
 #include "serving/training.h"
 #include "predictor/parallel.h"
 #include "models/gpu_prices.h"
+#include "models/model_source.h"
 #include "predictor/recommend.h"
 #include "serving/recommender.h"
 #include "proto/batch_results.h"
@@ -279,6 +280,13 @@ struct PredictorService::PredictArenas final {
 };
 
 // The job-independent part of an answer, priced and encoded once.
+namespace {
+// PredictResponse.notes of a described workload (DescribedWorkload::notes).
+void AddNotes(const std::vector<std::string>& notes, v1::PredictResponse* out) {
+  for (const std::string& note : notes) out->add_notes(note);
+}
+}  // namespace
+
 struct PredictorService::Answer {
   absl::Status status;
   serving::WorkloadPrice price;
@@ -320,7 +328,20 @@ std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::Des
   if (auto hit = descriptors_.Find(key, /*model_id=*/0)) return hit;
   auto described = std::make_shared<DescribedWorkload>();
   described->descriptor = DescribeWorkload(query);
-  if (described->descriptor.ok()) described->echo = EncodeWorkloadEcho(described->descriptor->spec);
+  if (described->descriptor.ok()) {
+    const models::WorkloadSpec& spec = described->descriptor->spec;
+    described->echo = EncodeWorkloadEcho(spec);
+    const v1::Workload& w = query.workload();
+    if (!w.torchvision().empty() || !w.hf_config_json().empty()) {
+      described->notes = models::ImplementationCaveats(
+          w.torchvision().empty() ? models::ModelOrigin::kHuggingFace
+                                  : models::ModelOrigin::kTorchvision,
+          spec.family,
+          spec.precision == models::Precision::kBf16Amp ||
+              spec.precision == models::Precision::kFp16Amp,
+          spec.phase == models::Phase::kTrain);
+    }
+  }
   descriptors_.Put(key, /*model_id=*/0, described);
   return described;
 }
@@ -364,6 +385,7 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
   if (price.ok()) {
     answer->price = *std::move(price);
     EncodeAnswer(answer->price, brief, &answer->encoded);
+    if (!brief) AddNotes(Described(query)->notes, &answer->encoded);
   }
   if (model.ok() && (answer->status.ok() || cache_errors)) {
     cache.Put(key, (*model)->meta.id, answer);
@@ -391,6 +413,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     thread_local std::string bytes;
     bytes.clear();
     AppendPredictResponse(*price, question->described->echo, *estimate, &bytes);
+    AppendPredictNotes(question->described->notes, &bytes);
     grpc::Slice slice(bytes.data(), bytes.size());
     grpc::ByteBuffer buffer(&slice, 1);
     out->Swap(&buffer);
@@ -418,6 +441,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     *response = cached->encoded;
   } else {
     EncodeAnswer(*std::move(priced), /*brief=*/false, response);
+    AddNotes(Described(request)->notes, response);
   }
   EncodeJob(*estimate, response);
   bool own_buffer = false;

@@ -84,12 +84,14 @@ class PredictorService final
  private:
   struct Answer;
   using AnswerCache = serving::AnswerCache<Answer>;
-  // A workload as described once: its descriptor (or why it has none) and,
-  // for an answer written as bytes, its echo (EncodeWorkloadEcho), a
-  // function of the descriptor alone.
+  // A workload as described once: its descriptor (or why it has none),
+  // for an answer written as bytes its echo (EncodeWorkloadEcho), and the
+  // notes on the user's own implementation (PredictResponse.notes), all
+  // functions of the workload's fields alone.
   struct DescribedWorkload {
     absl::StatusOr<models::WorkloadDescriptor> descriptor;
     std::string echo;
+    std::vector<std::string> notes;
   };
   using DescriptorCache = serving::AnswerCache<DescribedWorkload>;
   // What a query asks, its problems found in the order of PriceQuery's

@@ -167,10 +167,11 @@ std::vector<int> FieldNumbers(const google::protobuf::Descriptor& d) {
 }
 
 TEST(PredictResponseFieldsTest, AppendPredictResponseKnowsEveryField) {
-  // 1-19 and 21-24 written; 20 (parallel) only in layout answers, which take
-  // the message path.
+  // 1-19 and 21-24 written by AppendPredictResponse, 25 (notes) by
+  // AppendPredictNotes; 20 (parallel) only in layout answers, which take the
+  // message path.
   std::vector<int> response;
-  for (int n = 1; n <= 24; ++n) response.push_back(n);
+  for (int n = 1; n <= 25; ++n) response.push_back(n);
   EXPECT_EQ(FieldNumbers(*v1::PredictResponse::descriptor()), response)
       << "a PredictResponse field was added or removed: teach AppendPredictResponse "
          "(server/predict_response.cc) and update this list";
@@ -187,6 +188,23 @@ TEST(PredictResponseFieldsTest, AppendPredictResponseKnowsEveryField) {
                               v1::MemoryEstimate::kPersistentBytesFieldNumber,
                               v1::MemoryEstimate::kActivationBytesFieldNumber}))
       << "teach AppendMemory (server/predict_response.cc) the new MemoryEstimate field";
+}
+
+// The notes follow the answer's other fields as its last one, so that the
+// bytes stay the message's own serialisation.
+TEST(PredictResponseFieldsTest, NotesAreAppendedAsTheLastField) {
+  v1::PredictResponse message;
+  message.set_iteration_ms(1.5);
+  message.set_host_ms(0.25);
+  std::string bytes = Deterministic(message);
+  const std::vector<std::string> notes = {"first note", "", "third"};
+  AppendPredictNotes(notes, &bytes);
+  for (const std::string& note : notes) message.add_notes(note);
+  EXPECT_EQ(bytes, Deterministic(message));
+  v1::PredictResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(bytes));
+  ASSERT_EQ(parsed.notes_size(), 3);
+  EXPECT_EQ(parsed.notes(2), "third");
 }
 
 }  // namespace

@@ -240,6 +240,20 @@ TEST_F(PredictorServiceTest, PredictResolvesHuggingFaceConfigsAndTorchvisionName
   EXPECT_EQ(response.workload().params().at("tied"), 1);
   EXPECT_EQ(response.workload().batch_size(), 8);
   EXPECT_TRUE(response.workload().hf_config_json().empty());
+  // What the user's own implementation does differently comes with the
+  // answer (models::ImplementationCaveats), for the models it applies to.
+  ASSERT_EQ(response.notes_size(), 1);
+  EXPECT_NE(response.notes(0).find("once per forward"), std::string::npos) << response.notes(0);
+
+  v1::PredictRequest vit = LstmQuery("beta2");
+  vit.mutable_workload()->clear_family();
+  vit.mutable_workload()->clear_params();
+  vit.mutable_workload()->set_torchvision("vit_b_16");
+  vit.mutable_workload()->set_phase(v1::PHASE_INFERENCE);
+  status = Predict(vit, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.notes_size(), 1);
+  EXPECT_NE(response.notes(0).find("30-38%"), std::string::npos) << response.notes(0);
 
   v1::PredictRequest resnet = LstmQuery("beta2");
   resnet.mutable_workload()->clear_family();
@@ -250,9 +264,11 @@ TEST_F(PredictorServiceTest, PredictResolvesHuggingFaceConfigsAndTorchvisionName
   EXPECT_EQ(response.workload().family(), "resnet_imagenet");
   EXPECT_EQ(response.workload().params().at("depth"), 50);
   EXPECT_EQ(response.workload().params().at("image"), 224);
+  EXPECT_EQ(response.notes_size(), 0);
   // A family-and-params query says what it predicted too, defaults filled in.
   status = Predict(LstmQuery("beta2"), &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.notes_size(), 0);
   EXPECT_EQ(response.workload().family(), "lstm");
   EXPECT_GT(response.workload().params_size(), 2);
 
@@ -735,6 +751,7 @@ TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
   queries.push_back(huge);
 
   bool level1 = false, extrapolated = false, uncalibrated = false, spec_rates = false;
+  bool notes = false;
   int answered = 0;
   for (const v1::PredictRequest& query : queries) {
     v1::PredictResponse message, bytes;
@@ -752,9 +769,10 @@ TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
     extrapolated = extrapolated || message.extrapolated_features_size() > 0;
     uncalibrated = uncalibrated || message.uncalibrated_classes_size() > 0;
     spec_rates = spec_rates || message.rate_source() != "measured";
+    notes = notes || message.notes_size() > 0;  // the Hugging Face config's
   }
   EXPECT_EQ(answered, static_cast<int>(queries.size()) - 3);
-  EXPECT_TRUE(level1 && extrapolated && uncalibrated && spec_rates);
+  EXPECT_TRUE(level1 && extrapolated && uncalibrated && spec_rates && notes);
 }
 
 // Predict takes bytes: bytes that are no PredictRequest get gRPC's own
