@@ -252,22 +252,16 @@ int main(int argc, char** argv) {
                  "[--only=unary|batch|compact|profile]\n");
     return 2;
   }
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / absl::StrCat("predict_bench_", ::getpid());
-  std::filesystem::create_directories(dir);
-  auto store = perfcast::db::OpenStore((dir / "bench.db").string());
-  if (!store.ok()) return std::fprintf(stderr, "%s\n", store.status().ToString().c_str()), 1;
-  if (absl::Status s = perfcast::testing::FillSyntheticStore(
-          **store, perfcast::testing::SyntheticNodes(), {"beta2"});
-      !s.ok()) {
-    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
-  }
+  auto opened = perfcast::bench::OpenSyntheticStore("predict_bench");
+  if (!opened.ok()) return std::fprintf(stderr, "%s\n", opened.status().ToString().c_str()), 1;
+  const std::filesystem::path dir = opened->dir;
+  perfcast::db::Store& store = *opened->store;
   perfcast::server::Logger logger(perfcast::server::LogLevel::kWarning);
   perfcast::server::ServerOptions options;
   options.listen_address = "127.0.0.1:0";
   // Every query is priced: a repeated question would otherwise be a lookup.
   options.predict_answer_cache = false;
-  auto server = perfcast::server::Server::Start(options, **store,
+  auto server = perfcast::server::Server::Start(options, store,
                                                 perfcast::models::GpuCatalog::BuiltIn(), logger);
   if (!server.ok()) return std::fprintf(stderr, "%s\n", server.status().ToString().c_str()), 1;
   grpc::ChannelArguments args;
@@ -364,7 +358,7 @@ int main(int argc, char** argv) {
   }
   (*server)->Shutdown(absl::ZeroDuration());
   server->reset();
-  store->reset();
+  opened->store.reset();
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -53,22 +53,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: predict_parts_bench [--iterations=N]\n");
     return 2;
   }
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / absl::StrCat("predict_parts_bench_", ::getpid());
-  std::filesystem::create_directories(dir);
-  auto store = perfcast::db::OpenStore((dir / "bench.db").string());
-  if (!store.ok()) return std::fprintf(stderr, "%s\n", store.status().ToString().c_str()), 1;
-  if (absl::Status s = perfcast::testing::FillSyntheticStore(
-          **store, perfcast::testing::SyntheticNodes(), {"beta2"});
-      !s.ok()) {
-    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
-  }
+  auto opened = perfcast::bench::OpenSyntheticStore("predict_parts_bench");
+  if (!opened.ok()) return std::fprintf(stderr, "%s\n", opened.status().ToString().c_str()), 1;
+  const std::filesystem::path dir = opened->dir;
+  perfcast::db::Store& store = *opened->store;
   perfcast::predictor::ProfileSelection selection;
   selection.exclude_gpu_models = {"beta2-gpu"};
-  auto fitted = perfcast::serving::FitAndSave(**store, "", selection, {},
+  auto fitted = perfcast::serving::FitAndSave(store, "", selection, {},
                                               [] { return absl::OkStatus(); });
   if (!fitted.ok()) return std::fprintf(stderr, "%s\n", fitted.status().ToString().c_str()), 1;
-  perfcast::serving::Pricer pricer(**store, perfcast::models::GpuCatalog::BuiltIn(), {});
+  perfcast::serving::Pricer pricer(store, perfcast::models::GpuCatalog::BuiltIn(), {});
   auto model = pricer.Model("");
   if (!model.ok()) return std::fprintf(stderr, "%s\n", model.status().ToString().c_str()), 1;
 
@@ -150,7 +144,7 @@ int main(int argc, char** argv) {
               }));
   prices.clear();
   model = absl::NotFoundError("");
-  store->reset();
+  opened->store.reset();
   std::filesystem::remove_all(dir);
   return 0;
 }

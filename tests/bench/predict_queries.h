@@ -1,10 +1,23 @@
-// The Predict questions the serving benchmarks ask: distinct workloads,
-// targets and job sizes over the synthetic store's nodes
-// (tests/server/synthetic_store.h), so that no answer repeats by accident.
+// The Predict questions the serving benchmarks ask, and the store they ask
+// them of: distinct workloads, targets and job sizes over the synthetic
+// store's nodes (tests/server/synthetic_store.h), so that no answer repeats
+// by accident.
 #ifndef PERFCAST_TESTS_BENCH_PREDICT_QUERIES_H_
 #define PERFCAST_TESTS_BENCH_PREDICT_QUERIES_H_
 
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <unistd.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "db/store.h"
 #include "perfcast/v1/predictor.pb.h"
+#include "tests/server/synthetic_store.h"
 
 namespace perfcast::bench {
 
@@ -23,6 +36,31 @@ inline v1::PredictRequest PredictQuery(int variant) {
   request.mutable_job()->set_samples(1'000'000 + variant);
   request.mutable_job()->set_epochs(1 + variant % 30);
   return request;
+}
+
+// A store in a new temporary directory named after `bench` and this
+// process, filled with the synthetic nodes' profiles (beta2's too, which
+// the benchmarks hold out of their fits): what they ask PredictQuery on.
+// The caller removes `dir` when done.
+struct SyntheticStore {
+  std::filesystem::path dir;
+  std::unique_ptr<db::Store> store;
+};
+
+inline absl::StatusOr<SyntheticStore> OpenSyntheticStore(const std::string& bench) {
+  SyntheticStore opened;
+  opened.dir = std::filesystem::temp_directory_path() / absl::StrCat(bench, "_", ::getpid());
+  std::filesystem::create_directories(opened.dir);
+  absl::StatusOr<std::unique_ptr<db::Store>> store =
+      db::OpenStore((opened.dir / "bench.db").string());
+  if (!store.ok()) return store.status();
+  opened.store = *std::move(store);
+  if (absl::Status s =
+          testing::FillSyntheticStore(*opened.store, testing::SyntheticNodes(), {"beta2"});
+      !s.ok()) {
+    return s;
+  }
+  return opened;
 }
 
 }  // namespace perfcast::bench
