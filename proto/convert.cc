@@ -1,6 +1,8 @@
 #include "proto/convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace perfcast::proto {
 namespace {
@@ -316,5 +318,18 @@ absl::StatusOr<models::Profile> FromProto(const v1::Profile& in) {
 
 #undef PERFCAST_OPT_TO
 #undef PERFCAST_OPT_FROM
+
+void AppendDeterministic(const google::protobuf::MessageLite& message, std::string* out) {
+  google::protobuf::io::StringOutputStream stream(out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&coded);
+}
+
+std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  AppendDeterministic(message, &bytes);
+  return bytes;
+}
 
 }  // namespace perfcast::proto

@@ -8,7 +8,10 @@
 #ifndef PERFCAST_PROTO_CONVERT_H_
 #define PERFCAST_PROTO_CONVERT_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
+#include "google/protobuf/message_lite.h"
 #include "models/hardware.h"
 #include "models/profile.h"
 #include "models/workload.h"
@@ -37,6 +40,13 @@ void ToProto(const models::WorkloadSpec& in, v1::Workload* out);
 absl::StatusOr<models::WorkloadSpec> FromProto(const v1::Workload& in);
 void ToProto(const models::Profile& in, v1::Profile* out);
 absl::StatusOr<models::Profile> FromProto(const v1::Profile& in);
+
+// Appends `message`'s bytes with map entries in key order: equal content,
+// equal bytes. (Plain serialisation walks a map in an order seeded per
+// instance, so the same message parsed twice could give two byte strings.)
+void AppendDeterministic(const google::protobuf::MessageLite& message, std::string* out);
+// The same bytes as a new string.
+std::string DeterministicBytes(const google::protobuf::MessageLite& message);
 
 }  // namespace perfcast::proto
 

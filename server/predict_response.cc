@@ -4,12 +4,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "absl/base/casts.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "predictor/predictor.h"
 #include "predictor/rates.h"
 #include "proto/convert.h"
+#include "server/wire_writer.h"
 
 namespace perfcast::server {
 namespace {
@@ -133,92 +131,10 @@ void EncodeJob(const predictor::JobEstimate& job, v1::PredictResponse* out) {
 
 namespace {
 
-// Protobuf's wire format, field by field, with proto3's rule that a field
-// at its default (0, +0.0, false, "") is not written.
-class WireWriter {
- public:
-  explicit WireWriter(std::string* out) : out_(*out) {}
-
-  void Double(int field, double value) {
-    const uint64_t bits = absl::bit_cast<uint64_t>(value);
-    if (bits == 0) return;  // -0.0 is written
-    char bytes[kMaxVarint + 8];
-    char* end = Varint(Tag(field, kFixed64), bytes);
-    for (int byte = 0; byte < 8; ++byte) *end++ = static_cast<char>(bits >> (8 * byte));
-    out_.append(bytes, end - bytes);
-  }
-  void Int64(int field, int64_t value) {
-    if (value == 0) return;
-    char bytes[2 * kMaxVarint];
-    char* end = Varint(static_cast<uint64_t>(value), Varint(Tag(field, kVarint), bytes));
-    out_.append(bytes, end - bytes);
-  }
-  // int32 and enums: a negative value takes ten bytes, as int64's.
-  void Int32(int field, int32_t value) { Int64(field, value); }
-  void Bool(int field, bool value) {
-    if (value) Int64(field, 1);
-  }
-  void String(int field, absl::string_view value) {
-    if (value.empty()) return;
-    Bytes(field, value);
-  }
-  // A length-delimited field that is written even when empty: a set
-  // sub-message, a repeated string.
-  void Bytes(int field, absl::string_view value) {
-    MessageHeader(field, value.size());
-    out_.append(value.data(), value.size());
-  }
-  // Starts a sub-message of `size` bytes, which the caller writes next.
-  void MessageHeader(int field, size_t size) {
-    char bytes[2 * kMaxVarint];
-    char* end = Varint(size, Varint(Tag(field, kLengthDelimited), bytes));
-    out_.append(bytes, end - bytes);
-  }
-
-  static size_t DoubleSize(double value) { return absl::bit_cast<uint64_t>(value) == 0 ? 0 : 9; }
-  // A length-delimited field of a one-byte tag (fields 1 to 15) and
-  // `size` bytes.
-  static size_t BytesSize(size_t size) {
-    return 1 + google::protobuf::io::CodedOutputStream::VarintSize64(size) + size;
-  }
-
- private:
-  enum WireType { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
-  static constexpr int kMaxVarint = 10;
-
-  static uint64_t Tag(int field, WireType type) {
-    return (static_cast<uint64_t>(field) << 3) | type;
-  }
-  // Writes `value` as a varint at `at`; returns the end.
-  static char* Varint(uint64_t value, char* at) {
-    while (value >= 0x80) {
-      *at++ = static_cast<char>(value | 0x80);
-      value >>= 7;
-    }
-    *at++ = static_cast<char>(value);
-    return at;
-  }
-
-  std::string& out_;
-};
-
-// The bytes AppendMemory writes.
-size_t MemorySize(const predictor::MemoryEstimate& e, const predictor::MemoryVerdict& v) {
-  size_t size = 0;
-  for (double value : {e.peak_bytes, e.low_bytes, e.high_bytes, e.required_bytes, v.device_bytes,
-                       e.terms.persistent(), e.terms.transient()}) {
-    size += WireWriter::DoubleSize(value);
-  }
-  if (v.fits) size += 2;
-  if (!e.method.empty()) size += WireWriter::BytesSize(e.method.size());
-  return size;
-}
-
 // EncodeMemory's fields.
 void AppendMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVerdict& v,
-                  std::string* out) {
+                  WireWriter& w) {
   using M = v1::MemoryEstimate;
-  WireWriter w(out);
   w.Double(M::kPeakBytesFieldNumber, e.peak_bytes);
   w.Double(M::kPeakBytesLowFieldNumber, e.low_bytes);
   w.Double(M::kPeakBytesHighFieldNumber, e.high_bytes);
@@ -235,13 +151,7 @@ void AppendMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVer
 std::string EncodeWorkloadEcho(const models::WorkloadSpec& spec) {
   v1::Workload workload;
   proto::ToProto(spec, &workload);
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  workload.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
+  return proto::DeterministicBytes(workload);
 }
 
 void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view workload_echo,
@@ -262,13 +172,11 @@ void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view
   double total = 0;
   for (const auto& [op_class, ms] : planned.breakdown) total += ms;
   for (const auto& [op_class, ms] : planned.breakdown) {
-    const double share = total > 0 ? ms / total : 0;
-    const size_t size = (op_class->empty() ? 0 : WireWriter::BytesSize(op_class->size())) +
-                        WireWriter::DoubleSize(ms) + WireWriter::DoubleSize(share);
-    w.MessageHeader(R::kBreakdownFieldNumber, size);
+    const size_t entry = w.BeginMessage(R::kBreakdownFieldNumber);
     w.String(O::kOpClassFieldNumber, *op_class);
     w.Double(O::kMsFieldNumber, ms);
-    w.Double(O::kShareFieldNumber, share);
+    w.Double(O::kShareFieldNumber, total > 0 ? ms / total : 0);
+    w.EndMessage(entry);
   }
   w.Int64(R::kModelIdFieldNumber, price.model->meta.id);
   w.Int64(R::kModelVersionFieldNumber, price.model->meta.version);
@@ -285,8 +193,9 @@ void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view
     w.Bytes(R::kUncalibratedClassesFieldNumber, *op_class);
   }
   w.Bytes(R::kWorkloadFieldNumber, workload_echo);
-  w.MessageHeader(R::kMemoryFieldNumber, MemorySize(price.memory, price.memory_verdict));
-  AppendMemory(price.memory, price.memory_verdict, out);
+  const size_t memory = w.BeginMessage(R::kMemoryFieldNumber);
+  AppendMemory(price.memory, price.memory_verdict, w);
+  w.EndMessage(memory);
   w.Double(R::kLevel1MsFieldNumber, p.level1_ms);
   w.Double(R::kBreakdownScaleFieldNumber, p.breakdown_scale);
   w.Double(R::kHostMsFieldNumber, p.host_ms);

@@ -12,8 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "google/protobuf/arena.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "predictor/summary.h"
 #include "serving/training.h"
 #include "predictor/parallel.h"
@@ -100,23 +98,13 @@ grpc::Status ParseRequest(const grpc::ByteBuffer& bytes, v1::PredictRequest* req
   return grpc::Status::OK;
 }
 
-// Appends `message`'s bytes with map entries in key order: equal content,
-// equal bytes. (Plain serialisation walks a map in an order seeded per
-// instance, so the same workload parsed twice would give two keys.)
-void AppendCanonical(const google::protobuf::MessageLite& message, std::string* out) {
-  google::protobuf::io::StringOutputStream stream(out);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-}
-
 // Appends `text` so that no two strings append the same bytes.
 void AppendString(absl::string_view text, std::string* out) {
   absl::StrAppend(out, text.size(), ":", text);
 }
 
 // Appends a key of every field of `w`, its parameters in name order: equal
-// content, equal key. What AppendCanonical gives, at a fraction of its cost
+// content, equal key. What proto::AppendDeterministic gives, at a fraction of its cost
 // (a batch keys every query): kWorkloadFields guards that a field added to
 // Workload is added here too.
 constexpr int kWorkloadFields = 9;
@@ -150,7 +138,7 @@ void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
     AppendWorkloadKey(query.workload(), key);
   }
   key->push_back('|');
-  if (query.has_parallel()) AppendCanonical(query.parallel(), key);
+  if (query.has_parallel()) proto::AppendDeterministic(query.parallel(), key);
 }
 
 void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate* out) {

@@ -10,12 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
+#include "proto/convert.h"
 #include "serving/pricer.h"
 #include "serving/training.h"
 #include "tests/db/test_util.h"
@@ -23,16 +22,6 @@
 
 namespace perfcast::server {
 namespace {
-
-std::string Deterministic(const google::protobuf::MessageLite& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
-}
 
 models::WorkloadSpec Spec(const std::string& family, std::map<std::string, int64_t> params,
                           int64_t batch, models::Phase phase = models::Phase::kTrain) {
@@ -101,7 +90,7 @@ TEST_F(PredictResponseTest, BytesAreTheMessagesBytes) {
         std::string bytes = "prefix";
         AppendPredictResponse(*planned, echo, *estimate, &bytes);
         ASSERT_EQ(bytes.substr(0, 6), "prefix");
-        EXPECT_EQ(bytes.substr(6), Deterministic(message)) << message.ShortDebugString();
+        EXPECT_EQ(bytes.substr(6), proto::DeterministicBytes(message)) << message.ShortDebugString();
         v1::PredictResponse parsed;
         ASSERT_TRUE(parsed.ParseFromString(bytes.substr(6)));
         EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, message));
@@ -146,7 +135,7 @@ TEST_F(PredictResponseTest, PlannedPriceIsPricesAnswer) {
       v1::PredictResponse from_price, from_planned;
       EncodeAnswer(*price, /*brief=*/false, &from_price);
       EncodeAnswer(planned->ToWorkloadPrice(), /*brief=*/false, &from_planned);
-      EXPECT_EQ(Deterministic(from_planned), Deterministic(from_price));
+      EXPECT_EQ(proto::DeterministicBytes(from_planned), proto::DeterministicBytes(from_price));
       EXPECT_EQ(planned->prediction.numbers.iteration_ms, price->prediction.iteration_ms);
     }
   }
@@ -196,11 +185,11 @@ TEST(PredictResponseFieldsTest, NotesAreAppendedAsTheLastField) {
   v1::PredictResponse message;
   message.set_iteration_ms(1.5);
   message.set_host_ms(0.25);
-  std::string bytes = Deterministic(message);
+  std::string bytes = proto::DeterministicBytes(message);
   const std::vector<std::string> notes = {"first note", "", "third"};
   AppendPredictNotes(notes, &bytes);
   for (const std::string& note : notes) message.add_notes(note);
-  EXPECT_EQ(bytes, Deterministic(message));
+  EXPECT_EQ(bytes, proto::DeterministicBytes(message));
   v1::PredictResponse parsed;
   ASSERT_TRUE(parsed.ParseFromString(bytes));
   ASSERT_EQ(parsed.notes_size(), 3);
