@@ -219,6 +219,11 @@ void EncodeGroups(const std::map<std::string, predictor::ErrorSummary>& groups, 
   }
 }
 
+// PredictResponse.notes of a described workload (DescribedWorkload::notes).
+void AddNotes(const std::vector<std::string>& notes, v1::PredictResponse* out) {
+  for (const std::string& note : notes) out->add_notes(note);
+}
+
 // The deadline of a long call as the libraries' KeepGoing.
 predictor::KeepGoing KeepGoing(const CallTimer& timer) {
   return [&timer]() -> absl::Status {
@@ -268,13 +273,6 @@ struct PredictorService::PredictArenas final {
 };
 
 // The job-independent part of an answer, priced and encoded once.
-namespace {
-// PredictResponse.notes of a described workload (DescribedWorkload::notes).
-void AddNotes(const std::vector<std::string>& notes, v1::PredictResponse* out) {
-  for (const std::string& note : notes) out->add_notes(note);
-}
-}  // namespace
-
 struct PredictorService::Answer {
   absl::Status status;
   serving::WorkloadPrice price;
@@ -350,9 +348,11 @@ absl::StatusOr<PredictorService::Question> PredictorService::Ask(
 
 absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
     const v1::PredictRequest& query,
-    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model) {
+    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
+    std::shared_ptr<const DescribedWorkload>* described) {
   absl::StatusOr<Question> question = Ask(query, model);
   if (!question.ok()) return question.status();
+  if (described != nullptr) *described = question->described;
   // The price shares the cached descriptor instead of copying its spec.
   return pricer_.Price(*model, question->descriptor(), question->target,
                        LayoutFromRequest(query));
@@ -368,12 +368,13 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
     if (std::shared_ptr<const Answer> hit = cache.Find(key, (*model)->meta.id)) return hit;
   }
   auto answer = std::make_shared<Answer>();
-  absl::StatusOr<serving::WorkloadPrice> price = PriceQuery(query, model);
+  std::shared_ptr<const DescribedWorkload> described;
+  absl::StatusOr<serving::WorkloadPrice> price = PriceQuery(query, model, &described);
   answer->status = price.status();
   if (price.ok()) {
     answer->price = *std::move(price);
     EncodeAnswer(answer->price, brief, &answer->encoded);
-    if (!brief) AddNotes(Described(query)->notes, &answer->encoded);
+    if (!brief) AddNotes(described->notes, &answer->encoded);
   }
   if (model.ok() && (answer->status.ok() || cache_errors)) {
     cache.Put(key, (*model)->meta.id, answer);
@@ -410,6 +411,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
   // From the answer cache when there is one; else priced and encoded
   // straight into the response.
   std::shared_ptr<const Answer> cached;
+  std::shared_ptr<const DescribedWorkload> described;
   absl::StatusOr<serving::WorkloadPrice> priced;
   const serving::WorkloadPrice* price = nullptr;
   if (answers_ != nullptr) {
@@ -417,7 +419,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     if (!cached->status.ok()) return cached->status;
     price = &cached->price;
   } else {
-    priced = PriceQuery(request, model);
+    priced = PriceQuery(request, model, &described);
     if (!priced.ok()) return priced.status();
     price = &*priced;
   }
@@ -429,7 +431,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     *response = cached->encoded;
   } else {
     EncodeAnswer(*std::move(priced), /*brief=*/false, response);
-    AddNotes(Described(request)->notes, response);
+    AddNotes(described->notes, response);
   }
   EncodeJob(*estimate, response);
   bool own_buffer = false;

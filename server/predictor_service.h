@@ -114,10 +114,13 @@ class PredictorService final
       const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model);
   // Prices `query` with `model`: the one path of Predict and PredictBatch
   // (Predict's one-GPU answers take Pricer::PricePlanned, Price's own path
-  // for them).
+  // for them). `described`, when not null, receives the priced query's
+  // described workload (its notes), so that callers need not look it up
+  // again.
   absl::StatusOr<serving::WorkloadPrice> PriceQuery(
       const v1::PredictRequest& query,
-      const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model);
+      const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
+      std::shared_ptr<const DescribedWorkload>* described = nullptr);
   // The job-independent answer to `query` with `model`: from `cache` when it
   // holds one for this model, else priced and encoded (full or brief) and
   // put there; errors are cached only when `cache_errors`.
