@@ -386,8 +386,7 @@ FeatureInputs OperationInputs(const models::Operation& op, const EffectiveRates&
   return inputs;
 }
 
-std::array<double, kOperationInputCount> OperationInputValues(const models::Operation& op,
-                                                              const EffectiveRates& rates) {
+std::array<double, kOperationInputCount> OperationWorkInputs(const models::Operation& op) {
   double tile_flops = op.flops, tile_bytes = op.bytes, narrow_flops = 0;
   if (op.op_class == models::OpClass::kGemm) {
     // From the forward shape; a training record's dA and dB have the same
@@ -399,7 +398,8 @@ std::array<double, kOperationInputCount> OperationInputValues(const models::Oper
       narrow_flops = tile_flops * tiling.narrow;
     }
   }
-  // In the order of OperationInputNames().
+  // In the order of OperationInputNames(); the node's slots (sm_count ..
+  // dispatch_op_s) are SetNodeInputs's.
   return {op.flops,
           op.bytes,
           tile_flops,
@@ -407,13 +407,30 @@ std::array<double, kOperationInputCount> OperationInputValues(const models::Oper
           narrow_flops,
           op.launches,
           std::max(1.0, op.work_items),
-          static_cast<double>(rates.sm_count),
-          rates.FlopsPerSecond(op.precision),
-          rates.memory_bytes_per_s,
-          rates.launch_latency_s,
-          rates.h2d_bytes_per_s,
-          rates.dispatch_ops_per_s > 0 ? 1 / rates.dispatch_ops_per_s : 0,
+          0,
+          0,
+          0,
+          0,
+          0,
+          0,
           op.autograd_calls};
+}
+
+void SetNodeInputs(const EffectiveRates& rates, models::Precision precision,
+                   std::array<double, kOperationInputCount>& values) {
+  values[7] = static_cast<double>(rates.sm_count);
+  values[kFlopsPerSecondInput] = rates.FlopsPerSecond(precision);
+  values[kMemoryBytesPerSecondInput] = rates.memory_bytes_per_s;
+  values[10] = rates.launch_latency_s;
+  values[11] = rates.h2d_bytes_per_s;
+  values[12] = rates.dispatch_ops_per_s > 0 ? 1 / rates.dispatch_ops_per_s : 0;
+}
+
+std::array<double, kOperationInputCount> OperationInputValues(const models::Operation& op,
+                                                              const EffectiveRates& rates) {
+  std::array<double, kOperationInputCount> values = OperationWorkInputs(op);
+  SetNodeInputs(rates, op.precision, values);
+  return values;
 }
 
 double RooflineCallMs(const models::Operation& op, const EffectiveRates& rates) {

@@ -162,6 +162,17 @@ inline constexpr int kOperationInputCount = 14;
 absl::Span<const absl::string_view> OperationInputNames();
 std::array<double, kOperationInputCount> OperationInputValues(const models::Operation& op,
                                                               const EffectiveRates& rates);
+// OperationInputValues in two halves. The operation's own (its work, tiling
+// and autograd entries) needs a walk of its shape and a GEMM's tiling, the
+// node's is a copy of rates: pricing works the first out once per workload
+// (PreparedWorkload) and adds the second per node. OperationWorkInputs
+// leaves the node's slots 0; SetNodeInputs fills exactly those.
+std::array<double, kOperationInputCount> OperationWorkInputs(const models::Operation& op);
+// Slots of those values that pricing reads back.
+inline constexpr int kFlopsInput = 0, kBytesInput = 1, kFlopsPerSecondInput = 8,
+                     kMemoryBytesPerSecondInput = 9;
+void SetNodeInputs(const EffectiveRates& rates, models::Precision precision,
+                   std::array<double, kOperationInputCount>& values);
 // The level-1 table compiled for OperationInputNames().
 const CompiledFeatureTable& CompiledOperationTable();
 

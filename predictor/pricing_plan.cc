@@ -88,6 +88,44 @@ struct PricingPlan::Notes {
   FeatureValues values;
 };
 
+PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
+    : descriptor_(&descriptor) {
+  auto prepare = [](const models::Operation& op, bool ends_record) {
+    return Operation{&op,         OperationWorkInputs(op),      op.count, op.op_class,
+                     op.precision, RegimeIndex(LoadRegime(op)), ends_record};
+  };
+  whole_.reserve(descriptor.operations.size());
+  bool attention = false;
+  for (const models::Operation& op : descriptor.operations) {
+    whole_.push_back(prepare(op, /*ends_record=*/true));
+    attention = attention || op.op_class == models::OpClass::kAttention;
+  }
+  if (!attention) return;  // split_ stays empty: Level1Sum reads whole_
+  // Parts first, pointers after: split_parts_ must not move once pointed into.
+  constexpr int kWhole = -1;  // a record priced as it is
+  std::vector<int> parts_per_record;
+  for (const models::Operation& op : descriptor.operations) {
+    if (op.op_class != models::OpClass::kAttention) {
+      parts_per_record.push_back(kWhole);
+      continue;
+    }
+    std::vector<models::Operation> parts = internal::SplitAttention(op);
+    parts_per_record.push_back(static_cast<int>(parts.size()));
+    for (models::Operation& part : parts) split_parts_.push_back(std::move(part));
+  }
+  size_t next_part = 0;
+  for (size_t i = 0; i < descriptor.operations.size(); ++i) {
+    const int parts = parts_per_record[i];
+    if (parts == kWhole) {
+      split_.push_back(whole_[i]);
+      continue;
+    }
+    for (int j = 0; j < parts; ++j) {
+      split_.push_back(prepare(split_parts_[next_part++], /*ends_record=*/j + 1 == parts));
+    }
+  }
+}
+
 PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
     : model_(model),
       node_name_(node.name),
@@ -164,18 +202,18 @@ PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
   return level2;
 }
 
-absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
+absl::StatusOr<double> PricingPlan::PriceOperation(const PreparedWorkload::Operation& prepared,
                                                    const EffectiveRates& rates,
                                                    PlannedPrediction* prediction,
                                                    Notes& notes) const {
-  const int c = static_cast<int>(op.op_class);
+  const int c = static_cast<int>(prepared.op_class);
   if (c < 0 || c >= kOpClasses) {
     return absl::InvalidArgumentError(absl::StrCat("unknown operation class ", c));
   }
   const Level1& level1 = level1_[c];
   double call_ms = 0, lo = 0, hi = 0;
   if (level1.model == nullptr) {
-    call_ms = RooflineCallMs(op, rates);
+    call_ms = RooflineCallMs(*prepared.source, rates);
     lo = hi = call_ms;
     if (prediction != nullptr && !notes.uncalibrated[c]) {
       notes.uncalibrated[c] = true;
@@ -183,7 +221,9 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
     }
   } else {
     const FittedModel& model = *level1.model;
-    level1.table->Evaluate(OperationInputValues(op, rates), absl::MakeSpan(notes.slots));
+    std::array<double, kOperationInputCount> inputs = prepared.inputs;
+    SetNodeInputs(rates, prepared.precision, inputs);
+    level1.table->Evaluate(inputs, absl::MakeSpan(notes.slots));
     if (absl::Status s = SelectFeatures(model.features, level1.slots, notes.slots, notes.values);
         !s.ok()) {
       return s;
@@ -212,24 +252,24 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const models::Operation& op,
     // An intercept can push a tiny call below zero; it cannot take less than no time.
     call_ms = std::max(0.0, *y);
     if (prediction != nullptr) {
-      const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
-      const double memory_s = op.bytes / rates.memory_bytes_per_s;
+      const double compute_s = inputs[kFlopsInput] / inputs[kFlopsPerSecondInput];
+      const double memory_s = inputs[kBytesInput] / inputs[kMemoryBytesPerSecondInput];
       const BandFactors& band =
-          level1.band[compute_s >= memory_s ? 0 : 1][RegimeIndex(LoadRegime(op))];
+          level1.band[compute_s >= memory_s ? 0 : 1][prepared.regime];
       lo = call_ms * band.lo;
       hi = call_ms * band.hi;
     }
   }
   if (prediction != nullptr) {
-    notes.breakdown_ms[c] += op.count * call_ms;
+    notes.breakdown_ms[c] += prepared.count * call_ms;
     notes.priced[c] = true;
-    prediction->numbers.lo_ms += op.count * lo;
-    prediction->numbers.hi_ms += op.count * hi;
+    prediction->numbers.lo_ms += prepared.count * lo;
+    prediction->numbers.hi_ms += prepared.count * hi;
   }
-  return op.count * call_ms;
+  return prepared.count * call_ms;
 }
 
-absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& descriptor,
+absl::StatusOr<double> PricingPlan::Level1Sum(const PreparedWorkload& workload,
                                               const EffectiveRates& rates,
                                               PlannedPrediction* prediction) const {
   Notes notes;
@@ -237,21 +277,18 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const models::WorkloadDescriptor& 
   notes.label_used.assign(level1_labels_.size(), false);
   notes.label_extrapolated.assign(level1_labels_.size(), false);
   notes.slots.resize(CompiledOperationTable().size());
-  double total = 0;
-  for (const models::Operation& op : descriptor.operations) {
-    double record_ms = 0;
-    if (split_attention_ && op.op_class == models::OpClass::kAttention) {
-      for (const models::Operation& part : internal::SplitAttention(op)) {
-        absl::StatusOr<double> ms = PriceOperation(part, rates, prediction, notes);
-        if (!ms.ok()) return ms.status();
-        record_ms += *ms;
-      }
-    } else {
-      absl::StatusOr<double> ms = PriceOperation(op, rates, prediction, notes);
-      if (!ms.ok()) return ms.status();
-      record_ms = *ms;
+  const bool split = split_attention_ && !workload.split_.empty();
+  double total = 0, record_ms = 0;
+  for (const PreparedWorkload::Operation& op : split ? workload.split_ : workload.whole_) {
+    absl::StatusOr<double> ms = PriceOperation(op, rates, prediction, notes);
+    if (!ms.ok()) return ms.status();
+    // A record's parts add up before the record joins the total, as they
+    // always have: the sum's rounding is PredictDescribed's.
+    record_ms += *ms;
+    if (op.ends_record) {
+      total += record_ms;
+      record_ms = 0;
     }
-    total += record_ms;
   }
   if (prediction != nullptr) {
     for (int c : by_key_) {
@@ -321,6 +358,12 @@ void PricingPlan::ScaleBreakdown(double level1_ms, double host_ms,
 
 absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
     const models::WorkloadDescriptor& descriptor) const {
+  return PredictPlanned(PreparedWorkload(descriptor));
+}
+
+absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
+    const PreparedWorkload& workload) const {
+  const models::WorkloadDescriptor& descriptor = workload.descriptor();
   if (!rates_.ok()) return rates_.status();
   // The steps and their order are PredictDescribed's; see there for why.
   PlannedPrediction planned;
@@ -337,7 +380,7 @@ absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
   }
   const bool have_level2 = level2 != nullptr;
   if (absl::Status s = internal::CheckCanPrice(model_, descriptor, have_level2); !s.ok()) return s;
-  absl::StatusOr<double> level1_ms = Level1Sum(descriptor, *rates_, &planned);
+  absl::StatusOr<double> level1_ms = Level1Sum(workload, *rates_, &planned);
   if (!level1_ms.ok()) return level1_ms.status();
   prediction.level1_ms = *level1_ms;
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
@@ -348,7 +391,7 @@ absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
     WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates_);
     inputs[kLevel1MsInput] = *level1_ms;
     if (level2->uses_gpu) {
-      absl::StatusOr<double> gpu_ms = Level1Sum(descriptor, launch_free_, nullptr);
+      absl::StatusOr<double> gpu_ms = Level1Sum(workload, launch_free_, nullptr);
       if (!gpu_ms.ok()) return gpu_ms.status();
       inputs[kLevel1GpuMsInput] = *gpu_ms;
     }

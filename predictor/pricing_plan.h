@@ -62,6 +62,47 @@ struct PlannedPrediction {
   Prediction ToPrediction() const;
 };
 
+// A workload's operations with what pricing reads of them worked out once:
+// each call's work inputs (OperationWorkInputs: a walk of the shape and a
+// GEMM's tiling), its error regime (LoadRegime), and attention records split
+// into their parts (SplitAttention), for models that price attention so.
+// None of it depends on the model or the node, and a descriptor is a
+// function of the workload's fields alone: a server prepares each distinct
+// workload once and prices it on any node with any model, and a price then
+// reads one flat array instead of every operation's shape map.
+//
+// Refers to `descriptor`, which must outlive it. Movable, not copyable (it
+// points into its own split parts).
+class PreparedWorkload {
+ public:
+  explicit PreparedWorkload(const models::WorkloadDescriptor& descriptor);
+  PreparedWorkload(PreparedWorkload&&) = default;
+  PreparedWorkload& operator=(PreparedWorkload&&) = default;
+  PreparedWorkload(const PreparedWorkload&) = delete;
+  PreparedWorkload& operator=(const PreparedWorkload&) = delete;
+
+  const models::WorkloadDescriptor& descriptor() const { return *descriptor_; }
+
+ private:
+  friend class PricingPlan;
+  // One operation as level 1 prices it.
+  // What a price reads is here, so that it need not touch the descriptor's
+  // records (names, shape maps) at all.
+  struct Operation {
+    const models::Operation* source;  // in the descriptor or split_parts_
+    std::array<double, kOperationInputCount> inputs;  // the node's slots 0
+    double count;                     // source->count
+    models::OpClass op_class;         // source->op_class
+    models::Precision precision;      // source->precision
+    int regime;                       // RegimeIndex(LoadRegime(*source))
+    bool ends_record;                 // the last part of its descriptor record
+  };
+  const models::WorkloadDescriptor* descriptor_;
+  std::vector<Operation> whole_;             // one per descriptor record
+  std::vector<Operation> split_;             // attention records as their parts
+  std::vector<models::Operation> split_parts_;
+};
+
 class PricingPlan {
  public:
   // `model` must outlive the plan; what the plan needs of `node` is copied.
@@ -74,6 +115,8 @@ class PricingPlan {
   // Predict's answer with its strings in this plan (see PlannedPrediction).
   absl::StatusOr<PlannedPrediction> PredictPlanned(
       const models::WorkloadDescriptor& descriptor) const;
+  // The same from a workload prepared once (what a server prices again and again).
+  absl::StatusOr<PlannedPrediction> PredictPlanned(const PreparedWorkload& workload) const;
 
  private:
   // models::OpClass's values, kGemm .. kSoftmax.
@@ -116,11 +159,12 @@ class PricingPlan {
   Level2 MakeLevel2(const FittedModel& fitted, const internal::Target& target) const;
   // The level-1 sum over the descriptor's operations on `rates`, noting
   // breakdown, band, features and classes in `prediction` when given.
-  absl::StatusOr<double> Level1Sum(const models::WorkloadDescriptor& descriptor,
+  absl::StatusOr<double> Level1Sum(const PreparedWorkload& workload,
                                    const EffectiveRates& rates,
                                    PlannedPrediction* prediction) const;
-  // One operation record's `count` calls.
-  absl::StatusOr<double> PriceOperation(const models::Operation& op, const EffectiveRates& rates,
+  // One operation's `count` calls.
+  absl::StatusOr<double> PriceOperation(const PreparedWorkload::Operation& prepared,
+                                        const EffectiveRates& rates,
                                         PlannedPrediction* prediction, Notes& notes) const;
   // `host_ms`: what the model's host terms add (internal::HostTermsMs).
   absl::StatusOr<double> ApplyLevel2(const Level2& level2, const WorkloadInputArray& inputs,

@@ -306,7 +306,7 @@ std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::Des
   // zoo is code): an entry never goes stale.
   if (!query.has_workload()) {
     return std::make_shared<const DescribedWorkload>(
-        DescribedWorkload{DescribeWorkload(query), std::string()});
+        DescribedWorkload{DescribeWorkload(query)});
   }
   thread_local std::string key;
   key.clear();
@@ -316,6 +316,7 @@ std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::Des
   described->descriptor = DescribeWorkload(query);
   if (described->descriptor.ok()) {
     const models::WorkloadSpec& spec = described->descriptor->spec;
+    described->prepared.emplace(*described->descriptor);
     described->echo = EncodeWorkloadEcho(spec);
     const v1::Workload& w = query.workload();
     if (!w.torchvision().empty() || !w.hf_config_json().empty()) {
@@ -393,7 +394,8 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     absl::StatusOr<Question> question = Ask(request, model);
     if (!question.ok()) return question.status();
     absl::StatusOr<serving::PlannedPrice> price =
-        pricer_.PricePlanned(*model, question->descriptor(), question->node);
+        pricer_.PricePlanned(*model, question->descriptor(), question->node,
+                             *question->described->prepared);
     if (!price.ok()) return price.status();
     absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
     if (!job.ok()) return job.status();

@@ -8,6 +8,7 @@
 #define PERFCAST_SERVER_PREDICTOR_SERVICE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -90,6 +91,10 @@ class PredictorService final
   // functions of the workload's fields alone.
   struct DescribedWorkload {
     absl::StatusOr<models::WorkloadDescriptor> descriptor;
+    // The descriptor prepared for pricing (set where it is ok), so that a
+    // price reads its operations' work instead of working it out again. It
+    // points into `descriptor`: set in place, never moved with it.
+    std::optional<predictor::PreparedWorkload> prepared;
     std::string echo;
     std::vector<std::string> notes;
   };

@@ -125,13 +125,21 @@ absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
     std::shared_ptr<const LoadedModel> model,
     std::shared_ptr<const models::WorkloadDescriptor> described,
     std::shared_ptr<const models::Node> node) {
+  const predictor::PreparedWorkload prepared(*described);
+  return PricePlanned(std::move(model), std::move(described), std::move(node), prepared);
+}
+
+absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
+    std::shared_ptr<const LoadedModel> model,
+    std::shared_ptr<const models::WorkloadDescriptor> described,
+    std::shared_ptr<const models::Node> node, const predictor::PreparedWorkload& prepared) {
   const models::WorkloadDescriptor& workload = *described;
   PlannedPrice price;
   price.memory = predictor::EstimateMemory(model->model.memory, workload);
   price.memory_verdict = predictor::CheckMemoryFit(price.memory, node->gpu);
   if (!price.memory_verdict.fits) return absl::FailedPreconditionError(price.memory_verdict.reason);
   std::shared_ptr<const Planned> planned = PlanFor(model, node);
-  absl::StatusOr<predictor::PlannedPrediction> prediction = planned->plan.PredictPlanned(workload);
+  absl::StatusOr<predictor::PlannedPrediction> prediction = planned->plan.PredictPlanned(prepared);
   if (!prediction.ok()) return prediction.status();
   price.prediction = *std::move(prediction);
   if (absl::Status finite = CheckFinite(price.prediction.numbers, price.prediction.breakdown);

@@ -148,6 +148,13 @@ class Pricer {
       std::shared_ptr<const LoadedModel> model,
       std::shared_ptr<const models::WorkloadDescriptor> workload,
       std::shared_ptr<const models::Node> node);
+  // As above with `workload` prepared once (`prepared` is of *workload and
+  // lives as long as it): the server's Predict, which prices each distinct
+  // workload many times.
+  absl::StatusOr<PlannedPrice> PricePlanned(
+      std::shared_ptr<const LoadedModel> model,
+      std::shared_ptr<const models::WorkloadDescriptor> workload,
+      std::shared_ptr<const models::Node> node, const predictor::PreparedWorkload& prepared);
   // As above, for a copy of `workload`.
   absl::StatusOr<WorkloadPrice> Price(
       std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,

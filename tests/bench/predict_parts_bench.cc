@@ -21,6 +21,7 @@
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/predictor.pb.h"
+#include "predictor/pricing_plan.h"
 #include "server/predict_response.h"
 #include "server/request_validation.h"
 #include "serving/pricer.h"
@@ -74,6 +75,10 @@ int main(int argc, char** argv) {
   std::vector<perfcast::predictor::JobSize> jobs;
   std::vector<perfcast::serving::PlannedPrice> prices;
   std::vector<perfcast::predictor::JobEstimate> estimates;
+  // What perfcastd keeps per distinct workload and resolves per query.
+  std::vector<perfcast::predictor::PreparedWorkload> prepared;
+  std::vector<std::shared_ptr<const perfcast::models::Node>> nodes;
+  prepared.reserve(kQueries);
   for (int q = 0; q < kQueries; ++q) {
     const v1::PredictRequest request = PredictQuery(q);
     wire.push_back(request.SerializeAsString());
@@ -88,6 +93,10 @@ int main(int argc, char** argv) {
     if (!price.ok()) return std::fprintf(stderr, "%s\n", price.status().ToString().c_str()), 1;
     estimates.push_back(*perfcast::serving::PriceJob(*price, jobs.back()));
     prices.push_back(*std::move(price));
+    prepared.emplace_back(*descriptors.back());
+    auto node = pricer.ResolveTarget(targets.back());
+    if (!node.ok()) return std::fprintf(stderr, "%s\n", node.status().ToString().c_str()), 1;
+    nodes.push_back(*std::move(node));
   }
 
   // The answer's bytes by part, for the first query.
@@ -119,6 +128,13 @@ int main(int argc, char** argv) {
                 auto price = pricer.PricePlanned(*model, descriptors[i % kQueries],
                                                  targets[i % kQueries]);
                 if (!price.ok() || !perfcast::serving::PriceJob(*price, jobs[i % kQueries]).ok()) {
+                  std::abort();
+                }
+              }));
+  std::printf("  %-34s %7.2f\n", "price prepared (perfcastd's path)", Time(n, [&](int i) {
+                const int q = i % kQueries;
+                auto price = pricer.PricePlanned(*model, descriptors[q], nodes[q], prepared[q]);
+                if (!price.ok() || !perfcast::serving::PriceJob(*price, jobs[q]).ok()) {
                   std::abort();
                 }
               }));

@@ -176,6 +176,45 @@ TEST_F(PricingPlanTest, AnswersAsTheReferenceWithAttentionSplitIntoGemms) {
   ExpectSameAnswers(model);
 }
 
+// A server prepares each workload once and prices it with every model on
+// every node; the preparation moves into its cache. Answers stay the
+// reference's, attention split or whole, after the move.
+TEST_F(PricingPlanTest, APreparedWorkloadServesEveryModelAndNodeAfterAMove) {
+  PredictorModel split_model = *model_;
+  ASSERT_EQ(split_model.level1.erase(models::OpClass::kAttention), 1u);
+  std::vector<PreparedWorkload> prepared;
+  for (const models::WorkloadDescriptor& d : *descriptors_) {
+    PreparedWorkload workload(d);
+    prepared.push_back(std::move(workload));  // and again as the vector grows
+  }
+  int attention_workloads = 0;
+  for (const models::WorkloadDescriptor& d : *descriptors_) {
+    for (const models::Operation& op : d.operations) {
+      if (op.op_class == models::OpClass::kAttention) {
+        ++attention_workloads;
+        break;
+      }
+    }
+  }
+  ASSERT_GT(attention_workloads, 0) << "no attention record: the split path left untested";
+  int priced = 0;
+  for (const PredictorModel* model : {model_, &split_model}) {
+    for (const auto& [name, node] : *nodes_) {
+      const PricingPlan plan(*model, node);
+      for (const PreparedWorkload& workload : prepared) {
+        absl::StatusOr<PlannedPrediction> planned = plan.PredictPlanned(workload);
+        absl::StatusOr<Prediction> answer =
+            planned.ok() ? absl::StatusOr<Prediction>(planned->ToPrediction()) : planned.status();
+        const std::string difference =
+            Difference(answer, PredictDescribed(*model, workload.descriptor(), node));
+        ASSERT_EQ(difference, "") << workload.descriptor().spec.Key() << " on " << name;
+        priced += answer.ok();
+      }
+    }
+  }
+  EXPECT_GT(priced, 100);
+}
+
 // A family model may use level1_gpu_ms without level1_ms: a second level-1
 // pass on launch-free rates, and still a two-level answer.
 TEST_F(PricingPlanTest, AnswersAsTheReferenceWithAFamilyModelOnTheGpuSumAlone) {
