@@ -95,6 +95,7 @@ absl::StatusOr<CrossValidator> CrossValidator::Create(const Eigen::MatrixXd& x,
     cv.y_(r) = y(cv.original_row_[r]);
     w(r) = (*weights)(cv.original_row_[r]);
   }
+  if (options.loss == Loss::kAbsolute) cv.w_ = w;
   for (int64_t j = 0; j < p; ++j) {
     const double mean = x.col(j).mean();
     const double sd = std::sqrt((x.col(j).array() - mean).square().mean());
@@ -151,6 +152,7 @@ absl::StatusOr<CrossValidator::FoldFit> CrossValidator::FitFold(
   FoldFit fit;
   if (s == 0) {
     fit.intercept = mean_y;
+    if (options_.loss == Loss::kAbsolute) return FitFoldAbsolute(fold, subset, Eigen::VectorXd(), fit);
     return fit;
   }
   // Weighted covariance of the subset, then scaled to a correlation matrix
@@ -179,6 +181,38 @@ absl::StatusOr<CrossValidator::FoldFit> CrossValidator::FitFold(
   if (!z.ok()) return z.status();
   fit.beta = z->cwiseQuotient(sd);
   fit.intercept = mean_y - mean_x.dot(fit.beta);
+  if (options_.loss == Loss::kAbsolute) return FitFoldAbsolute(fold, subset, sd, fit);
+  return fit;
+}
+
+absl::StatusOr<CrossValidator::FoldFit> CrossValidator::FitFoldAbsolute(
+    int fold, absl::Span<const int> subset, const Eigen::VectorXd& sd,
+    const FoldFit& squared) const {
+  // The absolute loss has no sufficient statistics: its reweighted solves
+  // read the training rows themselves (the rows outside fold f's block),
+  // scaled by their sd as the squared fit is, so that the ridge means the same.
+  const int s = static_cast<int>(subset.size());
+  const int64_t begin = fold_begin_[fold];
+  const int64_t end = fold_begin_[fold + 1];
+  const int64_t n = num_rows() - (end - begin);
+  Eigen::MatrixXd z(n, s);
+  Eigen::VectorXd y(n), w(n);
+  int64_t row = 0;
+  for (int64_t r = 0; r < num_rows(); ++r) {
+    if (r == begin) r = end;
+    if (r >= num_rows()) break;
+    for (int a = 0; a < s; ++a) z(row, a) = x_(r, subset[a]) / sd(a);
+    y(row) = y_(r);
+    w(row) = w_(r);
+    ++row;
+  }
+  absl::StatusOr<AffineSolution> solved =
+      SolveAbsoluteLoss(z, y, w, AffineSolution{squared.intercept, squared.beta.cwiseProduct(sd)},
+                        options_.ridge, options_.non_negative);
+  if (!solved.ok()) return solved.status();
+  FoldFit fit;
+  fit.intercept = solved->intercept;
+  fit.beta = solved->beta.cwiseQuotient(sd);
   return fit;
 }
 

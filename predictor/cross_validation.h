@@ -17,6 +17,11 @@
 //   kR2    1 − mean over folds of the held-out R², as scikit-learn's
 //          cross_val_score(scoring="r2") averages it; also a quadratic form.
 //
+// Under Loss::kAbsolute each fold's fit starts from that squared fit and
+// reweights over the fold's training rows (SolveAbsoluteLoss): a pass over
+// rows per step, so selection costs tens of times more, and the held-out
+// errors are those of the model that will serve.
+//
 // Feature columns are standardised once over all rows before the sums are
 // taken (features, never targets), which keeps the sums well conditioned;
 // the fits are invariant to it up to rounding.
@@ -79,6 +84,11 @@ class CrossValidator {
 
   CrossValidator() = default;
   absl::StatusOr<FoldFit> FitFold(int fold, absl::Span<const int> subset) const;
+  // Loss::kAbsolute: reweights from the squared fit `squared` over the
+  // training rows (sd: the subset's training stddevs, as FitFold scales by).
+  absl::StatusOr<FoldFit> FitFoldAbsolute(int fold, absl::Span<const int> subset,
+                                          const Eigen::VectorXd& sd,
+                                          const FoldFit& squared) const;
   // Σ w (y − ŷ)² over fold f's rows, from its block.
   double HeldOutSse(int fold, absl::Span<const int> subset, const FoldFit& fit) const;
 
@@ -86,6 +96,7 @@ class CrossValidator {
   Eigen::MatrixXd x_;                 // standardised, rows grouped by fold
   Eigen::VectorXd y_;                 // in the same order
   Eigen::VectorXd inv_abs_y_;         // 1/|y|, for MAPE
+  Eigen::VectorXd w_;                 // row weights, kept for Loss::kAbsolute only
   std::vector<int64_t> original_row_; // position -> row index in the input
   std::vector<int64_t> fold_begin_;   // k + 1 offsets into the rows
   // Per-fold held-out blocks...

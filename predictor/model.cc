@@ -39,6 +39,7 @@ json ToJson(const FittedModel& m) {
       {"ridge", m.regression.ridge},
       {"non_negative", m.regression.non_negative},
       {"relative_weights", m.regression.relative_weights},
+      {"loss", std::string(LossName(m.regression.loss))},
       {"scoring", std::string(ScoringName(m.scoring))},
       {"cv_loss", m.cv_loss},
       {"cv_mape", m.cv_mape},
@@ -108,6 +109,16 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   PERFCAST_READ(j, "ridge", m.regression.ridge);
   PERFCAST_READ(j, "non_negative", m.regression.non_negative);
   PERFCAST_READ(j, "relative_weights", m.regression.relative_weights);
+  // Absent from models saved before the loss was a choice: squared.
+  if (j.contains("loss")) {
+    std::string loss;
+    PERFCAST_READ(j, "loss", loss);
+    absl::StatusOr<Loss> parsed = ParseLoss(loss);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("model: ", parsed.status().message()));
+    }
+    m.regression.loss = *parsed;
+  }
   PERFCAST_READ(j, "scoring", scoring);
   PERFCAST_READ(j, "cv_loss", m.cv_loss);
   PERFCAST_READ(j, "cv_mape", m.cv_mape);

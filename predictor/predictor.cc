@@ -247,7 +247,7 @@ absl::StatusOr<FittedModel> FitRatio(const Dataset& data, const FitOptions& opti
 // each row's signed relative held-out error into `cv_errors` when given (and
 // the model was selected by CV).
 absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& options, int level,
-                                   absl::string_view scope, bool non_negative,
+                                   absl::string_view scope, bool non_negative, Loss loss,
                                    std::vector<std::string>& notes,
                                    std::vector<double>* cv_errors = nullptr) {
   const std::string name = absl::StrCat("level", level, "/", scope);
@@ -268,6 +268,7 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   regression.ridge = options.ridge;
   regression.non_negative = non_negative;
   regression.relative_weights = true;
+  regression.loss = loss;
   absl::StatusOr<CrossValidator> cv = CrossValidator::Create(data.x, data.y, *folds, regression);
   if (!cv.ok()) return cv.status();
   SfsOptions sfs;
@@ -598,7 +599,8 @@ void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions&
     if (static_cast<int>(rows.size()) < options.family_min_rows) continue;
     const std::string scope = FamilyScope(family, phase);
     absl::StatusOr<FittedModel> fitted = FitOne(TimeFeaturesOfRows(data, rows), family_options,
-                                                2, scope, options.level2_non_negative, model.notes);
+                                                2, scope, options.level2_non_negative,
+                                                options.level2_loss, model.notes);
     if (!fitted.ok()) {
       model.notes.push_back(absl::StrCat("level2/", scope, ": ", fitted.status().message(),
                                          "; the global model serves it"));
@@ -678,7 +680,7 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
     for (const auto& [op_class, data] : *datasets) {
       absl::StatusOr<FittedModel> fitted =
           FitOne(data, fit_options, 1, OpClassKey(op_class), options.level1_non_negative,
-                 model.notes);
+                 options.level1_loss, model.notes);
       if (fitted.ok()) {
         model.level1[op_class] = *std::move(fitted);
       } else {
@@ -702,7 +704,8 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
       std::vector<double> global_errors;
       absl::StatusOr<FittedModel> fitted =
           FitOne(SubsetOf(*data, nullptr, IsGlobalLevel2Candidate), fit_options, 2,
-                 models::PhaseName(phase), options.level2_non_negative, model.notes,
+                 models::PhaseName(phase), options.level2_non_negative, options.level2_loss,
+                 model.notes,
                  &global_errors);
       if (fitted.ok()) {
         model.level2[phase] = *std::move(fitted);

@@ -63,6 +63,12 @@ struct FitOptions {
   // (GPT-2 on the H100 node: -50 ms). The intercept stays free.
   bool level1_non_negative = true;
   bool level2_non_negative = true;
+  // What each level's fits minimise (regression.h, Loss): squared relative
+  // error, or absolute relative error — the MAPE the models are judged by,
+  // robust to a heavy tail of training rows. Cross-validation fits each fold
+  // with the same loss.
+  Loss level1_loss = Loss::kSquared;
+  Loss level2_loss = Loss::kSquared;
   // A family with at least this many model rows in a phase also gets its
   // own level-2 model (at most `family_max_features` features, times only),
   // as Lattuada et al. fit one model per application: the global model's

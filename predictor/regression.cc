@@ -1,6 +1,8 @@
 #include "predictor/regression.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,12 @@ namespace {
 // columns have unit scale, so this is a statement about collinearity, not units.
 constexpr double kRankTolerance = 1e-10;
 constexpr double kGramPivotTolerance = 1e-11;
+// Iteratively reweighted least squares for the absolute loss: the floor ε on
+// a row's scaled residual, relative to the start's mean, the step cap, and
+// the relative decrease below which the loss counts as converged.
+constexpr double kAbsoluteLossFloor = 1e-4;
+constexpr int kMaxIrlsSteps = 100;
+constexpr double kIrlsTolerance = 1e-10;
 
 absl::StatusOr<Eigen::VectorXd> SolveUnconstrained(const Eigen::MatrixXd& g,
                                                    const Eigen::VectorXd& c) {
@@ -99,7 +107,34 @@ absl::StatusOr<Eigen::VectorXd> SolveNonNegative(const Eigen::MatrixXd& g,
   return beta;  // Iteration cap reached: beta is feasible and near optimal.
 }
 
+// |s| where |s| >= floor, s² / (2 floor) + floor / 2 below: the loss IRLS
+// with weights 1 / max(|s|, floor) never increases (Huber's, with a threshold
+// far below any error that matters).
+double SmoothedAbsolute(const Eigen::VectorXd& s, double floor) {
+  double total = 0;
+  for (double v : s) {
+    const double a = std::abs(v);
+    total += a >= floor ? a : a * a / (2 * floor) + floor / 2;
+  }
+  return total;
+}
+
 }  // namespace
+
+absl::string_view LossName(Loss loss) {
+  switch (loss) {
+    case Loss::kSquared: return "squared";
+    case Loss::kAbsolute: return "absolute";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Loss> ParseLoss(absl::string_view name) {
+  if (name == "squared") return Loss::kSquared;
+  if (name == "absolute") return Loss::kAbsolute;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown loss '", name, "': expected squared or absolute"));
+}
 
 double LinearFit::Predict(absl::Span<const double> x) const {
   double y = intercept;
@@ -164,6 +199,8 @@ absl::StatusOr<LinearFit> FitLinear(const Eigen::MatrixXd& x, const Eigen::Vecto
   fit.scale.resize(p);
   Eigen::MatrixXd a(n + (options.ridge > 0 ? p : 0), p);
   const Eigen::VectorXd sqrt_w = w.cwiseSqrt();
+  const bool absolute = options.loss == Loss::kAbsolute;
+  Eigen::MatrixXd z(absolute ? n : 0, absolute ? p : 0);
   for (Eigen::Index j = 0; j < p; ++j) {
     const double mean = w.dot(x.col(j));
     const Eigen::VectorXd centred = x.col(j).array() - mean;
@@ -175,6 +212,7 @@ absl::StatusOr<LinearFit> FitLinear(const Eigen::MatrixXd& x, const Eigen::Vecto
     fit.mean[j] = mean;
     fit.scale[j] = scale;
     a.col(j).head(n) = sqrt_w.cwiseProduct(centred) / scale;
+    if (absolute) z.col(j) = centred / scale;
   }
   fit.intercept = w.dot(y);
   Eigen::VectorXd b = Eigen::VectorXd::Zero(a.rows());
@@ -202,6 +240,13 @@ absl::StatusOr<LinearFit> FitLinear(const Eigen::MatrixXd& x, const Eigen::Vecto
     if (!solved.ok()) return solved.status();
     beta = *solved;
   }
+  if (absolute) {
+    absl::StatusOr<AffineSolution> solved = SolveAbsoluteLoss(
+        z, y, w, AffineSolution{fit.intercept, beta}, options.ridge, options.non_negative);
+    if (!solved.ok()) return solved.status();
+    fit.intercept = solved->intercept;
+    beta = std::move(solved->beta);
+  }
   if (!beta.allFinite() || !std::isfinite(fit.intercept)) {
     return absl::FailedPreconditionError("regression: solution is not finite");
   }
@@ -227,6 +272,65 @@ absl::StatusOr<Eigen::VectorXd> SolveGram(const Eigen::MatrixXd& g, const Eigen:
     return SolveNonNegative(g, c);
   }
   return SolveUnconstrained(g, c);
+}
+
+
+absl::StatusOr<AffineSolution> SolveAbsoluteLoss(const Eigen::MatrixXd& z,
+                                                 const Eigen::VectorXd& y,
+                                                 const Eigen::VectorXd& w,
+                                                 const AffineSolution& start, double ridge,
+                                                 bool non_negative) {
+  const Eigen::Index n = z.rows();
+  const Eigen::Index p = z.cols();
+  if (y.size() != n || w.size() != n || start.beta.size() != p) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "absolute loss: ", n, " rows, ", y.size(), " targets, ", w.size(), " weights, ",
+        start.beta.size(), " starting coefficients for ", p, " columns"));
+  }
+  if (n == 0) return absl::InvalidArgumentError("absolute loss: no rows to fit");
+  if (!z.allFinite() || !y.allFinite() || !w.allFinite() || !start.beta.allFinite() ||
+      !std::isfinite(start.intercept)) {
+    return absl::InvalidArgumentError("absolute loss: non-finite input");
+  }
+  if (w.minCoeff() < 0 || !(w.sum() > 0)) {
+    return absl::InvalidArgumentError("absolute loss: weights must be >= 0, not all 0");
+  }
+  if (!(ridge >= 0)) return absl::InvalidArgumentError("absolute loss: ridge must be >= 0");
+  const Eigen::VectorXd wn = w / w.sum();
+  const Eigen::VectorXd sqrt_w = wn.cwiseSqrt();
+  auto scaled_residuals = [&](const AffineSolution& fit) -> Eigen::VectorXd {
+    return sqrt_w.cwiseProduct(((y - z * fit.beta).array() - fit.intercept).matrix());
+  };
+  AffineSolution best = start;
+  Eigen::VectorXd s = scaled_residuals(best);
+  const double floor = kAbsoluteLossFloor * s.cwiseAbs().mean();
+  if (!(floor > 0)) return best;  // The start passes through every row.
+  double best_loss = SmoothedAbsolute(s, floor) + ridge * best.beta.squaredNorm();
+  for (int step = 0; step < kMaxIrlsSteps; ++step) {
+    // Minimising Σ s²/(2m) + ridge ‖β‖² (m = max(|s|, ε) at the current fit)
+    // is the weighted least squares with weights w̃/m and ridge 2·ridge.
+    const Eigen::VectorXd v = wn.cwiseQuotient(s.cwiseAbs().cwiseMax(floor));
+    const double sum_v = v.sum();
+    const Eigen::RowVectorXd mean_z = (v.transpose() * z) / sum_v;
+    const double mean_y = v.dot(y) / sum_v;
+    const Eigen::MatrixXd centred = z.rowwise() - mean_z;
+    const Eigen::MatrixXd weighted = centred.array().colwise() * v.array();
+    Eigen::MatrixXd g = weighted.transpose() * centred;
+    g.diagonal().array() += 2 * ridge;
+    const Eigen::VectorXd c = weighted.transpose() * (y.array() - mean_y).matrix();
+    absl::StatusOr<Eigen::VectorXd> beta = SolveGram(g, c, non_negative);
+    if (!beta.ok()) return beta.status();
+    AffineSolution next{mean_y - mean_z.dot(*beta), *std::move(beta)};
+    Eigen::VectorXd next_s = scaled_residuals(next);
+    const double loss = SmoothedAbsolute(next_s, floor) + ridge * next.beta.squaredNorm();
+    if (!(loss < best_loss)) break;  // Converged to rounding.
+    const double decrease = best_loss - loss;
+    best = std::move(next);
+    s = std::move(next_s);
+    best_loss = loss;
+    if (decrease <= kIrlsTolerance * best_loss) break;
+  }
+  return best;
 }
 
 }  // namespace perfcast::predictor

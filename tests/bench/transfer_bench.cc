@@ -5,6 +5,7 @@
 // and per phase, and the fitted models.
 //
 //   transfer_bench [--train GPU,GPU,... --test GPU,GPU,...] [--group-by gpu]
+//                  [--level1-loss squared|absolute] [--level2-loss squared|absolute]
 //                  [--points OUT.csv] FILE...
 //
 // --points writes every test point (gpu, level, class, family, phase,
@@ -72,9 +73,16 @@ int main(int argc, char** argv) {
   std::string points_file;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--train" || arg == "--test" || arg == "--group-by" || arg == "--points") &&
+    if ((arg == "--train" || arg == "--test" || arg == "--group-by" || arg == "--points" ||
+         arg == "--level1-loss" || arg == "--level2-loss") &&
         i + 1 < argc) {
       const std::string value = argv[++i];
+      if (arg == "--level1-loss" || arg == "--level2-loss") {
+        absl::StatusOr<pp::Loss> loss = pp::ParseLoss(value);
+        if (!loss.ok()) return std::fprintf(stderr, "%s\n", loss.status().ToString().c_str()), 2;
+        (arg == "--level1-loss" ? options.fit.level1_loss : options.fit.level2_loss) = *loss;
+        continue;
+      }
       if (arg == "--points") {
         points_file = value;
         continue;

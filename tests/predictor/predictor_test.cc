@@ -472,6 +472,40 @@ TEST(Predictor, Level2CoefficientsAreNonNegative) {
   }
 }
 
+// FitOptions' losses reach each level's models (and their saved form);
+// squared stays the default.
+TEST(Predictor, LossOptionReachesEachLevelAndRoundTrips) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.03, 11);
+  EXPECT_EQ(FitOptions{}.level1_loss, Loss::kSquared);
+  EXPECT_EQ(FitOptions{}.level2_loss, Loss::kSquared);
+  FitOptions options = Options();
+  options.level1_loss = Loss::kAbsolute;
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<PredictorModel> squared = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(squared.ok()) << squared.status();
+  ASSERT_FALSE(model->level1.empty());
+  ASSERT_FALSE(model->level2.empty());
+  for (const auto& [op_class, m] : model->level1) {
+    EXPECT_EQ(m.regression.loss, Loss::kAbsolute);
+    EXPECT_NE(m.fit.coefficients, squared->level1.at(op_class).fit.coefficients);
+    for (double c : m.fit.coefficients) EXPECT_GE(c, 0);
+  }
+  for (const auto& [phase, m] : model->level2) EXPECT_EQ(m.regression.loss, Loss::kSquared);
+  absl::StatusOr<std::string> text = SerializeModel(*model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> parsed = ParseModel(*text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(*parsed == *model);
+  std::string bad = *text;
+  const std::string absolute = R"("loss": "absolute")";
+  const size_t at = bad.find(absolute);
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at, absolute.size(), R"("loss": "cubic")");
+  EXPECT_EQ(ParseModel(bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // A GEMM in 16-bit or tf32 whose rows are not 16-byte aligned loses the
 // tensor cores' wide loads: GPT-2's vocabulary of 50257 (2-byte aligned in
 // bf16) ran at 1/6 of the rate on an H200, BERT's 30522 (4-byte) at 1/3.

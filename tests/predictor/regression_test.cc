@@ -1,5 +1,7 @@
 #include "predictor/regression.h"
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -163,6 +165,172 @@ TEST(FitLinear, RejectsConstantColumnTooFewRowsAndBadInput) {
   nan(0) = std::nan("");
   EXPECT_EQ(FitLinear(x, nan, {}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(FitLinear(x, y.head(5), {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// y = 3 + 2·x0 + 0.5·x1 with 1% multiplicative noise; every tenth row runs
+// `slowdown` times slower, as a bad collection would.
+struct Contaminated {
+  Eigen::MatrixXd x;
+  Eigen::VectorXd y;
+};
+Contaminated MakeContaminated(int n, double noise_sd, double slowdown, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, noise_sd);
+  Contaminated c{RandomMatrix(n, 2, rng), Eigen::VectorXd(n)};
+  for (int i = 0; i < n; ++i) {
+    c.y(i) = (3 + 2 * c.x(i, 0) + 0.5 * c.x(i, 1)) * (1 + noise(rng)) * (i % 10 == 0 ? slowdown : 1);
+  }
+  return c;
+}
+
+double MeanAbsoluteRelativeError(const LinearFit& fit, const Eigen::MatrixXd& x,
+                                 const Eigen::VectorXd& y) {
+  double total = 0;
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    const Eigen::VectorXd row = x.row(i).transpose();
+    total += std::abs(fit.Predict({row.data(), static_cast<size_t>(row.size())}) - y(i)) /
+             std::abs(y(i));
+  }
+  return total / static_cast<double>(y.size());
+}
+
+// Relative weights (1/y²) already damp rows that ran slow (a 4× slower row
+// weighs 1/16), so squared error is pulled most by rows that ran fast; the
+// absolute loss shrugs off both.
+TEST(FitLinear, AbsoluteLossRecoversCoefficientsDespiteGrossOutliers) {
+  const double truth[] = {3.0, 2.0, 0.5};  // intercept, x0, x1
+  auto worst_miss = [&](const LinearFit& fit) {
+    const std::vector<double> raw = fit.RawCoefficients();
+    double worst = std::abs(fit.RawIntercept() - truth[0]) / truth[0];
+    for (int j = 0; j < 2; ++j) {
+      worst = std::max(worst, std::abs(raw[j] - truth[j + 1]) / truth[j + 1]);
+    }
+    return worst;
+  };
+  for (double outlier : {4.0, 0.25}) {
+    const Contaminated data = MakeContaminated(400, 0.01, outlier, 21);
+    RegressionOptions squared;
+    RegressionOptions absolute;
+    absolute.loss = Loss::kAbsolute;
+    absl::StatusOr<LinearFit> l2 = FitLinear(data.x, data.y, squared);
+    absl::StatusOr<LinearFit> l1 = FitLinear(data.x, data.y, absolute);
+    ASSERT_TRUE(l2.ok()) << l2.status();
+    ASSERT_TRUE(l1.ok()) << l1.status();
+    EXPECT_LT(worst_miss(*l1), 0.02) << outlier;
+    EXPECT_GT(worst_miss(*l2), outlier > 1 ? 0.02 : 0.2) << outlier;
+    EXPECT_LT(MeanAbsoluteRelativeError(*l1, data.x, data.y),
+              MeanAbsoluteRelativeError(*l2, data.x, data.y));
+    // Standardisation is the base weights' whatever the loss.
+    EXPECT_EQ(l1->mean, l2->mean);
+    EXPECT_EQ(l1->scale, l2->scale);
+  }
+}
+
+TEST(FitLinear, AbsoluteAndSquaredLossAgreeOnCleanData) {
+  const Contaminated data = MakeContaminated(400, 0.002, 1.0, 22);
+  for (bool relative : {false, true}) {
+    RegressionOptions squared;
+    squared.relative_weights = relative;
+    RegressionOptions absolute = squared;
+    absolute.loss = Loss::kAbsolute;
+    absl::StatusOr<LinearFit> l2 = FitLinear(data.x, data.y, squared);
+    absl::StatusOr<LinearFit> l1 = FitLinear(data.x, data.y, absolute);
+    ASSERT_TRUE(l2.ok() && l1.ok());
+    const std::vector<double> a = l1->RawCoefficients();
+    const std::vector<double> b = l2->RawCoefficients();
+    for (int j = 0; j < 2; ++j) EXPECT_NEAR(a[j], b[j], 0.01 * std::abs(b[j])) << relative;
+    EXPECT_NEAR(l1->RawIntercept(), l2->RawIntercept(), 0.01 * std::abs(l2->RawIntercept()));
+  }
+  // No noise at all: the squared fit passes through every row and is kept.
+  Eigen::VectorXd exact(data.y.size());
+  for (Eigen::Index i = 0; i < exact.size(); ++i) exact(i) = 1 + data.x(i, 0) + 4 * data.x(i, 1);
+  RegressionOptions absolute;
+  absolute.loss = Loss::kAbsolute;
+  absl::StatusOr<LinearFit> fit = FitLinear(data.x, exact, absolute);
+  ASSERT_TRUE(fit.ok());
+  EXPECT_NEAR(fit->RawCoefficients()[1], 4.0, 1e-9);
+}
+
+// The absolute-loss optimum: no step of any coefficient or the intercept
+// lowers the mean absolute relative error, and it beats the squared fit.
+TEST(FitLinear, AbsoluteLossIsAMinimumOfTheAbsoluteError) {
+  const Contaminated data = MakeContaminated(300, 0.05, 2.5, 23);
+  RegressionOptions absolute;
+  absolute.loss = Loss::kAbsolute;
+  absl::StatusOr<LinearFit> fit = FitLinear(data.x, data.y, absolute);
+  ASSERT_TRUE(fit.ok());
+  const double best = MeanAbsoluteRelativeError(*fit, data.x, data.y);
+  EXPECT_LT(best, MeanAbsoluteRelativeError(*FitLinear(data.x, data.y, {}), data.x, data.y));
+  for (int k = 0; k < 3; ++k) {
+    for (double step : {-1e-2, -1e-3, 1e-3, 1e-2}) {
+      LinearFit moved = *fit;
+      if (k == 2) {
+        moved.intercept += step;
+      } else {
+        moved.coefficients[k] += step;
+      }
+      EXPECT_GE(MeanAbsoluteRelativeError(moved, data.x, data.y), best - 1e-7) << k << " " << step;
+    }
+  }
+}
+
+TEST(FitLinear, AbsoluteLossKeepsCoefficientsNonNegative) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 0.5);
+  const int n = 60, p = 4;
+  Eigen::MatrixXd x = RandomMatrix(n, p, rng);
+  x.col(3) = x.col(0) * 0.8 + x.col(3) * 0.2;
+  Eigen::VectorXd y(n);
+  for (int i = 0; i < n; ++i) y(i) = 20 + 3 * x(i, 0) + 1 * x(i, 1) - 0.8 * x(i, 3) + noise(rng);
+  RegressionOptions options;
+  options.loss = Loss::kAbsolute;
+  absl::StatusOr<LinearFit> free_fit = FitLinear(x, y, options);
+  ASSERT_TRUE(free_fit.ok());
+  ASSERT_LT(*std::min_element(free_fit->coefficients.begin(), free_fit->coefficients.end()), 0);
+  options.non_negative = true;
+  absl::StatusOr<LinearFit> fit = FitLinear(x, y, options);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  for (double c : fit->coefficients) EXPECT_GE(c, 0);
+  // No better feasible point along any coordinate.
+  const double best = MeanAbsoluteRelativeError(*fit, x, y);
+  for (int k = 0; k < p; ++k) {
+    for (double step : {-1e-3, 1e-3}) {
+      LinearFit moved = *fit;
+      moved.coefficients[k] += step;
+      if (moved.coefficients[k] < 0) continue;
+      EXPECT_GE(MeanAbsoluteRelativeError(moved, x, y), best - 1e-8) << k << " " << step;
+    }
+  }
+}
+
+TEST(SolveAbsoluteLoss, InterceptOnlyIsTheMedian) {
+  Eigen::VectorXd y(5);
+  y << 1, 2, 3, 4, 100;
+  absl::StatusOr<AffineSolution> median =
+      SolveAbsoluteLoss(Eigen::MatrixXd(5, 0), y, Eigen::VectorXd::Ones(5),
+                        AffineSolution{y.mean(), Eigen::VectorXd(0)}, 0, false);
+  ASSERT_TRUE(median.ok()) << median.status();
+  EXPECT_NEAR(median->intercept, 3.0, 1e-3);
+}
+
+TEST(SolveAbsoluteLoss, RejectsBadInput) {
+  const Eigen::MatrixXd z = Eigen::MatrixXd::Ones(4, 1);
+  const Eigen::VectorXd y = Eigen::VectorXd::Ones(4);
+  const AffineSolution start{0, Eigen::VectorXd::Zero(1)};
+  Eigen::VectorXd negative = Eigen::VectorXd::Ones(4);
+  negative(2) = -1;
+  EXPECT_EQ(SolveAbsoluteLoss(z, y, negative, start, 0, false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SolveAbsoluteLoss(z, y.head(3), y, start, 0, false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SolveAbsoluteLoss(z, y, y, AffineSolution{0, Eigen::VectorXd(2)}, 0, false)
+                .status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SolveAbsoluteLoss(z, y, y, start, -1, false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseLoss("cubic").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseLoss(LossName(Loss::kAbsolute)), Loss::kAbsolute);
+  EXPECT_EQ(*ParseLoss(LossName(Loss::kSquared)), Loss::kSquared);
 }
 
 }  // namespace

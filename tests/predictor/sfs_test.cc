@@ -118,6 +118,54 @@ TEST(CrossValidator, HeldOutPredictionsMatchRowRefits) {
   }
 }
 
+// Under the absolute loss each fold's fit is the absolute-loss fit of the
+// fold's training rows (FitLinear's, up to IRLS convergence), and on rows
+// with gross outliers its held-out error beats the squared loss's.
+TEST(CrossValidator, AbsoluteLossHeldOutPredictionsMatchRowRefits) {
+  Problem problem = MakeProblem(300, 6, {1, 4}, 0.02, 12);
+  for (int i = 0; i < 300; i += 10) problem.y(i) *= 4;  // a slow collection
+  const std::vector<int> folds = *RandomFolds(300, 4, 3);
+  const std::vector<int> subset = {4, 1};
+  RegressionOptions squared;
+  RegressionOptions absolute;
+  absolute.loss = Loss::kAbsolute;
+  for (bool non_negative : {false, true}) {
+    absolute.non_negative = non_negative;
+    absl::StatusOr<CrossValidator> cv = CrossValidator::Create(problem.x, problem.y, folds, absolute);
+    ASSERT_TRUE(cv.ok()) << cv.status();
+    absl::StatusOr<Eigen::VectorXd> held_out = cv->HeldOutPredictions(subset);
+    ASSERT_TRUE(held_out.ok()) << held_out.status();
+    for (int f = 0; f < 4; ++f) {
+      std::vector<int> train;
+      for (int i = 0; i < 300; ++i) if (folds[i] != f) train.push_back(i);
+      Eigen::MatrixXd x(train.size(), subset.size());
+      Eigen::VectorXd y(train.size());
+      for (size_t r = 0; r < train.size(); ++r) {
+        y(r) = problem.y(train[r]);
+        for (size_t a = 0; a < subset.size(); ++a) x(r, a) = problem.x(train[r], subset[a]);
+      }
+      absl::StatusOr<LinearFit> fit = FitLinear(x, y, absolute);
+      ASSERT_TRUE(fit.ok());
+      for (int i = 0; i < 300; ++i) {
+        if (folds[i] != f) continue;
+        const double row[] = {problem.x(i, 4), problem.x(i, 1)};
+        EXPECT_NEAR((*held_out)(i), fit->Predict(row), 1e-4 * std::abs(problem.y(i)));
+      }
+    }
+  }
+  absl::StatusOr<CrossValidator> l2 = CrossValidator::Create(problem.x, problem.y, folds, squared);
+  absl::StatusOr<CrossValidator> l1 = CrossValidator::Create(problem.x, problem.y, folds, absolute);
+  ASSERT_TRUE(l2.ok() && l1.ok());
+  EXPECT_LT(*l1->Loss(subset, Scoring::kMape), *l2->Loss(subset, Scoring::kMape));
+  // Forward selection under the absolute loss still finds the true columns.
+  SfsOptions sfs;
+  sfs.max_features = 4;
+  absl::StatusOr<SfsResult> selected = SelectForward(*l1, sfs);
+  ASSERT_TRUE(selected.ok()) << selected.status();
+  EXPECT_EQ(std::set<int>(selected->selected.begin(), selected->selected.end()),
+            (std::set<int>{1, 4}));
+}
+
 // A held-out row's target must not enter its own fold's fit: changing it
 // leaves its prediction bit-identical, while it does move other folds'.
 TEST(CrossValidator, HeldOutTargetNeverEntersItsFoldsFit) {
