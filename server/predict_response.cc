@@ -154,6 +154,38 @@ std::string EncodeWorkloadEcho(const models::WorkloadSpec& spec) {
   return proto::DeterministicBytes(workload);
 }
 
+void AppendJobFields(const predictor::JobEstimate& job, std::string* out) {
+  using R = v1::PredictResponse;
+  WireWriter w(out);
+  w.Int64(R::kIterationsFieldNumber, job.iterations);
+  w.Double(R::kJobSecondsFieldNumber, job.seconds);
+  w.Double(R::kJobSecondsLowFieldNumber, job.lo_seconds);
+  w.Double(R::kJobSecondsHighFieldNumber, job.hi_seconds);
+}
+
+AnswerBytes SplitAroundJob(const v1::PredictResponse& answer) {
+  v1::PredictResponse below;
+  below.set_iteration_ms(answer.iteration_ms());
+  below.set_iteration_ms_low(answer.iteration_ms_low());
+  below.set_iteration_ms_high(answer.iteration_ms_high());
+  v1::PredictResponse above = answer;
+  above.clear_iteration_ms();
+  above.clear_iteration_ms_low();
+  above.clear_iteration_ms_high();
+  above.clear_iterations();
+  above.clear_job_seconds();
+  above.clear_job_seconds_low();
+  above.clear_job_seconds_high();
+  return {proto::DeterministicBytes(below), proto::DeterministicBytes(above)};
+}
+
+void AppendAnswer(const AnswerBytes& answer, const predictor::JobEstimate& job,
+                  std::string* out) {
+  out->append(answer.head);
+  AppendJobFields(job, out);
+  out->append(answer.tail);
+}
+
 void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view workload_echo,
                            const predictor::JobEstimate& job, std::string* out) {
   using R = v1::PredictResponse;
@@ -164,10 +196,7 @@ void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view
   w.Double(R::kIterationMsFieldNumber, p.iteration_ms);
   w.Double(R::kIterationMsLowFieldNumber, p.lo_ms);
   w.Double(R::kIterationMsHighFieldNumber, p.hi_ms);
-  w.Int64(R::kIterationsFieldNumber, job.iterations);
-  w.Double(R::kJobSecondsFieldNumber, job.seconds);
-  w.Double(R::kJobSecondsLowFieldNumber, job.lo_seconds);
-  w.Double(R::kJobSecondsHighFieldNumber, job.hi_seconds);
+  AppendJobFields(job, out);
   // EncodePrice's arithmetic, in its order.
   double total = 0;
   for (const auto& [op_class, ms] : planned.breakdown) total += ms;

@@ -56,6 +56,24 @@ std::string EncodeWorkloadEcho(const models::WorkloadSpec& spec);
 void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view workload_echo,
                            const predictor::JobEstimate& job, std::string* out);
 
+// The job's fields of a response (EncodeJob's) as wire bytes.
+void AppendJobFields(const predictor::JobEstimate& job, std::string* out);
+
+// A response's bytes with a gap for the job: an answer priced once (the
+// answer cache's) answers any job size as head + AppendJobFields + tail,
+// without copying or serialising a message per call. The encoding of a
+// message is its fields' in number order and the job's fields (4-7) sit
+// between the step's time (1-3) and the rest, so the three pieces are the
+// deterministic serialisation of the whole response.
+struct AnswerBytes {
+  std::string head;  // fields below the job's
+  std::string tail;  // fields above them
+};
+// From `answer`, a response whose job fields are unset (EncodeAnswer's).
+AnswerBytes SplitAroundJob(const v1::PredictResponse& answer);
+// head + the job's fields + tail.
+void AppendAnswer(const AnswerBytes& answer, const predictor::JobEstimate& job, std::string* out);
+
 // Appends `notes` as PredictResponse.notes, the answer's last field: after
 // AppendPredictResponse, the bytes of the response with those notes.
 void AppendPredictNotes(const std::vector<std::string>& notes, std::string* out);

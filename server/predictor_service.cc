@@ -219,6 +219,13 @@ void EncodeGroups(const std::map<std::string, predictor::ErrorSummary>& groups, 
   }
 }
 
+// `bytes` as the call's reply.
+void SetBytes(const std::string& bytes, grpc::ByteBuffer* out) {
+  grpc::Slice slice(bytes.data(), bytes.size());
+  grpc::ByteBuffer buffer(&slice, 1);
+  out->Swap(&buffer);
+}
+
 // PredictResponse.notes of a described workload (DescribedWorkload::notes).
 void AddNotes(const std::vector<std::string>& notes, v1::PredictResponse* out) {
   for (const std::string& note : notes) out->add_notes(note);
@@ -276,7 +283,8 @@ struct PredictorService::PredictArenas final {
 struct PredictorService::Answer {
   absl::Status status;
   serving::WorkloadPrice price;
-  v1::PredictResponse encoded;
+  v1::PredictResponse encoded;  // empty where `bytes` holds it instead
+  AnswerBytes bytes;            // Predict's answers: `encoded` around the job
 };
 
 PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& catalog,
@@ -362,7 +370,7 @@ absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
 std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
     const v1::PredictRequest& query, bool brief,
     const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model, AnswerCache& cache,
-    bool cache_errors) {
+    bool cache_errors, bool as_bytes) {
   thread_local std::string key;
   if (model.ok()) {
     AnswerKey(query, brief, &key);
@@ -376,6 +384,10 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
     answer->price = *std::move(price);
     EncodeAnswer(answer->price, brief, &answer->encoded);
     if (!brief) AddNotes(described->notes, &answer->encoded);
+    if (as_bytes) {
+      answer->bytes = SplitAroundJob(answer->encoded);
+      answer->encoded.Clear();
+    }
   }
   if (model.ok() && (answer->status.ok() || cache_errors)) {
     cache.Put(key, (*model)->meta.id, answer);
@@ -405,36 +417,35 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     bytes.clear();
     AppendPredictResponse(*price, question->described->echo, *estimate, &bytes);
     AppendPredictNotes(question->described->notes, &bytes);
-    grpc::Slice slice(bytes.data(), bytes.size());
-    grpc::ByteBuffer buffer(&slice, 1);
-    out->Swap(&buffer);
+    SetBytes(bytes, out);
     return absl::OkStatus();
   }
-  // From the answer cache when there is one; else priced and encoded
-  // straight into the response.
-  std::shared_ptr<const Answer> cached;
-  std::shared_ptr<const DescribedWorkload> described;
-  absl::StatusOr<serving::WorkloadPrice> priced;
-  const serving::WorkloadPrice* price = nullptr;
   if (answers_ != nullptr) {
-    cached = AnswerFor(request, /*brief=*/false, model, *answers_, /*cache_errors=*/false);
+    // Priced once per question and model; each call writes its job's
+    // fields between the cached answer's bytes.
+    std::shared_ptr<const Answer> cached = AnswerFor(request, /*brief=*/false, model, *answers_,
+                                                     /*cache_errors=*/false, /*as_bytes=*/true);
     if (!cached->status.ok()) return cached->status;
-    price = &cached->price;
-  } else {
-    priced = PriceQuery(request, model, &described);
-    if (!priced.ok()) return priced.status();
-    price = &*priced;
+    absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
+    if (!job.ok()) return job.status();
+    absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(cached->price, *job);
+    if (!estimate.ok()) return estimate.status();
+    thread_local std::string bytes;
+    bytes.clear();
+    AppendAnswer(cached->bytes, *estimate, &bytes);
+    SetBytes(bytes, out);
+    return absl::OkStatus();
   }
+  // A layout priced afresh: encoded as a message.
+  std::shared_ptr<const DescribedWorkload> described;
+  absl::StatusOr<serving::WorkloadPrice> priced = PriceQuery(request, model, &described);
+  if (!priced.ok()) return priced.status();
   absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
   if (!job.ok()) return job.status();
-  absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*price, *job);
+  absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*priced, *job);
   if (!estimate.ok()) return estimate.status();
-  if (cached != nullptr) {
-    *response = cached->encoded;
-  } else {
-    EncodeAnswer(*std::move(priced), /*brief=*/false, response);
-    AddNotes(described->notes, response);
-  }
+  EncodeAnswer(*std::move(priced), /*brief=*/false, response);
+  AddNotes(described->notes, response);
   EncodeJob(*estimate, response);
   bool own_buffer = false;
   grpc::Status serialized =
@@ -507,7 +518,8 @@ grpc::Status PredictorService::PredictBatch(
         model = models.emplace(query.model_name(), pricer_.Model(query.model_name())).first;
       }
       std::shared_ptr<const Answer> answer =
-          AnswerFor(query, request.brief(), model->second, answers, /*cache_errors=*/true);
+          AnswerFor(query, request.brief(), model->second, answers, /*cache_errors=*/true,
+                    /*as_bytes=*/false);
       absl::Status status = answer->status;
       absl::StatusOr<predictor::JobEstimate> estimate;
       if (status.ok()) {

@@ -128,11 +128,13 @@ class PredictorService final
       std::shared_ptr<const DescribedWorkload>* described = nullptr);
   // The job-independent answer to `query` with `model`: from `cache` when it
   // holds one for this model, else priced and encoded (full or brief) and
-  // put there; errors are cached only when `cache_errors`.
+  // put there; errors are cached only when `cache_errors`. `as_bytes`
+  // keeps the encoding as bytes around the job (Answer::bytes, Predict's)
+  // instead of as a message (PredictBatch's).
   std::shared_ptr<const Answer> AnswerFor(
       const v1::PredictRequest& query, bool brief,
       const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
-      AnswerCache& cache, bool cache_errors);
+      AnswerCache& cache, bool cache_errors, bool as_bytes);
   // Predict's whole work: its answer's bytes in `out`, `response` the
   // message it may build them from.
   absl::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response,

@@ -81,6 +81,12 @@ TEST_F(PredictResponseTest, BytesAreTheMessagesBytes) {
       absl::StatusOr<serving::PlannedPrice> planned =
           pricer.PricePlanned(*model, descriptor, target);
       ASSERT_TRUE(planned.ok()) << planned.status();
+      // The answer cache's form: the job-independent answer (with a note,
+      // the last field) split once, any job written into the gap.
+      v1::PredictResponse answer;
+      EncodeAnswer(planned->ToWorkloadPrice(), /*brief=*/false, &answer);
+      answer.add_notes("a note after every other field");
+      const AnswerBytes split = SplitAroundJob(answer);
       for (const predictor::JobSize& job : jobs) {
         absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*planned, job);
         ASSERT_TRUE(estimate.ok()) << estimate.status();
@@ -94,6 +100,11 @@ TEST_F(PredictResponseTest, BytesAreTheMessagesBytes) {
         v1::PredictResponse parsed;
         ASSERT_TRUE(parsed.ParseFromString(bytes.substr(6)));
         EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, message));
+        v1::PredictResponse with_note = message;
+        with_note.add_notes("a note after every other field");
+        std::string from_split = "prefix";
+        AppendAnswer(split, *estimate, &from_split);
+        EXPECT_EQ(from_split.substr(6), proto::DeterministicBytes(with_note));
         ++compared;
         level1 = level1 || message.level() == 1;
         extrapolated = extrapolated || message.extrapolated_features_size() > 0;

@@ -750,20 +750,75 @@ TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
   (*huge.mutable_workload()->mutable_params())["hidden"] = 8192;
   queries.push_back(huge);
 
+  // The reference: PredictBatch's full results, built as messages
+  // (EncodeAnswer, EncodeJob, the notes) and serialised by protobuf.
+  v1::PredictBatchRequest batch;
+  for (const v1::PredictRequest& query : queries) *batch.add_queries() = query;
+  v1::PredictBatchResponse reference;
+  {
+    grpc::ClientContext context;
+    auto stream = stub_->PredictBatch(&context);
+    ASSERT_TRUE(stream->Write(batch));
+    ASSERT_TRUE(stream->WritesDone());
+    ASSERT_TRUE(stream->Read(&reference));
+    ASSERT_TRUE(stream->Finish().ok());
+  }
+  ASSERT_EQ(reference.results_size(), static_cast<int>(queries.size()));
+
   bool level1 = false, extrapolated = false, uncalibrated = false, spec_rates = false;
   bool notes = false;
   int answered = 0;
-  for (const v1::PredictRequest& query : queries) {
-    v1::PredictResponse message, bytes;
-    grpc::Status message_status = Predict(query, &message);
-    grpc::ClientContext context;
-    grpc::Status bytes_status = bytes_stub->Predict(&context, query, &bytes);
-    ASSERT_EQ(bytes_status.error_code(), message_status.error_code())
-        << bytes_status.error_message() << " vs " << message_status.error_message();
-    EXPECT_EQ(bytes_status.error_message(), message_status.error_message());
-    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(bytes, message))
-        << bytes.ShortDebugString() << "\nvs\n" << message.ShortDebugString();
-    if (!message_status.ok()) continue;
+  for (size_t i = 0; i < queries.size(); ++i) {
+    const v1::PredictResponse& message = reference.results(i).prediction();
+    const int code = reference.results(i).code();
+    // The bytes written from the price (answer cache off), and the cached
+    // answer's bytes around the job (the default server), asked twice: the
+    // second a cache hit with another job size.
+    v1::PredictRequest other_job = queries[i];
+    if (other_job.job().iterations() > 0) {
+      other_job.mutable_job()->set_iterations(other_job.job().iterations() + 5);
+    } else {
+      other_job.mutable_job()->set_epochs(other_job.job().epochs() + 7);
+    }
+    std::vector<const v1::PredictRequest*> asked = {&queries[i], &queries[i]};
+    if (code == 0) asked.push_back(&other_job);
+    for (const v1::PredictRequest* query : asked) {
+      for (v1::Predictor::Stub* stub : {bytes_stub.get(), stub_.get()}) {
+        v1::PredictResponse bytes;
+        grpc::ClientContext context;
+        grpc::Status status = stub->Predict(&context, *query, &bytes);
+        ASSERT_EQ(static_cast<int>(status.error_code()), code)
+            << status.error_message() << " vs " << reference.results(i).error();
+        if (code != 0) {
+          EXPECT_EQ(status.error_message(), reference.results(i).error());
+          continue;
+        }
+        v1::PredictResponse expected = message;
+        if (query == &other_job) {
+          // The job's fields from a unary Predict of the reference's kind:
+          // only they may differ.
+          expected.clear_iterations();
+          expected.clear_job_seconds();
+          expected.clear_job_seconds_low();
+          expected.clear_job_seconds_high();
+          bytes.clear_iterations();
+          bytes.clear_job_seconds();
+          bytes.clear_job_seconds_low();
+          bytes.clear_job_seconds_high();
+        }
+        EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(bytes, expected))
+            << bytes.ShortDebugString() << "\nvs\n" << expected.ShortDebugString();
+      }
+    }
+    if (code != 0) continue;
+    // A cache hit with another job size answers that job: the same as the
+    // cache-off server priced afresh.
+    v1::PredictResponse hit, fresh;
+    grpc::ClientContext hit_context, fresh_context;
+    ASSERT_TRUE(stub_->Predict(&hit_context, other_job, &hit).ok());
+    ASSERT_TRUE(bytes_stub->Predict(&fresh_context, other_job, &fresh).ok());
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(hit, fresh));
+    EXPECT_NE(hit.job_seconds(), message.job_seconds()) << "the job was not rewritten";
     ++answered;
     level1 = level1 || message.level() == 1;
     extrapolated = extrapolated || message.extrapolated_features_size() > 0;
