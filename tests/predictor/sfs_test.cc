@@ -38,6 +38,24 @@ Problem MakeProblem(int n, int p, const std::vector<int>& truth, double noise_sd
   return problem;
 }
 
+// FitLinear on the rows outside fold `fold`, on the columns of `subset`:
+// what a cross-validator's fold fit must reproduce.
+absl::StatusOr<LinearFit> FitOutsideFold(const Problem& problem, const std::vector<int>& folds,
+                                         int fold, const std::vector<int>& subset,
+                                         const RegressionOptions& options) {
+  std::vector<int> train;
+  for (int i = 0; i < problem.y.size(); ++i) {
+    if (folds[i] != fold) train.push_back(i);
+  }
+  Eigen::MatrixXd x(train.size(), subset.size());
+  Eigen::VectorXd y(train.size());
+  for (size_t r = 0; r < train.size(); ++r) {
+    y(r) = problem.y(train[r]);
+    for (size_t a = 0; a < subset.size(); ++a) x(r, a) = problem.x(train[r], subset[a]);
+  }
+  return FitLinear(x, y, options);
+}
+
 TEST(Folds, RandomFoldsAreBalancedAndDeterministic) {
   absl::StatusOr<std::vector<int>> a = RandomFolds(103, 5, 42);
   absl::StatusOr<std::vector<int>> b = RandomFolds(103, 5, 42);
@@ -88,15 +106,7 @@ TEST(CrossValidator, HeldOutPredictionsMatchRowRefits) {
       absl::StatusOr<Eigen::VectorXd> held_out = cv->HeldOutPredictions(subset);
       ASSERT_TRUE(held_out.ok()) << held_out.status();
       for (int f = 0; f < 4; ++f) {
-        std::vector<int> train;
-        for (int i = 0; i < 300; ++i) if (folds[i] != f) train.push_back(i);
-        Eigen::MatrixXd x(train.size(), subset.size());
-        Eigen::VectorXd y(train.size());
-        for (size_t r = 0; r < train.size(); ++r) {
-          y(r) = problem.y(train[r]);
-          for (size_t a = 0; a < subset.size(); ++a) x(r, a) = problem.x(train[r], subset[a]);
-        }
-        absl::StatusOr<LinearFit> fit = FitLinear(x, y, options);
+        absl::StatusOr<LinearFit> fit = FitOutsideFold(problem, folds, f, subset, options);
         ASSERT_TRUE(fit.ok());
         for (int i = 0; i < 300; ++i) {
           if (folds[i] != f) continue;
@@ -136,15 +146,7 @@ TEST(CrossValidator, AbsoluteLossHeldOutPredictionsMatchRowRefits) {
     absl::StatusOr<Eigen::VectorXd> held_out = cv->HeldOutPredictions(subset);
     ASSERT_TRUE(held_out.ok()) << held_out.status();
     for (int f = 0; f < 4; ++f) {
-      std::vector<int> train;
-      for (int i = 0; i < 300; ++i) if (folds[i] != f) train.push_back(i);
-      Eigen::MatrixXd x(train.size(), subset.size());
-      Eigen::VectorXd y(train.size());
-      for (size_t r = 0; r < train.size(); ++r) {
-        y(r) = problem.y(train[r]);
-        for (size_t a = 0; a < subset.size(); ++a) x(r, a) = problem.x(train[r], subset[a]);
-      }
-      absl::StatusOr<LinearFit> fit = FitLinear(x, y, absolute);
+      absl::StatusOr<LinearFit> fit = FitOutsideFold(problem, folds, f, subset, absolute);
       ASSERT_TRUE(fit.ok());
       for (int i = 0; i < 300; ++i) {
         if (folds[i] != f) continue;
