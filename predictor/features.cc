@@ -418,9 +418,11 @@ std::array<double, kOperationInputCount> OperationWorkInputs(const models::Opera
 
 void SetNodeInputs(const EffectiveRates& rates, models::Precision precision,
                    std::array<double, kOperationInputCount>& values) {
+  // Slots 7-12 of OperationInputNames(): sm_count, flops_per_s,
+  // memory_bytes_per_s, launch_latency_s, h2d_bytes_per_s, dispatch_op_s.
   values[7] = static_cast<double>(rates.sm_count);
-  values[kFlopsPerSecondInput] = rates.FlopsPerSecond(precision);
-  values[kMemoryBytesPerSecondInput] = rates.memory_bytes_per_s;
+  values[8] = rates.FlopsPerSecond(precision);
+  values[9] = rates.memory_bytes_per_s;
   values[10] = rates.launch_latency_s;
   values[11] = rates.h2d_bytes_per_s;
   values[12] = rates.dispatch_ops_per_s > 0 ? 1 / rates.dispatch_ops_per_s : 0;

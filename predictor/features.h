@@ -168,9 +168,6 @@ std::array<double, kOperationInputCount> OperationInputValues(const models::Oper
 // (PreparedWorkload) and adds the second per node. OperationWorkInputs
 // leaves the node's slots 0; SetNodeInputs fills exactly those.
 std::array<double, kOperationInputCount> OperationWorkInputs(const models::Operation& op);
-// Slots of those values that pricing reads back.
-inline constexpr int kFlopsInput = 0, kBytesInput = 1, kFlopsPerSecondInput = 8,
-                     kMemoryBytesPerSecondInput = 9;
 void SetNodeInputs(const EffectiveRates& rates, models::Precision precision,
                    std::array<double, kOperationInputCount>& values);
 // The level-1 table compiled for OperationInputNames().

@@ -91,8 +91,8 @@ struct PricingPlan::Notes {
 PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
     : descriptor_(&descriptor) {
   auto prepare = [](const models::Operation& op, bool ends_record) {
-    return Operation{&op,         OperationWorkInputs(op),      op.count, op.op_class,
-                     op.precision, RegimeIndex(LoadRegime(op)), ends_record};
+    return Operation{OperationWorkInputs(op), op.count,   op.op_class,
+                     op.precision,            RegimeIndex(LoadRegime(op)), ends_record};
   };
   whole_.reserve(descriptor.operations.size());
   bool attention = false;
@@ -100,30 +100,29 @@ PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
     whole_.push_back(prepare(op, /*ends_record=*/true));
     attention = attention || op.op_class == models::OpClass::kAttention;
   }
-  if (!attention) return;  // split_ stays empty: Level1Sum reads whole_
-  // Parts first, pointers after: split_parts_ must not move once pointed into.
-  constexpr int kWhole = -1;  // a record priced as it is
-  std::vector<int> parts_per_record;
-  for (const models::Operation& op : descriptor.operations) {
-    if (op.op_class != models::OpClass::kAttention) {
-      parts_per_record.push_back(kWhole);
-      continue;
-    }
-    std::vector<models::Operation> parts = internal::SplitAttention(op);
-    parts_per_record.push_back(static_cast<int>(parts.size()));
-    for (models::Operation& part : parts) split_parts_.push_back(std::move(part));
-  }
-  size_t next_part = 0;
+  if (!attention) return;  // Level1Sum reads whole_
   for (size_t i = 0; i < descriptor.operations.size(); ++i) {
-    const int parts = parts_per_record[i];
-    if (parts == kWhole) {
+    const models::Operation& op = descriptor.operations[i];
+    if (op.op_class != models::OpClass::kAttention) {
       split_.push_back(whole_[i]);
       continue;
     }
-    for (int j = 0; j < parts; ++j) {
-      split_.push_back(prepare(split_parts_[next_part++], /*ends_record=*/j + 1 == parts));
+    const std::vector<models::Operation> parts = internal::SplitAttention(op);
+    for (size_t j = 0; j < parts.size(); ++j) {
+      split_.push_back(prepare(parts[j], /*ends_record=*/j + 1 == parts.size()));
     }
   }
+}
+
+models::Operation PreparedWorkload::Operation::Work() const {
+  models::Operation work;
+  work.op_class = op_class;
+  work.precision = precision;
+  work.flops = inputs[0];     // OperationWorkInputs: flops, bytes, ..., launches
+  work.bytes = inputs[1];
+  work.launches = inputs[5];
+  work.count = count;
+  return work;
 }
 
 PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
@@ -213,7 +212,8 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const PreparedWorkload::Opera
   const Level1& level1 = level1_[c];
   double call_ms = 0, lo = 0, hi = 0;
   if (level1.model == nullptr) {
-    call_ms = RooflineCallMs(*prepared.source, rates);
+    // Classes without a level-1 model are rare: the record is rebuilt for them.
+    call_ms = RooflineCallMs(prepared.Work(), rates);
     lo = hi = call_ms;
     if (prediction != nullptr && !notes.uncalibrated[c]) {
       notes.uncalibrated[c] = true;
@@ -252,8 +252,8 @@ absl::StatusOr<double> PricingPlan::PriceOperation(const PreparedWorkload::Opera
     // An intercept can push a tiny call below zero; it cannot take less than no time.
     call_ms = std::max(0.0, *y);
     if (prediction != nullptr) {
-      const double compute_s = inputs[kFlopsInput] / inputs[kFlopsPerSecondInput];
-      const double memory_s = inputs[kBytesInput] / inputs[kMemoryBytesPerSecondInput];
+      const double compute_s = prepared.inputs[0] / rates.FlopsPerSecond(prepared.precision);
+      const double memory_s = prepared.inputs[1] / rates.memory_bytes_per_s;
       const BandFactors& band =
           level1.band[compute_s >= memory_s ? 0 : 1][prepared.regime];
       lo = call_ms * band.lo;

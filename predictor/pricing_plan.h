@@ -71,36 +71,31 @@ struct PlannedPrediction {
 // workload once and prices it on any node with any model, and a price then
 // reads one flat array instead of every operation's shape map.
 //
-// Refers to `descriptor`, which must outlive it. Movable, not copyable (it
-// points into its own split parts).
+// Refers to `descriptor`, which must outlive it.
 class PreparedWorkload {
  public:
   explicit PreparedWorkload(const models::WorkloadDescriptor& descriptor);
-  PreparedWorkload(PreparedWorkload&&) = default;
-  PreparedWorkload& operator=(PreparedWorkload&&) = default;
-  PreparedWorkload(const PreparedWorkload&) = delete;
-  PreparedWorkload& operator=(const PreparedWorkload&) = delete;
 
   const models::WorkloadDescriptor& descriptor() const { return *descriptor_; }
 
  private:
   friend class PricingPlan;
-  // One operation as level 1 prices it.
-  // What a price reads is here, so that it need not touch the descriptor's
-  // records (names, shape maps) at all.
+  // One operation as level 1 prices it. What a price reads is here, so that
+  // it need not touch the descriptor's records (names, shape maps) at all.
   struct Operation {
-    const models::Operation* source;  // in the descriptor or split_parts_
     std::array<double, kOperationInputCount> inputs;  // the node's slots 0
-    double count;                     // source->count
-    models::OpClass op_class;         // source->op_class
-    models::Precision precision;      // source->precision
-    int regime;                       // RegimeIndex(LoadRegime(*source))
-    bool ends_record;                 // the last part of its descriptor record
+    double count;                 // calls per iteration
+    models::OpClass op_class;
+    models::Precision precision;
+    int regime;                   // RegimeIndex(LoadRegime(record))
+    bool ends_record;             // the last part of its descriptor record
+
+    // The record as RooflineCallMs reads it: its class, precision and work.
+    models::Operation Work() const;
   };
   const models::WorkloadDescriptor* descriptor_;
-  std::vector<Operation> whole_;             // one per descriptor record
-  std::vector<Operation> split_;             // attention records as their parts
-  std::vector<models::Operation> split_parts_;
+  std::vector<Operation> whole_;  // one per descriptor record
+  std::vector<Operation> split_;  // attention records as their parts; empty without attention
 };
 
 class PricingPlan {
