@@ -363,8 +363,16 @@ absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
   if (!question.ok()) return question.status();
   if (described != nullptr) *described = question->described;
   // The price shares the cached descriptor instead of copying its spec.
-  return pricer_.Price(*model, question->descriptor(), question->target,
-                       LayoutFromRequest(query));
+  std::optional<predictor::ParallelLayout> layout = LayoutFromRequest(query);
+  if (layout.has_value()) {
+    return pricer_.Price(*model, question->descriptor(), question->target, layout);
+  }
+  // On one GPU: the node Ask resolved and the workload prepared once, as
+  // Pricer::Price would do them again.
+  absl::StatusOr<serving::PlannedPrice> planned = pricer_.PricePlanned(
+      *model, question->descriptor(), question->node, *question->described->prepared);
+  if (!planned.ok()) return planned.status();
+  return planned->ToWorkloadPrice();
 }
 
 std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
