@@ -226,6 +226,16 @@ void SetBytes(const std::string& bytes, grpc::ByteBuffer* out) {
   out->Swap(&buffer);
 }
 
+// The job `request` asks for, priced on `price` (a serving::WorkloadPrice
+// or PlannedPrice): its job's errors first, then the pricing's.
+template <typename Price>
+absl::StatusOr<predictor::JobEstimate> JobEstimateFor(const v1::PredictRequest& request,
+                                                      const Price& price) {
+  absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
+  if (!job.ok()) return job.status();
+  return serving::PriceJob(price, *job);
+}
+
 // PredictResponse.notes of a described workload (DescribedWorkload::notes).
 void AddNotes(const std::vector<std::string>& notes, v1::PredictResponse* out) {
   for (const std::string& note : notes) out->add_notes(note);
@@ -417,9 +427,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
         pricer_.PricePlanned(*model, question->descriptor(), question->node,
                              *question->described->prepared);
     if (!price.ok()) return price.status();
-    absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
-    if (!job.ok()) return job.status();
-    absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*price, *job);
+    absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, *price);
     if (!estimate.ok()) return estimate.status();
     thread_local std::string bytes;
     bytes.clear();
@@ -434,9 +442,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     std::shared_ptr<const Answer> cached = AnswerFor(request, /*brief=*/false, model, *answers_,
                                                      /*cache_errors=*/false, /*as_bytes=*/true);
     if (!cached->status.ok()) return cached->status;
-    absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
-    if (!job.ok()) return job.status();
-    absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(cached->price, *job);
+    absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, cached->price);
     if (!estimate.ok()) return estimate.status();
     thread_local std::string bytes;
     bytes.clear();
@@ -448,9 +454,7 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
   std::shared_ptr<const DescribedWorkload> described;
   absl::StatusOr<serving::WorkloadPrice> priced = PriceQuery(request, model, &described);
   if (!priced.ok()) return priced.status();
-  absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
-  if (!job.ok()) return job.status();
-  absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*priced, *job);
+  absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, *priced);
   if (!estimate.ok()) return estimate.status();
   EncodeAnswer(*std::move(priced), /*brief=*/false, response);
   AddNotes(described->notes, response);
@@ -531,8 +535,7 @@ grpc::Status PredictorService::PredictBatch(
       absl::Status status = answer->status;
       absl::StatusOr<predictor::JobEstimate> estimate;
       if (status.ok()) {
-        absl::StatusOr<predictor::JobSize> job = JobFromRequest(query);
-        estimate = job.ok() ? serving::PriceJob(answer->price, *job) : job.status();
+        estimate = JobEstimateFor(query, answer->price);
         status = estimate.status();
       }
       if (compact.has_value()) {
