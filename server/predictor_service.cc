@@ -400,12 +400,18 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
   answer->status = price.status();
   if (price.ok()) {
     answer->price = *std::move(price);
-    EncodeAnswer(answer->price, brief, &answer->encoded);
-    if (!brief) AddNotes(described->notes, &answer->encoded);
-    if (as_bytes) {
-      answer->bytes = SplitAroundJob(answer->encoded);
-      answer->encoded.Clear();
-    }
+    // Bytes are encoded from a message of their own: a cleared `encoded`
+    // would keep its strings' memory in the cache.
+    v1::PredictResponse for_bytes;
+    v1::PredictResponse& encoded = as_bytes ? for_bytes : answer->encoded;
+    EncodeAnswer(answer->price, brief, &encoded);
+    if (!brief) AddNotes(described->notes, &encoded);
+    if (as_bytes) answer->bytes = SplitAroundJob(encoded);
+    // Encoded, the answer needs only its numbers (PriceJob). Holding the
+    // described workload would pin it past the descriptor cache's bound: one
+    // per cached answer, 10,000 of them where the 2,000 cached descriptors
+    // were meant to be all.
+    answer->price.workload.reset();
   }
   if (model.ok() && (answer->status.ok() || cache_errors)) {
     cache.Put(key, (*model)->meta.id, answer);
