@@ -474,32 +474,24 @@ const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1) {
   return (*kTables)[with_level1 ? 1 : 0];
 }
 
-WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descriptor,
-                                       const EffectiveRates& rates) {
-  double compute = 0, memory = 0, roofline = 0, launches = 0;
-  for (const models::Operation& op : descriptor.operations) {
-    const double c = op.count * op.flops / rates.FlopsPerSecond(op.precision);
-    const double m = op.count * op.bytes / rates.memory_bytes_per_s;
-    compute += c;
-    memory += m;
-    roofline += std::max(c, m);
-    launches += op.count * op.launches;
-  }
+WorkloadInputArray WorkloadOwnInputs(const models::WorkloadDescriptor& descriptor) {
+  double launches = 0;
+  for (const models::Operation& op : descriptor.operations) launches += op.count * op.launches;
   if (descriptor.kernel_launches > 0) launches = descriptor.kernel_launches;
   const auto& params = descriptor.spec.params;
   const auto seq = params.find("seq_len");
   const models::Precision precision = descriptor.spec.precision;
   // In the order of WorkloadInputNames(); the level-1 sums last, for the
   // predictor.
-  return {kMs * compute,
-          kMs * memory,
-          kMs * roofline,
-          kMs * launches * rates.launch_latency_s,
+  return {0.0,
+          0.0,
+          0.0,
+          0.0,
           descriptor.input_bytes,
-          rates.h2d_bytes_per_s,
-          rates.launch_latency_s,
+          0.0,
+          0.0,
           launches,
-          rates.dispatch_ops_per_s,
+          0.0,
           static_cast<double>(descriptor.inner_modules),
           static_cast<double>(descriptor.spec.batch_size),
           seq == params.end() ? 0.0 : static_cast<double>(seq->second),
@@ -508,6 +500,35 @@ WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descrip
               : 0.0,
           0.0,
           0.0};
+}
+
+void SetWorkloadRateInputs(const EffectiveRates& rates, double compute_s, double memory_s,
+                           double roofline_s, WorkloadInputArray& values) {
+  // The node's slots of WorkloadInputNames() besides the three times.
+  constexpr int kLaunchMs = 3, kH2dBytesPerS = 5, kLaunchLatencyS = 6, kKernelLaunches = 7,
+                kDispatchOpsPerS = 8;
+  values[kComputeMsInput] = kMs * compute_s;
+  values[kMemoryMsInput] = kMs * memory_s;
+  values[kRooflineMsInput] = kMs * roofline_s;
+  values[kLaunchMs] = kMs * values[kKernelLaunches] * rates.launch_latency_s;
+  values[kH2dBytesPerS] = rates.h2d_bytes_per_s;
+  values[kLaunchLatencyS] = rates.launch_latency_s;
+  values[kDispatchOpsPerS] = rates.dispatch_ops_per_s;
+}
+
+WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descriptor,
+                                       const EffectiveRates& rates) {
+  WorkloadInputArray values = WorkloadOwnInputs(descriptor);
+  double compute = 0, memory = 0, roofline = 0;
+  for (const models::Operation& op : descriptor.operations) {
+    const double c = op.count * op.flops / rates.FlopsPerSecond(op.precision);
+    const double m = op.count * op.bytes / rates.memory_bytes_per_s;
+    compute += c;
+    memory += m;
+    roofline += std::max(c, m);
+  }
+  SetWorkloadRateInputs(rates, compute, memory, roofline, values);
+  return values;
 }
 
 EffectiveRates LaunchFree(const EffectiveRates& rates) {

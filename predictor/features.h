@@ -195,6 +195,16 @@ using WorkloadInputArray = std::array<double, kWorkloadInputCount + kLevel1Input
 absl::Span<const absl::string_view> WorkloadInputNames();
 WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descriptor,
                                        const EffectiveRates& rates);
+// WorkloadInputValues in two steps, for a workload priced on many nodes:
+// the inputs of the workload alone (its launches, input bytes, modules,
+// batch, sequence and precision), the node's slots 0; then the node's rates
+// and the operations' times on them, summed over the operations by the
+// caller as WorkloadInputValues sums them: seconds of compute
+// (count * flops / FlopsPerSecond(precision)), of memory
+// (count * bytes / memory_bytes_per_s) and of the larger of the two.
+WorkloadInputArray WorkloadOwnInputs(const models::WorkloadDescriptor& descriptor);
+void SetWorkloadRateInputs(const EffectiveRates& rates, double compute_s, double memory_s,
+                           double roofline_s, WorkloadInputArray& values);
 // The level-2 table compiled for WorkloadInputNames(), with the level-1 sums
 // as the last inputs or without them.
 const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1);

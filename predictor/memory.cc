@@ -246,15 +246,27 @@ MemoryModel FitMemory(absl::Span<const DescribedProfile> profiles) {
   return model;
 }
 
+MemoryInputs MemoryInputsOf(const models::WorkloadDescriptor& descriptor) {
+  MemoryInputs inputs;
+  inputs.terms = AnalyticMemory(descriptor);
+  const std::string phase(models::PhaseName(descriptor.spec.phase));
+  inputs.scopes = {absl::StrCat(descriptor.spec.family, "/", phase), absl::StrCat("*/", phase)};
+  for (int i = 0; i < 2; ++i) inputs.methods[i] = absl::StrCat("calibrated:", inputs.scopes[i]);
+  return inputs;
+}
+
 MemoryEstimate EstimateMemory(const MemoryModel& model,
                               const models::WorkloadDescriptor& descriptor) {
+  return EstimateMemory(model, MemoryInputsOf(descriptor));
+}
+
+MemoryEstimate EstimateMemory(const MemoryModel& model, const MemoryInputs& inputs) {
   MemoryEstimate e;
-  e.terms = AnalyticMemory(descriptor);
-  const std::string phase(models::PhaseName(descriptor.spec.phase));
+  e.terms = inputs.terms;
   const MemoryCalibration* c = nullptr;
-  for (const std::string& scope :
-       {absl::StrCat(descriptor.spec.family, "/", phase), absl::StrCat("*/", phase)}) {
-    auto it = model.calibrations.find(scope);
+  int found = 0;
+  for (; found < 2; ++found) {
+    auto it = model.calibrations.find(inputs.scopes[found]);
     if (it != model.calibrations.end()) {
       c = &it->second;
       break;
@@ -269,7 +281,8 @@ MemoryEstimate EstimateMemory(const MemoryModel& model,
     // measured ≈ predicted / (1 + error), as for times.
     e.low_bytes = e.peak_bytes / (1 + std::max(c->error_p90, -0.5));
     e.high_bytes = e.peak_bytes / (1 + std::max(c->error_p10, -0.5));
-    e.method = absl::StrCat("calibrated:", c->scope);
+    e.method = c->scope == inputs.scopes[found] ? inputs.methods[found]
+                                                : absl::StrCat("calibrated:", c->scope);
   }
   e.required_bytes = e.peak_bytes * (1 + kAllocatorSlack) + kCudaContextBytes;
   return e;

@@ -33,6 +33,7 @@
 #ifndef PERFCAST_PREDICTOR_MEMORY_H_
 #define PERFCAST_PREDICTOR_MEMORY_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -149,6 +150,19 @@ struct MemoryEstimate {
 
 MemoryEstimate EstimateMemory(const MemoryModel& model,
                               const models::WorkloadDescriptor& descriptor);
+
+// What EstimateMemory reads of a workload, worked out once: a server prices
+// one workload many times, and the terms walk every operation.
+struct MemoryInputs {
+  MemoryTerms terms;  // AnalyticMemory
+  // The calibrations EstimateMemory looks for, in its order, and the
+  // method each names: "<family>/<phase>", then "*/<phase>".
+  std::array<std::string, 2> scopes;
+  std::array<std::string, 2> methods;  // "calibrated:<scope>"
+};
+MemoryInputs MemoryInputsOf(const models::WorkloadDescriptor& descriptor);
+// EstimateMemory(model, descriptor), from `inputs` = MemoryInputsOf(descriptor).
+MemoryEstimate EstimateMemory(const MemoryModel& model, const MemoryInputs& inputs);
 
 // Whether `estimate` fits on `gpu`: required_bytes <= the GPU's memory.
 // A GPU of unknown memory size (0) is assumed to fit.

@@ -89,7 +89,9 @@ struct PricingPlan::Notes {
 };
 
 PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
-    : descriptor_(&descriptor) {
+    : descriptor_(&descriptor),
+      memory_(MemoryInputsOf(descriptor)),
+      own_inputs_(WorkloadOwnInputs(descriptor)) {
   auto prepare = [](const models::Operation& op, bool ends_record) {
     return Operation{OperationWorkInputs(op), op.count,   op.op_class,
                      op.precision,            RegimeIndex(LoadRegime(op)), ends_record};
@@ -112,6 +114,21 @@ PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
       split_.push_back(prepare(parts[j], /*ends_record=*/j + 1 == parts.size()));
     }
   }
+}
+
+WorkloadInputArray PreparedWorkload::InputValues(const EffectiveRates& rates) const {
+  // WorkloadInputValues's sums, in its order, over the records' work.
+  WorkloadInputArray values = own_inputs_;
+  double compute = 0, memory = 0, roofline = 0;
+  for (const Operation& op : whole_) {
+    const double c = op.count * op.inputs[0] / rates.FlopsPerSecond(op.precision);
+    const double m = op.count * op.inputs[1] / rates.memory_bytes_per_s;
+    compute += c;
+    memory += m;
+    roofline += std::max(c, m);
+  }
+  SetWorkloadRateInputs(rates, compute, memory, roofline, values);
+  return values;
 }
 
 models::Operation PreparedWorkload::Operation::Work() const {
@@ -388,7 +405,7 @@ absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
   double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
   double host_ms = 0;            // what level 2's host terms add
   if (have_level2) {
-    WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates_);
+    WorkloadInputArray inputs = workload.InputValues(*rates_);
     inputs[kLevel1MsInput] = *level1_ms;
     if (level2->uses_gpu) {
       absl::StatusOr<double> gpu_ms = Level1Sum(workload, launch_free_, nullptr);

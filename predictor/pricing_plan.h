@@ -39,6 +39,7 @@
 #include "models/descriptor.h"
 #include "models/hardware.h"
 #include "predictor/features.h"
+#include "predictor/memory.h"
 #include "predictor/model.h"
 #include "predictor/prediction_parts.h"
 #include "predictor/predictor.h"
@@ -77,6 +78,10 @@ class PreparedWorkload {
   explicit PreparedWorkload(const models::WorkloadDescriptor& descriptor);
 
   const models::WorkloadDescriptor& descriptor() const { return *descriptor_; }
+  // MemoryInputsOf(descriptor()).
+  const MemoryInputs& memory_inputs() const { return memory_; }
+  // WorkloadInputValues(descriptor(), rates), from the prepared operations.
+  WorkloadInputArray InputValues(const EffectiveRates& rates) const;
 
  private:
   friend class PricingPlan;
@@ -94,6 +99,8 @@ class PreparedWorkload {
     models::Operation Work() const;
   };
   const models::WorkloadDescriptor* descriptor_;
+  MemoryInputs memory_;
+  WorkloadInputArray own_inputs_;  // WorkloadOwnInputs
   std::vector<Operation> whole_;  // one per descriptor record
   std::vector<Operation> split_;  // attention records as their parts; empty without attention
 };

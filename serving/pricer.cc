@@ -135,7 +135,7 @@ absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
     std::shared_ptr<const models::Node> node, const predictor::PreparedWorkload& prepared) {
   const models::WorkloadDescriptor& workload = *described;
   PlannedPrice price;
-  price.memory = predictor::EstimateMemory(model->model.memory, workload);
+  price.memory = predictor::EstimateMemory(model->model.memory, prepared.memory_inputs());
   price.memory_verdict = predictor::CheckMemoryFit(price.memory, node->gpu);
   if (!price.memory_verdict.fits) return absl::FailedPreconditionError(price.memory_verdict.reason);
   std::shared_ptr<const Planned> planned = PlanFor(model, node);
