@@ -21,6 +21,7 @@
 #include "serving/recommender.h"
 #include "proto/batch_results.h"
 #include "proto/convert.h"
+#include "proto/wire_split.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
 #include "server/predict_response.h"
@@ -33,6 +34,9 @@ namespace {
 // Answers kept server-wide, and per PredictBatch stream.
 constexpr size_t kMaxAnswers = 10'000;
 constexpr size_t kMaxStreamAnswers = 100'000;
+// A Predict request larger than this (a Hugging Face config's text) does
+// not keep its memory in its thread's request message.
+constexpr size_t kMaxKeptRequestBytes = 64 << 10;
 // Described workloads kept server-wide (a large model's descriptor holds a
 // few hundred operations: tens of kB).
 constexpr size_t kMaxDescriptors = 2'000;
@@ -46,52 +50,25 @@ google::protobuf::ArenaOptions BatchArenaOptions() {
   return options;
 }
 
-// Predict's request and response on one arena per call, its first block
-// inline: a request's strings and map, and an answer built as a message,
-// cost a bump each instead of a malloc and a free. Holders go back to the
-// pool (PredictArenas, below) with their arena reset: a holder is a 4 kB
-// allocation, and glibc answers one that large by first merging every small
-// chunk freed since, which cost more than the handler's own mallocs.
-class ArenaMessages final {
- public:
-  ArenaMessages() : arena_(Options(block_, sizeof(block_))) { CreateMessages(); }
-  ArenaMessages(const ArenaMessages&) = delete;
-  ArenaMessages& operator=(const ArenaMessages&) = delete;
-
-  v1::PredictRequest* request() { return request_; }
-  v1::PredictResponse* response() { return response_; }
-  // Empties the arena (its inline block stays) for the next call.
-  void Reset() {
-    arena_.Reset();
-    CreateMessages();
-  }
-
- private:
-  static google::protobuf::ArenaOptions Options(char* block, size_t size) {
-    google::protobuf::ArenaOptions options;
-    options.initial_block = block;
-    options.initial_block_size = size;
-    return options;
-  }
-  void CreateMessages() {
-    request_ = google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena_);
-    response_ = google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena_);
-  }
-
-  alignas(16) char block_[4096];  // a full answer takes about 2 kB
-  google::protobuf::Arena arena_;
-  v1::PredictRequest* request_ = nullptr;
-  v1::PredictResponse* response_ = nullptr;
-};
-
 // Parses a request's bytes as gRPC would: INTERNAL when they do not parse.
-// Bytes in one uncompressed slice (any small request) are read in place.
-grpc::Status ParseRequest(const grpc::ByteBuffer& bytes, v1::PredictRequest* request) {
+// Bytes in one uncompressed slice (any small request) are read in place,
+// around their workload where they allow (proto::ParseAroundField): its
+// bytes are then in `workload`, which points into `bytes`, and `request`
+// lacks it. Parsing the workload's parameter map was most of a parse.
+grpc::Status ParseRequest(const grpc::ByteBuffer& bytes, v1::PredictRequest* request,
+                          std::optional<absl::string_view>* workload) {
+  workload->reset();
   grpc::Slice slice;
   if (!bytes.TrySingleSlice(&slice).ok()) {
     grpc::ByteBuffer copy(bytes);  // gRPC's reader consumes what it reads
     return grpc::SerializationTraits<v1::PredictRequest>::Deserialize(&copy, request);
   }
+  const absl::string_view data(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  if (proto::ParseAroundField(data, v1::PredictRequest::kWorkloadFieldNumber, request,
+                              workload)) {
+    return grpc::Status::OK;
+  }
+  workload->reset();
   if (!request->ParseFromArray(slice.begin(), static_cast<int>(slice.size()))) {
     return grpc::Status(grpc::StatusCode::INTERNAL, request->InitializationErrorString());
   }
@@ -252,43 +229,6 @@ predictor::KeepGoing KeepGoing(const CallTimer& timer) {
 
 }  // namespace
 
-// Lends each Predict an ArenaMessages, reusing returned ones (up to one per
-// call in flight that a busy server has seen, at most kMaxIdle).
-struct PredictorService::PredictArenas final {
-  static constexpr size_t kMaxIdle = 64;
-
-  ~PredictArenas() {
-    for (ArenaMessages* m : idle) delete m;
-  }
-
-  ArenaMessages* Take() {
-    {
-      absl::MutexLock lock(&mu);
-      if (!idle.empty()) {
-        ArenaMessages* m = idle.back();
-        idle.pop_back();
-        return m;
-      }
-    }
-    return new ArenaMessages();
-  }
-
-  void Return(ArenaMessages* m) {
-    m->Reset();
-    {
-      absl::MutexLock lock(&mu);
-      if (idle.size() < kMaxIdle) {
-        idle.push_back(m);
-        return;
-      }
-    }
-    delete m;
-  }
-
-  absl::Mutex mu;
-  std::vector<ArenaMessages*> idle ABSL_GUARDED_BY(mu);
-};
-
 // The job-independent part of an answer, priced and encoded once.
 struct PredictorService::Answer {
   absl::Status status;
@@ -309,8 +249,7 @@ PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& c
       answers_(options.answer_cache
                    ? std::make_unique<AnswerCache>(kMaxAnswers, options.pricing.node_recheck)
                    : nullptr),
-      descriptors_(kMaxDescriptors, absl::InfiniteDuration()),
-      arenas_(std::make_unique<PredictArenas>()) {
+      descriptors_(kMaxDescriptors, absl::InfiniteDuration()) {
   // A field added to Workload must join AppendWorkloadKey, or two questions
   // that differ in it would share an answer.
   if (v1::Workload::descriptor()->field_count() != kWorkloadFields) std::abort();
@@ -351,15 +290,33 @@ std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::Des
   return described;
 }
 
+std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::DescribedByBytes(
+    absl::string_view workload) {
+  // 'b' and the bytes: no key of Described's starts with a letter.
+  thread_local std::string key;
+  key.clear();
+  absl::StrAppend(&key, "b", workload);
+  if (auto hit = descriptors_.Find(key, /*model_id=*/0)) return hit;
+  v1::PredictRequest query;
+  if (!query.mutable_workload()->ParseFromArray(workload.data(),
+                                                 static_cast<int>(workload.size()))) {
+    return nullptr;
+  }
+  std::shared_ptr<const DescribedWorkload> described = Described(query);
+  descriptors_.Put(key, /*model_id=*/0, described);
+  return described;
+}
+
 absl::StatusOr<PredictorService::Question> PredictorService::Ask(
     const v1::PredictRequest& query,
-    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model) {
+    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
+    std::shared_ptr<const DescribedWorkload> described) {
   // Problems of the request come before the server's (no model yet).
   absl::StatusOr<serving::Target> target = TargetFromRequest(query);
   if (!target.ok()) return target.status();
   absl::StatusOr<std::shared_ptr<const models::Node>> node = pricer_.ResolveTarget(*target);
   if (!node.ok()) return node.status();
-  std::shared_ptr<const DescribedWorkload> described = Described(query);
+  if (described == nullptr) described = Described(query);
   if (!described->descriptor.ok()) return described->descriptor.status();
   if (!model.ok()) return model.status();
   return Question{*std::move(target), *std::move(node), std::move(described)};
@@ -419,15 +376,30 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
   return answer;
 }
 
-absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
-                                          v1::PredictResponse* response,
+absl::Status PredictorService::PredictOne(v1::PredictRequest& request,
+                                          const std::optional<absl::string_view>& workload,
                                           grpc::ByteBuffer* out) {
+  // The workload described by its bytes, before anything else: bytes that
+  // do not parse are a request that does not parse.
+  std::shared_ptr<const DescribedWorkload> described;
+  if (workload.has_value()) {
+    described = DescribedByBytes(*workload);
+    if (described == nullptr) {
+      return absl::InternalError("the request's workload does not parse");
+    }
+  }
   absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> model =
       pricer_.Model(request.model_name());
-  if (answers_ == nullptr && !LayoutFromRequest(request).has_value()) {
+  const bool one_gpu = !LayoutFromRequest(request).has_value();
+  if (workload.has_value() && (answers_ != nullptr || !one_gpu)) {
+    // The cached answers' keys and layouts read the workload's fields.
+    request.mutable_workload()->ParseFromArray(workload->data(),
+                                               static_cast<int>(workload->size()));
+  }
+  if (answers_ == nullptr && one_gpu) {
     // Priced afresh on one GPU: the answer's bytes written straight from
     // the price, whose labels stay in the pricing plan.
-    absl::StatusOr<Question> question = Ask(request, model);
+    absl::StatusOr<Question> question = Ask(request, model, std::move(described));
     if (!question.ok()) return question.status();
     absl::StatusOr<serving::PlannedPrice> price =
         pricer_.PricePlanned(*model, question->descriptor(), question->node,
@@ -457,17 +429,17 @@ absl::Status PredictorService::PredictOne(const v1::PredictRequest& request,
     return absl::OkStatus();
   }
   // A layout priced afresh: encoded as a message.
-  std::shared_ptr<const DescribedWorkload> described;
   absl::StatusOr<serving::WorkloadPrice> priced = PriceQuery(request, model, &described);
   if (!priced.ok()) return priced.status();
   absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, *priced);
   if (!estimate.ok()) return estimate.status();
-  EncodeAnswer(*std::move(priced), /*brief=*/false, response);
-  AddNotes(described->notes, response);
-  EncodeJob(*estimate, response);
+  v1::PredictResponse response;
+  EncodeAnswer(*std::move(priced), /*brief=*/false, &response);
+  AddNotes(described->notes, &response);
+  EncodeJob(*estimate, &response);
   bool own_buffer = false;
   grpc::Status serialized =
-      grpc::SerializationTraits<v1::PredictResponse>::Serialize(*response, out, &own_buffer);
+      grpc::SerializationTraits<v1::PredictResponse>::Serialize(response, out, &own_buffer);
   if (!serialized.ok()) {
     return absl::InternalError(absl::StrCat("Predict: ", serialized.error_message()));
   }
@@ -482,12 +454,14 @@ grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext*
     reactor->Finish(s);
     return reactor;
   }
-  ArenaMessages* messages = arenas_->Take();
-  grpc::Status status = ParseRequest(*request, messages->request());
-  if (status.ok()) {
-    status = ToGrpcStatus(PredictOne(*messages->request(), messages->response(), response));
-  }
-  arenas_->Return(messages);
+  // One request message per thread, its strings' memory kept from call to
+  // call (a handler never waits, so no call shares it): a call allocates
+  // nothing to read its request. A large one's memory is let go after it.
+  thread_local v1::PredictRequest parsed;
+  std::optional<absl::string_view> workload;
+  grpc::Status status = ParseRequest(*request, &parsed, &workload);
+  if (status.ok()) status = ToGrpcStatus(PredictOne(parsed, workload, response));
+  if (request->Length() > kMaxKeptRequestBytes) v1::PredictRequest().Swap(&parsed);
   reactor->Finish(status);
   return reactor;
 }

@@ -114,9 +114,16 @@ class PredictorService final
   // The descriptor of `query`'s workload (or why it has none), described
   // once per distinct workload.
   std::shared_ptr<const DescribedWorkload> Described(const v1::PredictRequest& query);
+  // The same for a workload given as its serialised bytes (a Predict's,
+  // proto::ParseAroundField), kept by those bytes: a workload asked again
+  // costs a lookup instead of a parse. Null when the bytes do not parse.
+  std::shared_ptr<const DescribedWorkload> DescribedByBytes(absl::string_view workload);
+  // `described`, when not null, is `query`'s workload described already
+  // (DescribedByBytes); `query` then need not hold it.
   absl::StatusOr<Question> Ask(
       const v1::PredictRequest& query,
-      const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model);
+      const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
+      std::shared_ptr<const DescribedWorkload> described = nullptr);
   // Prices `query` with `model`: the one path of Predict and PredictBatch
   // (Predict's one-GPU answers take Pricer::PricePlanned, Price's own path
   // for them). `described`, when not null, receives the priced query's
@@ -135,9 +142,11 @@ class PredictorService final
       const v1::PredictRequest& query, bool brief,
       const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
       AnswerCache& cache, bool cache_errors, bool as_bytes);
-  // Predict's whole work: its answer's bytes in `out`, `response` the
-  // message it may build them from.
-  absl::Status PredictOne(const v1::PredictRequest& request, v1::PredictResponse* response,
+  // Predict's whole work: its answer's bytes in `out`. `workload`, when
+  // set, is the request's workload as its bytes, which `request` then lacks
+  // (ParseAroundField).
+  absl::Status PredictOne(v1::PredictRequest& request,
+                          const std::optional<absl::string_view>& workload,
                           grpc::ByteBuffer* out);
 
   db::Store& store_;
@@ -148,8 +157,6 @@ class PredictorService final
   serving::Pricer pricer_;
   std::unique_ptr<AnswerCache> answers_;  // null when options.answer_cache is off
   DescriptorCache descriptors_;
-  struct PredictArenas;
-  std::unique_ptr<PredictArenas> arenas_;  // Predict's messages
 };
 
 }  // namespace perfcast::server

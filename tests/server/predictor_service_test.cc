@@ -855,6 +855,107 @@ TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
   EXPECT_GT(answer.iteration_ms(), 0);
 }
 
+// Predict's bytes `request` sent as they are to the server at `port`.
+grpc::Status PredictBytes(int port, const std::string& request, v1::PredictResponse* response) {
+  grpc::GenericStub generic(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
+                                                grpc::InsecureChannelCredentials()));
+  grpc::Slice slice(request.data(), request.size());
+  grpc::ByteBuffer sent(&slice, 1), received;
+  grpc::ClientContext context;
+  grpc::CompletionQueue cq;
+  grpc::Status status;
+  auto call = generic.PrepareUnaryCall(&context, "/perfcast.v1.Predictor/Predict", sent, &cq);
+  call->StartCall();
+  call->Finish(&received, &status, reinterpret_cast<void*>(1));
+  void* tag;
+  bool ok;
+  if (!cq.Next(&tag, &ok)) return grpc::Status(StatusCode::UNKNOWN, "no completion");
+  if (status.ok()) {
+    std::vector<grpc::Slice> slices;
+    if (!received.Dump(&slices).ok()) return grpc::Status(StatusCode::UNKNOWN, "no bytes");
+    std::string bytes;
+    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    if (!response->ParseFromString(bytes)) return grpc::Status(StatusCode::UNKNOWN, "no answer");
+  }
+  return status;
+}
+
+// Predict keeps a workload it has seen by its bytes (proto::ParseAroundField,
+// DescribedByBytes). Bytes are no canonical form: the same request written
+// in other orders, its workload's parameters too, or with its workload in
+// two parts that merge, gets the answer of its fields, with the answer cache
+// and without; a workload whose bytes do not parse is INTERNAL.
+TEST_F(PredictorServiceTest, AWorkloadKnownByItsBytesAnswersAsItsFields) {
+  FitHoldingOutBeta2();
+  std::unique_ptr<Server> uncached;
+  std::unique_ptr<v1::Predictor::Stub> uncached_stub;
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*answer_cache=*/false, &uncached, &uncached_stub));
+  const v1::PredictRequest query = LstmQuery("beta2");
+  v1::PredictRequest other = query;  // another workload, for the first call to see
+  (*other.mutable_workload()->mutable_params())["hidden"] += 64;
+  v1::PredictResponse expected, expected_other;
+  ASSERT_TRUE(Predict(query, &expected).ok());
+  ASSERT_TRUE(Predict(other, &expected_other).ok());
+
+  auto part = [](auto fill) {
+    v1::PredictRequest r;
+    fill(r);
+    return r.SerializeAsString();
+  };
+  const v1::Workload& w = query.workload();
+  std::vector<std::string> params;  // each parameter as a request of it alone
+  for (const auto& [name, value] : w.params()) {
+    params.push_back(part([&](v1::PredictRequest& r) {
+      (*r.mutable_workload()->mutable_params())[name] = value;
+    }));
+  }
+  ASSERT_GE(params.size(), 2u);
+  v1::PredictRequest without_params = query;
+  without_params.mutable_workload()->clear_params();
+  const std::string job_first = part([&](v1::PredictRequest& r) { *r.mutable_job() = query.job(); }) +
+                                part([&](v1::PredictRequest& r) {
+                                  *r.mutable_workload() = without_params.workload();
+                                  r.set_node_name(query.node_name());
+                                });
+  // One workload field: its parameters in the other order.
+  v1::Workload reversed = without_params.workload();
+  std::string reversed_bytes = reversed.SerializeAsString();
+  for (auto it = params.rbegin(); it != params.rend(); ++it) {
+    v1::PredictRequest one;
+    ASSERT_TRUE(one.ParseFromString(*it));
+    reversed_bytes += one.workload().SerializeAsString();
+  }
+  v1::PredictRequest rest = query;
+  rest.clear_workload();
+  const std::string one_field = rest.SerializeAsString() + std::string("\x0a", 1) +
+                                std::string(1, static_cast<char>(reversed_bytes.size())) +
+                                reversed_bytes;
+  ASSERT_LT(reversed_bytes.size(), 128u);
+  std::string merged = job_first;
+  for (const std::string& p : params) merged += p;  // the workload in parts
+  const std::vector<std::string> forms = {query.SerializeAsString(), one_field, merged,
+                                          one_field};  // the last: seen before
+  for (Server* server : {server_.get(), uncached.get()}) {
+    v1::PredictResponse answer;
+    ASSERT_TRUE(PredictBytes(server->port(), other.SerializeAsString(), &answer).ok());
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(answer, expected_other));
+    for (size_t i = 0; i < forms.size(); ++i) {
+      v1::PredictRequest parsed;
+      ASSERT_TRUE(parsed.ParseFromString(forms[i]));
+      ASSERT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, query)) << i;
+      grpc::Status status = PredictBytes(server->port(), forms[i], &answer);
+      ASSERT_TRUE(status.ok()) << i << ": " << status.error_message();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(answer, expected))
+          << i << ": " << answer.ShortDebugString() << "\nvs\n" << expected.ShortDebugString();
+    }
+    // A workload of bytes that are no Workload (a family longer than the
+    // workload) inside a request that parses around it.
+    const std::string bad = rest.SerializeAsString() + std::string("\x0a\x03\x12\x09x", 5);
+    grpc::Status status = PredictBytes(server->port(), bad, &answer);
+    EXPECT_EQ(status.error_code(), StatusCode::INTERNAL) << status.error_message();
+  }
+}
+
 // Predict describes each distinct workload once and keeps the descriptor
 // (the answer cache aside): a workload that differs in any field is
 // described afresh, and each answer is what the library computes for it.
