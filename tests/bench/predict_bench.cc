@@ -303,7 +303,7 @@ int main(int argc, char** argv) {
                 pred.p99_us);
     only = "none";
   }
-  std::printf("\nunary over loopback, %.1f s per cell in 10 turns taken in rotation, %u hardware "
+  std::printf("\nunary over loopback, %.1f s per cell in 40 turns taken in rotation, %u hardware "
               "threads, %zu distinct Predict queries, answer cache %s\n",
               seconds, std::thread::hardware_concurrency(), predict.size(),
               answer_cache ? "on" : "off");
@@ -320,9 +320,11 @@ int main(int argc, char** argv) {
               "predict/s", "p50 us", "p99 us", "cpu us", "/check", "p99 x", "/empty");
   for (int threads : {1, 4, 16}) {
     if (!only.empty() && only != "unary") break;
-    // The three take turns of a tenth of the cell's time each, in rotating
-    // order: a VM whose speed drifts from second to second (other tenants)
-    // then slows all three alike, instead of whichever ran in a slow second.
+    // The three take turns of a fortieth of the cell's time each (50 ms at
+    // --seconds=2), in rotating order: a VM whose speed drifts from second
+    // to second (other tenants) then slows all three alike, instead of
+    // whichever ran in a slow second. With ten turns of 200 ms, four runs'
+    // ratios on this 2-core VM spread over 4-7 points; with forty, 1-3.
     struct Rpc {
       const char* method;
       const std::vector<grpc::ByteBuffer>* requests;
@@ -331,7 +333,7 @@ int main(int argc, char** argv) {
     Rpc rpcs[] = {{"/grpc.health.v1.Health/Check", &health, {}},
                   {"/perfcast.v1.Predictor/Predict", &empty_predict, {}},
                   {"/perfcast.v1.Predictor/Predict", &predict, {}}};
-    constexpr int kTurns = 10;
+    constexpr int kTurns = 40;
     for (int turn = 0; turn < kTurns; ++turn) {
       for (int i = 0; i < 3; ++i) {
         Rpc& rpc = rpcs[(turn + i) % 3];
