@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
@@ -71,6 +74,14 @@ Prediction PlannedPrediction::ToPrediction() const {
   return prediction;
 }
 
+void PlannedPrediction::Clear() {
+  numbers = Prediction();
+  breakdown.clear();
+  features_used.clear();
+  extrapolated.clear();
+  uncalibrated_classes.clear();
+}
+
 struct PricingPlan::Notes {
   std::array<bool, kOpClasses> listed{};
   absl::InlinedVector<bool, 64> extrapolated;  // per level-1 feature (Level1::first_flag)
@@ -102,6 +113,7 @@ PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
     whole_.push_back(prepare(op, /*ends_record=*/true));
     attention = attention || op.op_class == models::OpClass::kAttention;
   }
+  LinkRepeats(whole_);
   if (!attention) return;  // Level1Sum reads whole_
   for (size_t i = 0; i < descriptor.operations.size(); ++i) {
     const models::Operation& op = descriptor.operations[i];
@@ -113,6 +125,25 @@ PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
     for (size_t j = 0; j < parts.size(); ++j) {
       split_.push_back(prepare(parts[j], /*ends_record=*/j + 1 == parts.size()));
     }
+  }
+  LinkRepeats(split_);
+}
+
+void PreparedWorkload::LinkRepeats(std::vector<Operation>& operations) {
+  // Keyed by the bytes a call's price reads, so that equal means the same
+  // bits (a -0.0 is not a 0.0 here, nor a NaN ever equal).
+  absl::flat_hash_map<std::string, int> first;
+  std::string key;
+  for (size_t i = 0; i < operations.size(); ++i) {
+    Operation& op = operations[i];
+    op.same_as = -1;
+    key.clear();
+    const int fields[] = {static_cast<int>(op.op_class), static_cast<int>(op.precision),
+                          op.regime};
+    key.append(reinterpret_cast<const char*>(fields), sizeof(fields));
+    key.append(reinterpret_cast<const char*>(op.inputs.data()), sizeof(op.inputs));
+    auto [it, inserted] = first.emplace(key, static_cast<int>(i));
+    if (!inserted) op.same_as = it->second;
   }
 }
 
@@ -218,72 +249,64 @@ PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
   return level2;
 }
 
-absl::StatusOr<double> PricingPlan::PriceOperation(const PreparedWorkload::Operation& prepared,
-                                                   const EffectiveRates& rates,
-                                                   PlannedPrediction* prediction,
-                                                   Notes& notes) const {
+absl::StatusOr<PricingPlan::CallPrice> PricingPlan::PriceCall(
+    const PreparedWorkload::Operation& prepared, const EffectiveRates& rates, bool noting,
+    Notes& notes) const {
   const int c = static_cast<int>(prepared.op_class);
   if (c < 0 || c >= kOpClasses) {
     return absl::InvalidArgumentError(absl::StrCat("unknown operation class ", c));
   }
   const Level1& level1 = level1_[c];
-  double call_ms = 0, lo = 0, hi = 0;
+  CallPrice call;
   if (level1.model == nullptr) {
     // Classes without a level-1 model are rare: the record is rebuilt for them.
-    call_ms = RooflineCallMs(prepared.Work(), rates);
-    lo = hi = call_ms;
-    if (prediction != nullptr && !notes.uncalibrated[c]) {
+    call.ms = RooflineCallMs(prepared.Work(), rates);
+    call.lo = call.hi = call.ms;
+    if (noting && !notes.uncalibrated[c]) {
       notes.uncalibrated[c] = true;
       notes.uncalibrated_order.push_back(c);
     }
-  } else {
-    const FittedModel& model = *level1.model;
-    std::array<double, kOperationInputCount> inputs = prepared.inputs;
-    SetNodeInputs(rates, prepared.precision, inputs);
-    level1.table->Evaluate(inputs, absl::MakeSpan(notes.slots));
-    if (absl::Status s = SelectFeatures(model.features, level1.slots, notes.slots, notes.values);
-        !s.ok()) {
-      return s;
-    }
-    if (prediction != nullptr) {
-      const bool list = !notes.listed[c];
-      notes.listed[c] = true;
-      for (size_t j = 0; j < model.features.size(); ++j) {
-        const int label = level1.label_ids[j];
-        if (list && !notes.label_used[label]) {
-          notes.label_used[label] = true;
-          notes.used_order.push_back(label);
-        }
-        bool& extrapolated = notes.extrapolated[level1.first_flag + j];
-        if (!extrapolated && OutsideTrainingRange(model, j, notes.values[j])) {
-          extrapolated = true;
-          if (!notes.label_extrapolated[label]) {
-            notes.label_extrapolated[label] = true;
-            notes.extrapolated_order.push_back(label);
-          }
+    return call;
+  }
+  const FittedModel& model = *level1.model;
+  std::array<double, kOperationInputCount> inputs = prepared.inputs;
+  SetNodeInputs(rates, prepared.precision, inputs);
+  level1.table->Evaluate(inputs, absl::MakeSpan(notes.slots));
+  if (absl::Status s = SelectFeatures(model.features, level1.slots, notes.slots, notes.values);
+      !s.ok()) {
+    return s;
+  }
+  if (noting) {
+    const bool list = !notes.listed[c];
+    notes.listed[c] = true;
+    for (size_t j = 0; j < model.features.size(); ++j) {
+      const int label = level1.label_ids[j];
+      if (list && !notes.label_used[label]) {
+        notes.label_used[label] = true;
+        notes.used_order.push_back(label);
+      }
+      bool& extrapolated = notes.extrapolated[level1.first_flag + j];
+      if (!extrapolated && OutsideTrainingRange(model, j, notes.values[j])) {
+        extrapolated = true;
+        if (!notes.label_extrapolated[label]) {
+          notes.label_extrapolated[label] = true;
+          notes.extrapolated_order.push_back(label);
         }
       }
     }
-    absl::StatusOr<double> y = Evaluate(model, notes.values);
-    if (!y.ok()) return y.status();
-    // An intercept can push a tiny call below zero; it cannot take less than no time.
-    call_ms = std::max(0.0, *y);
-    if (prediction != nullptr) {
-      const double compute_s = prepared.inputs[0] / rates.FlopsPerSecond(prepared.precision);
-      const double memory_s = prepared.inputs[1] / rates.memory_bytes_per_s;
-      const BandFactors& band =
-          level1.band[compute_s >= memory_s ? 0 : 1][prepared.regime];
-      lo = call_ms * band.lo;
-      hi = call_ms * band.hi;
-    }
   }
-  if (prediction != nullptr) {
-    notes.breakdown_ms[c] += prepared.count * call_ms;
-    notes.priced[c] = true;
-    prediction->numbers.lo_ms += prepared.count * lo;
-    prediction->numbers.hi_ms += prepared.count * hi;
+  absl::StatusOr<double> y = Evaluate(model, notes.values);
+  if (!y.ok()) return y.status();
+  // An intercept can push a tiny call below zero; it cannot take less than no time.
+  call.ms = std::max(0.0, *y);
+  if (noting) {
+    const double compute_s = prepared.inputs[0] / rates.FlopsPerSecond(prepared.precision);
+    const double memory_s = prepared.inputs[1] / rates.memory_bytes_per_s;
+    const BandFactors& band = level1.band[compute_s >= memory_s ? 0 : 1][prepared.regime];
+    call.lo = call.ms * band.lo;
+    call.hi = call.ms * band.hi;
   }
-  return prepared.count * call_ms;
+  return call;
 }
 
 absl::StatusOr<double> PricingPlan::Level1Sum(const PreparedWorkload& workload,
@@ -295,13 +318,32 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const PreparedWorkload& workload,
   notes.label_extrapolated.assign(level1_labels_.size(), false);
   notes.slots.resize(CompiledOperationTable().size());
   const bool split = split_attention_ && !workload.split_.empty();
+  const std::vector<PreparedWorkload::Operation>& operations =
+      split ? workload.split_ : workload.whole_;
+  // Each distinct call priced once: an operation the same as an earlier one
+  // costs what that one cost (its notes are that one's too).
+  absl::InlinedVector<CallPrice, 64> calls(operations.size());
   double total = 0, record_ms = 0;
-  for (const PreparedWorkload::Operation& op : split ? workload.split_ : workload.whole_) {
-    absl::StatusOr<double> ms = PriceOperation(op, rates, prediction, notes);
-    if (!ms.ok()) return ms.status();
+  for (size_t i = 0; i < operations.size(); ++i) {
+    const PreparedWorkload::Operation& op = operations[i];
+    if (op.same_as >= 0) {
+      calls[i] = calls[op.same_as];
+    } else {
+      absl::StatusOr<CallPrice> call = PriceCall(op, rates, prediction != nullptr, notes);
+      if (!call.ok()) return call.status();
+      calls[i] = *call;
+    }
+    const CallPrice& call = calls[i];
+    if (prediction != nullptr) {
+      const int c = static_cast<int>(op.op_class);
+      notes.breakdown_ms[c] += op.count * call.ms;
+      notes.priced[c] = true;
+      prediction->numbers.lo_ms += op.count * call.lo;
+      prediction->numbers.hi_ms += op.count * call.hi;
+    }
     // A record's parts add up before the record joins the total, as they
     // always have: the sum's rounding is PredictDescribed's.
-    record_ms += *ms;
+    record_ms += op.count * call.ms;
     if (op.ends_record) {
       total += record_ms;
       record_ms = 0;
@@ -380,10 +422,18 @@ absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
 
 absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
     const PreparedWorkload& workload) const {
+  PlannedPrediction planned;
+  if (absl::Status s = PredictPlanned(workload, &planned); !s.ok()) return s;
+  return planned;
+}
+
+absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
+                                         PlannedPrediction* out) const {
   const models::WorkloadDescriptor& descriptor = workload.descriptor();
   if (!rates_.ok()) return rates_.status();
   // The steps and their order are PredictDescribed's; see there for why.
-  PlannedPrediction planned;
+  PlannedPrediction& planned = *out;
+  planned.Clear();
   Prediction& prediction = planned.numbers;
   prediction.rate_source = rates_->source;
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
@@ -437,7 +487,7 @@ absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
         " on ", node_name_, ": outside what it can extrapolate to"));
   }
   ScaleBreakdown(*level1_ms, host_ms, planned);
-  return planned;
+  return absl::OkStatus();
 }
 
 }  // namespace perfcast::predictor

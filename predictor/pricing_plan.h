@@ -61,6 +61,8 @@ struct PlannedPrediction {
   absl::InlinedVector<const std::string*, 12> uncalibrated_classes;
 
   Prediction ToPrediction() const;
+  // Empty, as constructed, keeping the lists' memory.
+  void Clear();
 };
 
 // A workload's operations with what pricing reads of them worked out once:
@@ -94,10 +96,17 @@ class PreparedWorkload {
     models::Precision precision;
     int regime;                   // RegimeIndex(LoadRegime(record))
     bool ends_record;             // the last part of its descriptor record
+    // An earlier operation of the same list with the same class, precision,
+    // regime and inputs (bit for bit), whose call this one costs as much as
+    // on any node: a price works each distinct call out once (a model's
+    // repeated layers). -1 when there is none.
+    int same_as = -1;
 
     // The record as RooflineCallMs reads it: its class, precision and work.
     models::Operation Work() const;
   };
+  // Sets each operation's same_as.
+  static void LinkRepeats(std::vector<Operation>& operations);
   const models::WorkloadDescriptor* descriptor_;
   MemoryInputs memory_;
   WorkloadInputArray own_inputs_;  // WorkloadOwnInputs
@@ -119,6 +128,9 @@ class PricingPlan {
       const models::WorkloadDescriptor& descriptor) const;
   // The same from a workload prepared once (what a server prices again and again).
   absl::StatusOr<PlannedPrediction> PredictPlanned(const PreparedWorkload& workload) const;
+  // The same written into `out` (cleared first), for a caller that keeps
+  // the answer in place instead of moving it out of a StatusOr.
+  absl::Status PredictPlanned(const PreparedWorkload& workload, PlannedPrediction* out) const;
 
  private:
   // models::OpClass's values, kGemm .. kSoftmax.
@@ -164,10 +176,15 @@ class PricingPlan {
   absl::StatusOr<double> Level1Sum(const PreparedWorkload& workload,
                                    const EffectiveRates& rates,
                                    PlannedPrediction* prediction) const;
-  // One operation's `count` calls.
-  absl::StatusOr<double> PriceOperation(const PreparedWorkload::Operation& prepared,
-                                        const EffectiveRates& rates,
-                                        PlannedPrediction* prediction, Notes& notes) const;
+  // One call of an operation: its time, and its band when noting.
+  struct CallPrice {
+    double ms = 0, lo = 0, hi = 0;
+  };
+  // One call of `prepared`, noting its class's features, their
+  // extrapolation and an uncalibrated class in `notes` when `noting`.
+  absl::StatusOr<CallPrice> PriceCall(const PreparedWorkload::Operation& prepared,
+                                      const EffectiveRates& rates, bool noting,
+                                      Notes& notes) const;
   // `host_ms`: what the model's host terms add (internal::HostTermsMs).
   absl::StatusOr<double> ApplyLevel2(const Level2& level2, const WorkloadInputArray& inputs,
                                      PlannedPrediction& prediction, double& host_ms) const;

@@ -401,15 +401,17 @@ absl::Status PredictorService::PredictOne(v1::PredictRequest& request,
     // the price, whose labels stay in the pricing plan.
     absl::StatusOr<Question> question = Ask(request, model, std::move(described));
     if (!question.ok()) return question.status();
-    absl::StatusOr<serving::PlannedPrice> price =
-        pricer_.PricePlanned(*model, question->descriptor(), question->node,
-                             *question->described->prepared);
-    if (!price.ok()) return price.status();
-    absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, *price);
+    serving::PlannedPrice price;
+    if (absl::Status s = pricer_.PricePlanned(*model, question->descriptor(), question->node,
+                                              *question->described->prepared, &price);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, price);
     if (!estimate.ok()) return estimate.status();
     thread_local std::string bytes;
     bytes.clear();
-    AppendPredictResponse(*price, question->described->echo, *estimate, &bytes);
+    AppendPredictResponse(price, question->described->echo, *estimate, &bytes);
     AppendPredictNotes(question->described->notes, &bytes);
     SetBytes(bytes, out);
     return absl::OkStatus();

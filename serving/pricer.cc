@@ -133,15 +133,29 @@ absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
     std::shared_ptr<const LoadedModel> model,
     std::shared_ptr<const models::WorkloadDescriptor> described,
     std::shared_ptr<const models::Node> node, const predictor::PreparedWorkload& prepared) {
-  const models::WorkloadDescriptor& workload = *described;
   PlannedPrice price;
+  if (absl::Status s = PricePlanned(std::move(model), std::move(described), std::move(node),
+                                    prepared, &price);
+      !s.ok()) {
+    return s;
+  }
+  return price;
+}
+
+absl::Status Pricer::PricePlanned(std::shared_ptr<const LoadedModel> model,
+                                  std::shared_ptr<const models::WorkloadDescriptor> described,
+                                  std::shared_ptr<const models::Node> node,
+                                  const predictor::PreparedWorkload& prepared,
+                                  PlannedPrice* out) {
+  const models::WorkloadDescriptor& workload = *described;
+  PlannedPrice& price = *out;
   price.memory = predictor::EstimateMemory(model->model.memory, prepared.memory_inputs());
   price.memory_verdict = predictor::CheckMemoryFit(price.memory, node->gpu);
   if (!price.memory_verdict.fits) return absl::FailedPreconditionError(price.memory_verdict.reason);
   std::shared_ptr<const Planned> planned = PlanFor(model, node);
-  absl::StatusOr<predictor::PlannedPrediction> prediction = planned->plan.PredictPlanned(prepared);
-  if (!prediction.ok()) return prediction.status();
-  price.prediction = *std::move(prediction);
+  if (absl::Status s = planned->plan.PredictPlanned(prepared, &price.prediction); !s.ok()) {
+    return s;
+  }
   if (absl::Status finite = CheckFinite(price.prediction.numbers, price.prediction.breakdown);
       !finite.ok()) {
     return finite;
@@ -153,7 +167,7 @@ absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
   price.plan = std::move(planned);
   price.batch_size = workload.spec.batch_size;
   price.workload = std::move(described);
-  return price;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<WorkloadPrice> Pricer::Price(

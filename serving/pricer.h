@@ -155,6 +155,12 @@ class Pricer {
       std::shared_ptr<const LoadedModel> model,
       std::shared_ptr<const models::WorkloadDescriptor> workload,
       std::shared_ptr<const models::Node> node, const predictor::PreparedWorkload& prepared);
+  // As above, written into `out` (all of it replaced; unspecified on an
+  // error): an answer priced in place instead of moved out of a StatusOr.
+  absl::Status PricePlanned(std::shared_ptr<const LoadedModel> model,
+                            std::shared_ptr<const models::WorkloadDescriptor> workload,
+                            std::shared_ptr<const models::Node> node,
+                            const predictor::PreparedWorkload& prepared, PlannedPrice* out);
   // As above, for a copy of `workload`.
   absl::StatusOr<WorkloadPrice> Price(
       std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,
