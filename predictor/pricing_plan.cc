@@ -49,10 +49,11 @@ double Spread(const PredictorModel& model, bool memory_bound) {
 }
 
 // Appends `label` to `list` unless a label of that text is there already
-// (internal::AddOnce on references).
-void AddOnce(const std::string& label, absl::InlinedVector<const std::string*, 24>& list) {
-  for (const std::string* listed : list) {
-    if (*listed == label) return;
+// (internal::AddOnce on references), from `from` on.
+void AddOnce(const std::string& label, absl::InlinedVector<const std::string*, 24>& list,
+             size_t from = 0) {
+  for (size_t i = from; i < list.size(); ++i) {
+    if (*list[i] == label) return;
   }
   list.push_back(&label);
 }
@@ -243,6 +244,11 @@ PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
   for (const std::string& name : fitted.features) level2.slots.push_back(table.Slot(name));
   level2.table = table.Pruned(level2.slots);
   level2.labels = Labels(fitted);
+  level2.labels_apart = std::none_of(
+      level2.labels.begin(), level2.labels.end(), [&](const std::string& label) {
+        return std::find(level1_labels_.begin(), level1_labels_.end(), label) !=
+               level1_labels_.end();
+      });
   for (bool memory_bound : {false, true}) {
     level2.band[memory_bound] = BandFor(fitted, target, Spread(model_, memory_bound));
   }
@@ -379,10 +385,12 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
   if (absl::Status s = SelectFeatures(model.features, level2.slots, slots, values); !s.ok()) {
     return s;
   }
+  const size_t used_from = level2.labels_apart ? prediction.features_used.size() : 0;
+  const size_t extrapolated_from = level2.labels_apart ? prediction.extrapolated.size() : 0;
   for (size_t j = 0; j < model.features.size(); ++j) {
-    AddOnce(level2.labels[j], prediction.features_used);
+    AddOnce(level2.labels[j], prediction.features_used, used_from);
     if (OutsideTrainingRange(model, j, values[j])) {
-      AddOnce(level2.labels[j], prediction.extrapolated);
+      AddOnce(level2.labels[j], prediction.extrapolated, extrapolated_from);
     }
   }
   host_ms = internal::HostTermsMs(model, values);

@@ -159,6 +159,9 @@ class PricingPlan {
     std::vector<int> slots;            // in CompiledWorkloadTable(uses_level1 || uses_gpu)
     std::optional<CompiledFeatureTable> table;  // that table cut down to its features
     std::vector<std::string> labels;
+    // No label is a level-1 label ("level2/..." against "level1/..."): a
+    // prediction then looks for one only among those level 2 listed.
+    bool labels_apart = false;
     internal::BandFactors band[2];     // [memory-bound]
   };
   // One phase's level-2 models: the global one and the families' own.

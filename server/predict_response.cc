@@ -146,6 +146,15 @@ void AppendMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVer
   w.Double(M::kActivationBytesFieldNumber, e.terms.transient());
 }
 
+// EncodeJob's fields.
+void WriteJobFields(const predictor::JobEstimate& job, WireWriter& w) {
+  using R = v1::PredictResponse;
+  w.Int64(R::kIterationsFieldNumber, job.iterations);
+  w.Double(R::kJobSecondsFieldNumber, job.seconds);
+  w.Double(R::kJobSecondsLowFieldNumber, job.lo_seconds);
+  w.Double(R::kJobSecondsHighFieldNumber, job.hi_seconds);
+}
+
 }  // namespace
 
 std::string EncodeWorkloadEcho(const models::WorkloadSpec& spec) {
@@ -155,12 +164,8 @@ std::string EncodeWorkloadEcho(const models::WorkloadSpec& spec) {
 }
 
 void AppendJobFields(const predictor::JobEstimate& job, std::string* out) {
-  using R = v1::PredictResponse;
   WireWriter w(out);
-  w.Int64(R::kIterationsFieldNumber, job.iterations);
-  w.Double(R::kJobSecondsFieldNumber, job.seconds);
-  w.Double(R::kJobSecondsLowFieldNumber, job.lo_seconds);
-  w.Double(R::kJobSecondsHighFieldNumber, job.hi_seconds);
+  WriteJobFields(job, w);
 }
 
 AnswerBytes SplitAroundJob(const v1::PredictResponse& answer) {
@@ -196,7 +201,7 @@ void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view
   w.Double(R::kIterationMsFieldNumber, p.iteration_ms);
   w.Double(R::kIterationMsLowFieldNumber, p.lo_ms);
   w.Double(R::kIterationMsHighFieldNumber, p.hi_ms);
-  AppendJobFields(job, out);
+  WriteJobFields(job, w);
   // EncodePrice's arithmetic, in its order.
   double total = 0;
   for (const auto& [op_class, ms] : planned.breakdown) total += ms;
