@@ -830,31 +830,6 @@ TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
   EXPECT_TRUE(level1 && extrapolated && uncalibrated && spec_rates && notes);
 }
 
-// Predict takes bytes: bytes that are no PredictRequest get gRPC's own
-// answer to an unparsable message, INTERNAL, and the next call is served.
-TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
-  FitHoldingOutBeta2();
-  grpc::GenericStub generic(grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
-                                                grpc::InsecureChannelCredentials()));
-  const char garbage[] = "\x0a\xff\xff\xff\xff\x0f";  // a field longer than the message
-  grpc::Slice slice(garbage, sizeof(garbage) - 1);
-  grpc::ByteBuffer request(&slice, 1), response;
-  grpc::ClientContext context;
-  grpc::CompletionQueue cq;
-  grpc::Status status;
-  auto call = generic.PrepareUnaryCall(&context, "/perfcast.v1.Predictor/Predict", request, &cq);
-  call->StartCall();
-  call->Finish(&response, &status, reinterpret_cast<void*>(1));
-  void* tag;
-  bool ok;
-  ASSERT_TRUE(cq.Next(&tag, &ok));
-  EXPECT_EQ(status.error_code(), StatusCode::INTERNAL) << status.error_message();
-  v1::PredictResponse answer;
-  grpc::Status next = Predict(LstmQuery("beta2"), &answer);
-  EXPECT_TRUE(next.ok()) << next.error_message();
-  EXPECT_GT(answer.iteration_ms(), 0);
-}
-
 // Predict's bytes `request` sent as they are to the server at `port`.
 grpc::Status PredictBytes(int port, const std::string& request, v1::PredictResponse* response) {
   grpc::GenericStub generic(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
@@ -874,10 +849,26 @@ grpc::Status PredictBytes(int port, const std::string& request, v1::PredictRespo
     std::vector<grpc::Slice> slices;
     if (!received.Dump(&slices).ok()) return grpc::Status(StatusCode::UNKNOWN, "no bytes");
     std::string bytes;
-    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    for (const grpc::Slice& s : slices) {
+      bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
     if (!response->ParseFromString(bytes)) return grpc::Status(StatusCode::UNKNOWN, "no answer");
   }
   return status;
+}
+
+// Predict takes bytes: bytes that are no PredictRequest get gRPC's own
+// answer to an unparsable message, INTERNAL, and the next call is served.
+TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
+  FitHoldingOutBeta2();
+  const char garbage[] = "\x0a\xff\xff\xff\xff\x0f";  // a field longer than the message
+  v1::PredictResponse answer;
+  grpc::Status status =
+      PredictBytes(server_->port(), std::string(garbage, sizeof(garbage) - 1), &answer);
+  EXPECT_EQ(status.error_code(), StatusCode::INTERNAL) << status.error_message();
+  grpc::Status next = Predict(LstmQuery("beta2"), &answer);
+  EXPECT_TRUE(next.ok()) << next.error_message();
+  EXPECT_GT(answer.iteration_ms(), 0);
 }
 
 // Predict keeps a workload it has seen by its bytes (proto::ParseAroundField,
@@ -912,11 +903,12 @@ TEST_F(PredictorServiceTest, AWorkloadKnownByItsBytesAnswersAsItsFields) {
   ASSERT_GE(params.size(), 2u);
   v1::PredictRequest without_params = query;
   without_params.mutable_workload()->clear_params();
-  const std::string job_first = part([&](v1::PredictRequest& r) { *r.mutable_job() = query.job(); }) +
-                                part([&](v1::PredictRequest& r) {
-                                  *r.mutable_workload() = without_params.workload();
-                                  r.set_node_name(query.node_name());
-                                });
+  const std::string job_first =
+      part([&](v1::PredictRequest& r) { *r.mutable_job() = query.job(); }) +
+      part([&](v1::PredictRequest& r) {
+        *r.mutable_workload() = without_params.workload();
+        r.set_node_name(query.node_name());
+      });
   // One workload field: its parameters in the other order.
   v1::Workload reversed = without_params.workload();
   std::string reversed_bytes = reversed.SerializeAsString();
