@@ -421,8 +421,8 @@ void SetNodeInputs(const EffectiveRates& rates, models::Precision precision,
   // Slots 7-12 of OperationInputNames(): sm_count, flops_per_s,
   // memory_bytes_per_s, launch_latency_s, h2d_bytes_per_s, dispatch_op_s.
   values[7] = static_cast<double>(rates.sm_count);
-  values[8] = rates.FlopsPerSecond(precision);
-  values[9] = rates.memory_bytes_per_s;
+  values[kFlopsPerSecondInput] = rates.FlopsPerSecond(precision);
+  values[kMemoryBytesPerSecondInput] = rates.memory_bytes_per_s;
   values[10] = rates.launch_latency_s;
   values[11] = rates.h2d_bytes_per_s;
   values[12] = rates.dispatch_ops_per_s > 0 ? 1 / rates.dispatch_ops_per_s : 0;
@@ -502,14 +502,14 @@ WorkloadInputArray WorkloadOwnInputs(const models::WorkloadDescriptor& descripto
           0.0};
 }
 
-void SetWorkloadRateInputs(const EffectiveRates& rates, double compute_s, double memory_s,
-                           double roofline_s, WorkloadInputArray& values) {
+void SetWorkloadRateInputs(const EffectiveRates& rates, const WorkloadTimes& times,
+                           WorkloadInputArray& values) {
   // The node's slots of WorkloadInputNames() besides the three times.
   constexpr int kLaunchMs = 3, kH2dBytesPerS = 5, kLaunchLatencyS = 6, kKernelLaunches = 7,
                 kDispatchOpsPerS = 8;
-  values[kComputeMsInput] = kMs * compute_s;
-  values[kMemoryMsInput] = kMs * memory_s;
-  values[kRooflineMsInput] = kMs * roofline_s;
+  values[kComputeMsInput] = kMs * times.compute_s;
+  values[kMemoryMsInput] = kMs * times.memory_s;
+  values[kRooflineMsInput] = kMs * times.roofline_s;
   values[kLaunchMs] = kMs * values[kKernelLaunches] * rates.launch_latency_s;
   values[kH2dBytesPerS] = rates.h2d_bytes_per_s;
   values[kLaunchLatencyS] = rates.launch_latency_s;
@@ -519,15 +519,11 @@ void SetWorkloadRateInputs(const EffectiveRates& rates, double compute_s, double
 WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descriptor,
                                        const EffectiveRates& rates) {
   WorkloadInputArray values = WorkloadOwnInputs(descriptor);
-  double compute = 0, memory = 0, roofline = 0;
+  WorkloadTimes times;
   for (const models::Operation& op : descriptor.operations) {
-    const double c = op.count * op.flops / rates.FlopsPerSecond(op.precision);
-    const double m = op.count * op.bytes / rates.memory_bytes_per_s;
-    compute += c;
-    memory += m;
-    roofline += std::max(c, m);
+    times.Add(rates, op.count, op.flops, op.bytes, op.precision);
   }
-  SetWorkloadRateInputs(rates, compute, memory, roofline, values);
+  SetWorkloadRateInputs(rates, times, values);
   return values;
 }
 

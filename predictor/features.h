@@ -12,6 +12,7 @@
 #ifndef PERFCAST_PREDICTOR_FEATURES_H_
 #define PERFCAST_PREDICTOR_FEATURES_H_
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -168,6 +169,9 @@ std::array<double, kOperationInputCount> OperationInputValues(const models::Oper
 // (PreparedWorkload) and adds the second per node. OperationWorkInputs
 // leaves the node's slots 0; SetNodeInputs fills exactly those.
 std::array<double, kOperationInputCount> OperationWorkInputs(const models::Operation& op);
+// Slots of those values that pricing reads back.
+inline constexpr int kFlopsInput = 0, kBytesInput = 1, kLaunchesInput = 5,
+                     kFlopsPerSecondInput = 8, kMemoryBytesPerSecondInput = 9;
 void SetNodeInputs(const EffectiveRates& rates, models::Precision precision,
                    std::array<double, kOperationInputCount>& values);
 // The level-1 table compiled for OperationInputNames().
@@ -198,13 +202,25 @@ WorkloadInputArray WorkloadInputValues(const models::WorkloadDescriptor& descrip
 // WorkloadInputValues in two steps, for a workload priced on many nodes:
 // the inputs of the workload alone (its launches, input bytes, modules,
 // batch, sequence and precision), the node's slots 0; then the node's rates
-// and the operations' times on them, summed over the operations by the
-// caller as WorkloadInputValues sums them: seconds of compute
-// (count * flops / FlopsPerSecond(precision)), of memory
-// (count * bytes / memory_bytes_per_s) and of the larger of the two.
+// and the operations' times on them (WorkloadTimes, which a caller adds up
+// from its own record of the operations, in their order).
 WorkloadInputArray WorkloadOwnInputs(const models::WorkloadDescriptor& descriptor);
-void SetWorkloadRateInputs(const EffectiveRates& rates, double compute_s, double memory_s,
-                           double roofline_s, WorkloadInputArray& values);
+// The operations' seconds of compute, of memory and of the larger of the
+// two on a node, as WorkloadInputValues sums them.
+struct WorkloadTimes {
+  double compute_s = 0, memory_s = 0, roofline_s = 0;
+  // `count` calls of `flops` and `bytes` at `precision`.
+  void Add(const EffectiveRates& rates, double count, double flops, double bytes,
+           models::Precision precision) {
+    const double c = count * flops / rates.FlopsPerSecond(precision);
+    const double m = count * bytes / rates.memory_bytes_per_s;
+    compute_s += c;
+    memory_s += m;
+    roofline_s += std::max(c, m);
+  }
+};
+void SetWorkloadRateInputs(const EffectiveRates& rates, const WorkloadTimes& times,
+                           WorkloadInputArray& values);
 // The level-2 table compiled for WorkloadInputNames(), with the level-1 sums
 // as the last inputs or without them.
 const CompiledFeatureTable& CompiledWorkloadTable(bool with_level1);

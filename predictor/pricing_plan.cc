@@ -151,15 +151,11 @@ void PreparedWorkload::LinkRepeats(std::vector<Operation>& operations) {
 WorkloadInputArray PreparedWorkload::InputValues(const EffectiveRates& rates) const {
   // WorkloadInputValues's sums, in its order, over the records' work.
   WorkloadInputArray values = own_inputs_;
-  double compute = 0, memory = 0, roofline = 0;
+  WorkloadTimes times;
   for (const Operation& op : whole_) {
-    const double c = op.count * op.inputs[0] / rates.FlopsPerSecond(op.precision);
-    const double m = op.count * op.inputs[1] / rates.memory_bytes_per_s;
-    compute += c;
-    memory += m;
-    roofline += std::max(c, m);
+    times.Add(rates, op.count, op.inputs[kFlopsInput], op.inputs[kBytesInput], op.precision);
   }
-  SetWorkloadRateInputs(rates, compute, memory, roofline, values);
+  SetWorkloadRateInputs(rates, times, values);
   return values;
 }
 
@@ -167,9 +163,9 @@ models::Operation PreparedWorkload::Operation::Work() const {
   models::Operation work;
   work.op_class = op_class;
   work.precision = precision;
-  work.flops = inputs[0];     // OperationWorkInputs: flops, bytes, ..., launches
-  work.bytes = inputs[1];
-  work.launches = inputs[5];
+  work.flops = inputs[kFlopsInput];
+  work.bytes = inputs[kBytesInput];
+  work.launches = inputs[kLaunchesInput];
   work.count = count;
   return work;
 }
@@ -306,8 +302,9 @@ absl::StatusOr<PricingPlan::CallPrice> PricingPlan::PriceCall(
   // An intercept can push a tiny call below zero; it cannot take less than no time.
   call.ms = std::max(0.0, *y);
   if (noting) {
-    const double compute_s = prepared.inputs[0] / rates.FlopsPerSecond(prepared.precision);
-    const double memory_s = prepared.inputs[1] / rates.memory_bytes_per_s;
+    // The node's rates are in `inputs` already (SetNodeInputs).
+    const double compute_s = inputs[kFlopsInput] / inputs[kFlopsPerSecondInput];
+    const double memory_s = inputs[kBytesInput] / inputs[kMemoryBytesPerSecondInput];
     const BandFactors& band = level1.band[compute_s >= memory_s ? 0 : 1][prepared.regime];
     call.lo = call.ms * band.lo;
     call.hi = call.ms * band.hi;
