@@ -379,24 +379,26 @@ std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
 absl::Status PredictorService::PredictOne(v1::PredictRequest& request,
                                           const std::optional<absl::string_view>& workload,
                                           grpc::ByteBuffer* out) {
-  // The workload described by its bytes, before anything else: bytes that
-  // do not parse are a request that does not parse.
+  // The workload first, whichever way it is read: bytes that do not parse
+  // are a request that does not parse. A one-GPU answer priced afresh
+  // describes it by its bytes; the cached answers' keys and layouts read
+  // its fields.
+  const bool priced_afresh = answers_ == nullptr && !LayoutFromRequest(request).has_value();
   std::shared_ptr<const DescribedWorkload> described;
   if (workload.has_value()) {
-    described = DescribedByBytes(*workload);
-    if (described == nullptr) {
-      return absl::InternalError("the request's workload does not parse");
+    bool parsed = false;
+    if (priced_afresh) {
+      described = DescribedByBytes(*workload);
+      parsed = described != nullptr;
+    } else {
+      parsed = request.mutable_workload()->ParseFromArray(workload->data(),
+                                                          static_cast<int>(workload->size()));
     }
+    if (!parsed) return absl::InternalError("the request's workload does not parse");
   }
   absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> model =
       pricer_.Model(request.model_name());
-  const bool one_gpu = !LayoutFromRequest(request).has_value();
-  if (workload.has_value() && (answers_ != nullptr || !one_gpu)) {
-    // The cached answers' keys and layouts read the workload's fields.
-    request.mutable_workload()->ParseFromArray(workload->data(),
-                                               static_cast<int>(workload->size()));
-  }
-  if (answers_ == nullptr && one_gpu) {
+  if (priced_afresh) {
     // Priced afresh on one GPU: the answer's bytes written straight from
     // the price, whose labels stay in the pricing plan.
     absl::StatusOr<Question> question = Ask(request, model, std::move(described));
