@@ -1,244 +1,24 @@
-#include "db/sqlite_store.h"
+#include "db/sqlite_store_impl.h"
 
-#include <sqlite3.h>
-
-#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "db/node_columns.h"
-#include "db/schema.h"
-#include "db/sqlite_handle.h"
+#include "db/sqlite_import.h"
+#include "db/sqlite_rows.h"
 #include "db/store_rules.h"
 #include "db/wal_checkpointer.h"
-#include "models/descriptor.h"
-#include "models/profile_columns.h"
 
 namespace perfcast::db {
 namespace {
 
 using models::Node;
 using models::Profile;
-
-void BindCell(Statement& s, int index, const NodeCell& cell) {
-  std::visit([&](const auto& value) { s.Bind(index, value); }, cell);
-}
-
-// Binds every node column, parameters 1.. in NodeColumns() order.
-void BindNode(Statement& s, const Node& n) {
-  int index = 1;
-  for (const NodeColumn& column : NodeColumns()) BindCell(s, index++, column.get(n));
-}
-
-// Reads a node from a row of `id, NodeColumnList()`.
-Node ReadNode(const Statement& s) {
-  Node n;
-  n.id = s.Int(0);
-  int c = 1;
-  for (const NodeColumn& column : NodeColumns()) {
-    switch (column.kind) {
-      case NodeCellKind::kInteger: column.set(s.Int(c), n); break;
-      case NodeCellKind::kReal: column.set(s.Double(c), n); break;
-      case NodeCellKind::kOptionalReal: column.set(s.OptionalDouble(c), n); break;
-      case NodeCellKind::kText: column.set(s.Text(c), n); break;
-    }
-    ++c;
-  }
-  return n;
-}
-
-std::string Placeholders(int count) {
-  std::string out;
-  for (int i = 1; i <= count; ++i) absl::StrAppend(&out, i > 1 ? ", ?" : "?", i);
-  return out;
-}
-
-// The profile row as an import inserts it: content hash, node id, workload
-// id, then the profile columns.
-constexpr int kProfileKeyColumns = 3;
-int ProfileInsertColumnCount() {
-  return kProfileKeyColumns + static_cast<int>(models::ProfileColumns().size());
-}
-
-// Profile rows an import inserts with one statement. Each sqlite3_step of a
-// one-row INSERT starts its program, opens and positions its cursors and
-// resets; one statement of many rows pays that once for all of them. On the
-// idle 2-core VM (import_bench's SQLite alone, 4 KiB pages) 32 rows per
-// statement wrote 226,000-231,000 rows/s against 164,000-183,000 one at a
-// time; 64 and 128 gained nothing more.
-constexpr int kProfilesPerInsert = 32;
-
-// The writer's page cache outside imports (node and model writes,
-// deregistration, every read of an in-memory store); imports size it
-// themselves (ImportCacheKiB).
-constexpr int64_t kWriterCacheKiB = 65536;
-
-// The import's INSERT of up to `rows` profile rows, each of
-// ProfileInsertColumnCount() parameters in turn, then one parameter more:
-// how many of the rows to insert. The LIMIT lets the last, partial group of
-// an import run through the same statement: the rows past it, stale or
-// unbound, are never read.
-//
-// OR FAIL: with the default (ABORT) SQLite keeps a statement journal to undo
-// a failed statement alone, copying every page it touches first (10-20% of
-// the insert time, measured). A row's checks all come before its writes, and
-// an import whose statement fails is rolled back whole (SqliteImport::Fail),
-// so nothing needs it.
-std::string InsertProfilesSql(int rows) {
-  const int width = ProfileInsertColumnCount();
-  std::string sql = absl::StrCat("INSERT OR FAIL INTO profiles (content_hash, node_id, workload_id, ",
-                                 ProfileColumnList(), ") SELECT * FROM (VALUES ");
-  for (int row = 0; row < rows; ++row) {
-    absl::StrAppend(&sql, row > 0 ? ", (" : "(");
-    for (int i = 1; i <= width; ++i) absl::StrAppend(&sql, i > 1 ? ", ?" : "?", row * width + i);
-    absl::StrAppend(&sql, ")");
-  }
-  absl::StrAppend(&sql, ") LIMIT ?", rows * width + 1,
-                  " ON CONFLICT (content_hash) DO NOTHING");
-  return sql;
-}
-
-// Where each profile column lives inside a Profile and how it binds, found
-// once from the column table: binding a row then costs one switch per column
-// instead of a call through the column's accessor and two variant dispatches,
-// which were 6% of an import writer's time (measured with import_bench). A
-// member's offset is the same in every Profile, so the offsets found in one
-// locate the columns of all.
-class ProfileColumnBinder {
- public:
-  ProfileColumnBinder() {
-    const Profile probe;
-    const char* base = reinterpret_cast<const char*>(&probe);
-    for (const models::ProfileColumn& column : models::ProfileColumns()) {
-      std::visit(
-          [&](const auto* field) {
-            using T = std::remove_cv_t<std::remove_pointer_t<decltype(field)>>;
-            Slot slot;
-            slot.offset = reinterpret_cast<const char*>(field) - base;
-            if constexpr (std::is_same_v<T, int64_t>) {
-              slot.kind = Kind::kInt64;
-            } else if constexpr (std::is_same_v<T, int>) {
-              slot.kind = Kind::kInt;
-            } else if constexpr (std::is_same_v<T, double>) {
-              slot.kind = Kind::kDouble;
-            } else if constexpr (std::is_same_v<T, std::optional<double>>) {
-              slot.kind = Kind::kOptionalDouble;
-            } else {
-              static_assert(std::is_same_v<T, std::string>);
-              slot.kind = Kind::kText;
-            }
-            slots_.push_back(slot);
-          },
-          models::FieldOf(column, probe));
-    }
-  }
-
-  // Binds the profile columns from parameter `first` on.
-  void Bind(Statement& s, int first, const Profile& p) const {
-    const char* base = reinterpret_cast<const char*>(&p);
-    int index = first;
-    for (const Slot& slot : slots_) {
-      const char* at = base + slot.offset;
-      switch (slot.kind) {
-        case Kind::kInt64:
-          s.Bind(index, *reinterpret_cast<const int64_t*>(at));
-          break;
-        case Kind::kInt:
-          s.Bind(index, int64_t{*reinterpret_cast<const int*>(at)});
-          break;
-        case Kind::kDouble:
-          s.Bind(index, *reinterpret_cast<const double*>(at));
-          break;
-        case Kind::kOptionalDouble:
-          s.Bind(index, *reinterpret_cast<const std::optional<double>*>(at));
-          break;
-        case Kind::kText:
-          s.Bind(index, absl::string_view(*reinterpret_cast<const std::string*>(at)));
-          break;
-      }
-      ++index;
-    }
-  }
-
- private:
-  enum class Kind { kInt64, kInt, kDouble, kOptionalDouble, kText };
-  struct Slot {
-    Kind kind = Kind::kInt64;
-    ptrdiff_t offset = 0;
-  };
-  std::vector<Slot> slots_;
-};
-
-// Reads the profile columns from result column `first` on.
-void ReadProfileColumns(const Statement& s, int first, Profile& p) {
-  int c = first;
-  for (const models::ProfileColumn& column : models::ProfileColumns()) {
-    std::visit(
-        [&](auto* field) {
-          using T = std::remove_pointer_t<decltype(field)>;
-          if constexpr (std::is_same_v<T, std::optional<double>>) {
-            *field = s.OptionalDouble(c);
-          } else if constexpr (std::is_same_v<T, double>) {
-            *field = s.Double(c);
-          } else if constexpr (std::is_same_v<T, std::string>) {
-            *field = s.Text(c);
-          } else {
-            *field = static_cast<T>(s.Int(c));
-          }
-        },
-        column.field(p));
-    ++c;
-  }
-}
-
-// The select list used by scans: profile id, node name, workload key,
-// content hash, then the profile columns.
-std::string ScanSelect() {
-  return absl::StrCat("SELECT p.id, n.name, w.key, p.content_hash, ", ProfileColumnList("p."),
-                      " FROM profiles p JOIN nodes n ON n.id = p.node_id "
-                      "JOIN workloads w ON w.id = p.workload_id");
-}
-
-absl::StatusOr<Profile> ReadProfile(const Statement& s) {
-  Profile p;
-  p.id = s.Int(0);
-  p.node_name = s.Text(1);
-  absl::StatusOr<models::WorkloadSpec> spec = models::ParseWorkloadKey(s.Text(2));
-  if (!spec.ok()) {
-    return absl::DataLossError(absl::StrCat("stored workload key is corrupt: ", spec.status().message()));
-  }
-  p.workload = *std::move(spec);
-  p.content_hash = absl::BytesToHexString(s.Blob(3));
-  ReadProfileColumns(s, 4, p);
-  return p;
-}
-
-class SqliteStore;
-
-// Statements an import reuses for every record, prepared once per store.
-struct ImportStatements {
-  std::unique_ptr<Statement> find_node;
-  std::unique_ptr<Statement> find_workload;
-  std::unique_ptr<Statement> insert_workload;
-  // InsertProfilesSql(profiles_per_insert).
-  std::unique_ptr<Statement> insert_profiles;
-  int profiles_per_insert = 1;
-  std::unique_ptr<Statement> insert_node;
-  std::unique_ptr<Statement> refresh_node;
-  ProfileColumnBinder profile_columns;
-};
 
 class SqliteStore final : public Store {
  public:
@@ -249,35 +29,10 @@ class SqliteStore final : public Store {
       : writer_(std::move(writer)), shared_reader_(std::move(reader)),
         reader_path_(std::move(reader_path)) {}
 
+  // Prepares the import's statements on the writer.
   absl::Status Init() {
     if (writer_ == nullptr) return absl::OkStatus();
-    auto prepare = [&](std::unique_ptr<Statement>& out, const std::string& sql) -> absl::Status {
-      auto stmt = writer_->Prepare(sql);
-      if (!stmt.ok()) return stmt.status();
-      out = *std::move(stmt);
-      return absl::OkStatus();
-    };
-    ImportStatements& st = import_;
-    // Within what this SQLite allows a statement to bind (999 before 3.32).
-    const int max_parameters = sqlite3_limit(writer_->raw(), SQLITE_LIMIT_VARIABLE_NUMBER, -1);
-    st.profiles_per_insert =
-        std::clamp((max_parameters - 1) / ProfileInsertColumnCount(), 1, kProfilesPerInsert);
-    for (auto [slot, sql] : std::initializer_list<std::pair<std::unique_ptr<Statement>*, std::string>>{
-             {&st.find_node, "SELECT id, gpu_model FROM nodes WHERE name = ?1"},
-             {&st.find_workload, "SELECT id FROM workloads WHERE key = ?1"},
-             {&st.insert_workload,
-              "INSERT INTO workloads (key, kind, family, batch_size, precision, phase, "
-              "parameters, total_flops, inner_modules) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
-             {&st.insert_profiles, InsertProfilesSql(st.profiles_per_insert)},
-             {&st.insert_node,
-              absl::StrCat("INSERT INTO nodes (", NodeColumnList(), ") VALUES (",
-                           Placeholders(static_cast<int>(NodeColumns().size())), ")")},
-             {&st.refresh_node, absl::StrCat("UPDATE nodes SET ", NodeRefreshAssignments("?"),
-                                             " WHERE name = ?1 AND ", NodeRefreshGuard("?"))},
-         }) {
-      if (absl::Status s = prepare(*slot, sql); !s.ok()) return s;
-    }
-    return absl::OkStatus();
+    return import_.Prepare(*writer_);
   }
 
   // Moves the WAL checkpoints of a file-backed store off its commits (see
@@ -297,7 +52,7 @@ class SqliteStore final : public Store {
     Node stored = node;
     stored.registered_at_us = node.registered_at_us > 0 ? node.registered_at_us : NowMicros();
     absl::Status status = InTransaction(*writer_, [&]() -> absl::Status {
-      absl::Status s = InsertNodeLocked(stored);
+      absl::Status s = import_.InsertNode(stored);
       stored.id = writer_->last_insert_rowid();
       return s;
     });
@@ -321,20 +76,8 @@ class SqliteStore final : public Store {
   }
 
   absl::StatusOr<NodePage> ListNodes(const NodeFilter& filter) override {
-    if (filter.page_size < 1 || filter.page_size > 1000) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("page size must be within 1..1000, got ", filter.page_size));
-    }
-    int64_t after_id = 0;
-    if (!filter.page_token.empty() &&
-        (!absl::SimpleAtoi(filter.page_token, &after_id) || after_id < 0)) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid page token '", filter.page_token, "'"));
-    }
-    for (const auto& [key, value] : filter.labels) {
-      if (!IsLabelKey(key)) {
-        return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
-      }
-    }
+    absl::StatusOr<int64_t> after_id = NodePageStart(filter);
+    if (!after_id.ok()) return after_id.status();
     std::string sql = absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE id > ?1");
     if (!filter.gpu_model.empty()) absl::StrAppend(&sql, " AND gpu_model = ?2");
     int param = 3;
@@ -346,7 +89,7 @@ class SqliteStore final : public Store {
       auto stmt = c.Prepare(sql);
       if (!stmt.ok()) return stmt.status();
       Statement& s = **stmt;
-      s.Bind(1, after_id);
+      s.Bind(1, *after_id);
       if (!filter.gpu_model.empty()) s.Bind(2, filter.gpu_model);
       int p = 3;
       for (const auto& [key, value] : filter.labels) s.Bind(p++, value);
@@ -396,12 +139,15 @@ class SqliteStore final : public Store {
     });
   }
 
-  absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginImport() override;
+  absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginImport() override {
+    if (writer_ == nullptr) return ReadOnlyError();
+    return BeginSqliteImport(*writer_, import_, std::unique_lock<std::mutex>(write_mutex_));
+  }
 
   absl::Status ScanProfiles(const ProfileFilter& filter,
                             const std::function<bool(const Profile&)>& visit) override {
     return WithReader([&](Connection& c) -> absl::Status {
-      auto stmt = PrepareFiltered(c, ScanSelect(), filter, " ORDER BY p.id");
+      auto stmt = PrepareFiltered(c, SqliteProfileScanSelect(), filter, " ORDER BY p.id");
       if (!stmt.ok()) return stmt.status();
       while (true) {
         absl::StatusOr<bool> row = (*stmt)->Step();
@@ -545,33 +291,9 @@ class SqliteStore final : public Store {
     return static_cast<int64_t>(main_bytes + (error ? 0 : wal_bytes));
   }
 
-  // --- Used by SqliteImport, which holds write_mutex_. ---
-  Connection& writer() { return *writer_; }
-  ImportStatements& import_statements() { return import_; }
-  std::mutex& write_mutex() { return write_mutex_; }
-
-  absl::Status InsertNodeLocked(const Node& node) {
-    Statement& insert = *import_.insert_node;
-    BindNode(insert, node);
-    return insert.Run();
-  }
-
  private:
   static absl::Status ReadOnlyError() {
     return absl::FailedPreconditionError("the store was opened read-only");
-  }
-
-  static StoredModel ReadModel(const Statement& s) {
-    StoredModel m;
-    m.id = s.Int(0);
-    m.name = s.Text(1);
-    m.version = s.Int(2);
-    m.target = s.Text(3);
-    m.summary = s.Text(4);
-    m.cv_mape = s.Double(5);
-    m.created_at_us = s.Int(6);
-    m.payload = s.Text(7);
-    return m;
   }
 
   template <typename BindFn>
@@ -663,380 +385,19 @@ class SqliteStore final : public Store {
   std::vector<std::unique_ptr<Connection>> idle_readers_;
 };
 
-class SqliteImport final : public ImportTransaction {
- public:
-  // `stored_profiles`: how many profiles the store held when the import
-  // began (an upper bound will do).
-  SqliteImport(SqliteStore& store, std::unique_lock<std::mutex> lock, int64_t stored_profiles)
-      : store_(store), lock_(std::move(lock)), stored_profiles_(stored_profiles) {}
-
-  // Sizes the writer's page cache for the store as it grows (ImportCacheKiB).
-  absl::Status FitCache() {
-    const int64_t kib = ImportCacheKiB(stored_profiles_ + state_.summary.accepted);
-    if (kib == cache_kib_) return absl::OkStatus();
-    cache_kib_ = kib;
-    return store_.writer().Execute(absl::StrCat("PRAGMA cache_size = -", kib));
-  }
-
-  ~SqliteImport() override {
-    if (!state_.finished) RollBack();
-  }
-
-  absl::Status UpsertNode(const Node& node) override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
-    ImportStatements& st = store_.import_statements();
-    st.find_node->Bind(1, node.name);
-    absl::StatusOr<bool> row = st.find_node->Step();
-    if (!row.ok()) return Fail(row.status());
-    if (*row) {
-      const int64_t id = st.find_node->Int(0);
-      const std::string model = st.find_node->Text(1);
-      st.find_node->Reset();
-      if (model != node.gpu.model) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "node '", node.name, "' is registered with GPU ", model, ", not ", node.gpu.model));
-      }
-      Node fresh = node;
-      if (fresh.registered_at_us <= 0) fresh.registered_at_us = NowMicros();
-      Statement& u = *st.refresh_node;
-      u.Bind(1, node.name);
-      int index = 2;
-      for (const NodeColumn& column : NodeColumns()) {
-        if (column.refreshed) BindCell(u, index++, column.get(fresh));
-      }
-      if (absl::Status s = u.Run(); !s.ok()) return Fail(s);
-      node_ids_[node.name] = id;
-      return absl::OkStatus();
-    }
-    st.find_node->Reset();
-    Node stored = node;
-    if (stored.registered_at_us <= 0) stored.registered_at_us = NowMicros();
-    if (absl::Status s = store_.InsertNodeLocked(stored); !s.ok()) return Fail(s);
-    node_ids_[node.name] = store_.writer().last_insert_rowid();
-    return absl::OkStatus();
-  }
-
-  absl::Status AddPrepared(int64_t index, absl::StatusOr<PreparedProfile>&& prepared) override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
-    const Profile& profile = prepared->profile();
-    absl::StatusOr<int64_t> node_id = NodeId(prepared->node_name());
-    if (!node_id.ok()) {
-      if (absl::IsNotFound(node_id.status())) {
-        return state_.Reject(index, node_id.status().message());
-      }
-      return Fail(node_id.status());
-    }
-    absl::StatusOr<int64_t> workload_id = WorkloadId(prepared->workload_name(), profile.workload);
-    if (!workload_id.ok()) return Fail(workload_id.status());
-
-    // The row's values go straight into its place in the next INSERT; SQLite
-    // copies what it keeps, so nothing of `prepared` need outlive this call.
-    ImportStatements& st = store_.import_statements();
-    Statement& s = *st.insert_profiles;
-    const int first = staged_rows_ * ProfileInsertColumnCount();
-    s.BindBlob(first + 1, prepared->hash_bytes());
-    s.Bind(first + 2, *node_id).Bind(first + 3, *workload_id);
-    st.profile_columns.Bind(s, first + kProfileKeyColumns + 1, profile);
-    if (++staged_rows_ == st.profiles_per_insert) return InsertStaged();
-    return absl::OkStatus();
-  }
-
-  // Inserts the staged rows first, so that the counts are exact. The object
-  // is never const itself (BeginImport hands out a mutable one); if the
-  // insert fails, the import is rolled back and the next call reports it.
-  const ImportSummary& summary() const override {
-    auto* self = const_cast<SqliteImport*>(this);
-    if (self->state_.Usable().ok()) self->InsertStaged().IgnoreError();
-    return state_.summary;
-  }
-
-  absl::StatusOr<ImportSummary> Commit() override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    if (absl::Status s = InsertStaged(); !s.ok()) return s;
-    absl::Status status = store_.writer().Execute("COMMIT");
-    if (!status.ok()) {
-      RollBack();
-      return status;
-    }
-    End();
-    return state_.summary;
-  }
-
- private:
-  // Inserts the rows bound since the last insert; a profile whose content
-  // hash is stored already (or staged twice) is a duplicate.
-  absl::Status InsertStaged() {
-    if (staged_rows_ == 0) return absl::OkStatus();
-    Statement& s = *store_.import_statements().insert_profiles;
-    const int rows = staged_rows_;
-    staged_rows_ = 0;
-    s.Bind(store_.import_statements().profiles_per_insert * ProfileInsertColumnCount() + 1,
-           int64_t{rows});
-    if (absl::Status status = s.Run(); !status.ok()) return Fail(status);
-    const int64_t inserted = store_.writer().changes();
-    state_.summary.accepted += inserted;
-    state_.summary.duplicates += rows - inserted;
-    if (absl::Status status = FitCache(); !status.ok()) return Fail(status);
-    return absl::OkStatus();
-  }
-
-  // A failed statement leaves the transaction unusable: undo it at once so
-  // the write lock is not held until the caller drops the object.
-  absl::Status Fail(absl::Status status) {
-    state_.failed = true;
-    RollBack();
-    return status;
-  }
-
-  void RollBack() {
-    store_.writer().Execute("ROLLBACK").IgnoreError();
-    End();
-  }
-
-  // After COMMIT or ROLLBACK: every other write checks foreign keys again
-  // (see BeginImport) and has the writer's usual cache, and the lock is
-  // released, since the import object may outlive its transaction.
-  void End() {
-    store_.writer()
-        .Execute(absl::StrCat("PRAGMA foreign_keys = ON; PRAGMA cache_size = -", kWriterCacheKiB))
-        .IgnoreError();
-    state_.finished = true;
-    if (lock_.owns_lock()) lock_.unlock();
-  }
-
-  absl::StatusOr<int64_t> NodeId(const PrehashedName& name) {
-    if (auto it = node_ids_.find(name); it != node_ids_.end()) return it->second;
-    Statement& find = *store_.import_statements().find_node;
-    find.Bind(1, name.text);
-    absl::StatusOr<bool> row = find.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) {
-      return absl::NotFoundError(absl::StrCat(
-          "unknown node '", name.text, "' (register it first: perfcast nodes register)"));
-    }
-    const int64_t id = find.Int(0);
-    find.Reset();
-    node_ids_.emplace(std::string(name.text), id);
-    return id;
-  }
-
-  absl::StatusOr<int64_t> WorkloadId(const PrehashedName& key, const models::WorkloadSpec& spec) {
-    if (auto it = workload_ids_.find(key); it != workload_ids_.end()) return it->second;
-    ImportStatements& st = store_.import_statements();
-    st.find_workload->Bind(1, key.text);
-    absl::StatusOr<bool> row = st.find_workload->Step();
-    if (!row.ok()) return row.status();
-    int64_t id = 0;
-    if (*row) {
-      id = st.find_workload->Int(0);
-      st.find_workload->Reset();
-    } else {
-      st.find_workload->Reset();
-      Statement& insert = *st.insert_workload;
-      insert.Bind(1, key.text).Bind(2, models::WorkloadKindName(spec.kind)).Bind(3, spec.family);
-      insert.Bind(4, spec.batch_size).Bind(5, models::PrecisionName(spec.precision));
-      insert.Bind(6, models::PhaseName(spec.phase));
-      // Analytic columns make the store self-describing for ad-hoc SQL; a
-      // workload that cannot be described is still stored.
-      absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
-      if (d.ok()) {
-        insert.Bind(7, d->parameters).Bind(8, d->total_flops()).Bind(9, d->inner_modules);
-      } else {
-        insert.BindNull(7).BindNull(8).BindNull(9);
-      }
-      if (absl::Status s = insert.Run(); !s.ok()) return s;
-      id = store_.writer().last_insert_rowid();
-    }
-    workload_ids_.emplace(std::string(key.text), id);
-    return id;
-  }
-
-  SqliteStore& store_;
-  std::unique_lock<std::mutex> lock_;
-  const int64_t stored_profiles_;
-  // The writer's cache size as FitCache last set it.
-  int64_t cache_kib_ = 0;
-  ImportState state_;
-  // Rows bound into the insert statement and not yet inserted.
-  int staged_rows_ = 0;
-  // Ids by name, looked up with the hashes the profiles were prepared with.
-  absl::flat_hash_map<std::string, int64_t, PrehashedNameHash, PrehashedNameEq> node_ids_;
-  absl::flat_hash_map<std::string, int64_t, PrehashedNameHash, PrehashedNameEq> workload_ids_;
-};
-
-absl::StatusOr<std::unique_ptr<ImportTransaction>> SqliteStore::BeginImport() {
-  if (writer_ == nullptr) return ReadOnlyError();
-  std::unique_lock<std::mutex> lock(write_mutex_);
-  // SQLite would look up each profile's node and workload to check its
-  // foreign keys: two more B-tree searches per row, 7% of the insert time
-  // (measured). An import writes only ids it read or inserted itself inside
-  // this transaction, under the write lock (its caches die with it), so the
-  // check is off for the import's transaction alone. The pragma does nothing
-  // inside a transaction, hence before BEGIN; SqliteImport::End turns it
-  // back on however the import ends.
-  if (absl::Status s = writer_->Execute("PRAGMA foreign_keys = OFF; BEGIN IMMEDIATE"); !s.ok()) {
-    writer_->Execute("PRAGMA foreign_keys = ON").IgnoreError();
-    return s;
-  }
-  // The largest id bounds the count from above (deregistration deletes rows)
-  // and is found in one descent of the table.
-  absl::StatusOr<int64_t> stored = writer_->QueryInt("SELECT max(id) FROM profiles");
-  auto import = std::make_unique<SqliteImport>(*this, std::move(lock), stored.ok() ? *stored : 0);
-  if (!stored.ok()) return stored.status();  // the import rolls back
-  if (absl::Status s = import->FitCache(); !s.ok()) return s;
-  return std::unique_ptr<ImportTransaction>(std::move(import));
-}
-
-enum class Role { kServer, kAgent };
-
-// The page size of a new database file. Against SQLite's 4 KiB, 16 KiB
-// pages make an import's rows a quarter as many pages to allocate, fill,
-// balance, checksum and write: on the idle VM import_bench's SQLite alone (one
-// row per INSERT) wrote 191,000 and 196,000 rows/s at 4 KiB, 245,000 at 16
-// KiB (64 KiB: 249,000), and its commit took 0.26-0.32 s against 0.19 s. A
-// small write (a node, a model) writes 16 KiB per page it touches instead of
-// 4. An existing file keeps its page size (WAL mode cannot change it).
-constexpr int kNewFilePageSize = 16384;
-
-absl::Status ConfigureWriter(Connection& c, bool file_backed, bool fresh) {
-  // WAL lets readers run beside the single writer; FULL makes an
-  // acknowledged commit durable across power loss, not only process crashes.
-  if (file_backed) {
-    // Before WAL mode, which fixes the page size when it creates the file.
-    if (fresh) {
-      if (absl::Status s = c.Execute(absl::StrCat("PRAGMA page_size = ", kNewFilePageSize));
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (absl::Status s = c.Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
-  }
-  return c.Execute(
-      absl::StrCat("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
-                   "PRAGMA cache_size = -", kWriterCacheKiB));
-}
-
 }  // namespace
 
-int64_t ImportCacheKiB(int64_t profiles) {
-  // The content-hash index took 27 bytes a profile (1,200,000 random hashes,
-  // 16 KiB pages; dbstat).
-  constexpr int64_t kIndexBytesPerProfile = 27;
-  constexpr int64_t kMinKiB = 8192;
-  const int64_t wanted_kib = std::max<int64_t>(profiles, 0) * kIndexBytesPerProfile * 3 / 2 / 1024;
-  const int64_t whole_mib_kib = (wanted_kib + 1023) / 1024 * 1024;
-  return std::clamp(whole_mib_kib, kMinKiB, kWriterCacheKiB);
-}
-
-namespace {
-
-// OK when the perfcast store behind `c` is a server database. An agent's
-// store carries kAgentApplicationId; one written before that mark existed
-// (as the shipped data/*.sqlite) or a copy of a database is told apart by its
-// journal: perfcastd keeps its database in WAL mode, and SQLite keeps that
-// mode in the file.
-absl::Status IsServerDatabase(Connection& c, const std::string& path, bool in_memory) {
-  absl::StatusOr<int64_t> app = c.QueryInt("PRAGMA application_id");
-  if (!app.ok()) return app.status();
-  bool agent = *app == kAgentApplicationId;
-  if (!agent && !in_memory) {
-    absl::StatusOr<std::unique_ptr<Statement>> mode = c.Prepare("PRAGMA journal_mode");
-    if (!mode.ok()) return mode.status();
-    absl::StatusOr<bool> row = (*mode)->Step();
-    if (!row.ok()) return row.status();
-    agent = !*row || absl::AsciiStrToLower((*mode)->Text(0)) != "wal";
-  }
-  if (!agent) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      path, " is a perfcast agent store (or a copy), not a server database: it was left "
-      "untouched. Import it with `perfcast import ", path,
-      "` into the server's own database; a copied server database is adopted with `sqlite3 ",
-      path, " 'PRAGMA journal_mode=WAL'`"));
-}
-
-absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Role role) {
-  const bool in_memory = path == ":memory:";
-  if (!in_memory) {
-    std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    std::error_code error;
-    if (!parent.empty()) std::filesystem::create_directories(parent, error);
-  }
-  auto writer = Connection::Open(path, Connection::Mode::kReadWriteCreate);
-  if (!writer.ok()) return writer.status();
-  absl::StatusOr<int64_t> version = CheckStore(**writer);
-  if (!version.ok()) return version.status();
-  if (role == Role::kServer && *version > 0) {
-    // Reading the header and the journal mode writes nothing; the checks
-    // come before anything that would.
-    absl::Status refused = IsServerDatabase(**writer, path, in_memory);
-    if (!refused.ok()) return refused;
-  }
-  if (absl::Status s = ConfigureWriter(**writer, !in_memory, *version == 0); !s.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot configure ", path, ": ", s.message()));
-  }
-  if (absl::Status s = Migrate(**writer); !s.ok()) return s;
-  if (role == Role::kAgent) {
-    if (absl::Status s = (*writer)->Execute(
-            absl::StrCat("PRAGMA application_id = ", kAgentApplicationId));
-        !s.ok()) {
-      return s;
-    }
-  }
-  auto store = std::make_unique<SqliteStore>(*std::move(writer), nullptr,
-                                             in_memory ? std::string() : path);
+absl::StatusOr<std::unique_ptr<Store>> NewSqliteStore(std::unique_ptr<Connection> writer,
+                                                      std::unique_ptr<Connection> reader,
+                                                      std::string reader_path) {
+  const bool checkpointed = writer != nullptr && !reader_path.empty();
+  auto store = std::make_unique<SqliteStore>(std::move(writer), std::move(reader),
+                                             std::move(reader_path));
   if (absl::Status s = store->Init(); !s.ok()) return s;
-  if (!in_memory) {
+  if (checkpointed) {
     if (absl::Status s = store->StartCheckpointer(); !s.ok()) return s;
   }
-  return store;
-}
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
-  return Open(path, Role::kServer);
-}
-
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteAgentStore(const std::string& path) {
-  return Open(path, Role::kAgent);
-}
-
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path) {
-  auto connection = Connection::Open(path, Connection::Mode::kReadOnly);
-  if (!connection.ok()) return connection.status();
-  absl::StatusOr<int64_t> version = CheckStore(**connection);
-  if (!version.ok()) return version.status();
-  if (*version == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " is an empty SQLite file, not a perfcast store"));
-  }
-  if (*version < CurrentSchemaVersion()) {
-    auto copy = Connection::Open(":memory:", Connection::Mode::kReadWriteCreate);
-    if (!copy.ok()) return copy.status();
-    sqlite3_backup* backup = sqlite3_backup_init((*copy)->raw(), "main", (*connection)->raw(), "main");
-    if (backup == nullptr) return SqliteError((*copy)->raw(), SQLITE_ERROR, "copy for migration");
-    sqlite3_backup_step(backup, -1);
-    if (int rc = sqlite3_backup_finish(backup); rc != SQLITE_OK) {
-      return SqliteError((*copy)->raw(), rc, "copy for migration");
-    }
-    if (absl::Status s = Migrate(**copy); !s.ok()) return s;
-    connection = std::move(copy);
-  }
-  return std::unique_ptr<Store>(
-      std::make_unique<SqliteStore>(nullptr, *std::move(connection), std::string()));
-}
-
-absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version) {
-  if (std::filesystem::exists(path)) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " already exists"));
-  }
-  auto connection = Connection::Open(path, Connection::Mode::kReadWriteCreate);
-  if (!connection.ok()) return connection.status();
-  // As perfcastd left its database at every version.
-  if (absl::Status s = (*connection)->Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
-  return Migrate(**connection, version);
+  return std::unique_ptr<Store>(std::move(store));
 }
 
 }  // namespace perfcast::db

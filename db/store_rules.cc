@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "models/profile_columns.h"
 
@@ -150,6 +151,24 @@ absl::Status ValidateNode(const models::Node& node) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> NodePageStart(const NodeFilter& filter) {
+  if (filter.page_size < 1 || filter.page_size > 1000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page size must be within 1..1000, got ", filter.page_size));
+  }
+  int64_t after_id = 0;
+  if (!filter.page_token.empty() &&
+      (!absl::SimpleAtoi(filter.page_token, &after_id) || after_id < 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid page token '", filter.page_token, "'"));
+  }
+  for (const auto& [key, value] : filter.labels) {
+    if (!IsLabelKey(key)) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid label key '", key, "'"));
+    }
+  }
+  return after_id;
+}
+
 bool IsHexHash(absl::string_view hash) {
   if (hash.size() != 32) return false;
   for (char c : hash) {
@@ -164,6 +183,10 @@ std::string ProfileColumnList(absl::string_view prefix) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", prefix, column.name);
   }
   return out;
+}
+
+int ProfileInsertColumnCount() {
+  return kProfileKeyColumns + static_cast<int>(models::ProfileColumns().size());
 }
 
 absl::Status ImportState::Usable() const {

@@ -39,6 +39,12 @@ bool IsPrintableText(absl::string_view text);
 // label values.
 absl::Status ValidateNode(const models::Node& node);
 
+// Checks a ListNodes filter the same way for every store and returns the
+// node id its page starts after (0 for the first page). InvalidArgument for a
+// page size outside 1..1000, a page token that is not a non-negative id, or a
+// label key that IsLabelKey refuses.
+absl::StatusOr<int64_t> NodePageStart(const NodeFilter& filter);
+
 // Whether `hash` is a content hash as stored: 32 hexadecimal digits.
 bool IsHexHash(absl::string_view hash);
 
@@ -46,6 +52,11 @@ bool IsHexHash(absl::string_view hash);
 // `prefix` ("p." in scans): "p.iterations, p.mean_ms, ...". Every store's
 // INSERT and SELECT of profiles names them in this order.
 std::string ProfileColumnList(absl::string_view prefix = "");
+
+// The profile row as every store's import inserts it: content hash, node id,
+// workload id (kProfileKeyColumns), then ProfileColumnList().
+inline constexpr int kProfileKeyColumns = 3;
+int ProfileInsertColumnCount();
 
 // Where one import stands, kept the same way by every backend's
 // ImportTransaction so that a misused import gets the same codes everywhere.
