@@ -18,8 +18,8 @@ namespace perfcast::db {
 
 // A name (a node's, a workload key) with its hash, computed where the profile
 // is prepared: an import's writer looks up every row's node and workload ids
-// by name, and hashing the names there was 4% of the writer thread's time
-// (measured with import_bench), the thread that bounds a pipelined import.
+// by name, and hashing the names there showed in the profile of the writer
+// thread (docs/sqlite-import.md), the thread that bounds a pipelined import.
 struct PrehashedName {
   absl::string_view text;
   size_t hash = 0;

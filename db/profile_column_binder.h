@@ -15,9 +15,9 @@ namespace perfcast::db {
 // Where each profile column lives inside a Profile and how it binds, found
 // once from the column table: binding a row then costs one switch per column
 // instead of a call through the column's accessor and two variant
-// dispatches, which showed in an import writer's profile (import_bench). A
-// member's offset is the same in every Profile, so the offsets found in one
-// locate the columns of all.
+// dispatches, which showed in an import writer's profile
+// (docs/sqlite-import.md). A member's offset is the same in every Profile, so
+// the offsets found in one locate the columns of all.
 //
 // Immutable after construction: one binder may be shared between threads.
 class ProfileColumnBinder {

@@ -26,10 +26,8 @@ using models::Profile;
 
 // Profile rows an import inserts with one statement. Each sqlite3_step of a
 // one-row INSERT starts its program, opens and positions its cursors and
-// resets; one statement of many rows pays that once for all of them. On the
-// idle 2-core VM (import_bench's SQLite alone, 4 KiB pages) 32 rows per
-// statement wrote 226,000-231,000 rows/s against 164,000-183,000 one at a
-// time; 64 and 128 gained nothing more.
+// resets; one statement of many rows pays that once for all of them, and
+// larger groups gained nothing more (docs/sqlite-import.md).
 constexpr int kProfilesPerInsert = 32;
 
 // The import's INSERT of up to `rows` profile rows, each of
@@ -39,10 +37,10 @@ constexpr int kProfilesPerInsert = 32;
 // unbound, are never read.
 //
 // OR FAIL: with the default (ABORT) SQLite keeps a statement journal to undo
-// a failed statement alone, copying every page it touches first (10-20% of
-// the insert time, measured). A row's checks all come before its writes, and
-// an import whose statement fails is rolled back whole (SqliteImport::Fail),
-// so nothing needs it.
+// a failed statement alone, copying every page it touches first (a large
+// share of the insert time, docs/sqlite-import.md). A row's checks all come
+// before its writes, and an import whose statement fails is rolled back whole
+// (SqliteImport::Fail), so nothing needs it.
 std::string InsertProfilesSql(int rows) {
   const int width = ProfileInsertColumnCount();
   std::string sql = absl::StrCat("INSERT OR FAIL INTO profiles (content_hash, node_id, workload_id, ",
@@ -304,8 +302,8 @@ absl::Status ImportStatements::InsertNode(const models::Node& node) {
 absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginSqliteImport(
     Connection& writer, ImportStatements& statements, std::unique_lock<std::mutex> lock) {
   // SQLite would look up each profile's node and workload to check its
-  // foreign keys: two more B-tree searches per row, 7% of the insert time
-  // (measured). An import writes only ids it read or inserted itself inside
+  // foreign keys: two more B-tree searches per row (docs/sqlite-import.md).
+  // An import writes only ids it read or inserted itself inside
   // this transaction, under the write lock (its caches die with it), so the
   // check is off for the import's transaction alone. The pragma does nothing
   // inside a transaction, hence before BEGIN; SqliteImport::End turns it
@@ -325,8 +323,8 @@ absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginSqliteImport(
 }
 
 int64_t ImportCacheKiB(int64_t profiles) {
-  // The content-hash index took 27 bytes a profile (1,200,000 random hashes,
-  // 16 KiB pages; dbstat).
+  // The content-hash index's size per profile on 16 KiB pages
+  // (docs/sqlite-import.md says how it was measured).
   constexpr int64_t kIndexBytesPerProfile = 27;
   constexpr int64_t kMinKiB = 8192;
   const int64_t wanted_kib = std::max<int64_t>(profiles, 0) * kIndexBytesPerProfile * 3 / 2 / 1024;

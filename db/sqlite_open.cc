@@ -22,11 +22,9 @@ enum class Role { kServer, kAgent };
 
 // The page size of a new database file. Against SQLite's 4 KiB, 16 KiB
 // pages make an import's rows a quarter as many pages to allocate, fill,
-// balance, checksum and write: on the idle VM import_bench's SQLite alone (one
-// row per INSERT) wrote 191,000 and 196,000 rows/s at 4 KiB, 245,000 at 16
-// KiB (64 KiB: 249,000), and its commit took 0.26-0.32 s against 0.19 s. A
-// small write (a node, a model) writes 16 KiB per page it touches instead of
-// 4. An existing file keeps its page size (WAL mode cannot change it).
+// balance, checksum and write, and its commit shorter (docs/sqlite-import.md);
+// a small write (a node, a model) writes 16 KiB per page it touches instead
+// of 4. An existing file keeps its page size (WAL mode cannot change it).
 constexpr int kNewFilePageSize = 16384;
 
 absl::Status ConfigureWriter(Connection& c, bool file_backed, bool fresh) {

@@ -47,12 +47,9 @@ absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version
 // node index's rows go in at their ends, and a page of theirs, once full, is
 // not wanted again. A cache that stops short of holding those too makes
 // SQLite write them to the WAL while the import runs and reuse their memory
-// (still warm in the CPU's caches), and leaves the commit less to write.
-// Inserting 200,000 rows into an empty store (SQLite alone, a C program on
-// the 2-core VM): 0.61-0.68 s of CPU with 8 MiB against 0.80-0.88 s with 64
-// MiB, and a commit of 0.04 s against 0.17 s. A cache smaller than the index
-// is far worse: 1.1-1.3 s with 2 MiB, and with 1,000,000 rows stored already
-// 3.7 s with 8 MiB against 0.9 s with 64 MiB.
+// (still warm in the CPU's caches), and leaves the commit less to write. A
+// cache smaller than the index is far worse than either. Measurements:
+// docs/sqlite-import.md.
 int64_t ImportCacheKiB(int64_t profiles);
 
 }  // namespace perfcast::db
