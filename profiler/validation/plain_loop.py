@@ -399,9 +399,13 @@ def _builders():
 
 # ---- The plain loop ----
 
-def make_step(workload, config, device, ring=8, foreach=None):
+def make_step(workload, config, device, ring=8, foreach=None, matmul_tf32=None,
+              cudnn_tf32=None, cudnn_benchmark=False):
     """The loop's step as a closure: one batch of the prefetch ring copied to
-    the device, forward (+ loss, backward, optimizer step when training)."""
+    the device, forward (+ loss, backward, optimizer step when training).
+    TF32 follows the precision (tf32: matmuls and convolutions; otherwise
+    neither) unless `matmul_tf32` / `cudnn_tf32` say otherwise;
+    cudnn.benchmark is `cudnn_benchmark`."""
     import torch
     cuda = device.type == "cuda"
     g = torch.Generator().manual_seed(1)
@@ -415,9 +419,9 @@ def make_step(workload, config, device, ring=8, foreach=None):
     train = config.phase == "train"
     model.train(train)
     tf32 = config.precision == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.backends.cudnn.benchmark = False
+    torch.backends.cuda.matmul.allow_tf32 = tf32 if matmul_tf32 is None else matmul_tf32
+    torch.backends.cudnn.allow_tf32 = tf32 if cudnn_tf32 is None else cudnn_tf32
+    torch.backends.cudnn.benchmark = cudnn_benchmark
     amp = {"bf16-amp": torch.bfloat16, "fp16-amp": torch.float16}.get(config.precision)
     opt = None
     if train:
@@ -499,9 +503,11 @@ def dispatch_rates(device, scripted, ops=500, rounds=3):
 
 
 def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
-               max_warmup_blocks=6, min_steps=3, foreach=None, step=None):
+               max_warmup_blocks=6, min_steps=3, foreach=None, step=None, record=None):
     """Median over `blocks` timed blocks of the mean step time, milliseconds
-    (`step`: a closure from make_step to time instead of a new one)."""
+    (`step`: a closure from make_step to time instead of a new one; `record`:
+    a dict that receives the timed blocks, the warm-up blocks and the steps
+    per block)."""
     import torch
     cuda = device.type == "cuda"
     if step is None:
@@ -526,14 +532,19 @@ def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tole
         step_ms = block(1)
     warm = max(min_steps, int(math.ceil(target_ms / 2 / max(step_ms, 1e-3))))
     previous = block(warm)
+    warmup = [previous]
     for _ in range(max_warmup_blocks - 1):
         step_ms = block(warm)
+        warmup.append(step_ms)
         converged = abs(step_ms - previous) <= tolerance * previous
         previous = step_ms
         if converged:
             break
     n = max(min_steps, int(math.ceil(target_ms / max(step_ms, 1e-3))))
-    return quantile([block(n) for _ in range(blocks)], 0.5)
+    timed = [block(n) for _ in range(blocks)]
+    if record is not None:
+        record.update(blocks_ms=timed, warmup_blocks_ms=warmup, steps_per_block=n)
+    return quantile(timed, 0.5)
 
 
 def main(argv=None):
