@@ -198,6 +198,10 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
     op.flops /= t;
     op.bytes /= t;
     op.work_items = std::max(1.0, op.work_items / t);
+    // An attention record's shape says its heads, and a model without an
+    // attention class prices it from that shape (as its batched GEMMs and
+    // softmax): each GPU holds heads / T of them.
+    if (auto heads = op.shape.find("heads"); heads != op.shape.end()) heads->second /= t;
   }
   absl::StatusOr<std::vector<double>> times = PredictOperationTimes(model, shard, node);
   if (!times.ok()) return times.status();

@@ -137,6 +137,19 @@ TEST(Parallel, TensorParallelSplitsLayersAndPaysFourAllReducesPerLayer) {
   EXPECT_GT(p.breakdown_ms.at("comm.tp_allreduce"), 0);
 }
 
+TEST(Parallel, TensorParallelSplitsTheHeadsOfAttentionPricedFromItsShape) {
+  // RooflineModel has no attention class: an attention record is priced as
+  // the batched GEMMs, softmax and scale its shape (batch x heads) gives, so
+  // the split must reach the shape's heads, not only the record's work.
+  const ParallelPrediction one_gpu = Parallel(Transformer(8), {});
+  const ParallelPrediction p = Parallel(Transformer(8), {.tensor = 4});
+  const double whole = one_gpu.breakdown_ms.at("attention");
+  ASSERT_GT(whole, 0);
+  // A quarter of the work; the parts' launches are not split.
+  EXPECT_GT(p.breakdown_ms.at("attention"), whole / 4);
+  EXPECT_LT(p.breakdown_ms.at("attention"), 0.35 * whole);
+}
+
 TEST(Parallel, PipelineBubbleShrinksWithMicroBatchesAs1F1B) {
   const int stages = 4;
   for (int micro : {1, 4, 16}) {
