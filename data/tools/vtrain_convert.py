@@ -35,6 +35,11 @@ import sys
 # GPT-2's vocabulary, fp16 (torch.set_default_dtype(torch.float16) in
 # src/predictor.py; Megatron's fp16 with fp32 master weights).
 VOCAB = 50257
+# Megatron pads the vocabulary to a multiple of this times the tensor-parallel
+# degree (--make-vocab-size-divisible-by, _vocab_size_with_padding): the
+# embedding and LM head that ran were that wide, with GEMM sides a multiple
+# of 128 instead of GPT-2's odd 50257.
+VOCAB_DIVISIBLE_BY = 128
 PRECISION = "fp16-amp"
 # The A100 board: the all-reduce tables vTrain took on the same node
 # (trace/a100/AR_GPU8_*: 229 GB/s bus bandwidth at 1 GiB over 8 GPUs) are
@@ -52,6 +57,11 @@ CONFIG_FIELDS = ["num_gpus", "global_batch_size", "micro_batch_size", "hidden_si
 COLUMNS = ["gpu", "gpus", "data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batch",
            "micro_batches", "global_batch", "layers", "hidden", "heads", "ffn", "seq_len",
            "vocab", "precision", "activation_checkpointing", "measured_ms", "config"]
+
+
+def padded_vocab(tensor_parallel):
+    multiple = VOCAB_DIVISIBLE_BY * tensor_parallel
+    return -(-VOCAB // multiple) * multiple
 
 
 def read_rows(path):
@@ -96,7 +106,7 @@ def convert(root):
             "heads": heads,
             "ffn": 4 * hidden,
             "seq_len": seq,
-            "vocab": VOCAB,
+            "vocab": padded_vocab(tp),
             "precision": PRECISION,
             "activation_checkpointing": 1 if config.get("use_checkpoint", True) else 0,
             "measured_ms": repr(measured),

@@ -84,6 +84,9 @@ def check_miniature(source, tmp):
         fail("last row %s" % last)
     if first["config"] != "config_val_single_0000.json" or first["precision"] != "fp16-amp":
         fail("first row %s" % first)
+    # Megatron's padded vocabulary: a multiple of 128 x TP (TP 1, then 2).
+    if (first["vocab"], rows[1]["vocab"]) != ("50304", "50432"):
+        fail("vocabularies %s, %s" % (first["vocab"], rows[1]["vocab"]))
     with open(os.path.join(out, "LICENSE")) as f:
         if "MIT" not in f.read():
             fail("licence not copied")
@@ -119,7 +122,8 @@ def check_committed(source, tmp):
             fail("layout of %s" % row["config"])
         if n["global_batch"] != n["data_parallel"] * n["micro_batch"] * n["micro_batches"]:
             fail("batch of %s" % row["config"])
-        if n["heads"] % n["tensor_parallel"] or n["layers"] % n["pipeline_parallel"]:
+        if (n["heads"] % n["tensor_parallel"] or n["layers"] % n["pipeline_parallel"] or
+                n["vocab"] % (128 * n["tensor_parallel"]) or not 50257 <= n["vocab"] < 51300):
             fail("split of %s" % row["config"])
         if not float(row["measured_ms"]) > 0:
             fail("time of %s" % row["config"])
