@@ -6,11 +6,12 @@ A steps file has one measured multi-GPU training step per row: the columns of
 data/external/vtrain/steps.csv (data/tools/vtrain_convert.py), optionally with
 an `optimizer` column (default adam).
 
-  parallel_summary.py batches STEPS.csv OUT_DIR [--gpu GPU]
+  parallel_summary.py batches STEPS.csv OUT_DIR [--gpu GPU | --node NODE]
       Writes one `perfcast predict --batch-file` CSV per layout (data, tensor
       and pipeline parallel degrees and micro-batch count) into OUT_DIR and
       prints one line per file: "FILE DATA TENSOR PIPELINE MICRO_BATCHES".
-      --gpu prices another catalog GPU than the file's.
+      --gpu prices another catalog GPU than the file's, --node a registered
+      node (whose measured all-reduces then price the collectives).
 
   parallel_summary.py summary STEPS.csv OUT_DIR [--points POINTS.csv]
       Reads each batch file's answers (FILE.json: `perfcast -o json predict
@@ -43,7 +44,7 @@ STEP_COLUMNS = ["gpu", "gpus", "data_parallel", "tensor_parallel", "pipeline_par
                 "micro_batch", "micro_batches", "global_batch", "layers", "hidden", "heads", "ffn",
                 "seq_len", "vocab", "precision", "activation_checkpointing", "measured_ms",
                 "config"]
-BATCH_COLUMNS = ["family", "params", "batch_size", "precision", "phase", "optimizer", "gpu"]
+BATCH_COLUMNS = ["family", "params", "batch_size", "precision", "phase", "optimizer"]
 LAYOUT = ("data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches")
 PARTS = ("compute_ms", "bubble_ms", "tp_comm_ms", "pp_comm_ms", "dp_exposed_ms",
          "optimizer_ms", "micro_batch_ms")
@@ -80,16 +81,18 @@ def params(row):
 def write_batches(args):
     rows = read_steps(args.steps)
     os.makedirs(args.out_dir, exist_ok=True)
+    target = "node" if args.node else "gpu"
     for key, members in groups(rows).items():
         path = os.path.join(args.out_dir, file_name(key))
         with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=BATCH_COLUMNS, lineterminator="\n")
+            writer = csv.DictWriter(f, fieldnames=BATCH_COLUMNS + [target], lineterminator="\n")
             writer.writeheader()
             for row in members:
                 writer.writerow({
                     "family": "decoder", "params": params(row),
                     "batch_size": row["global_batch"], "precision": row["precision"],
-                    "phase": "train", "optimizer": row.get("optimizer") or "adam", "gpu": args.gpu or row["gpu"]})
+                    "phase": "train", "optimizer": row.get("optimizer") or "adam",
+                    target: args.node or args.gpu or row["gpu"]})
         print(path, *key)
 
 
@@ -261,7 +264,9 @@ def main():
     batches = sub.add_parser("batches")
     batches.add_argument("steps")
     batches.add_argument("out_dir")
-    batches.add_argument("--gpu", default="")
+    target = batches.add_mutually_exclusive_group()
+    target.add_argument("--gpu", default="")
+    target.add_argument("--node", default="")
     summary = sub.add_parser("summary")
     summary.add_argument("steps")
     summary.add_argument("out_dir")

@@ -14,6 +14,13 @@ checkout of that repository into:
               model (decoder parameters as perfcast's `decoder` family takes
               them), precision, activation checkpointing, measured ms, and
               the config file the row was checked against
+  allreduce.csv  vTrain's all-reduce tables of the same A100 node
+              (trace/a100/AR_GPU{2,4,8}_1M_1024M_LUT: fp32 all-reduces of
+              1 MiB to 1 GiB over 2, 4 and 8 GPUs, every 16th size) as
+              perfcast `allreduce` operation profiles of node `vtrain-a100`
+              (register it first: perfcast nodes register --name vtrain-a100
+              --gpu A100-SXM4-40GB --count 8); they give perfcast the node's
+              measured link instead of the catalog's
   LICENSE     vTrain's licence, copied
 
 steps.csv is not a profile file (a multi-GPU step is not a one-GPU profile):
@@ -54,6 +61,12 @@ CSV_COLUMNS = ["# GPUs", "global batch", "micro batch", "hidden size", "attentio
 CONFIG_FIELDS = ["num_gpus", "global_batch_size", "micro_batch_size", "hidden_size",
                  "num_attention_heads", "num_layers", "max_length", "tensor_parallel_size",
                  "data_parallel_size", "pipeline_parallel_size"]
+# The all-reduce tables: GPU counts the layouts use, every n-th message size.
+ALLREDUCE_GPUS = (2, 4, 8)
+ALLREDUCE_STRIDE = 16
+NODE = "vtrain-a100"
+ALLREDUCE_COLUMNS = ["node", "kind", "family", "params", "batch_size", "precision", "phase",
+                     "mean_ms", "agent_version"]
 COLUMNS = ["gpu", "gpus", "data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batch",
            "micro_batches", "global_batch", "layers", "hidden", "heads", "ffn", "seq_len",
            "vocab", "precision", "activation_checkpointing", "measured_ms", "config"]
@@ -115,6 +128,29 @@ def convert(root):
     return out
 
 
+def allreduce(root):
+    """nccl-tests style tables: size (B), count, type, then time (ns) and bus
+    bandwidth out of place and in place; the out-of-place time is kept."""
+    out = []
+    for gpus in ALLREDUCE_GPUS:
+        path = os.path.join(root, "trace/a100/AR_GPU%d_1M_1024M_LUT" % gpus)
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+        if rows[0][:4] != ["size(B)", "count", "type", "time(ns)"]:
+            sys.exit(f"{path}: unexpected header {rows[0]}")
+        data = rows[1:]
+        for row in data[::ALLREDUCE_STRIDE] + ([data[-1]] if (len(data) - 1) % ALLREDUCE_STRIDE
+                                                else []):
+            if row[2] != "float":
+                sys.exit(f"{path}: not an fp32 table: {row}")
+            out.append({
+                "node": NODE, "kind": "operation", "family": "allreduce",
+                "params": "bytes=%d;gpus=%d" % (int(row[0]), gpus), "batch_size": 1,
+                "precision": "fp32", "phase": "inference",
+                "mean_ms": repr(float(row[3]) / 1e6), "agent_version": "vtrain-a100-lut"})
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("vtrain_dir", help="a checkout of VIA-Research/vTrain")
@@ -126,9 +162,14 @@ def main():
         writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+    links = allreduce(args.vtrain_dir)
+    with open(os.path.join(args.out_dir, "allreduce.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=ALLREDUCE_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(links)
     shutil.copyfile(os.path.join(args.vtrain_dir, "LICENSE"),
                     os.path.join(args.out_dir, "LICENSE"))
-    print(f"steps.csv: {len(rows)} rows")
+    print(f"steps.csv: {len(rows)} rows; allreduce.csv: {len(links)} rows")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,11 @@
 # --micro-batches flags (and --framework megatron and
 # --activation-checkpointing when this build's CLI has them); the figures
 # come from data/tools/parallel_summary.py. Environment: VTRAIN_GPU prices
-# another catalog GPU (default: the file's, A100-SXM4-40GB); VTRAIN_POINTS
-# writes each row's prediction and parts to that CSV.
+# another catalog GPU (default: the file's, A100-SXM4-40GB); VTRAIN_LINK=measured
+# registers node vtrain-a100 (8 such GPUs) after the fit, imports vTrain's
+# all-reduce tables of that node (allreduce.csv) and prices the node, so that
+# the collectives run on the measured link instead of the catalog's;
+# VTRAIN_POINTS writes each row's prediction and parts to that CSV.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
@@ -50,6 +53,15 @@ echo
 echo "== perfcast fit --newest-per-gpu --group-by gpu"
 "$PERFCAST" fit --newest-per-gpu --group-by gpu | tail -n 5
 
+target=(--gpu "${VTRAIN_GPU:-}")
+if [ "${VTRAIN_LINK:-catalog}" = measured ]; then
+  echo
+  echo "== the measured link: node vtrain-a100 and vTrain's all-reduce tables"
+  "$PERFCAST" nodes register --name vtrain-a100 --gpu "${VTRAIN_GPU:-A100-SXM4-40GB}" --count 8
+  "$PERFCAST" import data/external/vtrain/allreduce.csv | tail -n 1
+  target=(--node vtrain-a100)
+fi
+
 flags=()
 help=$("$PERFCAST" predict --help)
 if grep -q -- '--framework' <<<"$help"; then
@@ -61,7 +73,7 @@ if grep -q -- '--activation-checkpointing' <<<"$help" &&
 fi
 echo
 echo "== perfcast predict --batch-file per layout ${flags[*]:-(no --framework, no --activation-checkpointing: this CLI lacks them)}"
-python3 data/tools/parallel_summary.py batches "$STEPS" "$WORK/batches" --gpu "${VTRAIN_GPU:-}" \
+python3 data/tools/parallel_summary.py batches "$STEPS" "$WORK/batches" "${target[@]}" \
   > "$WORK/layouts.txt"
 while read -r file dp tp pp m; do
   # A batch with failed rows exits 3 (partial); their errors are in the JSON.

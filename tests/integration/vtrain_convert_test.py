@@ -2,8 +2,9 @@
 """data/tools/vtrain_convert.py on a miniature vTrain checkout, and the
 committed data/external/vtrain/steps.csv read as the protocol reads it.
 
-The converter must keep every row, derive the micro-batch count, refuse a row
-that does not match its config file, and copy the licence. The committed file
+The converter must keep every row, derive the micro-batch count, pad the
+vocabulary as Megatron does, refuse a row that does not match its config file,
+convert every 16th size of the all-reduce tables, and copy the licence. The committed file
 must still have vTrain's 1,440 rows with the columns the protocol reads, each
 a consistent layout on a catalog GPU, and split into one batch file per
 layout by data/tools/parallel_summary.py.
@@ -55,6 +56,14 @@ def make_checkout(root, rows, config_rows=None):
             json.dump(config, f)
     with open(os.path.join(root, "LICENSE"), "w") as f:
         f.write("MIT License (miniature)\n")
+    os.makedirs(os.path.join(root, "trace/a100"))
+    for gpus in (2, 4, 8):
+        with open(os.path.join(root, "trace/a100/AR_GPU%d_1M_1024M_LUT" % gpus), "w") as f:
+            f.write("size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n")
+            for i in range(1, 21):  # 20 sizes: every 16th (1st, 17th) and the last are kept
+                size = i << 20
+                f.write("%d,%d,float,%d,1.0,%d,1.0\n" % (size, size // 4, 40000 + 1000 * i,
+                                                          41000 + 1000 * i))
 
 
 def convert(source, checkout, out):
@@ -90,6 +99,14 @@ def check_miniature(source, tmp):
     with open(os.path.join(out, "LICENSE")) as f:
         if "MIT" not in f.read():
             fail("licence not copied")
+    with open(os.path.join(out, "allreduce.csv"), newline="") as f:
+        links = list(csv.DictReader(f))
+    if [(r["params"], r["mean_ms"]) for r in links[:3]] != [
+            ("bytes=1048576;gpus=2", "0.041"), ("bytes=17825792;gpus=2", "0.057"),
+            ("bytes=20971520;gpus=2", "0.06")]:
+        fail("all-reduce rows %s" % links[:3])
+    if len(links) != 9 or {r["node"] for r in links} != {"vtrain-a100"}:
+        fail("all-reduce rows: %d, nodes %s" % (len(links), {r["node"] for r in links}))
 
     # A row whose config says another layout is refused.
     bad = os.path.join(tmp, "bad")
@@ -99,6 +116,18 @@ def check_miniature(source, tmp):
     result = convert(source, bad, os.path.join(tmp, "bad-out"))
     if result.returncode == 0 or "does not match" not in result.stderr + result.stdout:
         fail("a mismatched config was not refused: %s" % result.stderr)
+
+
+def check_committed_links(source):
+    with open(os.path.join(source, "data/external/vtrain/allreduce.csv"), newline="") as f:
+        reader = csv.DictReader(f)
+        links = list(reader)
+    if reader.fieldnames[:4] != ["node", "kind", "family", "params"] or len(links) != 195:
+        fail("committed all-reduce rows: %d, columns %s" % (len(links), reader.fieldnames))
+    for gpus in (2, 4, 8):
+        rows = [r for r in links if r["params"].endswith(";gpus=%d" % gpus)]
+        if len(rows) != 65 or not all(float(r["mean_ms"]) > 0 for r in rows):
+            fail("committed all-reduces over %d GPUs: %d rows" % (gpus, len(rows)))
 
 
 def check_committed(source, tmp):
@@ -156,6 +185,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_miniature(source, tmp)
         check_committed(source, tmp)
+        check_committed_links(source)
     print("OK")
 
 
