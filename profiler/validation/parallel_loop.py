@@ -34,8 +34,9 @@ events around each block, the rank's step is the median of its block means
 and the row's step_ms the slowest rank's. Peak memory per rank is
 torch.cuda.max_memory_allocated / max_memory_reserved since the model was in
 place (optimizer states and the first steps included); nvml_used_gib adds the
-CUDA context and NCCL's buffers. Power: the board's energy counter across the
-timed blocks (average W) and pynvml power samples every 50 ms (max W).
+CUDA context and NCCL's buffers. Power: pynvml samples every 50 ms during the
+timed blocks (mean and max W; energy per step = mean W x step), and the
+board's energy counter over the same window where it lasts a second or more.
 
 Strategies (the row's fields in perfcast's layout vocabulary)
 -------------------------------------------------------------
@@ -225,7 +226,8 @@ def plan(name, gpus=2):
                      config(m, "fsdp", gpus, 4, seq, zero=3, ac=True)]
         for m in ("resnet18-tiny", "vit-tiny"):
             rows += [config(m, "single", 1, 8), config(m, "ddp", gpus, 8),
-                     config(m, "fsdp", gpus, 8, zero=2)]
+                     config(m, "fsdp", gpus, 8, zero=2,
+                            fsdp_params="fp32" if m.startswith("resnet") else "bf16")]
         # An out-of-memory row: far beyond any GPU at this batch.
         rows.append(config("llama-tiny", "single", 1, 4096, 4096, tag="-oom"))
         return rows
@@ -255,8 +257,13 @@ def plan(name, gpus=2):
     for m, b, s in (("gpt2-medium", 16, 1024), ("bert-large", 32, 512)):
         rows += [config(m, "ddp", gpus, b, s, ac=True), config(m, "fsdp", gpus, b, s, zero=3,
                                                                ac=True)]
-    for m, b in (("resnet50", 256), ("vit-b16", 128)):
-        rows += [config(m, "fsdp", gpus, b, zero=3), config(m, "fsdp", gpus, b, zero=2)]
+    # BatchNorm's running statistics stay fp32, which FSDP's bf16 parameters
+    # refuse (seen: "Expected running_mean to have type BFloat16"): ResNet's
+    # FSDP gathers fp32 parameters under autocast.
+    rows += [config("resnet50", "fsdp", gpus, 256, zero=3, fsdp_params="fp32"),
+             config("resnet50", "fsdp", gpus, 256, zero=2, fsdp_params="fp32"),
+             config("vit-b16", "fsdp", gpus, 128, zero=3), config("vit-b16", "fsdp", gpus, 128,
+                                                                  zero=2)]
     rows += [config("llama-3b", "ddp", gpus, 4, 2048, ac=True),
              config("llama-3b", "fsdp", gpus, 4, 2048, zero=3, ac=True),
              config("llama-3b", "pp", gpus, 4, 2048, micro=2, schedule="1F1B")]
@@ -328,6 +335,7 @@ def summarize(rows):
             s[k] = max(values) if values else None
         powers = [v for v in (r.get("power_w") or []) if v is not None]
         s["power_w_per_gpu"] = sum(powers) / len(powers) if powers else None
+        s["energy_j_per_step"] = r.get("energy_j_per_step_total")  # all GPUs together
         probe = r.get("host_probe") or {}
         s["host_python_ops_per_s"] = probe.get("python_ops_per_s")
         s["host_cpu"] = (r.get("host") or {}).get("cpu_model")
@@ -586,8 +594,11 @@ def _nccl_version():
 
 
 class PowerMeter:
-    """pynvml on one GPU: the energy counter across a window (average W) and
-    power samples every `period_s` from a thread (max W)."""
+    """pynvml on one GPU: power samples every `period_s` from a thread
+    (nvmlDeviceGetPowerUsage, which Hopper averages over the last second:
+    the warm-up right before runs the same steps) and the energy counter
+    across the window (its updates are too coarse for windows under a
+    second: seen here, 0 J over a few hundred ms)."""
 
     def __init__(self, index, period_s=0.05):
         import threading
@@ -625,17 +636,19 @@ class PowerMeter:
         self.thread.start()
 
     def stop(self):
-        """-> (average W from energy, max sampled W, energy J)."""
+        """-> {"power_w": mean sample, "power_max_w", "power_samples",
+        "power_energy_w": energy counter / window (windows of 1 s or more)}."""
         if self.handle is None or self.thread is None:
-            return None, None, None
+            return {}
         e1, t1 = self._energy_mj(), time.perf_counter()
         self.stop_flag.set()
         self.thread.join()
+        window = t1 - self.t0
         energy = (e1 - self.e0) / 1000.0 if e1 is not None and self.e0 is not None else None
-        average = energy / (t1 - self.t0) if energy is not None and t1 > self.t0 else None
-        if average is None and self.samples:
-            average = sum(self.samples) / len(self.samples)
-        return average, (max(self.samples) if self.samples else None), energy
+        return {"power_w": sum(self.samples) / len(self.samples) if self.samples else None,
+                "power_max_w": max(self.samples) if self.samples else None,
+                "power_samples": len(self.samples), "power_window_s": window,
+                "power_energy_w": energy / window if energy and window >= 1.0 else None}
 
     def used_gib(self):
         if self.handle is None:
@@ -709,7 +722,7 @@ def time_step(step, device, world, block_ms, budget_s, timed_blocks=3, max_warm=
     if meter is not None:
         meter.start()
     timed = [block(n) for _ in range(timed_blocks)]
-    power = meter.stop() if meter is not None else (None, None, None)
+    power = meter.stop() if meter is not None else {}
     return {"first_steps_ms": first, "steps_per_block": n, "warmup_blocks_ms": warm,
             "blocks_ms": timed, "step_ms": median(timed), "power": power}
 
@@ -831,13 +844,14 @@ def run_config(cfg, rank, world, device, budget_s, block_ms):
         (p.to_local() if hasattr(p, "to_local") else p).numel() for p in model.parameters())
     timing = time_step(step, device, world, block_ms, budget_s, meter=meter)
     torch.cuda.synchronize(device)
-    average_w, max_w, energy_j = timing.pop("power")
-    steps_timed = timing["steps_per_block"] * len(timing["blocks_ms"])
+    power = timing.pop("power")
     result.update(timing)
+    result.update(power)
     result.update(peak_allocated_gib=torch.cuda.max_memory_allocated(device) / GIB,
                   peak_reserved_gib=torch.cuda.max_memory_reserved(device) / GIB,
-                  nvml_used_gib=meter.used_gib(), power_w=average_w, power_max_w=max_w,
-                  energy_j_per_step=energy_j / steps_timed if energy_j else None)
+                  nvml_used_gib=meter.used_gib(),
+                  energy_j_per_step=(power["power_w"] * timing["step_ms"] / 1e3
+                                     if power.get("power_w") else None))
     if world > 1:
         dist.barrier()
     return result
@@ -1020,7 +1034,8 @@ def assemble(cfg, results, host, versions, wall_s):
     for k in ("blocks_ms", "warmup_blocks_ms", "first_steps_ms", "steps_per_block",
               "peak_allocated_gib", "peak_reserved_gib", "setup_allocated_gib",
               "build_peak_allocated_gib", "nvml_used_gib",
-              "power_w", "power_max_w", "energy_j_per_step", "parameters_on_rank"):
+              "power_w", "power_max_w", "power_energy_w", "power_samples", "power_window_s",
+              "energy_j_per_step", "parameters_on_rank"):
         row[k] = [r.get(k) for r in results]
     energy = [e for e in row["energy_j_per_step"] if e is not None]
     row["energy_j_per_step_total"] = sum(energy) if len(energy) == len(results) else None

@@ -97,7 +97,8 @@ class SummaryTest(unittest.TestCase):
         base = {"kind": "parallel_step", "id": "a", "model_description": d, "gpus": 2,
                 "peak_allocated_gib": [10.0, 12.0], "peak_reserved_gib": [11.0, None],
                 "nvml_used_gib": [None, None], "power_w": [400.0, 500.0], "step_ms": 9.0,
-                "host_probe": {"python_ops_per_s": 1e5}, "host": {"cpu_model": "x"}}
+                "host_probe": {"python_ops_per_s": 1e5}, "host": {"cpu_model": "x"},
+                "energy_j_per_step_total": 8.1}
         rows = [dict(base, step_ms=8.0), base, dict(base, id="b", oom=True, step_ms=None,
                                                    power_w=[None, None]),
                 {"kind": "collective"}]
@@ -108,6 +109,7 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(s["a"]["peak_reserved_gib"], 11.0)
         self.assertIsNone(s["a"]["nvml_used_gib"])
         self.assertEqual(s["a"]["power_w_per_gpu"], 450.0)
+        self.assertEqual(s["a"]["energy_j_per_step"], 8.1)
         self.assertEqual(s["a"]["family"], "decoder")
         self.assertEqual(s["a"]["host_python_ops_per_s"], 1e5)
         self.assertTrue(s["b"]["oom"])
