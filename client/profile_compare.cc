@@ -6,20 +6,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/quantile.h"
 #include "nlohmann/json.hpp"
 
 namespace perfcast::client {
 namespace {
-
-// Linear interpolation between closest ranks (numpy's default), so that the
-// figures match what a reader recomputes from the same differences.
-double Quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double rank = q * static_cast<double>(values.size() - 1);
-  const size_t low = static_cast<size_t>(std::floor(rank));
-  const size_t high = std::min(low + 1, values.size() - 1);
-  return values[low] + (rank - static_cast<double>(low)) * (values[high] - values[low]);
-}
 
 DifferenceStats Summarize(std::string group, const std::vector<double>& signed_differences) {
   DifferenceStats stats;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/quantile.h"
 #include "client/predict_query.h"
 #include "client/svg_chart.h"
 #include "models/descriptor.h"
@@ -42,15 +43,6 @@ std::string Ms(double ms) {
   if (ms >= 100) return absl::StrFormat("%.0f", ms);
   if (ms >= 1) return absl::StrFormat("%.2f", ms);
   return absl::StrFormat("%.4f", ms);
-}
-
-double Quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double position = q * (values.size() - 1);
-  const size_t below = static_cast<size_t>(position);
-  const size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (position - below) * (values[above] - values[below]);
 }
 
 const char* LevelName(int level) {

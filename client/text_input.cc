@@ -6,42 +6,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/utf8.h"
 
 namespace perfcast::client {
-
-namespace {
-
-// The length of the valid UTF-8 sequence at text[i] that is not a control
-// character (C1 controls U+0080..U+009F drive terminals too), or 0.
-size_t PrintableUtf8(absl::string_view text, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(text[i]);
-  size_t n = 0;
-  uint32_t code = 0;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-    code = c & 0x1f;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    code = c & 0x0f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    code = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const unsigned char cc = static_cast<unsigned char>(text[i + k]);
-    if ((cc & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (cc & 0x3f);
-  }
-  const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code < min[n] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
-  if (code >= 0x80 && code <= 0x9f) return 0;
-  return n;
-}
-
-}  // namespace
 
 std::string Printable(absl::string_view text, size_t max_bytes) {
   std::string out;
@@ -58,7 +25,8 @@ std::string Printable(absl::string_view text, size_t max_bytes) {
       out += "\\t";
     } else if (c >= 0x20 && c < 0x7f) {
       out.push_back(static_cast<char>(c));
-    } else if (size_t len = c >= 0x80 ? PrintableUtf8(text, i) : 0; len > 0 && i + len <= n) {
+    } else if (size_t len = c >= 0x80 ? PrintableUtf8Length(text.substr(i)) : 0;
+               len > 0 && i + len <= n) {
       out.append(text.data() + i, len);
       i += len;
       continue;

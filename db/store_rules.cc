@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/utf8.h"
 #include "models/profile_columns.h"
 
 namespace perfcast::db {
@@ -50,29 +51,8 @@ bool IsPrintableText(absl::string_view text) {
       ++i;
       continue;
     }
-    size_t n = 0;
-    uint32_t code = 0;
-    if (c >= 0xc2 && c <= 0xdf) {
-      n = 2;
-      code = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 3;
-      code = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 4;
-      code = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + n > text.size()) return false;
-    for (size_t k = 1; k < n; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(text[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      code = (code << 6) | (cc & 0x3f);
-    }
-    constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < kMin[n] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
-    if (code <= 0x9f) return false;  // C1 controls
+    const size_t n = PrintableUtf8Length(text.substr(i));
+    if (n == 0) return false;
     i += n;
   }
   return true;

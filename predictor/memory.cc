@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/quantile.h"
 #include "predictor/folds.h"
 #include "predictor/regression.h"
 
@@ -107,14 +108,6 @@ absl::StatusOr<MemoryCalibration> FitRows(absl::Span<const Row* const> rows) {
   for (const Row* row : rows) error += std::abs(c.Predict(row->terms) - row->peak) / row->peak;
   c.fit_mape = error / rows.size();
   return c;
-}
-
-double Quantile(std::vector<double> sorted, double q) {
-  std::sort(sorted.begin(), sorted.end());
-  const double position = q * (sorted.size() - 1);
-  const size_t below = static_cast<size_t>(position);
-  const size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (position - below) * (sorted[above] - sorted[below]);
 }
 
 // Fits on all rows and cross-validates with folds over workloads, so that the

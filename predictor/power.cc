@@ -1,23 +1,14 @@
 #include "predictor/power.h"
 
-#include <algorithm>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/quantile.h"
 
 namespace perfcast::predictor {
-namespace {
-
-double Quantile(std::vector<double>& values, double q) {
-  std::sort(values.begin(), values.end());
-  const double position = q * (values.size() - 1);
-  const size_t below = static_cast<size_t>(position);
-  const size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (position - below) * (values[above] - values[below]);
-}
-
-}  // namespace
 
 PowerModel FitPower(absl::Span<const PowerSample> samples) {
   std::map<std::string, std::vector<double>> by_scope;

@@ -4,6 +4,8 @@
 #include <optional>
 #include <vector>
 
+#include "base/quantile.h"
+
 namespace perfcast::predictor {
 namespace {
 
@@ -33,14 +35,6 @@ const char* MathKey(models::Precision precision) {
     case models::Precision::kFp64: return "fp64";
   }
   return "fp32";
-}
-
-double Quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double position = q * (values.size() - 1);
-  const size_t below = static_cast<size_t>(position);
-  const size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (position - below) * (values[above] - values[below]);
 }
 
 }  // namespace
