@@ -15,8 +15,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/command.h"
-#include "client/proto_json.h"
+#include "client/predict_batch.h"
 #include "client/predict_query.h"
+#include "client/proto_json.h"
 #include "client/sweep.h"
 #include "client/report_html.h"
 #include "client/table.h"
@@ -25,7 +26,6 @@
 #include "models/workload.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
-#include "proto/batch_results.h"
 #include "proto/convert.h"
 
 namespace perfcast::client {
@@ -337,24 +337,8 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
     lines.push_back(number);
   }
   grpc::ClientContext call;
-  auto stream = Stub(context)->PredictBatch(&call);
-  // The compact layout: each distinct answer sent once (proto/batch_results.h).
-  request.set_compact(true);
-  stream->Write(request);
-  stream->WritesDone();
-  v1::PredictBatchResponse response;
   std::vector<v1::PredictResult> results;
-  absl::Status readable = absl::OkStatus();
-  while (stream->Read(&response)) {
-    if (readable = proto::ValidateBatchResponse(response); !readable.ok()) break;
-    for (int i = 0; i < proto::BatchResultCount(response); ++i) {
-      proto::BatchResult(response, i, &results.emplace_back());
-    }
-  }
-  if (!readable.ok()) call.TryCancel();
-  grpc::Status status = stream->Finish();
-  if (!readable.ok()) return CliError{kExitFailure, std::string(readable.message())};
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (auto error = PredictBatch(*Stub(context), call, request, results)) return error;
   Table table({"LINE", "FAMILY", "GPU", "MS/ITER", "LOW", "HIGH", "JOB", "ERROR"});
   int failed = 0;
   for (size_t i = 0; i < results.size() && i < lines.size(); ++i) {

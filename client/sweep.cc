@@ -9,11 +9,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/predict_batch.h"
 #include "client/proto_json.h"
 #include "client/table.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
-#include "proto/batch_results.h"
 
 namespace perfcast::client {
 namespace {
@@ -130,24 +130,11 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
   }
   grpc::ClientContext call;
   context.SetDeadline(call);
-  auto stream = v1::Predictor::NewStub(context.Channel())->PredictBatch(&call);
-  // The compact layout: each distinct answer sent once (proto/batch_results.h).
-  request.set_compact(true);
-  stream->Write(request);
-  stream->WritesDone();
-  v1::PredictBatchResponse response;
   std::vector<v1::PredictResult> results;
-  absl::Status readable = absl::OkStatus();
-  while (stream->Read(&response)) {
-    if (readable = proto::ValidateBatchResponse(response); !readable.ok()) break;
-    for (int i = 0; i < proto::BatchResultCount(response); ++i) {
-      proto::BatchResult(response, i, &results.emplace_back());
-    }
+  if (auto error = PredictBatch(*v1::Predictor::NewStub(context.Channel()), call,
+                                std::move(request), results)) {
+    return error;
   }
-  if (!readable.ok()) call.TryCancel();
-  grpc::Status status = stream->Finish();
-  if (!readable.ok()) return CliError{kExitFailure, std::string(readable.message())};
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
   if (results.size() != grid.size()) {
     return CliError{kExitFailure, absl::StrCat("the server answered ", results.size(), " of ",
                                                grid.size(), " sweep points")};
