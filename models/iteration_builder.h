@@ -131,7 +131,6 @@ class IterationBuilder {
   void set_autocast_casts(bool on) { autocast_casts_ = on; }
 
   double parameters() const { return parameters_; }
-  int64_t parameter_tensors() const { return parameter_tensors_; }
 
  private:
   void Gemm(const std::string& name, double m, double n, double k, double batch, Stage stage);

@@ -169,13 +169,6 @@ int OptimizerTemporaries(const models::WorkloadSpec& spec) {
   return spec.optimizer == "adam" || spec.optimizer == "adamw" ? 1 : 0;
 }
 
-const std::vector<std::string>& MemoryFeatureNames() {
-  static const std::vector<std::string>* const kNames = new std::vector<std::string>{
-      "constant",         "activations",           "inputs",       "fp32_activations",
-      "largest_op_bytes", "fp32_largest_op_bytes", "forward_bytes"};
-  return *kNames;
-}
-
 double MemoryCalibration::Predict(const MemoryTerms& terms) const {
   const std::array<double, kMemoryFeatures> f = Features(terms);
   double y = terms.persistent();

@@ -91,7 +91,6 @@ MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& descriptor);
 
 // The calibrated features, in the order of MemoryCalibration::coefficients.
 inline constexpr int kMemoryFeatures = 7;
-const std::vector<std::string>& MemoryFeatureNames();  // "constant", "activations", ...
 
 // One calibration: of a family in a phase ("lstm/train"), or pooled over all
 // families of a phase ("*/train") for families without their own.
