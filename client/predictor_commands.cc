@@ -58,6 +58,7 @@ struct SelectionFlags {
   int method_version = 0;
   bool all_methods = false;
   bool newest_per_gpu = false;
+  bool exclude_imported = false;
 
   void AddTo(CLI::App* command) {
     command->add_option("--gpu", gpus, "Only profiles of these GPU models");
@@ -82,6 +83,9 @@ struct SelectionFlags {
                    "different agent versions)")
         ->excludes(method)
         ->excludes(all);
+    command->add_flag("--exclude-imported", exclude_imported,
+                      "Leave out profiles imported from elsewhere (not measured by an agent: "
+                      "your own runs, public measurements), which are used by default");
   }
 
   std::optional<CliError> Fill(v1::ProfileSelection* selection, v1::FitOptions* options) const {
@@ -99,6 +103,7 @@ struct SelectionFlags {
     selection->set_method_version(method_version);
     selection->set_all_methods(all_methods);
     selection->set_newest_per_gpu(newest_per_gpu);
+    selection->set_exclude_imported(exclude_imported);
     options->set_folds(folds);
     options->set_max_features(max_features);
     options->set_ridge(ridge);
@@ -125,6 +130,7 @@ void PrintModels(const ClientContext& context, const std::vector<v1::ModelSummar
 struct FitFlags {
   std::string name;
   SelectionFlags selection;
+  bool calibrate = false;
 };
 
 std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
@@ -133,6 +139,7 @@ std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
   if (auto error = flags.selection.Fill(request.mutable_selection(), request.mutable_options())) {
     return error;
   }
+  request.mutable_options()->set_calibrate(flags.calibrate);
   grpc::ClientContext call;
   call.set_deadline(std::chrono::system_clock::now() +
                     std::chrono::seconds(std::max<int64_t>(600, context.timeout_s)));
@@ -140,6 +147,12 @@ std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
   grpc::Status status = Stub(context)->Fit(&call, request, &response);
   if (!status.ok()) return CliError{kExitFailure, Describe(status)};
   PrintModels(context, {response.model()});
+  // What the selection left out and why, and the calibrations made.
+  if (context.output != OutputFormat::kJson) {
+    for (const std::string& note : response.model().notes()) {
+      std::cout << "note: " << note << "\n";
+    }
+  }
   return std::nullopt;
 }
 
@@ -534,6 +547,9 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   CLI::App* fit_cmd = app.add_subcommand("fit", "Fit the two-level model on stored profiles");
   fit_cmd->add_option("--name", fit->name, "Model name (default: default)");
   fit->selection.AddTo(fit_cmd);
+  fit_cmd->add_flag("--calibrate", fit->calibrate,
+                    "Let the imported whole-model profiles (your measured runs) calibrate their "
+                    "GPU, family and phase: answers there move toward them, intervals narrow");
   fit_cmd->callback([&context, &dispatch, fit] {
     dispatch.action = [&context, fit] { return RunFit(context, *fit); };
   });

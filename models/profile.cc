@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "models/content_hash.h"
@@ -93,6 +94,10 @@ void Put(std::string& out, const std::optional<double>& value) {
 }
 
 }  // namespace
+
+bool MeasuredByAgent(const Profile& profile) {
+  return absl::StartsWith(profile.agent_version, kAgentVersionPrefix);
+}
 
 absl::Status ValidateProfile(const Profile& profile) {
   if (profile.node_name.empty()) return absl::InvalidArgumentError("profile has no node");

@@ -97,6 +97,16 @@ struct Profile {
   friend bool operator==(const Profile&, const Profile&) = default;
 };
 
+// What an agent writes as a profile's agent_version, before its version:
+// "perfcast-agent 0.1.0". Profiles imported from elsewhere (a CSV of a user's
+// own runs, public measurements) carry another name ("file-import", ...).
+inline constexpr char kAgentVersionPrefix[] = "perfcast-agent";
+
+// Whether `profile` was measured by a perfcast agent (its agent_version says
+// so) rather than imported from elsewhere: measurement methods order agent
+// runs, while an imported run is a measurement of its own kind.
+bool MeasuredByAgent(const Profile& profile);
+
 // Checks what a stored profile must satisfy: a node, a valid workload key,
 // finite non-negative times (at most 1e12 ms), count >= 1, median/p95
 // consistent with min/max, names and versions of bounded length, a method

@@ -308,6 +308,17 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"notes", model.notes},
       {"created_at_us", model.created_at_us},
   };
+  // Only where there are any: an uncalibrated model's file is as before.
+  if (!model.calibrations.empty()) {
+    json calibrations = json::object();
+    for (const auto& [key, c] : model.calibrations) {
+      calibrations[key] = {{"factor", c.factor},
+                           {"log_sd", c.log_sd},
+                           {"rows", c.rows},
+                           {"raw_log_ratio", c.raw_log_ratio}};
+    }
+    root["calibrations"] = std::move(calibrations);
+  }
   if (absl::Status status = CheckFinite(root, ""); !status.ok()) return status;
   return root.dump(1);
 }
@@ -403,6 +414,25 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
     absl::StatusOr<PowerModel> power = PowerFromJson(root["power"]);
     if (!power.ok()) return power.status();
     model.power = *std::move(power);
+  }
+  // Absent from models fitted without measured runs to calibrate on.
+  if (root.contains("calibrations")) {
+    if (!root["calibrations"].is_object()) {
+      return absl::InvalidArgumentError("model: 'calibrations' must be an object");
+    }
+    for (const auto& [key, value] : root["calibrations"].items()) {
+      if (!value.is_object()) return absl::InvalidArgumentError("model: bad calibration");
+      Calibration c;
+      PERFCAST_READ(value, "factor", c.factor);
+      PERFCAST_READ(value, "log_sd", c.log_sd);
+      PERFCAST_READ(value, "rows", c.rows);
+      PERFCAST_READ(value, "raw_log_ratio", c.raw_log_ratio);
+      if (!(c.factor > 0) || !(c.log_sd >= 0) || c.rows < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model: calibration '", key, "' needs a positive factor and rows"));
+      }
+      model.calibrations[key] = c;
+    }
   }
   return model;
 }

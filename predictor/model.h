@@ -24,6 +24,7 @@
 #include "absl/types/span.h"
 #include "models/descriptor.h"
 #include "models/workload.h"
+#include "predictor/calibration.h"
 #include "predictor/features.h"
 #include "predictor/cross_validation.h"
 #include "predictor/memory.h"
@@ -124,6 +125,9 @@ struct PredictorModel {
   // they existed (predictions are then analytic / default).
   MemoryModel memory;
   PowerModel power;
+  // Corrections fitted on a user's measured runs (Calibrate), by
+  // CalibrationKey; empty in models fitted without them.
+  CalibrationTable calibrations;
   std::vector<std::string> notes;  // what Fit skipped and why
   int64_t created_at_us = 0;
 

@@ -100,6 +100,11 @@ double HostTermsMs(const FittedModel& model, absl::Span<const double> values);
 // level1_ms. host_ms is capped at the answer.
 void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction);
 
+// Makes `prediction` (its time, band and flag) the calibrated answer, and
+// scales `host_ms`, level 2's host terms, with it, before ScaleBreakdown.
+// The band keeps its shape where the calibration's spread is wider.
+void ApplyCalibration(const Calibration& calibration, double& host_ms, Prediction& prediction);
+
 // ScaleBreakdown's first half: sets prediction.host_ms and breakdown_scale
 // (the breakdown left as it is), for a caller that keeps its breakdown
 // elsewhere (PricingPlan::PredictPlanned) and then scales each entry by

@@ -522,14 +522,17 @@ std::string FamilyScope(absl::string_view family, models::Phase phase) {
   return absl::StrCat(family, "/", models::PhaseName(phase));
 }
 
-absl::string_view MethodName(Method method) {
+absl::string_view MethodName(Method method, bool calibrated) {
   switch (method) {
-    case Method::kTwoLevel: return "two-level";
-    case Method::kTwoLevelReduced: return "two-level-reduced";
-    case Method::kLevel1Operation: return "level1-operation";
-    case Method::kLevel1Sum: return "level1-sum";
-    case Method::kLevel2Direct: return "level2-direct";
-    case Method::kLevel1Fallback: return "level1-fallback";
+    case Method::kTwoLevel: return calibrated ? "two-level+calibrated" : "two-level";
+    case Method::kTwoLevelReduced:
+      return calibrated ? "two-level-reduced+calibrated" : "two-level-reduced";
+    case Method::kLevel1Operation:
+      return calibrated ? "level1-operation+calibrated" : "level1-operation";
+    case Method::kLevel1Sum: return calibrated ? "level1-sum+calibrated" : "level1-sum";
+    case Method::kLevel2Direct: return calibrated ? "level2-direct+calibrated" : "level2-direct";
+    case Method::kLevel1Fallback:
+      return calibrated ? "level1-fallback+calibrated" : "level1-fallback";
   }
   return "unknown";
 }
@@ -721,6 +724,16 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
     if (model.notes.empty()) absl::StrAppend(&why, " (no operation or model profiles selected)");
     return absl::FailedPreconditionError(why);
   }
+  if (options.calibrate) {
+    std::vector<DescribedProfile> runs;
+    for (const DescribedProfile& p : profiles) {
+      if (p.profile.workload.kind == models::WorkloadKind::kModel &&
+          !models::MeasuredByAgent(p.profile)) {
+        runs.push_back(p);
+      }
+    }
+    if (absl::Status s = Calibrate(model, runs, given_nodes); !s.ok()) return s;
+  }
   return model;
 }
 
@@ -796,6 +809,16 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
     return absl::FailedPreconditionError(absl::StrCat(
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node.name, ": outside what it can extrapolate to"));
+  }
+  // The user's measured runs of this GPU, family and phase correct the
+  // answer (calibration.h).
+  if (const Calibration* calibration =
+          operation ? nullptr
+                    : FindCalibration(model.calibrations, node.gpu.model, descriptor.spec.family,
+                                      descriptor.spec.phase)) {
+    internal::ApplyCalibration(*calibration, host_ms, prediction);
+    prediction.features_used.push_back(CalibrationLabel(CalibrationKey(
+        node.gpu.model, descriptor.spec.family, descriptor.spec.phase)));
   }
   // The breakdown adds up to the answer: level 2's host terms as the host's
   // share, level-1 shares of the rest.

@@ -82,6 +82,10 @@ struct FitOptions {
   // family's kernels, so only its own model learns it.
   int family_min_rows = 8;
   int family_max_features = 3;
+  // The whole-model profiles not measured by an agent (a user's imported
+  // runs: models::MeasuredByAgent) also calibrate their GPU, family and
+  // phase (Calibrate) once the model is fitted.
+  bool calibrate = false;
   int64_t created_at_us = 0;  // 0: now
 };
 
@@ -119,8 +123,10 @@ enum class Method {
   kLevel1Fallback,
 };
 // "two-level", "two-level-reduced", "level1-sum", "level2-direct",
-// "level1-operation", "level1-fallback": the names the API reports.
-absl::string_view MethodName(Method method);
+// "level1-operation", "level1-fallback": the names the API reports; with
+// `calibrated`, the same with "+calibrated" ("two-level+calibrated"): the
+// answer corrected by the user's measured runs of its GPU, family and phase.
+absl::string_view MethodName(Method method, bool calibrated = false);
 // The level whose model gave the answer: 1 for kLevel1Sum, kLevel1Operation
 // and kLevel1Fallback, 2 otherwise.
 int MethodLevel(Method method);
@@ -158,6 +164,9 @@ struct Prediction {
   // Classes without a level-1 model, priced by uncalibrated roofline time.
   std::vector<std::string> uncalibrated_classes;
   RateSource rate_source = RateSource::kMeasured;
+  // Corrected by a calibration (PredictorModel::calibrations) fitted on
+  // measured runs of this GPU, family and phase; features_used names it.
+  bool calibrated = false;
 };
 
 // Predicts one iteration of `descriptor` on `node` (an operation workload:
@@ -170,6 +179,15 @@ struct Prediction {
 absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
                                             const models::WorkloadDescriptor& descriptor,
                                             const models::Node& node);
+
+// Fits `model`'s calibrations (calibration.h) on the whole-model profiles
+// among `runs` (a user's own measured runs; operation profiles are skipped),
+// one per GPU model, family and phase, replacing any it had, and notes each
+// in model.notes. A run the model cannot price is left out with a note.
+// InvalidArgument for a run on a node absent from `nodes` or with a
+// non-positive time.
+absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile> runs,
+                       const std::map<std::string, models::Node>& nodes);
 
 // Describes `spec` with models::Describe, then PredictDescribed.
 absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,

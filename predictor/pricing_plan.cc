@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "predictor/profile_rates.h"
@@ -222,6 +223,22 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
         phases_[static_cast<int>(phase)].by_family.emplace(scope.substr(0, slash),
                                                            MakeLevel2(fitted, target));
           }
+    }
+  }
+  // Keys are CalibrationKey(gpu, family, phase); only this node's GPU's serve.
+  const std::string gpu_prefix = absl::StrCat(node.gpu.model, "/");
+  for (const auto& [key, calibration] : model.calibrations) {
+    if (!absl::StartsWith(key, gpu_prefix)) continue;
+    for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
+      const std::string suffix = absl::StrCat("/", models::PhaseName(phase));
+      if (!absl::EndsWith(key, suffix) || key.size() <= gpu_prefix.size() + suffix.size()) {
+        continue;
+      }
+      const std::string family =
+          key.substr(gpu_prefix.size(), key.size() - gpu_prefix.size() - suffix.size());
+      if (key != CalibrationKey(node.gpu.model, family, phase)) continue;
+      phases_[static_cast<int>(phase)].calibrations.emplace(
+          family, Calibrated{&calibration, CalibrationLabel(key)});
     }
   }
 }
@@ -490,6 +507,13 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
     return absl::FailedPreconditionError(absl::StrCat(
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node_name_, ": outside what it can extrapolate to"));
+  }
+  if (!operation && (phase == 0 || phase == 1) && !phases_[phase].calibrations.empty()) {
+    auto calibrated = phases_[phase].calibrations.find(descriptor.spec.family);
+    if (calibrated != phases_[phase].calibrations.end()) {
+      internal::ApplyCalibration(*calibrated->second.calibration, host_ms, prediction);
+      planned.features_used.push_back(&calibrated->second.label);
+    }
   }
   ScaleBreakdown(*level1_ms, host_ms, planned);
   return absl::OkStatus();

@@ -164,10 +164,18 @@ class PricingPlan {
     bool labels_apart = false;
     internal::BandFactors band[2];     // [memory-bound]
   };
-  // One phase's level-2 models: the global one and the families' own.
+  // A calibration of this node's GPU for one family and phase, with the
+  // label a calibrated answer lists (CalibrationLabel).
+  struct Calibrated {
+    const Calibration* calibration = nullptr;
+    std::string label;
+  };
+  // One phase's level-2 models: the global one and the families' own; the
+  // calibrations of this node's GPU by family.
   struct Phase {
     std::optional<Level2> global;
     absl::flat_hash_map<std::string, Level2> by_family;
+    absl::flat_hash_map<std::string, Calibrated> calibrations;
   };
   // What one prediction has noted so far: which classes' features it has
   // listed and which features it has found extrapolated.

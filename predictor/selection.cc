@@ -18,6 +18,7 @@ std::string DescribeSelection(const ProfileSelection& s) {
     parts.push_back(absl::StrCat("method_version=", *s.method_version));
   }
   if (s.newest_per_gpu) parts.push_back("newest_per_gpu");
+  if (s.exclude_imported) parts.push_back("exclude_imported");
   return parts.empty() ? "all profiles" : absl::StrJoin(parts, " ");
 }
 

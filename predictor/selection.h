@@ -35,6 +35,10 @@ struct ProfileSelection {
   // The newest method of each GPU model instead: GPUs measured by different
   // agent versions (each GPU's own rows stay of one method).
   bool newest_per_gpu = false;
+  // Profiles imported from elsewhere (not models::MeasuredByAgent: a user's
+  // own runs, public measurements) are used whatever their method unless
+  // this leaves them out; the methods above order the agent's profiles.
+  bool exclude_imported = false;
 };
 
 // "measurement method 2" or "all measurement methods" (none): what a fit

@@ -54,7 +54,7 @@ void EncodePrice(Price&& price, bool brief, v1::PredictResponse* out) {
   out->set_rate_source(std::string(predictor::RateSourceName(p.rate_source)));
   out->set_gpu_model(price.node->gpu.model);
   out->set_cv_mape(price.cv_mape);
-  out->set_method(std::string(predictor::MethodName(p.method)));
+  out->set_method(std::string(predictor::MethodName(p.method, p.calibrated)));
   out->set_level1_ms(p.level1_ms);
   out->set_breakdown_scale(p.breakdown_scale);
   out->set_host_ms(p.host_ms);
@@ -222,7 +222,7 @@ void AppendPredictResponse(const serving::PlannedPrice& price, absl::string_view
   w.String(R::kGpuModelFieldNumber, price.node->gpu.model);
   w.Double(R::kCvMapeFieldNumber, price.cv_mape);
   w.Int32(R::kLevelFieldNumber, predictor::MethodLevel(p.method));
-  w.String(R::kMethodFieldNumber, predictor::MethodName(p.method));
+  w.String(R::kMethodFieldNumber, predictor::MethodName(p.method, p.calibrated));
   for (const std::string* op_class : planned.uncalibrated_classes) {
     w.Bytes(R::kUncalibratedClassesFieldNumber, *op_class);
   }

@@ -140,7 +140,7 @@ void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate
     out->set_energy_kwh_low(r.energy_low_kwh);
     out->set_energy_kwh_high(r.energy_high_kwh);
     out->set_rate_source(std::string(predictor::RateSourceName(r.step.rate_source)));
-    out->set_method(std::string(predictor::MethodName(r.step.method)));
+    out->set_method(std::string(predictor::MethodName(r.step.method, r.step.calibrated)));
   }
   if (r.price.has_value()) {
     out->set_priced(true);

@@ -240,6 +240,7 @@ absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in) {
   }
   out.fit_level1 = !in.level2_only();
   out.fit_level2 = !in.level1_only();
+  out.calibrate = in.calibrate();
   return out;
 }
 
@@ -279,6 +280,7 @@ absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
   if (selection.method_version() != 0) out.method_version = selection.method_version();
   out.all_methods = selection.all_methods();
   out.newest_per_gpu = selection.newest_per_gpu();
+  out.exclude_imported = selection.exclude_imported();
   if (selection.phase() != v1::PHASE_UNSPECIFIED) {
     absl::StatusOr<models::Phase> parsed = proto::FromProto(selection.phase());
     if (!parsed.ok()) return Prefixed("selection.phase: ", parsed.status());
@@ -291,6 +293,11 @@ absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
     const v1::EvaluateRequest& request) {
   absl::StatusOr<predictor::FitOptions> fit = ToFitOptions(request.options());
   if (!fit.ok()) return fit.status();
+  // A calibration on held-out rows would grade answers by what they were
+  // corrected toward.
+  if (fit->calibrate) {
+    return absl::InvalidArgumentError("options.calibrate: a fit option, not an evaluation's");
+  }
   if (request.size_threshold() < 0) {
     return absl::InvalidArgumentError("size_threshold must be >= 0");
   }

@@ -17,18 +17,22 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
-// Keeps the profiles of the newest measurement method in each group of
-// `loaded.profiles` (a profile's group: `group_of(profile)`), counting the
-// others in older_methods; returns each group's newest method.
+// Keeps the agent's profiles of the newest measurement method in each group
+// of `loaded.profiles` (a profile's group: `group_of(profile)`), counting the
+// others in older_methods; returns each group's newest method among the
+// agent's profiles. Imported profiles (not models::MeasuredByAgent: a user's
+// own runs, public measurements) are not ordered by the agent's methods and
+// stay.
 template <typename GroupOf>
 std::map<std::string, int> KeepNewestMethod(Selection& loaded, const GroupOf& group_of) {
   std::map<std::string, int> newest;
   for (const models::Profile& p : loaded.profiles) {
+    if (!models::MeasuredByAgent(p)) continue;
     int& method = newest[group_of(p)];
     method = std::max(method, p.method_version);
   }
   loaded.older_methods = std::erase_if(loaded.profiles, [&](const models::Profile& p) {
-    return p.method_version != newest.at(group_of(p));
+    return models::MeasuredByAgent(p) && p.method_version != newest.at(group_of(p));
   });
   return newest;
 }
@@ -55,10 +59,16 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
     return true;
   });
   if (!scanned.ok()) return scanned;
+  if (selection.exclude_imported) {
+    loaded.imported_left_out = std::erase_if(
+        loaded.profiles, [](const models::Profile& p) { return !models::MeasuredByAgent(p); });
+  }
   if (loaded.profiles.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no profiles match the selection (", predictor::DescribeSelection(selection), ")"));
   }
+  loaded.imported = std::count_if(loaded.profiles.begin(), loaded.profiles.end(),
+                                  [](const models::Profile& p) { return !models::MeasuredByAgent(p); });
   if (selection.newest_per_gpu) {
     const std::map<std::string, int> newest =
         KeepNewestMethod(loaded, [&](const models::Profile& p) -> const std::string& {
@@ -76,14 +86,40 @@ absl::StatusOr<Selection> LoadSelection(db::Store& store,
     return loaded;
   }
   if (!selection.all_methods) {
-    // One group: the newest method among all the selected profiles.
-    loaded.method_version =
-        KeepNewestMethod(loaded, [](const models::Profile&) { return std::string(); })
-            .begin()
-            ->second;
+    // One group: the newest method among all the selected agent profiles.
+    const std::map<std::string, int> newest =
+        KeepNewestMethod(loaded, [](const models::Profile&) { return std::string(); });
+    if (!newest.empty() && loaded.imported == 0) loaded.method_version = newest.begin()->second;
+    loaded.method_note = newest.empty() ? "imported profiles only"
+                         : loaded.imported == 0
+                             ? predictor::MethodNote(newest.begin()->second)
+                             : absl::StrCat(predictor::MethodNote(newest.begin()->second),
+                                            " and ", loaded.imported, " imported profiles");
+    return loaded;
   }
   loaded.method_note = predictor::MethodNote(loaded.method_version);
   return loaded;
+}
+
+std::vector<std::string> SelectionNotes(const Selection& loaded) {
+  std::vector<std::string> notes;
+  if (loaded.older_methods > 0) {
+    notes.push_back(absl::StrCat(
+        loaded.older_methods, " selected agent profiles of older measurement methods left out (",
+        loaded.method_note,
+        " used; --all-methods or --newest-per-gpu keep them, --method-version N picks one)"));
+  }
+  if (loaded.imported > 0) {
+    notes.push_back(absl::StrCat(loaded.imported,
+                                 " imported profiles (not measured by an agent) used beside the "
+                                 "agent's; --exclude-imported leaves them out"));
+  }
+  if (loaded.imported_left_out > 0) {
+    notes.push_back(absl::StrCat(loaded.imported_left_out,
+                                 " imported profiles (not measured by an agent) left out, as "
+                                 "asked (--exclude-imported)"));
+  }
+  return notes;
 }
 
 absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
@@ -96,6 +132,14 @@ absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
   absl::StatusOr<predictor::PredictorModel> model =
       predictor::Fit(loaded->profiles, loaded->nodes, options);
   if (!model.ok()) return model.status();
+  // What the selection left out, and why, first among the fit's notes.
+  std::vector<std::string> notes = SelectionNotes(*loaded);
+  if (options.calibrate && model->calibrations.empty()) {
+    notes.push_back(
+        "calibrate: no imported whole-model profile to calibrate on (import your measured runs "
+        "as a CSV or JSON Lines file first)");
+  }
+  model->notes.insert(model->notes.begin(), notes.begin(), notes.end());
   if (absl::Status s = keep_going(); !s.ok()) return s;
   if (!predictor::HasAnyFeature(*model)) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -34,16 +34,25 @@ struct Selection {
   // measurement methods", "the newest measurement method of each GPU
   // (H100-SXM5-80GB: 3, H200-SXM-141GB: 4)".
   std::string method_note;
-  // Profiles the selection matched but left out for an older method.
+  // Agent profiles the selection matched but left out for an older method.
   int64_t older_methods = 0;
+  // Imported profiles (not models::MeasuredByAgent) used, and left out as
+  // ProfileSelection::exclude_imported asks.
+  int64_t imported = 0;
+  int64_t imported_left_out = 0;
 };
 
-// Reads every node and the profiles `selection` keeps: of one measurement
-// method (the one asked for, else the newest present) unless it asks for
-// all. FailedPrecondition (naming the selection) when none match; the
-// store's errors.
+// Reads every node and the profiles `selection` keeps: the agent's of one
+// measurement method (the one asked for, else the newest present) unless it
+// asks for all, and every imported profile (a user's own runs) unless it
+// asks to exclude them. FailedPrecondition (naming the selection) when none
+// match; the store's errors.
 absl::StatusOr<Selection> LoadSelection(db::Store& store,
                                         const predictor::ProfileSelection& selection);
+
+// What `loaded` left out and why, and how many imported profiles it keeps:
+// one sentence each, for a fit's notes.
+std::vector<std::string> SelectionNotes(const Selection& loaded);
 
 struct SavedFit {
   std::shared_ptr<const LoadedModel> loaded;  // as saved: id and version set

@@ -18,6 +18,7 @@
 #include "predictor/evaluate.h"
 #include "predictor/features.h"
 #include "predictor/model.h"
+#include "predictor/pricing_plan.h"
 #include "predictor/rates.h"
 
 namespace perfcast::predictor {
@@ -341,6 +342,103 @@ TEST(Model, SerialisationRoundTripsBitExactly) {
   EXPECT_EQ(ParseModel("{").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseModel(R"({"format_version": 2})").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A calibration is the group's mean log ratio shrunk toward 1: one run moves
+// an answer less than five that agree, and scattered runs less than
+// agreeing ones; its spread narrows with the runs.
+TEST(Calibration, ShrinksTowardTheModelByTheRunsAndTheirScatter) {
+  EXPECT_EQ(FitCalibration({}, {}).factor, 1);
+  const double band = 2 * 1.2815515655446004 * 0.15;  // the model's own: 15% one sd
+  const Calibration one = FitCalibration({std::log(1.2)}, {band});
+  const Calibration five = FitCalibration(std::vector<double>(5, std::log(1.2)),
+                                          std::vector<double>(5, band));
+  const Calibration scattered = FitCalibration(
+      {std::log(1.2) - 0.2, std::log(1.2) + 0.2, std::log(1.2) - 0.1, std::log(1.2) + 0.1,
+       std::log(1.2)},
+      std::vector<double>(5, band));
+  EXPECT_GT(one.factor, 1.0);
+  EXPECT_LT(one.factor, five.factor);
+  EXPECT_LT(five.factor, 1.2);
+  EXPECT_GT(five.factor, 1.18);
+  EXPECT_LT(scattered.factor, five.factor);
+  EXPECT_EQ(five.rows, 5);
+  EXPECT_LT(five.log_sd, one.log_sd);
+  EXPECT_LT(five.log_sd, scattered.log_sd);
+  EXPECT_LT(one.log_sd, 0.15);
+}
+
+// Fitted with `calibrate`, the imported whole-model runs (not an agent's)
+// correct their GPU, family and phase only; the answer says so, its band
+// narrows, the reference path and the plan agree, and the model file keeps
+// the calibration.
+TEST(Calibration, ImportedRunsCorrectTheirGroupOnly) {
+  auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.01, 5);
+  for (DescribedProfile& p : data.profiles) p.profile.agent_version = "perfcast-agent 0.1.0";
+  // The user's runs on gamma1 ran 30% slower than the agent's there.
+  std::vector<DescribedProfile> runs;
+  for (const DescribedProfile& p : data.profiles) {
+    if (p.profile.node_name == "gamma1" && p.profile.workload.kind == models::WorkloadKind::kModel &&
+        p.profile.workload.precision == models::Precision::kFp32 && runs.size() < 5) {
+      DescribedProfile mine = p;
+      mine.profile.agent_version = "file-import";
+      mine.profile.iteration.mean_ms *= 1.3;
+      runs.push_back(mine);
+    }
+  }
+  ASSERT_EQ(runs.size(), 5u);
+  std::vector<DescribedProfile> with_runs = data.profiles;
+  with_runs.insert(with_runs.end(), runs.begin(), runs.end());
+  FitOptions options = Options();
+  absl::StatusOr<PredictorModel> plain = FitDescribed(with_runs, nodes, options);
+  options.calibrate = true;
+  absl::StatusOr<PredictorModel> calibrated = FitDescribed(with_runs, nodes, options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(calibrated.ok()) << calibrated.status();
+  EXPECT_TRUE(plain->calibrations.empty());
+  ASSERT_EQ(calibrated->calibrations.size(), 1u);
+  EXPECT_EQ(calibrated->calibrations.begin()->first, "gamma1-gpu/synthmlp/train");
+  EXPECT_THAT(calibrated->notes,
+              ::testing::Contains(::testing::HasSubstr("calibrated gamma1-gpu/synthmlp/train on 5")));
+
+  const models::WorkloadDescriptor d = Workload(6, 64, 512, models::Precision::kFp32);
+  absl::StatusOr<Prediction> before = PredictDescribed(*plain, d, nodes.at("gamma1"));
+  absl::StatusOr<Prediction> after = PredictDescribed(*calibrated, d, nodes.at("gamma1"));
+  ASSERT_TRUE(before.ok() && after.ok());
+  const double truth = 1.3 * TrueIterationMs(d, nodes.at("gamma1"));
+  EXPECT_LT(std::abs(after->iteration_ms - truth), std::abs(before->iteration_ms - truth));
+  // Never wider than the model's own (here already the narrower).
+  EXPECT_LE(after->hi_ms / after->lo_ms, before->hi_ms / before->lo_ms);
+  EXPECT_TRUE(after->calibrated);
+  EXPECT_EQ(MethodName(after->method, after->calibrated), "two-level+calibrated");
+  EXPECT_THAT(after->features_used,
+              ::testing::Contains("calibration/gamma1-gpu/synthmlp/train:measured_runs"));
+  absl::StatusOr<Prediction> planned = PricingPlan(*calibrated, nodes.at("gamma1")).Predict(d);
+  ASSERT_TRUE(planned.ok());
+  EXPECT_EQ(planned->iteration_ms, after->iteration_ms);
+  EXPECT_EQ(planned->lo_ms, after->lo_ms);
+  EXPECT_EQ(planned->features_used, after->features_used);
+  double sum = 0;
+  for (const auto& [op_class, ms] : after->breakdown_ms) sum += ms;
+  EXPECT_NEAR(sum, after->iteration_ms, 1e-9 * after->iteration_ms);
+
+  // Another GPU, and the same GPU's inference, keep the model's answer.
+  for (const auto& [node, phase] : {std::pair{"beta1", models::Phase::kTrain},
+                                    std::pair{"gamma1", models::Phase::kInference}}) {
+    models::WorkloadDescriptor other = d;
+    other.spec.phase = phase;
+    absl::StatusOr<Prediction> p = PredictDescribed(*calibrated, other, nodes.at(node));
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_FALSE(p->calibrated) << node;
+  }
+
+  absl::StatusOr<std::string> text = SerializeModel(*calibrated);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> parsed = ParseModel(*text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->calibrations == calibrated->calibrations);
+  EXPECT_EQ(SerializeModel(*plain)->find("calibrations"), std::string::npos);
 }
 
 TEST(Evaluate, LeaveOneGpuOutAndHeldOutSizes) {

@@ -1,10 +1,14 @@
 // The predictor on the measurements shipped in data/: what `make demo` fits.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
@@ -12,6 +16,7 @@
 #include "predictor/evaluate.h"
 #include "predictor/features.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
 #include "predictor/rates.h"
 
 namespace perfcast::predictor {
@@ -197,6 +202,106 @@ TEST(ShippedData, LeaveOneGpuOutOnProbedNewestMethodFilesCoversEightyPercent) {
   ASSERT_GT(report->level2.overall.count, 500);
   EXPECT_LE(report->level2.overall.mape, 0.15);
   ExpectWholeStepCoverageNearEightyPercent(*report);
+}
+
+
+// Issue 30, item 4: a user's own runs calibrate their GPU and family. Fitted
+// on the H200's files alone, the H100 is a GPU known from its spec sheet;
+// for each family (training steps), five of its H100 runs spread over its
+// sizes calibrate the model, and the family's other H100 runs are predicted
+// with and without that calibration. The calibrated answers must be closer
+// on the held-out runs, their bands narrower, and their method say so.
+TEST(ShippedData, FiveMeasuredRunsCalibrateOtherSizesOfTheirFamilyOnThatGpu) {
+  std::map<std::string, models::Node> nodes;
+  std::vector<DescribedProfile> training;
+  for (const char* file : {"h200-m10-default.sqlite", "h200-m12-architectures.sqlite"}) {
+    Load(file, nodes, &training);
+  }
+  std::vector<DescribedProfile> h100;
+  for (const char* file : {"h100-m10-default.sqlite", "h100-m10-architectures.sqlite"}) {
+    Load(file, nodes, &h100);
+  }
+  for (auto& [name, node] : nodes) {
+    models::CompleteFromCatalog(models::GpuCatalog::BuiltIn(), node.gpu);
+    if (node.gpu.model == "H100-SXM5-80GB") node.measured = {};  // the spec sheet only
+  }
+  FitOptions options;
+  options.created_at_us = 1;
+  absl::StatusOr<PredictorModel> model = FitDescribed(training, nodes, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+
+  std::map<std::string, std::vector<const DescribedProfile*>> by_family;
+  for (const DescribedProfile& p : h100) {
+    if (p.profile.workload.kind == models::WorkloadKind::kModel &&
+        p.profile.workload.phase == models::Phase::kTrain) {
+      by_family[p.profile.workload.family].push_back(&p);
+    }
+  }
+  double before_sum = 0, after_sum = 0, width_before = 0, width_after = 0;
+  int held_out = 0, covered_before = 0, covered_after = 0, families_closer = 0, families = 0;
+  for (auto& [family, runs] : by_family) {
+    if (runs.size() < 7) continue;  // five to calibrate, at least two to predict
+    ++families;
+    // Five runs spread over the family's sizes, by parameter count.
+    std::sort(runs.begin(), runs.end(), [](const DescribedProfile* a, const DescribedProfile* b) {
+      return std::make_pair(a->descriptor.parameters, a->profile.workload.Key()) <
+             std::make_pair(b->descriptor.parameters, b->profile.workload.Key());
+    });
+    std::vector<DescribedProfile> measured;
+    std::vector<const DescribedProfile*> others;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (measured.size() < 5 && i * 5 / runs.size() == measured.size()) {
+        measured.push_back(*runs[i]);
+      } else {
+        others.push_back(runs[i]);
+      }
+    }
+    PredictorModel calibrated = *model;
+    ASSERT_TRUE(Calibrate(calibrated, measured, nodes).ok());
+    ASSERT_EQ(calibrated.calibrations.size(), 1u) << family;
+    double family_before = 0, family_after = 0;
+    for (const DescribedProfile* run : others) {
+      const models::Node& node = nodes.at(run->profile.node_name);
+      absl::StatusOr<Prediction> plain = PredictDescribed(*model, run->descriptor, node);
+      absl::StatusOr<Prediction> better = PredictDescribed(calibrated, run->descriptor, node);
+      ASSERT_TRUE(plain.ok()) << plain.status();
+      ASSERT_TRUE(better.ok()) << better.status();
+      EXPECT_FALSE(plain->calibrated);
+      EXPECT_TRUE(better->calibrated);
+      EXPECT_EQ(MethodName(better->method, better->calibrated),
+                absl::StrCat(MethodName(better->method), "+calibrated"));
+      // The reference path and the precomputed one agree on a calibration.
+      absl::StatusOr<Prediction> planned = PricingPlan(calibrated, node).Predict(run->descriptor);
+      ASSERT_TRUE(planned.ok()) << planned.status();
+      EXPECT_EQ(planned->iteration_ms, better->iteration_ms);
+      EXPECT_EQ(planned->hi_ms, better->hi_ms);
+      EXPECT_EQ(planned->features_used, better->features_used);
+      const double measured_ms = run->profile.iteration.mean_ms;
+      family_before += std::abs(plain->iteration_ms / measured_ms - 1);
+      family_after += std::abs(better->iteration_ms / measured_ms - 1);
+      width_before += std::log(plain->hi_ms / plain->lo_ms);
+      width_after += std::log(better->hi_ms / better->lo_ms);
+      covered_before += plain->lo_ms <= measured_ms && measured_ms <= plain->hi_ms;
+      covered_after += better->lo_ms <= measured_ms && measured_ms <= better->hi_ms;
+      ++held_out;
+    }
+    std::printf("%-16s %2zu held out: MAPE %5.1f%% -> %5.1f%% (x%.3f from 5 runs)\n",
+                family.c_str(), others.size(), 100 * family_before / others.size(),
+                100 * family_after / others.size(),
+                calibrated.calibrations.begin()->second.factor);
+    families_closer += family_after < family_before;
+    before_sum += family_before;
+    after_sum += family_after;
+  }
+  std::printf("all: %d held out, MAPE %.1f%% -> %.1f%%, 10-90%% band coverage %.0f%% -> %.0f%%, "
+              "mean log width %.3f -> %.3f\n",
+              held_out, 100 * before_sum / held_out, 100 * after_sum / held_out,
+              100.0 * covered_before / held_out, 100.0 * covered_after / held_out,
+              width_before / held_out, width_after / held_out);
+  ASSERT_GE(families, 7);
+  EXPECT_LT(after_sum, 0.8 * before_sum);
+  EXPECT_GE(families_closer, families - 1);
+  EXPECT_LT(width_after, width_before);
 }
 
 }  // namespace

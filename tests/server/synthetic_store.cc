@@ -64,7 +64,7 @@ models::Profile MakeProfile(const std::string& node, const models::WorkloadSpec&
   p.iteration = {.count = 20, .mean_ms = ms, .median_ms = ms, .p95_ms = ms, .stddev_ms = 0,
                  .min_ms = ms, .max_ms = ms};
   p.measured_at_us = at_us;
-  p.agent_version = "synthetic";
+  p.agent_version = "perfcast-agent synthetic";  // an agent's run: methods order it
   return p;
 }
 

@@ -1,0 +1,64 @@
+// Calibration from a user's own measured runs (DESIGN.md, "The user's runs
+// are data").
+//
+// The two-level model prices a (GPU, family) pair from what it learned over
+// every GPU and family; a user's whole-model runs on one GPU say how far off
+// that answer is there. A calibration is one multiplicative correction per
+// (GPU model, family, phase), fitted on those runs against the model's own
+// answers for them: the mean log ratio measured / predicted, shrunk toward 1
+// as a random effect (prior spread: the model's own interval on those runs;
+// noise: the runs' scatter around their mean), so that one run moves the
+// answer less than five that agree. The interval of a calibrated answer is
+// the predictive spread of a new run of the group (the offset's remaining
+// uncertainty plus the runs' scatter), never wider than the model's own.
+//
+// Thread-safe: plain values and pure functions.
+#ifndef PERFCAST_PREDICTOR_CALIBRATION_H_
+#define PERFCAST_PREDICTOR_CALIBRATION_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "models/workload.h"
+
+namespace perfcast::predictor {
+
+struct Calibration {
+  double factor = 1;  // multiplies the model's iteration time
+  // Standard deviation, in log space, of a new run of the group around the
+  // calibrated answer: what its interval shows.
+  double log_sd = 0;
+  int64_t rows = 0;   // the measured runs it was fitted on
+  // The mean log ratio measured / predicted before shrinkage, for reports.
+  double raw_log_ratio = 0;
+
+  friend bool operator==(const Calibration&, const Calibration&) = default;
+};
+
+// Calibrations by CalibrationKey.
+using CalibrationTable = std::map<std::string, Calibration>;
+
+// "H100-SXM5-80GB/resnet_imagenet/train".
+std::string CalibrationKey(absl::string_view gpu_model, absl::string_view family,
+                           models::Phase phase);
+
+// The group's calibration, or nullptr.
+const Calibration* FindCalibration(const CalibrationTable& table, absl::string_view gpu_model,
+                                   absl::string_view family, models::Phase phase);
+
+// What a calibrated answer lists among its features:
+// "calibration/H100-SXM5-80GB/resnet_imagenet/train:measured_runs".
+std::string CalibrationLabel(absl::string_view key);
+
+// One group's runs, as log(measured / predicted) and the model's own
+// interval on each (log(hi / lo)): the calibration they give. Both have one
+// entry per run; an empty group gives the identity.
+Calibration FitCalibration(const std::vector<double>& log_ratios,
+                           const std::vector<double>& band_log_widths);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_CALIBRATION_H_
