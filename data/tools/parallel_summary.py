@@ -24,6 +24,12 @@ an `optimizer` column (default adam).
       and 4, report on 8). --points writes each row with its prediction and
       the step's parts.
 
+  parallel_summary.py jsonl STEPS.csv OUT.jsonl [--gpus 2,4] [--framework megatron]
+      The rows (those of the given GPU counts) in the one-row-per-configuration
+      schema of data/multi-gpu/h200x2-parallel.jsonl, which the fit of the
+      learned multi-GPU terms reads: e.g. vTrain's 2- and 4-GPU rows as
+      Megatron steps to learn from, its 8-GPU rows to check against.
+
   parallel_summary.py neusight-steps PARALLEL_E2E.csv OUT.csv
       NeuSight's 4-GPU labels (data/external/neusight/parallel_e2e.csv) as a
       steps file: the multi-GPU rows only, GPUs by catalog name, the models
@@ -258,6 +264,32 @@ def neusight_steps(args):
     print("%s: %d multi-GPU rows" % (args.out, len(out)))
 
 
+def write_jsonl(args):
+    keep = {int(g) for g in args.gpus.split(",")} if args.gpus else None
+    out = []
+    for row in read_steps(args.steps):
+        if keep is not None and int(row["gpus"]) not in keep:
+            continue
+        model_params = {k: int(row[k]) for k in ("layers", "hidden", "heads", "ffn", "vocab")}
+        model_params["positions"] = int(row["seq_len"])
+        out.append({
+            "id": os.path.splitext(row["config"])[0] if row["config"].endswith(".json")
+            else row["config"],
+            "model": "gpt-h%s-l%s" % (row["hidden"], row["layers"]),
+            "family": "decoder", "params": model_params, "seq_len": int(row["seq_len"]),
+            "global_batch": int(row["global_batch"]), "gpus": int(row["gpus"]),
+            "dp": int(row["data_parallel"]), "tp": int(row["tensor_parallel"]),
+            "pp": int(row["pipeline_parallel"]), "micro_batches": int(row["micro_batches"]),
+            "zero": 0, "activation_checkpointing": row["activation_checkpointing"] == "1",
+            "framework": args.framework, "schedule": "1F1B", "precision": row["precision"],
+            "optimizer": row.get("optimizer") or "adam", "step_ms": float(row["measured_ms"]),
+            "oom": False, "error": None, "source_gpu": row["gpu"]})
+    with open(args.out, "w") as f:
+        for r in out:
+            f.write(json.dumps(r, sort_keys=True) + "\n")
+    print("%s: %d rows" % (args.out, len(out)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -271,6 +303,11 @@ def main():
     summary.add_argument("steps")
     summary.add_argument("out_dir")
     summary.add_argument("--points", default="")
+    jsonl = sub.add_parser("jsonl")
+    jsonl.add_argument("steps")
+    jsonl.add_argument("out")
+    jsonl.add_argument("--gpus", default="")
+    jsonl.add_argument("--framework", default="megatron")
     neusight = sub.add_parser("neusight-steps")
     neusight.add_argument("parallel_e2e")
     neusight.add_argument("out")
@@ -279,6 +316,8 @@ def main():
         write_batches(args)
     elif args.command == "summary":
         summarize(args)
+    elif args.command == "jsonl":
+        write_jsonl(args)
     else:
         neusight_steps(args)
 

@@ -176,6 +176,18 @@ def check_committed(source, tmp):
             fail("batch file columns %s" % reader.fieldnames)
     if total != len(rows):
         fail("batch files hold %d rows of %d" % (total, len(rows)))
+    # The learning rows in the campaign's schema: 2 and 4 GPUs, as Megatron.
+    jsonl = os.path.join(tmp, "learn.jsonl")
+    subprocess.run([sys.executable, os.path.join(source, "data/tools/parallel_summary.py"),
+                    "jsonl", steps, jsonl, "--gpus", "2,4"], capture_output=True, check=True)
+    with open(jsonl) as f:
+        learn = [json.loads(line) for line in f]
+    if len(learn) != 720 or {r["gpus"] for r in learn} != {2, 4}:
+        fail("jsonl rows: %d" % len(learn))
+    needed = {"family", "params", "global_batch", "dp", "tp", "pp", "micro_batches", "zero",
+              "activation_checkpointing", "framework", "precision", "optimizer", "step_ms"}
+    if not needed <= set(learn[0]) or learn[0]["framework"] != "megatron":
+        fail("jsonl row %s" % learn[0])
 
 
 def main():
