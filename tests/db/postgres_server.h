@@ -11,7 +11,7 @@
 //
 //   void SetUp() override {
 //     absl::StatusOr<PostgresServer*> server = SharedPostgresServer();
-//     if (absl::IsNotFound(server.status()) && !PostgresRequired()) GTEST_SKIP() << ...;
+//     if (absl::IsNotFound(server.status()) && !PostgresRequired()) SKIP_FOR_ENVIRONMENT_GAP() << ...;
 //     ASSERT_TRUE(server.ok()) << server.status();
 //     uri_ = *(*server)->CreateDatabase();
 //   }

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "tests/db/postgres_server.h"
 #include "tests/db/test_util.h"
+#include "tests/environment_gap.h"
 
 namespace perfcast::db {
 namespace {
@@ -28,7 +29,7 @@ class PostgresStoreTest : public ::testing::Test {
   void SetUp() override {
     absl::StatusOr<PostgresServer*> server = testing::SharedPostgresServer();
     if (absl::IsNotFound(server.status()) && !testing::PostgresRequired()) {
-      GTEST_SKIP() << server.status().message();
+      SKIP_FOR_ENVIRONMENT_GAP() << server.status().message();
     }
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *server;

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "models/profile_columns.h"
 #include "tests/db/test_util.h"
+#include "tests/environment_gap.h"
 #ifdef PERFCAST_HAVE_POSTGRES
 #include "tests/db/postgres_server.h"
 #endif
@@ -36,7 +37,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 #ifdef PERFCAST_HAVE_POSTGRES
       absl::StatusOr<testing::PostgresServer*> server = testing::SharedPostgresServer();
       if (absl::IsNotFound(server.status()) && !testing::PostgresRequired()) {
-        GTEST_SKIP() << server.status().message();
+        SKIP_FOR_ENVIRONMENT_GAP() << server.status().message();
       }
       ASSERT_TRUE(server.ok()) << server.status();
       absl::StatusOr<std::string> uri = (*server)->CreateDatabase();

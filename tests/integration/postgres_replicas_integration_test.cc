@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "tests/db/postgres_server.h"
 #include "tests/db/test_util.h"
+#include "tests/environment_gap.h"
 #include "tests/integration/process_harness.h"
 
 namespace perfcast::testing {
@@ -52,7 +53,7 @@ class PostgresReplicasIntegrationTest : public ::testing::Test {
   void SetUp() override {
     absl::StatusOr<PostgresServer*> server = SharedPostgresServer();
     if (absl::IsNotFound(server.status()) && !PostgresRequired()) {
-      GTEST_SKIP() << server.status().message();
+      SKIP_FOR_ENVIRONMENT_GAP() << server.status().message();
     }
     ASSERT_TRUE(server.ok()) << server.status();
     absl::StatusOr<std::string> uri = (*server)->CreateDatabase();
