@@ -145,8 +145,8 @@ ALTER TABLE nodes ADD COLUMN network_gbs REAL NOT NULL DEFAULT 0;
 )sql",
       // v5: profiles keep two indexes: the content hash's (duplicates) and
       // the node's (scans by node or GPU, deregistration). Each index costs
-      // every imported row a B-tree insert; without the workload and time
-      // indexes SQLite inserts about 1.5x as many profile rows per second.
+      // every imported row a B-tree insert, so dropping the workload and time
+      // indexes made imports markedly faster (README.md, Storage).
       // Scans by family or time read the table in id order instead, which
       // their results keep anyway; the time index even slowed every scan
       // without bounds (the bounds default to all of time), which SQLite read

@@ -13,9 +13,8 @@
 // torchvision's nn.MultiheadAttention runs that way only in fp32 inference
 // (its fast path). Under autocast and in training it takes its slow path:
 // sequence-first transposes, a copy packing Q/K/V and a strided residual
-// add. Measured on an H100 (data/README.md, "Where the plain loop's time
-// goes"), that is 30-38% more GPU time in bf16 inference, 9% in bf16
-// training and 5% in fp32 training than this family's step.
+// add, which costs GPU time this family's step does not spend
+// (docs/code-evidence.md).
 #include <string>
 
 #include "absl/status/status.h"
