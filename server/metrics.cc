@@ -185,7 +185,9 @@ absl::Status Metrics::StartExposer(const std::string& address) {
     // Each connection holds a worker thread until its request arrives or
     // the request timeout passes: with civetweb's defaults (2 threads in
     // prometheus-cpp, 30 s) two clients that connect and send nothing blind
-    // the endpoint. Scrapes are small and quick; a stalled one is dropped.
+    // the endpoint. Scrapes are small and quick; a stalled one is dropped
+    // soon, and enough threads stay free for scrapes while a few clients
+    // reconnect and idle (kExposerThreads).
     auto exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
         "listening_ports", address, "num_threads", absl::StrCat(kExposerThreads),
         "request_timeout_ms", absl::StrCat(absl::ToInt64Milliseconds(kExposerRequestTimeout))});

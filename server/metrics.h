@@ -49,9 +49,12 @@ class StoreGauges;
 class Metrics {
  public:
   // The exposer's HTTP worker threads, and how long one waits for a
-  // client's request (or for it to read the answer) before dropping it.
-  static constexpr int kExposerThreads = 8;
-  static constexpr absl::Duration kExposerRequestTimeout = absl::Seconds(5);
+  // client's request (or for it to read the answer) before dropping it. A
+  // connection holds a thread until then, so idle connections delay a scrape
+  // by the timeout for each round of threads they fill; a scraper sends its
+  // request as it connects.
+  static constexpr int kExposerThreads = 32;
+  static constexpr absl::Duration kExposerRequestTimeout = absl::Seconds(1);
 
   Metrics();
   // Stops the exposer first, so no scrape runs while the metrics go away.

@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <sstream>
 
@@ -13,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 
 namespace perfcast::testing {
 namespace {
@@ -64,6 +67,18 @@ absl::StatusOr<std::unique_ptr<StalledConnection>> StalledConnection::Open(int p
 }
 
 StalledConnection::~StalledConnection() { close(fd_); }
+
+void StalledConnection::WaitUntilClosed(absl::Duration timeout) {
+  pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    const int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (poll(&p, 1, std::max(ms, 1)) <= 0) continue;
+    char byte;
+    // Readable: the server closed it (0 bytes) or reset it.
+    if (recv(fd_, &byte, 1, 0) <= 0) return;
+  }
+}
 
 absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& path, absl::Duration timeout) {
   Socket socket;

@@ -29,6 +29,8 @@ class StalledConnection {
  public:
   static absl::StatusOr<std::unique_ptr<StalledConnection>> Open(int port);
   ~StalledConnection();
+  // Waits until the server closes the connection or `timeout` passes.
+  void WaitUntilClosed(absl::Duration timeout);
   StalledConnection(const StalledConnection&) = delete;
   StalledConnection& operator=(const StalledConnection&) = delete;
 

@@ -1,9 +1,11 @@
 #include "server/metrics.h"
 
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -247,6 +249,45 @@ TEST_F(StoreGaugesTest, StalledClientsDoNotBlockScrapes) {
     ASSERT_TRUE(response.ok()) << response.status();
     EXPECT_EQ(response->status, 200);
   }
+}
+
+// 50 clients that connect and send nothing once delayed a scrape to 29.5 s
+// (each held one of 8 worker threads for a 5 s request timeout), and 8 that
+// reconnected as soon as they were dropped held every thread all the time.
+// Here 50 idle connections stay open while 8 more keep reconnecting, and
+// each scrape must still be answered within a few seconds.
+TEST_F(StoreGaugesTest, ManyIdleAndReconnectingClientsDoNotBlindScrapes) {
+  Metrics metrics;
+  metrics.WatchStore(*store_);
+  ASSERT_TRUE(metrics.StartExposer("127.0.0.1:0").ok());
+  const int port = metrics.exposer_port();
+  std::vector<std::unique_ptr<StalledConnection>> idle;
+  for (int i = 0; i < 50; ++i) {
+    absl::StatusOr<std::unique_ptr<StalledConnection>> c = StalledConnection::Open(port);
+    ASSERT_TRUE(c.ok()) << c.status();
+    idle.push_back(*std::move(c));
+  }
+  std::atomic<bool> scraping = true;
+  std::vector<std::thread> reconnecting;
+  for (int t = 0; t < 8; ++t) {
+    reconnecting.emplace_back([&] {
+      // A new idle connection as soon as the last one is dropped; bounded,
+      // should the scrapes hang.
+      for (int round = 0; round < 200 && scraping; ++round) {
+        absl::StatusOr<std::unique_ptr<StalledConnection>> c = StalledConnection::Open(port);
+        if (!c.ok()) break;
+        (*c)->WaitUntilClosed(absl::Seconds(10));
+      }
+    });
+  }
+  for (int scrape = 0; scrape < 3; ++scrape) {
+    auto response = HttpGet(port, "/metrics", absl::Seconds(4));
+    ASSERT_TRUE(response.ok()) << "scrape " << scrape << ": " << response.status();
+    EXPECT_EQ(response->status, 200);
+  }
+  scraping = false;
+  idle.clear();
+  for (std::thread& t : reconnecting) t.join();
 }
 
 }  // namespace
