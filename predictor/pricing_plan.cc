@@ -413,9 +413,13 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
 
 absl::StatusOr<Prediction> PricingPlan::Predict(
     const models::WorkloadDescriptor& descriptor) const {
-  absl::StatusOr<PlannedPrediction> planned = PredictPlanned(descriptor);
-  if (!planned.ok()) return planned.status();
-  return planned->ToPrediction();
+  return Predict(PreparedWorkload(descriptor));
+}
+
+absl::StatusOr<Prediction> PricingPlan::Predict(const PreparedWorkload& workload) const {
+  PlannedPrediction planned;
+  if (absl::Status s = PredictPlanned(workload, &planned); !s.ok()) return s;
+  return planned.ToPrediction();
 }
 
 void PricingPlan::ScaleBreakdown(double level1_ms, double host_ms,

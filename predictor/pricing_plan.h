@@ -123,6 +123,8 @@ class PricingPlan {
 
   // PredictDescribed(model, descriptor, node), with its errors.
   absl::StatusOr<Prediction> Predict(const models::WorkloadDescriptor& descriptor) const;
+  // The same from a workload prepared once (what a server prices again and again).
+  absl::StatusOr<Prediction> Predict(const PreparedWorkload& workload) const;
   // Predict's answer with its strings in this plan (see PlannedPrediction).
   absl::StatusOr<PlannedPrediction> PredictPlanned(
       const models::WorkloadDescriptor& descriptor) const;

@@ -1,45 +1,30 @@
 #include "server/predictor_service.h"
 
-#include <algorithm>
-#include <cstdlib>
-#include <optional>
-#include <type_traits>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
 #include "google/protobuf/arena.h"
-#include "predictor/summary.h"
-#include "serving/training.h"
-#include "predictor/parallel.h"
-#include "models/gpu_prices.h"
-#include "models/model_source.h"
 #include "predictor/recommend.h"
-#include "serving/recommender.h"
+#include "predictor/summary.h"
 #include "proto/batch_results.h"
-#include "proto/convert.h"
-#include "proto/wire_split.h"
 #include "server/call_timer.h"
 #include "server/grpc_status.h"
 #include "server/predict_response.h"
 #include "server/request_validation.h"
 #include "server/rpc_observer.h"
+#include "serving/recommender.h"
+#include "serving/training.h"
 
 namespace perfcast::server {
 namespace {
 
-// Answers kept server-wide, and per PredictBatch stream.
-constexpr size_t kMaxAnswers = 10'000;
-constexpr size_t kMaxStreamAnswers = 100'000;
-// A Predict request larger than this (a Hugging Face config's text) does
-// not keep its memory in its thread's request message.
+// A Predict request larger than this does not keep its memory in its
+// thread's request message.
 constexpr size_t kMaxKeptRequestBytes = 64 << 10;
-// Described workloads kept server-wide (a large model's descriptor holds a
-// few hundred operations: tens of kB).
-constexpr size_t kMaxDescriptors = 2'000;
 
 // A PredictBatch message's arena: blocks grow to 1 MiB (a message of 10,000
 // full results takes about 8 MB).
@@ -50,72 +35,10 @@ google::protobuf::ArenaOptions BatchArenaOptions() {
   return options;
 }
 
-// Parses a request's bytes as gRPC would: INTERNAL when they do not parse.
-// Bytes in one uncompressed slice (any small request) are read in place,
-// around their workload where they allow (proto::ParseAroundField): its
-// bytes are then in `workload`, which points into `bytes`, and `request`
-// lacks it. Parsing the workload's parameter map was most of a parse.
-grpc::Status ParseRequest(const grpc::ByteBuffer& bytes, v1::PredictRequest* request,
-                          std::optional<absl::string_view>* workload) {
-  workload->reset();
-  grpc::Slice slice;
-  if (!bytes.TrySingleSlice(&slice).ok()) {
-    grpc::ByteBuffer copy(bytes);  // gRPC's reader consumes what it reads
-    return grpc::SerializationTraits<v1::PredictRequest>::Deserialize(&copy, request);
-  }
-  const absl::string_view data(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  if (proto::ParseAroundField(data, v1::PredictRequest::kWorkloadFieldNumber, request,
-                              workload)) {
-    return grpc::Status::OK;
-  }
-  workload->reset();
-  if (!request->ParseFromArray(slice.begin(), static_cast<int>(slice.size()))) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, request->InitializationErrorString());
-  }
-  return grpc::Status::OK;
-}
-
-// Appends `text` so that no two strings append the same bytes.
-void AppendString(absl::string_view text, std::string* out) {
-  absl::StrAppend(out, text.size(), ":", text);
-}
-
-// Appends a key of every field of `w`, its parameters in name order: equal
-// content, equal key. What proto::AppendDeterministic gives, at a fraction of its cost
-// (a batch keys every query): kWorkloadFields guards that a field added to
-// Workload is added here too.
-constexpr int kWorkloadFields = 9;
-void AppendWorkloadKey(const v1::Workload& w, std::string* key) {
-  absl::StrAppend(key, static_cast<int>(w.kind()), ",", w.batch_size(), ",",
-                  static_cast<int>(w.precision()), ",", static_cast<int>(w.phase()), ",");
-  AppendString(w.family(), key);
-  AppendString(w.optimizer(), key);
-  AppendString(w.hf_config_json(), key);
-  AppendString(w.torchvision(), key);
-  absl::InlinedVector<const google::protobuf::MapPair<std::string, int64_t>*, 8> params;
-  for (const auto& entry : w.params()) params.push_back(&entry);
-  std::sort(params.begin(), params.end(),
-            [](const auto* a, const auto* b) { return a->first < b->first; });
-  for (const auto* entry : params) {
-    AppendString(entry->first, key);
-    absl::StrAppend(key, "=", entry->second, ",");
-  }
-}
-
-// Identifies what a query asks, job size aside: equal bytes, equal question.
-void AnswerKey(const v1::PredictRequest& query, bool brief, std::string* key) {
-  key->clear();
-  absl::StrAppend(key, static_cast<int>(query.target_case()), brief ? "b" : "f");
-  AppendString(query.model_name(), key);
-  AppendString(query.node_name(), key);
-  AppendString(query.catalog_gpu(), key);
-  // An absent workload and an empty one are different mistakes.
-  if (query.has_workload()) {
-    key->push_back('w');
-    AppendWorkloadKey(query.workload(), key);
-  }
-  key->push_back('|');
-  if (query.has_parallel()) proto::AppendDeterministic(query.parallel(), key);
+// The answer to `request`: its question decoded and asked once.
+absl::StatusOr<serving::Answer> Ask(serving::Pricer& pricer, const v1::PredictRequest& request) {
+  ASSIGN_OR_RETURN(serving::Query query, QueryFromRequest(request));
+  return pricer.Ask(query);
 }
 
 void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate* out) {
@@ -196,28 +119,6 @@ void EncodeGroups(const std::map<std::string, predictor::ErrorSummary>& groups, 
   }
 }
 
-// `bytes` as the call's reply.
-void SetBytes(const std::string& bytes, grpc::ByteBuffer* out) {
-  grpc::Slice slice(bytes.data(), bytes.size());
-  grpc::ByteBuffer buffer(&slice, 1);
-  out->Swap(&buffer);
-}
-
-// The job `request` asks for, priced on `price` (a serving::WorkloadPrice
-// or PlannedPrice): its job's errors first, then the pricing's.
-template <typename Price>
-absl::StatusOr<predictor::JobEstimate> JobEstimateFor(const v1::PredictRequest& request,
-                                                      const Price& price) {
-  absl::StatusOr<predictor::JobSize> job = JobFromRequest(request);
-  if (!job.ok()) return job.status();
-  return serving::PriceJob(price, *job);
-}
-
-// PredictResponse.notes of a described workload (DescribedWorkload::notes).
-void AddNotes(const std::vector<std::string>& notes, v1::PredictResponse* out) {
-  for (const std::string& note : notes) out->add_notes(note);
-}
-
 // The deadline of a long call as the libraries' KeepGoing.
 predictor::KeepGoing KeepGoing(const CallTimer& timer) {
   return [&timer]() -> absl::Status {
@@ -227,15 +128,14 @@ predictor::KeepGoing KeepGoing(const CallTimer& timer) {
   };
 }
 
-}  // namespace
 
-// The job-independent part of an answer, priced and encoded once.
-struct PredictorService::Answer {
-  absl::Status status;
-  serving::WorkloadPrice price;
-  v1::PredictResponse encoded;  // empty where `bytes` holds it instead
-  AnswerBytes bytes;            // Predict's answers: `encoded` around the job
-};
+serving::Pricer::Options PricingOptions(const PredictorServiceOptions& options) {
+  serving::Pricer::Options pricing = options.pricing;
+  pricing.keep_answers = options.answer_cache;
+  return pricing;
+}
+
+}  // namespace
 
 PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& catalog,
                                    Logger& logger, const Authenticator& auth,
@@ -245,228 +145,37 @@ PredictorService::PredictorService(db::Store& store, const models::GpuCatalog& c
       logger_(logger),
       auth_(auth),
       options_(options),
-      pricer_(store, catalog, options.pricing),
-      answers_(options.answer_cache
-                   ? std::make_unique<AnswerCache>(kMaxAnswers, options.pricing.node_recheck)
-                   : nullptr),
-      descriptors_(kMaxDescriptors, absl::InfiniteDuration()) {
-  // A field added to Workload must join AppendWorkloadKey, or two questions
-  // that differ in it would share an answer.
-  if (v1::Workload::descriptor()->field_count() != kWorkloadFields) std::abort();
-}
+      pricer_(store, catalog, PricingOptions(options)) {}
 
 PredictorService::~PredictorService() = default;
-
-std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::Described(
-    const v1::PredictRequest& query) {
-  // A descriptor is a function of the workload's fields alone (the model
-  // zoo is code): an entry never goes stale.
-  if (!query.has_workload()) {
-    return std::make_shared<const DescribedWorkload>(
-        DescribedWorkload{DescribeWorkload(query)});
-  }
-  thread_local std::string key;
-  key.clear();
-  AppendWorkloadKey(query.workload(), &key);
-  if (auto hit = descriptors_.Find(key, /*model_id=*/0)) return hit;
-  auto described = std::make_shared<DescribedWorkload>();
-  described->descriptor = DescribeWorkload(query);
-  if (described->descriptor.ok()) {
-    const models::WorkloadSpec& spec = described->descriptor->spec;
-    described->prepared.emplace(*described->descriptor);
-    described->echo = EncodeWorkloadEcho(spec);
-    const v1::Workload& w = query.workload();
-    if (!w.torchvision().empty() || !w.hf_config_json().empty()) {
-      described->notes = models::ImplementationCaveats(
-          w.torchvision().empty() ? models::ModelOrigin::kHuggingFace
-                                  : models::ModelOrigin::kTorchvision,
-          spec.family,
-          spec.precision == models::Precision::kBf16Amp ||
-              spec.precision == models::Precision::kFp16Amp,
-          spec.phase == models::Phase::kTrain);
-    }
-  }
-  descriptors_.Put(key, /*model_id=*/0, described);
-  return described;
-}
-
-std::shared_ptr<const PredictorService::DescribedWorkload> PredictorService::DescribedByBytes(
-    absl::string_view workload) {
-  // 'b' and the bytes: no key of Described's starts with a letter.
-  thread_local std::string key;
-  key.clear();
-  absl::StrAppend(&key, "b", workload);
-  if (auto hit = descriptors_.Find(key, /*model_id=*/0)) return hit;
-  v1::PredictRequest query;
-  if (!query.mutable_workload()->ParseFromArray(workload.data(),
-                                                 static_cast<int>(workload.size()))) {
-    return nullptr;
-  }
-  std::shared_ptr<const DescribedWorkload> described = Described(query);
-  descriptors_.Put(key, /*model_id=*/0, described);
-  return described;
-}
-
-absl::StatusOr<PredictorService::Question> PredictorService::Ask(
-    const v1::PredictRequest& query,
-    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
-    std::shared_ptr<const DescribedWorkload> described) {
-  // Problems of the request come before the server's (no model yet).
-  absl::StatusOr<serving::Target> target = TargetFromRequest(query);
-  if (!target.ok()) return target.status();
-  absl::StatusOr<std::shared_ptr<const models::Node>> node = pricer_.ResolveTarget(*target);
-  if (!node.ok()) return node.status();
-  if (described == nullptr) described = Described(query);
-  if (!described->descriptor.ok()) return described->descriptor.status();
-  if (!model.ok()) return model.status();
-  return Question{*std::move(target), *std::move(node), std::move(described)};
-}
-
-absl::StatusOr<serving::WorkloadPrice> PredictorService::PriceQuery(
-    const v1::PredictRequest& query,
-    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model,
-    std::shared_ptr<const DescribedWorkload>* described) {
-  absl::StatusOr<Question> question = Ask(query, model);
-  if (!question.ok()) return question.status();
-  if (described != nullptr) *described = question->described;
-  // The price shares the cached descriptor instead of copying its spec.
-  std::optional<predictor::ParallelLayout> layout = LayoutFromRequest(query);
-  if (layout.has_value()) {
-    return pricer_.Price(*model, question->descriptor(), question->target, layout);
-  }
-  // On one GPU: the node Ask resolved and the workload prepared once, as
-  // Pricer::Price would do them again.
-  absl::StatusOr<serving::PlannedPrice> planned = pricer_.PricePlanned(
-      *model, question->descriptor(), question->node, *question->described->prepared);
-  if (!planned.ok()) return planned.status();
-  return planned->ToWorkloadPrice();
-}
-
-std::shared_ptr<const PredictorService::Answer> PredictorService::AnswerFor(
-    const v1::PredictRequest& query, bool brief,
-    const absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>& model, AnswerCache& cache,
-    bool cache_errors, bool as_bytes) {
-  thread_local std::string key;
-  if (model.ok()) {
-    AnswerKey(query, brief, &key);
-    if (std::shared_ptr<const Answer> hit = cache.Find(key, (*model)->meta.id)) return hit;
-  }
-  auto answer = std::make_shared<Answer>();
-  std::shared_ptr<const DescribedWorkload> described;
-  absl::StatusOr<serving::WorkloadPrice> price = PriceQuery(query, model, &described);
-  answer->status = price.status();
-  if (price.ok()) {
-    answer->price = *std::move(price);
-    // Bytes are encoded from a message of their own: a cleared `encoded`
-    // would keep its strings' memory in the cache.
-    v1::PredictResponse for_bytes;
-    v1::PredictResponse& encoded = as_bytes ? for_bytes : answer->encoded;
-    EncodeAnswer(answer->price, brief, &encoded);
-    if (!brief) AddNotes(described->notes, &encoded);
-    if (as_bytes) answer->bytes = SplitAroundJob(encoded);
-    // Encoded, the answer needs only its numbers (PriceJob). Holding the
-    // described workload would pin it past the descriptor cache's bound: one
-    // per cached answer, 10,000 of them where the 2,000 cached descriptors
-    // were meant to be all.
-    answer->price.workload.reset();
-  }
-  if (model.ok() && (answer->status.ok() || cache_errors)) {
-    cache.Put(key, (*model)->meta.id, answer);
-  }
-  return answer;
-}
-
-absl::Status PredictorService::PredictOne(v1::PredictRequest& request,
-                                          const std::optional<absl::string_view>& workload,
-                                          grpc::ByteBuffer* out) {
-  // The workload first, whichever way it is read: bytes that do not parse
-  // are a request that does not parse. A one-GPU answer priced afresh
-  // describes it by its bytes; the cached answers' keys and layouts read
-  // its fields.
-  const bool priced_afresh = answers_ == nullptr && !LayoutFromRequest(request).has_value();
-  std::shared_ptr<const DescribedWorkload> described;
-  if (workload.has_value()) {
-    bool parsed = false;
-    if (priced_afresh) {
-      described = DescribedByBytes(*workload);
-      parsed = described != nullptr;
-    } else {
-      parsed = request.mutable_workload()->ParseFromArray(workload->data(),
-                                                          static_cast<int>(workload->size()));
-    }
-    if (!parsed) return absl::InternalError("the request's workload does not parse");
-  }
-  absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> model =
-      pricer_.Model(request.model_name());
-  if (priced_afresh) {
-    // Priced afresh on one GPU: the answer's bytes written straight from
-    // the price, whose labels stay in the pricing plan.
-    absl::StatusOr<Question> question = Ask(request, model, std::move(described));
-    if (!question.ok()) return question.status();
-    serving::PlannedPrice price;
-    if (absl::Status s = pricer_.PricePlanned(*model, question->descriptor(), question->node,
-                                              *question->described->prepared, &price);
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, price);
-    if (!estimate.ok()) return estimate.status();
-    thread_local std::string bytes;
-    bytes.clear();
-    AppendPredictResponse(price, question->described->echo, *estimate, &bytes);
-    AppendPredictNotes(question->described->notes, &bytes);
-    SetBytes(bytes, out);
-    return absl::OkStatus();
-  }
-  if (answers_ != nullptr) {
-    // Priced once per question and model; each call writes its job's
-    // fields between the cached answer's bytes.
-    std::shared_ptr<const Answer> cached = AnswerFor(request, /*brief=*/false, model, *answers_,
-                                                     /*cache_errors=*/false, /*as_bytes=*/true);
-    if (!cached->status.ok()) return cached->status;
-    absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, cached->price);
-    if (!estimate.ok()) return estimate.status();
-    thread_local std::string bytes;
-    bytes.clear();
-    AppendAnswer(cached->bytes, *estimate, &bytes);
-    SetBytes(bytes, out);
-    return absl::OkStatus();
-  }
-  // A layout priced afresh: encoded as a message.
-  absl::StatusOr<serving::WorkloadPrice> priced = PriceQuery(request, model, &described);
-  if (!priced.ok()) return priced.status();
-  absl::StatusOr<predictor::JobEstimate> estimate = JobEstimateFor(request, *priced);
-  if (!estimate.ok()) return estimate.status();
-  v1::PredictResponse response;
-  EncodeAnswer(*std::move(priced), /*brief=*/false, &response);
-  AddNotes(described->notes, &response);
-  EncodeJob(*estimate, &response);
-  bool own_buffer = false;
-  grpc::Status serialized =
-      grpc::SerializationTraits<v1::PredictResponse>::Serialize(response, out, &own_buffer);
-  if (!serialized.ok()) {
-    return absl::InternalError(absl::StrCat("Predict: ", serialized.error_message()));
-  }
-  return absl::OkStatus();
-}
 
 grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext* context,
                                                     const grpc::ByteBuffer* request,
                                                     grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status s = auth_.Check(*context, "Predictor.Predict"); !s.ok()) {
-    reactor->Finish(s);
-    return reactor;
-  }
-  // One request message per thread, its strings' memory kept from call to
-  // call (a handler never waits, so no call shares it): a call allocates
-  // nothing to read its request. A large one's memory is let go after it.
+  // One request and one response message per thread, their strings' memory
+  // kept from call to call (a handler never waits, so no two calls share
+  // them): a call allocates little to read and answer. A large request's
+  // memory (a Hugging Face config's text) is let go after it.
   thread_local v1::PredictRequest parsed;
-  std::optional<absl::string_view> workload;
-  grpc::Status status = ParseRequest(*request, &parsed, &workload);
-  if (status.ok()) status = ToGrpcStatus(PredictOne(parsed, workload, response));
+  thread_local v1::PredictResponse encoded;
+  reactor->Finish([&]() -> grpc::Status {
+    if (grpc::Status s = auth_.Check(*context, "Predictor.Predict"); !s.ok()) return s;
+    grpc::ByteBuffer bytes(*request);  // gRPC's reader consumes what it reads
+    if (grpc::Status s =
+            grpc::SerializationTraits<v1::PredictRequest>::Deserialize(&bytes, &parsed);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<serving::Answer> answer = Ask(pricer_, parsed);
+    if (!answer.ok()) return ToGrpcStatus(answer.status());
+    encoded.Clear();
+    EncodeAnswer(*answer, /*brief=*/false, &encoded);
+    bool own_buffer = false;
+    return grpc::SerializationTraits<v1::PredictResponse>::Serialize(encoded, response,
+                                                                    &own_buffer);
+  }());
   if (request->Length() > kMaxKeptRequestBytes) v1::PredictRequest().Swap(&parsed);
-  reactor->Finish(status);
   return reactor;
 }
 
@@ -475,12 +184,6 @@ grpc::Status PredictorService::PredictBatch(
     grpc::ServerReaderWriter<v1::PredictBatchResponse, v1::PredictBatchRequest>* stream) {
   if (grpc::Status s = auth_.Check(*context, "Predictor.PredictBatch"); !s.ok()) return s;
   const CallTimer timer(*context, options_.max_call);
-  // A stream prices each distinct question once, whatever the job sizes.
-  AnswerCache answers(kMaxStreamAnswers, absl::InfiniteDuration());
-  // Looked up once per message, so that a refit between messages of a long
-  // stream takes effect.
-  absl::flat_hash_map<std::string, absl::StatusOr<std::shared_ptr<const serving::LoadedModel>>>
-      models;
   int64_t rows = 0;
   while (true) {
     // Each message's request and response live on one arena: a full result
@@ -490,17 +193,15 @@ grpc::Status PredictorService::PredictBatch(
     auto& request = *google::protobuf::Arena::CreateMessage<v1::PredictBatchRequest>(&arena);
     if (!stream->Read(&request)) break;
     auto& response = *google::protobuf::Arena::CreateMessage<v1::PredictBatchResponse>(&arena);
-    // The compact layout sends each distinct answer of the message once;
-    // `held` keeps those answers (their addresses are the builder's keys)
-    // alive while the message is built.
+    // Each distinct price of the message is encoded once; the compact layout
+    // sends it once, keyed by its address (`encoded` keeps the prices alive).
     std::optional<proto::CompactResultsBuilder> compact;
-    std::vector<std::shared_ptr<const Answer>> held;
     if (request.compact()) {
       compact.emplace(response.mutable_compact(), request.queries_size());
     } else {
       response.mutable_results()->Reserve(request.queries_size());
     }
-    models.clear();
+    absl::flat_hash_map<std::shared_ptr<const serving::Price>, v1::PredictResponse> encoded;
     int row = 0;
     for (const v1::PredictRequest& query : request.queries()) {
       // One message may hold many queries. A check asks gRPC whether the call
@@ -509,40 +210,29 @@ grpc::Status PredictorService::PredictBatch(
       if (row++ % 4096 == 0) {
         if (grpc::Status s = timer.Check(); !s.ok()) return s;
       }
-      auto model = models.find(query.model_name());
-      if (model == models.end()) {
-        model = models.emplace(query.model_name(), pricer_.Model(query.model_name())).first;
-      }
-      std::shared_ptr<const Answer> answer =
-          AnswerFor(query, request.brief(), model->second, answers, /*cache_errors=*/true,
-                    /*as_bytes=*/false);
-      absl::Status status = answer->status;
-      absl::StatusOr<predictor::JobEstimate> estimate;
-      if (status.ok()) {
-        estimate = JobEstimateFor(query, answer->price);
-        status = estimate.status();
-      }
-      if (compact.has_value()) {
-        if (!status.ok()) {
+      absl::StatusOr<serving::Answer> answer = Ask(pricer_, query);
+      if (!answer.ok()) {
+        const absl::Status& status = answer.status();
+        if (compact.has_value()) {
           compact->AddFailed(static_cast<int>(status.code()), BoundedMessage(status.message()));
-          continue;
-        }
-        if (compact->AddAnswered(answer.get(), answer->encoded, estimate->iterations,
-                                 estimate->seconds, estimate->lo_seconds,
-                                 estimate->hi_seconds)) {
-          held.push_back(answer);
+        } else {
+          v1::PredictResult* result = response.add_results();
+          result->set_code(static_cast<int>(status.code()));
+          result->set_error(BoundedMessage(status.message()));
         }
         continue;
       }
-      v1::PredictResult* result = response.add_results();
-      if (!status.ok()) {
-        result->set_code(static_cast<int>(status.code()));
-        result->set_error(BoundedMessage(status.message()));
+      auto [price, inserted] = encoded.try_emplace(answer->price);
+      if (inserted) EncodePrice(*answer->price, request.brief(), &price->second);
+      const predictor::JobEstimate& job = answer->job;
+      if (compact.has_value()) {
+        compact->AddAnswered(answer->price.get(), price->second, job.iterations, job.seconds,
+                             job.lo_seconds, job.hi_seconds);
         continue;
       }
-      v1::PredictResponse* prediction = result->mutable_prediction();
-      *prediction = answer->encoded;
-      EncodeJob(*estimate, prediction);
+      v1::PredictResponse* prediction = response.add_results()->mutable_prediction();
+      *prediction = price->second;
+      EncodeJob(job, prediction);
     }
     rows += request.queries_size();
     if (!stream->Write(response)) break;

@@ -5,7 +5,9 @@
 #include <limits>
 #include <tuple>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/model_source.h"
 #include "proto/convert.h"
 
@@ -195,6 +197,61 @@ absl::StatusOr<predictor::JobSize> JobFromRequest(const v1::PredictRequest& requ
                          .iterations = request.job().iterations()};
   if (absl::Status valid = predictor::ValidateJobSize(job); !valid.ok()) return valid;
   return job;
+}
+
+namespace {
+
+// Appends `text` so that no two strings append the same bytes.
+void AppendString(absl::string_view text, std::string* out) {
+  absl::StrAppend(out, text.size(), ":", text);
+}
+
+}  // namespace
+
+void AppendWorkloadKey(const v1::Workload& w, std::string* key) {
+  absl::StrAppend(key, static_cast<int>(w.kind()), ",", w.batch_size(), ",",
+                  static_cast<int>(w.precision()), ",", static_cast<int>(w.phase()), ",");
+  AppendString(w.family(), key);
+  AppendString(w.optimizer(), key);
+  AppendString(w.hf_config_json(), key);
+  AppendString(w.torchvision(), key);
+  absl::InlinedVector<const google::protobuf::MapPair<std::string, int64_t>*, 8> params;
+  for (const auto& entry : w.params()) params.push_back(&entry);
+  std::sort(params.begin(), params.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (const auto* entry : params) {
+    AppendString(entry->first, key);
+    absl::StrAppend(key, "=", entry->second, ",");
+  }
+}
+
+absl::StatusOr<serving::Query> QueryFromRequest(const v1::PredictRequest& request) {
+  serving::Query query;
+  ASSIGN_OR_RETURN(query.target, TargetFromRequest(request));
+  query.model_name = request.model_name();
+  query.layout = LayoutFromRequest(request);
+  query.job = JobFromRequest(request);
+  // An absent workload is never kept (its error is priced afresh): an empty key.
+  if (request.has_workload()) {
+    query.workload.key = "w";
+    AppendWorkloadKey(request.workload(), &query.workload.key);
+  }
+  query.workload.describe = [&request] {
+    serving::WorkloadDescription described{DescribeWorkload(request), {}};
+    const v1::Workload& w = request.workload();
+    if (described.descriptor.ok() && (!w.torchvision().empty() || !w.hf_config_json().empty())) {
+      const models::WorkloadSpec& spec = described.descriptor->spec;
+      described.notes = models::ImplementationCaveats(
+          w.torchvision().empty() ? models::ModelOrigin::kHuggingFace
+                                  : models::ModelOrigin::kTorchvision,
+          spec.family,
+          spec.precision == models::Precision::kBf16Amp ||
+              spec.precision == models::Precision::kFp16Amp,
+          spec.phase == models::Phase::kTrain);
+    }
+    return described;
+  };
+  return query;
 }
 
 absl::StatusOr<serving::Target> TargetFromRequest(const v1::PredictRequest& request) {

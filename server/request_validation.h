@@ -69,6 +69,18 @@ absl::StatusOr<serving::Target> TargetFromRequest(const v1::PredictRequest& requ
 // Predict / PredictBatch: the multi-GPU layout asked for; none when every
 // degree is 0 (unset) or 1. Degrees are checked by predictor::PredictParallel.
 std::optional<predictor::ParallelLayout> LayoutFromRequest(const v1::PredictRequest& request);
+// Predict / PredictBatch: the question `request` asks, for
+// serving::Pricer::Ask. The target's errors are this function's
+// (TargetFromRequest); the job's error travels in the query, which Ask
+// reports after the question's own. The workload is keyed by its fields
+// (AppendWorkloadKey) and described from `request` (DescribeWorkload, with
+// models::ImplementationCaveats as notes for a Hugging Face config or a
+// torchvision name) only when the pricer has not met it: the query refers
+// to `request`, which must outlive it.
+absl::StatusOr<serving::Query> QueryFromRequest(const v1::PredictRequest& request);
+// Appends a key of every field of `workload` to `key`: equal content (the
+// parameters in any order), equal key; different content, different key.
+void AppendWorkloadKey(const v1::Workload& workload, std::string* key);
 // Fit / Evaluate: fit options (zero fields take the defaults).
 // What a Recommend request asks, checked. InvalidArgument names the field:
 // the workload (as DescribeWorkload), the job size (as JobFromRequest), a price

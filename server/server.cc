@@ -76,9 +76,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   grpc::EnableDefaultHealthCheckService(true);
   // Process-wide, like the health service: Abseil built without NDEBUG (as
   // Debian ships it) checks every absl::Mutex acquisition for lock-order
-  // cycles under one process-wide lock, gRPC's own locks included: a lock
-  // then costs 70 ns instead of 18, and the threads of a busy server queue
-  // on that one lock. A release build of Abseil never checks.
+  // cycles under one process-wide lock, gRPC's own locks included, so that
+  // every lock costs several times more and the threads of a busy server
+  // queue on that one lock (README.md, "Performance"). A release build of
+  // Abseil never checks.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "predictor/summary.h"
 
 namespace perfcast::serving {
@@ -13,38 +14,66 @@ namespace {
 
 // Plans kept: a plan per model and node in use (a few kB each).
 constexpr size_t kMaxPlans = 1'000;
+// Answers kept (each a price: a prediction's numbers and labels).
+constexpr size_t kMaxAnswers = 10'000;
+// Described workloads kept (a large model's descriptor holds a few hundred
+// operations: tens of kB).
+constexpr size_t kMaxDescriptions = 2'000;
 
-// `breakdown`: (class, ms) pairs, the class a string or a pointer to one.
-template <typename Breakdown>
-absl::Status CheckFinite(const predictor::Prediction& p, const Breakdown& breakdown) {
+absl::Status CheckFinite(const predictor::Prediction& p) {
   bool finite = std::isfinite(p.iteration_ms) && std::isfinite(p.lo_ms) && std::isfinite(p.hi_ms) &&
                 p.iteration_ms > 0;
-  for (const auto& [op_class, ms] : breakdown) finite = finite && std::isfinite(ms);
+  for (const auto& [op_class, ms] : p.breakdown_ms) finite = finite && std::isfinite(ms);
   if (!finite) return absl::FailedPreconditionError("the model predicts a non-finite time");
   return absl::OkStatus();
 }
 
+// Appends `text` so that no two strings append the same bytes.
+void AppendString(absl::string_view text, std::string* out) {
+  absl::StrAppend(out, text.size(), ":", text);
+}
+
+// Appends a key of every field of `layout`.
+void AppendLayoutKey(const predictor::ParallelLayout& layout, std::string* key) {
+  // A field added to ParallelLayout must join the key, or two questions
+  // that differ in it would share an answer.
+  static_assert(sizeof(predictor::ParallelLayout) == 4 * sizeof(int),
+                "a field added to ParallelLayout must join AppendLayoutKey");
+  absl::StrAppend(key, layout.data, ",", layout.tensor, ",", layout.pipeline, ",",
+                  layout.micro_batches);
+}
+
+// Identifies what `query` asks, its model and job aside.
+void AnswerKey(const Query& query, std::string* key) {
+  key->clear();
+  absl::StrAppend(key, static_cast<int>(query.target.kind), ",");
+  AppendString(query.model_name, key);
+  AppendString(query.target.name, key);
+  AppendString(query.workload.key, key);
+  if (query.layout.has_value()) AppendLayoutKey(*query.layout, key);
+}
+
 }  // namespace
 
-WorkloadPrice PlannedPrice::ToWorkloadPrice() const {
-  WorkloadPrice price;
-  price.model = model;
-  price.node = node;
-  price.workload = workload;
-  price.prediction = prediction.ToPrediction();
-  price.memory = memory;
-  price.memory_verdict = memory_verdict;
-  price.batch_size = batch_size;
-  price.cv_mape = cv_mape;
-  return price;
+WorkloadRef WorkloadOf(models::WorkloadDescriptor descriptor) {
+  WorkloadRef ref;
+  // A spec key names a description (models::Describe is a function of the
+  // spec); the prefix keeps it apart from any other caller's keys.
+  ref.key = absl::StrCat("spec:", descriptor.spec.Key());
+  ref.describe = [descriptor = std::make_shared<const models::WorkloadDescriptor>(
+                      std::move(descriptor))] { return WorkloadDescription{*descriptor, {}}; };
+  return ref;
 }
 
 Pricer::Pricer(db::Store& store, const models::GpuCatalog& catalog, Options options)
     : store_(store),
       catalog_(catalog),
+      options_(options),
       models_(store, options.model_recheck),
       nodes_(store, options.node_recheck),
-      plans_(kMaxPlans, absl::InfiniteDuration()) {}
+      descriptions_(kMaxDescriptions, absl::InfiniteDuration()),
+      plans_(kMaxPlans, absl::InfiniteDuration()),
+      answers_(kMaxAnswers, options.node_recheck) {}
 
 absl::StatusOr<std::shared_ptr<const LoadedModel>> Pricer::Model(absl::string_view name) {
   return models_.Latest(ModelName(name));
@@ -56,16 +85,16 @@ absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const 
       if (target.name.empty()) return absl::InvalidArgumentError("node_name is empty");
       return nodes_.Get(target.name);
     case Target::Kind::kCatalogGpu: {
+      if (target.name.empty()) return absl::InvalidArgumentError("catalog_gpu is empty");
       {
         absl::MutexLock lock(&mu_);
         auto it = catalog_nodes_.find(target.name);
         if (it != catalog_nodes_.end()) return it->second;
       }
-      absl::StatusOr<models::GpuSpec> spec = catalog_.Find(target.name);
-      if (!spec.ok()) return spec.status();
+      ASSIGN_OR_RETURN(models::GpuSpec spec, catalog_.Find(target.name));
       auto node = std::make_shared<models::Node>();
-      node->name = absl::StrCat("catalog:", spec->model);
-      node->gpu = *std::move(spec);
+      node->name = absl::StrCat("catalog:", spec.model);
+      node->gpu = std::move(spec);
       node->source = models::NodeSource::kCatalog;
       absl::MutexLock lock(&mu_);
       // Names differ in case or spelling per request; a bounded number of
@@ -78,6 +107,84 @@ absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const 
     }
   }
   return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");
+}
+
+absl::StatusOr<Answer> Pricer::Ask(const Query& query) {
+  absl::StatusOr<std::shared_ptr<const LoadedModel>> model = Model(query.model_name);
+  thread_local std::string key;
+  std::shared_ptr<const Price> price;
+  const bool keep = options_.keep_answers && model.ok() && !query.workload.key.empty();
+  if (keep) {
+    AnswerKey(query, &key);
+    price = answers_.Find(key, (*model)->meta.id);
+  }
+  if (price == nullptr) {
+    // The question's own errors before the server's (no model yet).
+    ASSIGN_OR_RETURN(std::shared_ptr<const models::Node> node, ResolveTarget(query.target));
+    std::shared_ptr<const Described> described = Describe(query.workload);
+    RETURN_IF_ERROR(described->descriptor.status());
+    RETURN_IF_ERROR(model.status());
+    ASSIGN_OR_RETURN(price, PriceQuery(query, *model, std::move(node), *described));
+    if (keep) answers_.Put(key, (*model)->meta.id, price);
+  }
+  ASSIGN_OR_RETURN(predictor::JobSize job, query.job);
+  ASSIGN_OR_RETURN(predictor::JobEstimate estimate,
+                   predictor::EstimateJob(price->prediction, job, price->batch_size));
+  return Answer{std::move(price), estimate};
+}
+
+std::shared_ptr<const Pricer::Described> Pricer::Describe(const WorkloadRef& workload) {
+  if (!workload.key.empty()) {
+    if (auto hit = descriptions_.Find(workload.key, /*model_id=*/0)) return hit;
+  }
+  auto described = std::make_shared<Described>();
+  WorkloadDescription description = workload.describe();
+  described->descriptor = std::move(description.descriptor);
+  described->notes = std::move(description.notes);
+  if (described->descriptor.ok()) described->prepared.emplace(*described->descriptor);
+  // A description is a function of the workload alone: an entry never goes stale.
+  if (!workload.key.empty()) descriptions_.Put(workload.key, /*model_id=*/0, described);
+  return described;
+}
+
+absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
+    const Query& query, std::shared_ptr<const LoadedModel> model,
+    std::shared_ptr<const models::Node> node, const Described& described) {
+  const models::WorkloadDescriptor& workload = *described.descriptor;
+  auto price = std::make_shared<Price>();
+  if (!query.layout.has_value()) {
+    price->memory = predictor::EstimateMemory(model->model.memory,
+                                              described.prepared->memory_inputs());
+    price->memory_verdict = predictor::CheckMemoryFit(price->memory, node->gpu);
+    if (!price->memory_verdict.fits) {
+      return absl::FailedPreconditionError(price->memory_verdict.reason);
+    }
+    ASSIGN_OR_RETURN(price->prediction, PlanFor(model, node)->plan.Predict(*described.prepared));
+  } else {
+    predictor::ParallelOptions options;
+    models::Node linked = *node;
+    // Nodes stored before the link fields existed take them from the catalog.
+    models::CompleteFromCatalog(catalog_, linked.gpu);
+    if (query.target.kind == Target::Kind::kNode) {
+      options.max_gpus = std::max(1, linked.gpu_count);
+      options.gpus_per_node = options.max_gpus;
+      options.measured_link = MeasuredLink(linked.name);
+    }
+    ASSIGN_OR_RETURN(
+        predictor::ParallelPrediction parallel,
+        predictor::PredictParallel(model->model, workload.spec, linked, *query.layout, options));
+    price->prediction = predictor::AsPrediction(parallel);
+    price->parallel = std::move(parallel);
+  }
+  RETURN_IF_ERROR(CheckFinite(price->prediction));
+  price->cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
+                                               price->prediction.method, model->meta.cv_mape);
+  price->model = std::move(model);
+  price->node = std::move(node);
+  price->workload = workload.spec;
+  price->notes = described.notes;
+  price->batch_size = workload.spec.batch_size;
+  return price;
 }
 
 std::optional<predictor::Link> Pricer::MeasuredLink(const std::string& node_name) {
@@ -111,114 +218,6 @@ std::shared_ptr<const Pricer::Planned> Pricer::PlanFor(
   planned = std::make_shared<const Planned>(model, node);
   plans_.Put(key, model->meta.id, planned);
   return planned;
-}
-
-absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
-    std::shared_ptr<const LoadedModel> model,
-    std::shared_ptr<const models::WorkloadDescriptor> described, const Target& target) {
-  absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
-  if (!node.ok()) return node.status();
-  return PricePlanned(std::move(model), std::move(described), *std::move(node));
-}
-
-absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
-    std::shared_ptr<const LoadedModel> model,
-    std::shared_ptr<const models::WorkloadDescriptor> described,
-    std::shared_ptr<const models::Node> node) {
-  const predictor::PreparedWorkload prepared(*described);
-  return PricePlanned(std::move(model), std::move(described), std::move(node), prepared);
-}
-
-absl::StatusOr<PlannedPrice> Pricer::PricePlanned(
-    std::shared_ptr<const LoadedModel> model,
-    std::shared_ptr<const models::WorkloadDescriptor> described,
-    std::shared_ptr<const models::Node> node, const predictor::PreparedWorkload& prepared) {
-  PlannedPrice price;
-  if (absl::Status s = PricePlanned(std::move(model), std::move(described), std::move(node),
-                                    prepared, &price);
-      !s.ok()) {
-    return s;
-  }
-  return price;
-}
-
-absl::Status Pricer::PricePlanned(std::shared_ptr<const LoadedModel> model,
-                                  std::shared_ptr<const models::WorkloadDescriptor> described,
-                                  std::shared_ptr<const models::Node> node,
-                                  const predictor::PreparedWorkload& prepared,
-                                  PlannedPrice* out) {
-  const models::WorkloadDescriptor& workload = *described;
-  PlannedPrice& price = *out;
-  price.memory = predictor::EstimateMemory(model->model.memory, prepared.memory_inputs());
-  price.memory_verdict = predictor::CheckMemoryFit(price.memory, node->gpu);
-  if (!price.memory_verdict.fits) return absl::FailedPreconditionError(price.memory_verdict.reason);
-  std::shared_ptr<const Planned> planned = PlanFor(model, node);
-  if (absl::Status s = planned->plan.PredictPlanned(prepared, &price.prediction); !s.ok()) {
-    return s;
-  }
-  if (absl::Status finite = CheckFinite(price.prediction.numbers, price.prediction.breakdown);
-      !finite.ok()) {
-    return finite;
-  }
-  price.cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
-                                              price.prediction.numbers.method, model->meta.cv_mape);
-  price.model = std::move(model);
-  price.node = std::move(node);
-  price.plan = std::move(planned);
-  price.batch_size = workload.spec.batch_size;
-  price.workload = std::move(described);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<WorkloadPrice> Pricer::Price(
-    std::shared_ptr<const LoadedModel> model,
-    std::shared_ptr<const models::WorkloadDescriptor> described, const Target& target,
-    const std::optional<predictor::ParallelLayout>& layout) {
-  if (!layout.has_value()) {
-    absl::StatusOr<PlannedPrice> planned =
-        PricePlanned(std::move(model), std::move(described), target);
-    if (!planned.ok()) return planned.status();
-    return planned->ToWorkloadPrice();
-  }
-  const models::WorkloadDescriptor& workload = *described;
-  absl::StatusOr<std::shared_ptr<const models::Node>> node = ResolveTarget(target);
-  if (!node.ok()) return node.status();
-  WorkloadPrice price;
-  predictor::ParallelOptions options;
-  models::Node linked = **node;
-  // Nodes stored before the link fields existed take them from the catalog.
-  models::CompleteFromCatalog(catalog_, linked.gpu);
-  if (target.kind == Target::Kind::kNode) {
-    options.max_gpus = std::max(1, linked.gpu_count);
-    options.gpus_per_node = options.max_gpus;
-    options.measured_link = MeasuredLink(linked.name);
-  }
-  absl::StatusOr<predictor::ParallelPrediction> parallel =
-      predictor::PredictParallel(model->model, workload.spec, linked, *layout, options);
-  if (!parallel.ok()) return parallel.status();
-  price.prediction = predictor::AsPrediction(*parallel);
-  price.parallel = *std::move(parallel);
-  if (absl::Status finite = CheckFinite(price.prediction, price.prediction.breakdown_ms);
-      !finite.ok()) {
-    return finite;
-  }
-  price.cv_mape = predictor::PredictionCvMape(model->model, workload.spec.phase,
-                                              price.prediction.method, model->meta.cv_mape);
-  price.model = std::move(model);
-  price.node = *std::move(node);
-  price.batch_size = workload.spec.batch_size;
-  price.workload = std::move(described);
-  return price;
-}
-
-absl::StatusOr<predictor::JobEstimate> PriceJob(const WorkloadPrice& price,
-                                                const predictor::JobSize& job) {
-  return predictor::EstimateJob(price.prediction, job, price.batch_size);
-}
-
-absl::StatusOr<predictor::JobEstimate> PriceJob(const PlannedPrice& price,
-                                                const predictor::JobSize& job) {
-  return predictor::EstimateJob(price.prediction.numbers, job, price.batch_size);
 }
 
 }  // namespace perfcast::serving

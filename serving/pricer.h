@@ -1,44 +1,47 @@
-// The one pricing path: what Predict, PredictBatch and anything that ranks
-// or compares jobs (recommend, layouts) use to turn (model, target GPU,
-// workload, job size) into a time.
+// The one road from a question to an answer: what Predict, PredictBatch and
+// Recommend ask to turn (model, target GPU, workload, layout, job size) into
+// a time.
 //
-// Pricing has two halves. Price() is the job-independent part, the costly
-// one: it resolves the target (a registered node or a catalog GPU), runs
-// the two-level predictor on the described workload and checks the answer
-// is finite. What a one-GPU prediction needs of the model and the node
-// alone (the node's rates, the models' feature slots, labels and interval
-// factors: predictor::PricingPlan) is worked out once per model and node
-// and kept, so that pricing a workload is arithmetic on its operations.
-// PriceJob() is the cheap arithmetic that turns a WorkloadPrice into a job
-// time for one job size; callers that price the same workload for many job
-// sizes keep the WorkloadPrice and call PriceJob per size.
+// A Query names everything a question asks; Pricer::Ask answers it. On the
+// way the Pricer keeps what makes a repeated question cheap, each cache
+// bounded and keyed by inputs that do not change under it: the described
+// workload by its key (a description is a function of the workload alone),
+// a pricing plan per model and node (predictor::PricingPlan: the node's
+// rates and the models' tables worked out once), and recent answers by
+// question and model. It decides how a question is priced: on one GPU
+// through the plan, or with a layout over as many GPUs as it lays the step.
 //
 // Example:
-//   Pricer pricer(store, catalog);
-//   absl::StatusOr<std::shared_ptr<const LoadedModel>> model = pricer.Model("default");
-//   absl::StatusOr<WorkloadPrice> price =
-//       pricer.Price(**model, descriptor, Target::CatalogGpu("H100-SXM5-80GB"));
-//   absl::StatusOr<predictor::JobEstimate> job =
-//       PriceJob(*price, {.samples = 1'000'000, .epochs = 30});
+//   Pricer pricer(store, catalog, {});
+//   Query query;
+//   query.target = Target::CatalogGpu("H100-SXM5-80GB");
+//   query.workload = WorkloadOf(descriptor);
+//   query.job = predictor::JobSize{.samples = 1'000'000, .epochs = 30};
+//   absl::StatusOr<Answer> answer = pricer.Ask(query);
+//   // answer->price->prediction.iteration_ms, answer->job.seconds
 //
 // Thread-safe.
 #ifndef PERFCAST_SERVING_PRICER_H_
 #define PERFCAST_SERVING_PRICER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "db/store.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "models/hardware.h"
+#include "models/workload.h"
 #include "predictor/collectives.h"
 #include "predictor/job.h"
 #include "predictor/memory.h"
@@ -61,16 +64,51 @@ struct Target {
   static Target CatalogGpu(std::string name) { return {Kind::kCatalogGpu, std::move(name)}; }
 };
 
-// The job-independent answer for one workload on one target.
-struct WorkloadPrice {
+// A workload as the caller describes it: its descriptor (or why it has
+// none) and the notes an answer carries about it (PredictResponse.notes:
+// caveats of the user's own implementation).
+struct WorkloadDescription {
+  absl::StatusOr<models::WorkloadDescriptor> descriptor;
+  std::vector<std::string> notes;
+};
+
+// A query's workload. `key` identifies it: equal keys must mean equal
+// workloads (perfcastd's is the request's workload fields). `describe` is
+// called only the first time the Pricer meets the key (or always when the
+// key is empty) and must describe that workload.
+struct WorkloadRef {
+  std::string key;
+  std::function<WorkloadDescription()> describe;
+};
+
+// A workload already described, keyed by its spec (Recommend's).
+WorkloadRef WorkloadOf(models::WorkloadDescriptor descriptor);
+
+// Everything a question asks.
+struct Query {
+  std::string model_name;  // empty: the default model
+  Target target;
+  WorkloadRef workload;
+  // Spread over several GPUs; none: one GPU. Adding a field to
+  // predictor::ParallelLayout means adding it to the answer's key (pricer.cc:
+  // AppendLayoutKey), which a static_assert there enforces.
+  std::optional<predictor::ParallelLayout> layout;
+  // The job to time, or why the request has none: reported after the
+  // question's own errors, as Predict always has.
+  absl::StatusOr<predictor::JobSize> job = predictor::JobSize{};
+};
+
+// The job-independent answer to a question: what an answer cache keeps.
+struct Price {
   std::shared_ptr<const LoadedModel> model;
   std::shared_ptr<const models::Node> node;  // the target as priced
-  // What was priced (its spec normalised, resolved): shared with the
-  // caller's descriptor, not copied (a spec holds a parameter map and a
-  // Hugging Face config's text).
-  std::shared_ptr<const models::WorkloadDescriptor> workload;
-  // One iteration: a single GPU's, or with a layout the whole step's
-  // (see predictor::AsPrediction).
+  // What was priced (a Hugging Face config or torchvision name resolved),
+  // and the description's notes. Copied, not shared: a kept answer must not
+  // pin the whole description past the description cache's bound.
+  models::WorkloadSpec workload;
+  std::vector<std::string> notes;
+  // One iteration: a single GPU's, or with a layout the whole step's (see
+  // predictor::AsPrediction).
   predictor::Prediction prediction;
   // With a multi-GPU layout: the step's parts, memory and links.
   std::optional<predictor::ParallelPrediction> parallel;
@@ -78,36 +116,26 @@ struct WorkloadPrice {
   // reports its memory per GPU in `parallel`).
   predictor::MemoryEstimate memory;
   predictor::MemoryVerdict memory_verdict;
-  int64_t batch_size = 0;       // samples per iteration (global), for PriceJob
-  double cv_mape = 0;           // of the level that answered
+  int64_t batch_size = 0;  // samples per iteration (global)
+  double cv_mape = 0;      // of the level that answered
 };
 
-// A one-GPU WorkloadPrice whose prediction's strings live in the pricing
-// plan it holds (predictor::PlannedPrediction): what Price answers without a
-// label copied, for a caller that encodes the answer itself (perfcastd's
-// Predict writes its reply's bytes from it).
-struct PlannedPrice {
-  std::shared_ptr<const LoadedModel> model;
-  std::shared_ptr<const models::Node> node;
-  std::shared_ptr<const models::WorkloadDescriptor> workload;
-  std::shared_ptr<const void> plan;  // keeps the strings of `prediction` alive
-  predictor::PlannedPrediction prediction;
-  predictor::MemoryEstimate memory;
-  predictor::MemoryVerdict memory_verdict;
-  int64_t batch_size = 0;
-  double cv_mape = 0;
-
-  // The WorkloadPrice that Price answers for the same question.
-  WorkloadPrice ToWorkloadPrice() const;
+// A question's answer: the price, shared with the answer cache, and the job.
+struct Answer {
+  std::shared_ptr<const Price> price;
+  predictor::JobEstimate job;
 };
 
 class Pricer {
  public:
   struct Options {
     // How stale a cached model or node may get when another process writes
-    // the store; this process's own fits are visible at once.
+    // the store; this process's own fits are visible at once. A kept answer
+    // lives as long as a node may be cached.
     absl::Duration model_recheck = absl::Seconds(1);
     absl::Duration node_recheck = absl::Seconds(1);
+    // Whether answers are kept; off, every question is priced afresh.
+    bool keep_answers = true;
   };
 
   // `store` and `catalog` must outlive the pricer.
@@ -115,60 +143,29 @@ class Pricer {
   Pricer(const Pricer&) = delete;
   Pricer& operator=(const Pricer&) = delete;
 
+  // Answers `query`: on one GPU, or with a layout on as many as it lays the
+  // step over (a registered node limits the layout to its GPU count and
+  // lends its measured all-reduce link). Errors, in this order:
+  // InvalidArgument for an empty target name, NotFound for an unknown node
+  // or catalog GPU (see GpuCatalog::Find for short names); the description's
+  // error; NotFound for a missing model; FailedPrecondition, saying how much
+  // it needs and the GPU holds, when a one-GPU step does not fit in the
+  // GPU's memory; InvalidArgument when the node lacks usable rates or the
+  // layout does not fit (predictor::ValidateLayout); FailedPrecondition when
+  // the model cannot price this workload or answers a non-positive or
+  // non-finite time; then the job's error, or predictor::EstimateJob's.
+  absl::StatusOr<Answer> Ask(const Query& query);
+
   // The latest model of `name` (empty: the default model); see ModelCache.
   absl::StatusOr<std::shared_ptr<const LoadedModel>> Model(absl::string_view name);
   // Makes a model this process just saved the latest of its name at once.
   void ModelSaved(std::shared_ptr<const LoadedModel> loaded) { models_.Put(std::move(loaded)); }
 
-  // The node `target` names. NotFound for an unknown node or catalog GPU
-  // (see GpuCatalog::Find for short names); InvalidArgument for an empty name.
+  // The node `target` names; errors as Ask's first two.
   absl::StatusOr<std::shared_ptr<const models::Node>> ResolveTarget(const Target& target);
 
-  // Prices `workload` on `target` with `model`, on one GPU or, given a
-  // `layout`, on as many as it lays the step over (a registered node limits
-  // the layout to its GPU count and lends its measured all-reduce link).
-  // Errors: those of ResolveTarget; FailedPrecondition, saying how much it
-  // needs and the GPU holds, when the step on one GPU does not fit in the
-  // GPU's memory (predictor::CheckMemoryFit with the model's memory
-  // calibration): such a GPU gets no time; InvalidArgument when the node
-  // lacks usable rates or the layout does not fit (predictor::ValidateLayout);
-  // FailedPrecondition when the model cannot price this workload or answers
-  // a non-positive or non-finite time.
-  absl::StatusOr<WorkloadPrice> Price(
-      std::shared_ptr<const LoadedModel> model,
-      std::shared_ptr<const models::WorkloadDescriptor> workload, const Target& target,
-      const std::optional<predictor::ParallelLayout>& layout = std::nullopt);
-  // Price without a layout, its answer as a PlannedPrice (the same errors).
-  absl::StatusOr<PlannedPrice> PricePlanned(
-      std::shared_ptr<const LoadedModel> model,
-      std::shared_ptr<const models::WorkloadDescriptor> workload, const Target& target);
-  // As above on the node ResolveTarget answered, for a caller that resolved
-  // it already (a node cache lookup fewer).
-  absl::StatusOr<PlannedPrice> PricePlanned(
-      std::shared_ptr<const LoadedModel> model,
-      std::shared_ptr<const models::WorkloadDescriptor> workload,
-      std::shared_ptr<const models::Node> node);
-  // As above with `workload` prepared once (`prepared` is of *workload and
-  // lives as long as it): the server's Predict, which prices each distinct
-  // workload many times.
-  absl::StatusOr<PlannedPrice> PricePlanned(
-      std::shared_ptr<const LoadedModel> model,
-      std::shared_ptr<const models::WorkloadDescriptor> workload,
-      std::shared_ptr<const models::Node> node, const predictor::PreparedWorkload& prepared);
-  // As above, written into `out` (all of it replaced; unspecified on an
-  // error): an answer priced in place instead of moved out of a StatusOr.
-  absl::Status PricePlanned(std::shared_ptr<const LoadedModel> model,
-                            std::shared_ptr<const models::WorkloadDescriptor> workload,
-                            std::shared_ptr<const models::Node> node,
-                            const predictor::PreparedWorkload& prepared, PlannedPrice* out);
-  // As above, for a copy of `workload`.
-  absl::StatusOr<WorkloadPrice> Price(
-      std::shared_ptr<const LoadedModel> model, const models::WorkloadDescriptor& workload,
-      const Target& target,
-      const std::optional<predictor::ParallelLayout>& layout = std::nullopt) {
-    return Price(std::move(model), std::make_shared<const models::WorkloadDescriptor>(workload),
-                 target, layout);
-  }
+  // Descriptions kept (for tests: a workload is described once per key).
+  size_t described_workloads() { return descriptions_.size(); }
 
  private:
   // A model's plan for one node, kept while both are current.
@@ -179,7 +176,20 @@ class Pricer {
     std::shared_ptr<const models::Node> node;
     predictor::PricingPlan plan;  // refers to model->model
   };
+  // A workload described once and prepared for pricing.
+  struct Described {
+    absl::StatusOr<models::WorkloadDescriptor> descriptor;
+    std::vector<std::string> notes;
+    // Points into `descriptor`: set in place, never moved with it.
+    std::optional<predictor::PreparedWorkload> prepared;
+  };
 
+  // `workload` described, from the cache when its key was met before.
+  std::shared_ptr<const Described> Describe(const WorkloadRef& workload);
+  // The job-independent answer to `query` on `node` with `model`.
+  absl::StatusOr<std::shared_ptr<const Price>> PriceQuery(
+      const Query& query, std::shared_ptr<const LoadedModel> model,
+      std::shared_ptr<const models::Node> node, const Described& described);
   // The node's bus bandwidth and latency from its all-reduce benchmark
   // profiles (perfcast-agent collectives), when it has at least two sizes.
   std::optional<predictor::Link> MeasuredLink(const std::string& node_name);
@@ -190,9 +200,12 @@ class Pricer {
 
   db::Store& store_;
   const models::GpuCatalog& catalog_;
+  const Options options_;
   ModelCache models_;
   NodeCache nodes_;
+  AnswerCache<Described> descriptions_;
   AnswerCache<Planned> plans_;
+  AnswerCache<Price> answers_;
   // Catalog GPUs as nodes, built on first use; the catalog never changes.
   // Keyed by the names asked for and by the catalog's own name, so that
   // every spelling of a GPU shares one node (and its plans).
@@ -200,13 +213,6 @@ class Pricer {
   absl::flat_hash_map<std::string, std::shared_ptr<const models::Node>> catalog_nodes_
       ABSL_GUARDED_BY(mu_);
 };
-
-// The job time of `job` under `price`. Errors: those of
-// predictor::EstimateJob (InvalidArgument, OutOfRange, FailedPrecondition).
-absl::StatusOr<predictor::JobEstimate> PriceJob(const WorkloadPrice& price,
-                                                const predictor::JobSize& job);
-absl::StatusOr<predictor::JobEstimate> PriceJob(const PlannedPrice& price,
-                                                const predictor::JobSize& job);
 
 }  // namespace perfcast::serving
 

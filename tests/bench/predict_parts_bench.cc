@@ -1,9 +1,9 @@
 // What each part of a typical Predict answer costs in process, hot in the
 // caches (a loaded server pays several times more per part; predict_bench
-// measures the whole call): parsing the request, pricing it on the pricing
-// plan, and encoding the answer as a message and serialising it (the
-// message path) against writing its bytes (AppendPredictResponse), with the
-// answer's bytes by part.
+// measures the whole call): parsing the request, decoding it into a
+// serving::Query, asking the Pricer (an answer kept, and priced afresh),
+// and encoding the answer and serialising it, with the answer's bytes by
+// part.
 //
 //   predict_parts_bench [--iterations=N]
 #include <chrono>
@@ -21,7 +21,6 @@
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/predictor.pb.h"
-#include "predictor/pricing_plan.h"
 #include "server/predict_response.h"
 #include "server/request_validation.h"
 #include "serving/pricer.h"
@@ -63,46 +62,27 @@ int main(int argc, char** argv) {
   auto fitted = perfcast::serving::FitAndSave(store, "", selection, {},
                                               [] { return absl::OkStatus(); });
   if (!fitted.ok()) return std::fprintf(stderr, "%s\n", fitted.status().ToString().c_str()), 1;
-  perfcast::serving::Pricer pricer(store, perfcast::models::GpuCatalog::BuiltIn(), {});
-  auto model = pricer.Model("");
-  if (!model.ok()) return std::fprintf(stderr, "%s\n", model.status().ToString().c_str()), 1;
+  perfcast::serving::Pricer kept(store, perfcast::models::GpuCatalog::BuiltIn(), {});
+  perfcast::serving::Pricer afresh(store, perfcast::models::GpuCatalog::BuiltIn(),
+                                   {.keep_answers = false});
 
   constexpr int kQueries = 24;
+  std::vector<v1::PredictRequest> requests;
   std::vector<std::string> wire;
-  std::vector<perfcast::serving::Target> targets;
-  std::vector<std::shared_ptr<const perfcast::models::WorkloadDescriptor>> descriptors;
-  std::vector<std::string> echoes;
-  std::vector<perfcast::predictor::JobSize> jobs;
-  std::vector<perfcast::serving::PlannedPrice> prices;
-  std::vector<perfcast::predictor::JobEstimate> estimates;
-  // What perfcastd keeps per distinct workload and resolves per query.
-  std::vector<perfcast::predictor::PreparedWorkload> prepared;
-  std::vector<std::shared_ptr<const perfcast::models::Node>> nodes;
-  prepared.reserve(kQueries);
+  std::vector<perfcast::serving::Answer> answers;
   for (int q = 0; q < kQueries; ++q) {
-    const v1::PredictRequest request = PredictQuery(q);
-    wire.push_back(request.SerializeAsString());
-    targets.push_back(*perfcast::server::TargetFromRequest(request));
-    auto described = perfcast::server::DescribeWorkload(request);
-    if (!described.ok()) return std::fprintf(stderr, "%s\n", described.status().ToString().c_str()), 1;
-    descriptors.push_back(
-        std::make_shared<const perfcast::models::WorkloadDescriptor>(*std::move(described)));
-    echoes.push_back(perfcast::server::EncodeWorkloadEcho(descriptors.back()->spec));
-    jobs.push_back(*perfcast::server::JobFromRequest(request));
-    auto price = pricer.PricePlanned(*model, descriptors.back(), targets.back());
-    if (!price.ok()) return std::fprintf(stderr, "%s\n", price.status().ToString().c_str()), 1;
-    estimates.push_back(*perfcast::serving::PriceJob(*price, jobs.back()));
-    prices.push_back(*std::move(price));
-    prepared.emplace_back(*descriptors.back());
-    auto node = pricer.ResolveTarget(targets.back());
-    if (!node.ok()) return std::fprintf(stderr, "%s\n", node.status().ToString().c_str()), 1;
-    nodes.push_back(*std::move(node));
+    requests.push_back(PredictQuery(q));
+    wire.push_back(requests.back().SerializeAsString());
+    auto query = perfcast::server::QueryFromRequest(requests.back());
+    if (!query.ok()) return std::fprintf(stderr, "%s\n", query.status().ToString().c_str()), 1;
+    auto answer = kept.Ask(*query);
+    if (!answer.ok()) return std::fprintf(stderr, "%s\n", answer.status().ToString().c_str()), 1;
+    answers.push_back(*std::move(answer));
   }
 
   // The answer's bytes by part, for the first query.
   v1::PredictResponse answer;
-  perfcast::server::EncodeAnswer(prices[0].ToWorkloadPrice(), /*brief=*/false, &answer);
-  perfcast::server::EncodeJob(estimates[0], &answer);
+  perfcast::server::EncodeAnswer(answers[0], /*brief=*/false, &answer);
   auto part = [&](const char* name, auto clear) {
     v1::PredictResponse without = answer;
     clear(without);
@@ -124,42 +104,26 @@ int main(int argc, char** argv) {
                 google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena)->ParseFromString(
                     wire[i % kQueries]);
               }));
-  std::printf("  %-34s %7.2f\n", "price (PricePlanned + PriceJob)", Time(n, [&](int i) {
-                auto price = pricer.PricePlanned(*model, descriptors[i % kQueries],
-                                                 targets[i % kQueries]);
-                if (!price.ok() || !perfcast::serving::PriceJob(*price, jobs[i % kQueries]).ok()) {
-                  std::abort();
-                }
+  std::printf("  %-34s %7.2f\n", "decode (QueryFromRequest)", Time(n, [&](int i) {
+                if (!perfcast::server::QueryFromRequest(requests[i % kQueries]).ok()) std::abort();
               }));
-  std::printf("  %-34s %7.2f\n", "price prepared (perfcastd's path)", Time(n, [&](int i) {
-                const int q = i % kQueries;
-                auto price = pricer.PricePlanned(*model, descriptors[q], nodes[q], prepared[q]);
-                if (!price.ok() || !perfcast::serving::PriceJob(*price, jobs[q]).ok()) {
-                  std::abort();
-                }
-              }));
-  std::printf("  %-34s %7.2f\n", "price as a Prediction (Price)", Time(n, [&](int i) {
-                if (!pricer.Price(*model, descriptors[i % kQueries], targets[i % kQueries]).ok()) {
-                  std::abort();
-                }
-              }));
+  for (auto* pricer : {&kept, &afresh}) {
+    std::printf("  %-34s %7.2f\n",
+                pricer == &kept ? "Ask, the answer kept" : "Ask, priced afresh",
+                Time(n, [&](int i) {
+                  auto query = perfcast::server::QueryFromRequest(requests[i % kQueries]);
+                  if (!query.ok() || !pricer->Ask(*query).ok()) std::abort();
+                }));
+  }
   std::string bytes;
-  std::printf("  %-34s %7.2f\n", "message: encode + serialise", Time(n, [&](int i) {
+  std::printf("  %-34s %7.2f\n", "encode + serialise", Time(n, [&](int i) {
                 google::protobuf::Arena arena;
                 auto* r = google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena);
-                perfcast::server::EncodeAnswer(prices[i % kQueries].ToWorkloadPrice(),
-                                               /*brief=*/false, r);
-                perfcast::server::EncodeJob(estimates[i % kQueries], r);
+                perfcast::server::EncodeAnswer(answers[i % kQueries], /*brief=*/false, r);
                 bytes.clear();
                 r->AppendToString(&bytes);
               }));
-  std::printf("  %-34s %7.2f\n", "bytes: AppendPredictResponse", Time(n, [&](int i) {
-                bytes.clear();
-                perfcast::server::AppendPredictResponse(prices[i % kQueries], echoes[i % kQueries],
-                                                        estimates[i % kQueries], &bytes);
-              }));
-  prices.clear();
-  model = absl::NotFoundError("");
+  answers.clear();
   opened->store.reset();
   std::filesystem::remove_all(dir);
   return 0;

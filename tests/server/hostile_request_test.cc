@@ -296,5 +296,97 @@ TEST(RequestValidationTest, ExportAndJobRefuseNegativeAndUnknownValues) {
   EXPECT_EQ(JobFromRequest(predict).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+std::string WorkloadKey(const v1::Workload& workload) {
+  std::string key;
+  AppendWorkloadKey(workload, &key);
+  return key;
+}
+
+// Predict keeps answers and descriptions by the workload's key: two workloads
+// that differ in any field, one added to Workload later included, must not
+// share one. Each field set in turn (by reflection) changes the key.
+TEST(RequestValidationTest, WorkloadKeyTellsEveryFieldApart) {
+  v1::Workload base;
+  base.set_family("lstm");
+  (*base.mutable_params())["layers"] = 2;
+  const std::string base_key = WorkloadKey(base);
+  const google::protobuf::Descriptor& d = *v1::Workload::descriptor();
+  const google::protobuf::Reflection& r = *base.GetReflection();
+  for (int i = 0; i < d.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor& field = *d.field(i);
+    v1::Workload changed = base;
+    if (field.is_map()) {
+      (*changed.mutable_params())["hidden"] = 64;
+    } else if (field.type() == google::protobuf::FieldDescriptor::TYPE_STRING) {
+      r.SetString(&changed, &field, "x");
+    } else if (field.type() == google::protobuf::FieldDescriptor::TYPE_INT64) {
+      r.SetInt64(&changed, &field, 7);
+    } else if (field.type() == google::protobuf::FieldDescriptor::TYPE_ENUM) {
+      r.SetEnumValue(&changed, &field, 2);
+    } else {
+      ADD_FAILURE() << field.name() << ": a field of a new type; teach this test to set it";
+      continue;
+    }
+    EXPECT_NE(WorkloadKey(changed), base_key)
+        << field.name() << " does not change the key: add it to AppendWorkloadKey";
+  }
+  v1::Workload other_value = base;
+  (*other_value.mutable_params())["layers"] = 3;
+  EXPECT_NE(WorkloadKey(other_value), base_key);
+}
+
+// The same content is the same key, whatever order the parameters came in;
+// strings cannot run into each other.
+TEST(RequestValidationTest, WorkloadKeyIsTheContentsNotItsOrder) {
+  v1::Workload a, b;
+  (*a.mutable_params())["layers"] = 2;
+  (*a.mutable_params())["hidden"] = 64;
+  (*b.mutable_params())["hidden"] = 64;
+  (*b.mutable_params())["layers"] = 2;
+  EXPECT_EQ(WorkloadKey(a), WorkloadKey(b));
+  a.set_family("ab");
+  a.set_optimizer("c");
+  b.set_family("a");
+  b.set_optimizer("bc");
+  EXPECT_NE(WorkloadKey(a), WorkloadKey(b));
+}
+
+// A Predict request as the question it asks: the target's errors at once,
+// the job's kept for Pricer::Ask to report in turn, no layout for one GPU,
+// and an absent workload never kept.
+TEST(RequestValidationTest, QueryFromRequestDecodesThePredictOnce) {
+  v1::PredictRequest request;
+  EXPECT_EQ(QueryFromRequest(request).status().message(),
+            "a target is required: node_name or catalog_gpu");
+  request.set_catalog_gpu("H100");
+  request.set_model_name("mine");
+  request.mutable_parallel()->set_data_parallel(1);
+  absl::StatusOr<serving::Query> query = QueryFromRequest(request);
+  ASSERT_TRUE(query.ok()) << query.status();
+  EXPECT_EQ(query->target.kind, serving::Target::Kind::kCatalogGpu);
+  EXPECT_EQ(query->target.name, "H100");
+  EXPECT_EQ(query->model_name, "mine");
+  EXPECT_FALSE(query->layout.has_value());
+  EXPECT_EQ(query->job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(query->workload.key.empty());
+  EXPECT_EQ(query->workload.describe().descriptor.status().message(), "workload is required");
+
+  request.mutable_parallel()->set_tensor_parallel(2);
+  request.mutable_job()->set_iterations(10);
+  request.mutable_workload()->set_torchvision("resnet18");
+  request.mutable_workload()->set_batch_size(32);
+  query = QueryFromRequest(request);
+  ASSERT_TRUE(query.ok()) << query.status();
+  ASSERT_TRUE(query->layout.has_value());
+  EXPECT_EQ(query->layout->tensor, 2);
+  EXPECT_EQ(query->layout->data, 1);
+  ASSERT_TRUE(query->job.ok());
+  EXPECT_EQ(query->job->iterations, 10);
+  EXPECT_EQ(query->workload.key, "w" + WorkloadKey(request.workload()));
+  serving::WorkloadDescription described = query->workload.describe();
+  ASSERT_TRUE(described.descriptor.ok()) << described.descriptor.status();
+  EXPECT_EQ(described.descriptor->spec.family, "resnet_imagenet");
+}
+
 }  // namespace
 }  // namespace perfcast::server

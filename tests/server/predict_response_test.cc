@@ -1,210 +1,161 @@
-// AppendPredictResponse against the message path it stands in for:
-// EncodeAnswer and EncodeJob on the same price, serialised. Priced by a
-// model fitted on synthetic profiles, over workloads, nodes and jobs that
-// take every part of an answer.
+// A price encoded as a PredictResponse: every part of a price reaches the
+// message (a field added to the message and never set fails here), a brief
+// answer keeps the numbers only, and a layout's answer carries its parts in
+// place of one GPU's memory.
 #include "server/predict_response.h"
 
-#include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "models/descriptor.h"
-#include "models/gpu_catalog.h"
 #include "proto/convert.h"
-#include "serving/pricer.h"
-#include "serving/training.h"
-#include "tests/db/test_util.h"
-#include "tests/server/synthetic_store.h"
 
 namespace perfcast::server {
 namespace {
 
-models::WorkloadSpec Spec(const std::string& family, std::map<std::string, int64_t> params,
-                          int64_t batch, models::Phase phase = models::Phase::kTrain) {
-  models::WorkloadSpec spec;
-  spec.family = family;
-  spec.params = std::move(params);
-  spec.batch_size = batch;
-  spec.precision = models::Precision::kBf16Amp;
-  spec.phase = phase;
-  return spec;
+// A price with every field set to something other than its default.
+serving::Price FullPrice() {
+  auto model = std::make_shared<serving::LoadedModel>();
+  model->meta.id = 7;
+  model->meta.version = 3;
+  auto node = std::make_shared<models::Node>();
+  node->gpu.model = "H100-SXM5-80GB";
+  serving::Price price;
+  price.model = std::move(model);
+  price.node = std::move(node);
+  price.workload.family = "lstm";
+  price.workload.params = {{"layers", 2}, {"hidden", 256}};
+  price.workload.batch_size = 64;
+  price.notes = {"a caveat"};
+  predictor::Prediction& p = price.prediction;
+  p.iteration_ms = 10;
+  p.lo_ms = 8;
+  p.hi_ms = 13;
+  p.method = predictor::Method::kTwoLevel;
+  p.level1_ms = 9;
+  p.breakdown_ms = {{"gemm", 6}, {"host", 4}};
+  p.breakdown_scale = 0.75;
+  p.host_ms = 3.25;
+  p.features_used = {"level2/train:level1_ms", "level1/gemm:compute_ms"};
+  p.extrapolated = {"level1/gemm:compute_ms"};
+  p.uncalibrated_classes = {"softmax"};
+  p.rate_source = predictor::RateSource::kSpecTimesEfficiency;
+  price.memory.peak_bytes = 1e9;
+  price.memory.low_bytes = 0.9e9;
+  price.memory.high_bytes = 1.1e9;
+  price.memory.required_bytes = 1.5e9;
+  price.memory.method = "analytic";
+  price.memory.terms.weights = 1e8;
+  price.memory.terms.activations = 2e8;
+  price.memory_verdict.device_bytes = 80e9;
+  price.memory_verdict.required_bytes = 1.5e9;
+  price.batch_size = 64;
+  price.cv_mape = 0.12;
+  return price;
 }
 
-class PredictResponseTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenStore(dir_.File("perfcast.db"));
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-    ASSERT_TRUE(testing::FillSyntheticStore(*store_, testing::SyntheticNodes(), {"beta2"}).ok());
-    predictor::ProfileSelection selection;
-    selection.exclude_gpu_models = {"beta2-gpu"};
-    absl::StatusOr<serving::SavedFit> fitted =
-        serving::FitAndSave(*store_, "", selection, predictor::FitOptions{},
-                            [] { return absl::OkStatus(); });
-    ASSERT_TRUE(fitted.ok()) << fitted.status();
-  }
-
-  testing::TempDir dir_;
-  std::unique_ptr<db::Store> store_;
-};
-
-TEST_F(PredictResponseTest, BytesAreTheMessagesBytes) {
-  serving::Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
-  absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> model = pricer.Model("");
-  ASSERT_TRUE(model.ok()) << model.status();
-  models::WorkloadSpec gemm = Spec("gemm", {{"m", 1000}, {"n", 4096}, {"k", 333}}, 1);
-  gemm.kind = models::WorkloadKind::kOperation;
-  const std::vector<models::WorkloadSpec> specs = {
-      Spec("lstm", {{"layers", 1}, {"hidden", 128}}, 64),
-      Spec("lstm", {{"layers", 4}, {"hidden", 1024}}, 256),
-      Spec("lstm", {{"layers", 2}, {"hidden", 512}}, 8, models::Phase::kInference),
-      gemm,
-  };
-  const std::vector<serving::Target> targets = {
-      serving::Target::Node("beta2"), serving::Target::Node("alpha1"),
-      serving::Target::CatalogGpu("L40S")};
-  const std::vector<predictor::JobSize> jobs = {{.samples = 1'000'000, .epochs = 30},
-                                                {.iterations = 1}};
-  int compared = 0;
-  bool level1 = false, extrapolated = false, uncalibrated = false, no_host = false;
-  for (const models::WorkloadSpec& spec : specs) {
-    absl::StatusOr<models::WorkloadDescriptor> described = models::Describe(spec);
-    ASSERT_TRUE(described.ok()) << described.status();
-    auto descriptor = std::make_shared<const models::WorkloadDescriptor>(*std::move(described));
-    const std::string echo = EncodeWorkloadEcho(descriptor->spec);
-    for (const serving::Target& target : targets) {
-      absl::StatusOr<serving::PlannedPrice> planned =
-          pricer.PricePlanned(*model, descriptor, target);
-      ASSERT_TRUE(planned.ok()) << planned.status();
-      // The answer cache's form: the job-independent answer (with a note,
-      // the last field) split once, any job written into the gap.
-      v1::PredictResponse answer;
-      EncodeAnswer(planned->ToWorkloadPrice(), /*brief=*/false, &answer);
-      answer.add_notes("a note after every other field");
-      const AnswerBytes split = SplitAroundJob(answer);
-      for (const predictor::JobSize& job : jobs) {
-        absl::StatusOr<predictor::JobEstimate> estimate = serving::PriceJob(*planned, job);
-        ASSERT_TRUE(estimate.ok()) << estimate.status();
-        v1::PredictResponse message;
-        EncodeAnswer(planned->ToWorkloadPrice(), /*brief=*/false, &message);
-        EncodeJob(*estimate, &message);
-        std::string bytes = "prefix";
-        AppendPredictResponse(*planned, echo, *estimate, &bytes);
-        ASSERT_EQ(bytes.substr(0, 6), "prefix");
-        EXPECT_EQ(bytes.substr(6), proto::DeterministicBytes(message)) << message.ShortDebugString();
-        v1::PredictResponse parsed;
-        ASSERT_TRUE(parsed.ParseFromString(bytes.substr(6)));
-        EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, message));
-        v1::PredictResponse with_note = message;
-        with_note.add_notes("a note after every other field");
-        std::string from_split = "prefix";
-        AppendAnswer(split, *estimate, &from_split);
-        EXPECT_EQ(from_split.substr(6), proto::DeterministicBytes(with_note));
-        ++compared;
-        level1 = level1 || message.level() == 1;
-        extrapolated = extrapolated || message.extrapolated_features_size() > 0;
-        uncalibrated = uncalibrated || message.uncalibrated_classes_size() > 0;
-        no_host = no_host || message.host_ms() == 0;
-        EXPECT_GT(message.breakdown_size(), 0);
-        EXPECT_GT(message.features_size(), 0);
-        EXPECT_TRUE(message.has_workload() && message.has_memory());
-      }
-    }
-  }
-  EXPECT_EQ(compared, 24);
-  EXPECT_TRUE(level1 && extrapolated && uncalibrated && no_host);
+// `price` with a layout's parts in place of one GPU's memory.
+serving::Price LayoutPrice() {
+  serving::Price price = FullPrice();
+  predictor::ParallelPrediction parallel;
+  parallel.layout = {.data = 2};
+  parallel.compute_ms = 5;
+  parallel.dp_comm_ms = 1;
+  parallel.dp_link = {.bus_gbs = 300, .latency_us = 3, .source = "nvlink"};
+  price.parallel = parallel;
+  return price;
 }
 
-// The planned price is Price's answer, and fails as Price does.
-TEST_F(PredictResponseTest, PlannedPriceIsPricesAnswer) {
-  serving::Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
-  absl::StatusOr<std::shared_ptr<const serving::LoadedModel>> model = pricer.Model("");
-  ASSERT_TRUE(model.ok()) << model.status();
-  int answered = 0, failed = 0;
-  // The second does not fit in memory.
-  for (const auto& [hidden, batch] : {std::pair<int64_t, int64_t>{256, 64}, {8192, 1 << 24}}) {
-    absl::StatusOr<models::WorkloadDescriptor> described =
-        models::Describe(Spec("lstm", {{"layers", 2}, {"hidden", hidden}}, batch));
-    ASSERT_TRUE(described.ok()) << described.status();
-    auto descriptor = std::make_shared<const models::WorkloadDescriptor>(*std::move(described));
-    for (const serving::Target& target :
-         {serving::Target::Node("beta2"), serving::Target::Node("nowhere")}) {
-      absl::StatusOr<serving::WorkloadPrice> price = pricer.Price(*model, descriptor, target);
-      absl::StatusOr<serving::PlannedPrice> planned =
-          pricer.PricePlanned(*model, descriptor, target);
-      ASSERT_EQ(planned.status(), price.status());
-      if (!price.ok()) {
-        ++failed;
-        continue;
-      }
-      ++answered;
-      v1::PredictResponse from_price, from_planned;
-      EncodeAnswer(*price, /*brief=*/false, &from_price);
-      EncodeAnswer(planned->ToWorkloadPrice(), /*brief=*/false, &from_planned);
-      EXPECT_EQ(proto::DeterministicBytes(from_planned), proto::DeterministicBytes(from_price));
-      EXPECT_EQ(planned->prediction.numbers.iteration_ms, price->prediction.iteration_ms);
-    }
-  }
-  EXPECT_EQ(answered, 1);
-  EXPECT_EQ(failed, 3);
-}
-
-// AppendPredictResponse writes its fields by hand: a field added to the
-// answer's messages must be added there too, or clients of unary Predict
-// silently miss it (BytesAreTheMessagesBytes only notices fields its answers
-// set). So the fields it knows are listed here, and a new one fails this
-// test until AppendPredictResponse (and this list) learn it.
-std::vector<int> FieldNumbers(const google::protobuf::Descriptor& d) {
-  std::vector<int> numbers;
-  for (int i = 0; i < d.field_count(); ++i) numbers.push_back(d.field(i)->number());
-  std::sort(numbers.begin(), numbers.end());
+// The numbers of the fields `message` sets.
+std::set<int> SetFields(const google::protobuf::Message& message) {
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  message.GetReflection()->ListFields(message, &fields);
+  std::set<int> numbers;
+  for (const auto* field : fields) numbers.insert(field->number());
   return numbers;
 }
 
-TEST(PredictResponseFieldsTest, AppendPredictResponseKnowsEveryField) {
-  // 1-19 and 21-24 written by AppendPredictResponse, 25 (notes) by
-  // AppendPredictNotes; 20 (parallel) only in layout answers, which take the
-  // message path.
-  std::vector<int> response;
-  for (int n = 1; n <= 25; ++n) response.push_back(n);
-  EXPECT_EQ(FieldNumbers(*v1::PredictResponse::descriptor()), response)
-      << "a PredictResponse field was added or removed: teach AppendPredictResponse "
-         "(server/predict_response.cc) and update this list";
-  EXPECT_EQ(FieldNumbers(*v1::OperationEstimate::descriptor()), (std::vector<int>{1, 2, 3}))
-      << "teach AppendPredictResponse's breakdown entries the new field";
-  EXPECT_EQ(FieldNumbers(*v1::MemoryEstimate::descriptor()),
-            (std::vector<int>{v1::MemoryEstimate::kPeakBytesFieldNumber,
-                              v1::MemoryEstimate::kPeakBytesLowFieldNumber,
-                              v1::MemoryEstimate::kPeakBytesHighFieldNumber,
-                              v1::MemoryEstimate::kRequiredBytesFieldNumber,
-                              v1::MemoryEstimate::kDeviceBytesFieldNumber,
-                              v1::MemoryEstimate::kFitsFieldNumber,
-                              v1::MemoryEstimate::kMethodFieldNumber,
-                              v1::MemoryEstimate::kPersistentBytesFieldNumber,
-                              v1::MemoryEstimate::kActivationBytesFieldNumber}))
-      << "teach AppendMemory (server/predict_response.cc) the new MemoryEstimate field";
+TEST(PredictResponseTest, AnAnswerSetsEveryFieldOfTheResponse) {
+  const predictor::JobEstimate job{.iterations = 200, .seconds = 2, .lo_seconds = 1.6,
+                                   .hi_seconds = 2.6};
+  v1::PredictResponse one_gpu, layout;
+  EncodeAnswer({std::make_shared<const serving::Price>(FullPrice()), job}, /*brief=*/false,
+               &one_gpu);
+  EncodeAnswer({std::make_shared<const serving::Price>(LayoutPrice()), job}, /*brief=*/false,
+               &layout);
+  std::set<int> set = SetFields(one_gpu);
+  EXPECT_FALSE(set.contains(v1::PredictResponse::kParallelFieldNumber));
+  EXPECT_FALSE(SetFields(layout).contains(v1::PredictResponse::kMemoryFieldNumber));
+  set.merge(SetFields(layout));
+  const google::protobuf::Descriptor& d = *v1::PredictResponse::descriptor();
+  for (int i = 0; i < d.field_count(); ++i) {
+    EXPECT_TRUE(set.contains(d.field(i)->number()))
+        << d.field(i)->name() << " is never set: teach EncodePrice (server/predict_response.cc)";
+  }
+  EXPECT_EQ(SetFields(one_gpu.memory()).size(),
+            static_cast<size_t>(v1::MemoryEstimate::descriptor()->field_count()))
+      << "a MemoryEstimate field is never set: teach EncodeMemory";
 }
 
-// The notes follow the answer's other fields as its last one, so that the
-// bytes stay the message's own serialisation.
-TEST(PredictResponseFieldsTest, NotesAreAppendedAsTheLastField) {
-  v1::PredictResponse message;
-  message.set_iteration_ms(1.5);
-  message.set_host_ms(0.25);
-  std::string bytes = proto::DeterministicBytes(message);
-  const std::vector<std::string> notes = {"first note", "", "third"};
-  AppendPredictNotes(notes, &bytes);
-  for (const std::string& note : notes) message.add_notes(note);
-  EXPECT_EQ(bytes, proto::DeterministicBytes(message));
-  v1::PredictResponse parsed;
-  ASSERT_TRUE(parsed.ParseFromString(bytes));
-  ASSERT_EQ(parsed.notes_size(), 3);
-  EXPECT_EQ(parsed.notes(2), "third");
+TEST(PredictResponseTest, AFullAnswerIsThePrice) {
+  const serving::Price price = FullPrice();
+  v1::PredictResponse out;
+  EncodePrice(price, /*brief=*/false, &out);
+  EXPECT_EQ(out.iteration_ms(), 10);
+  EXPECT_EQ(out.iteration_ms_low(), 8);
+  EXPECT_EQ(out.iteration_ms_high(), 13);
+  EXPECT_EQ(out.model_id(), 7);
+  EXPECT_EQ(out.model_version(), 3);
+  EXPECT_EQ(out.level(), 2);
+  EXPECT_EQ(out.method(), "two-level");
+  EXPECT_EQ(out.gpu_model(), "H100-SXM5-80GB");
+  EXPECT_EQ(out.rate_source(), predictor::RateSourceName(predictor::RateSource::kSpecTimesEfficiency));
+  ASSERT_EQ(out.breakdown_size(), 2);
+  EXPECT_EQ(out.breakdown(0).op_class(), "gemm");
+  EXPECT_EQ(out.breakdown(0).share(), 0.6);
+  EXPECT_EQ(out.breakdown(1).share(), 0.4);
+  ASSERT_EQ(out.features_size(), 2);
+  EXPECT_EQ(out.features(1), "level1/gemm:compute_ms");
+  EXPECT_EQ(out.extrapolated_features(0), "level1/gemm:compute_ms");
+  EXPECT_EQ(out.uncalibrated_classes(0), "softmax");
+  EXPECT_EQ(out.notes(0), "a caveat");
+  v1::Workload echo;
+  proto::ToProto(price.workload, &echo);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(out.workload(), echo));
+  EXPECT_EQ(out.memory().peak_bytes(), 1e9);
+  EXPECT_TRUE(out.memory().fits());
+  EXPECT_EQ(out.iterations(), 0) << "the job is EncodeJob's";
+}
+
+TEST(PredictResponseTest, ABriefAnswerKeepsTheNumbersOnly) {
+  v1::PredictResponse out;
+  EncodePrice(FullPrice(), /*brief=*/true, &out);
+  EXPECT_EQ(SetFields(out),
+            (std::set<int>{v1::PredictResponse::kIterationMsFieldNumber,
+                           v1::PredictResponse::kIterationMsLowFieldNumber,
+                           v1::PredictResponse::kIterationMsHighFieldNumber,
+                           v1::PredictResponse::kModelIdFieldNumber,
+                           v1::PredictResponse::kModelVersionFieldNumber,
+                           v1::PredictResponse::kLevelFieldNumber}));
+}
+
+TEST(PredictResponseTest, ALayoutsAnswerCarriesItsPartsAndTheJob) {
+  v1::PredictResponse out;
+  const predictor::JobEstimate job{.iterations = 5, .seconds = 0.05, .lo_seconds = 0.04,
+                                   .hi_seconds = 0.065};
+  EncodeAnswer({std::make_shared<const serving::Price>(LayoutPrice()), job}, /*brief=*/false,
+               &out);
+  EXPECT_EQ(out.parallel().gpus(), 2);
+  EXPECT_EQ(out.parallel().compute_ms(), 5);
+  EXPECT_EQ(out.parallel().dp_link(), predictor::DescribeLink(LayoutPrice().parallel->dp_link));
+  EXPECT_FALSE(out.has_memory());
+  EXPECT_EQ(out.iterations(), 5);
+  EXPECT_EQ(out.job_seconds(), 0.05);
+  EXPECT_EQ(out.job_seconds_low(), 0.04);
+  EXPECT_EQ(out.job_seconds_high(), 0.065);
 }
 
 }  // namespace

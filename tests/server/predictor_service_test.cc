@@ -699,14 +699,13 @@ TEST_F(PredictorServiceTest, ReusedCallMessagesCarryNothingOver) {
   }
 }
 
-// Without the answer cache, Predict writes a one-GPU answer's bytes itself
-// (AppendPredictResponse); with it, and for a layout, it builds the message
-// (the cache's first answer to a question is priced afresh too). Clients
-// receive the same messages and the same errors either way, over workloads
-// that take every part of an answer: level 2 and level 1, measured and
-// spec-sheet rates, extrapolated features, uncalibrated classes, a resolved
-// Hugging Face config, an operation, a layout.
-TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
+// Predict with the answer cache and without, asked twice and with another
+// job size, answers what PredictBatch answers for the same queries: the same
+// messages and the same errors, over workloads that take every part of an
+// answer: level 2 and level 1, measured and spec-sheet rates, extrapolated
+// features, uncalibrated classes, a resolved Hugging Face config, an
+// operation, a layout.
+TEST_F(PredictorServiceTest, PredictAnswersAsPredictBatchWithAndWithoutTheCache) {
   FitHoldingOutBeta2();
   std::unique_ptr<Server> bytes_server;
   std::unique_ptr<v1::Predictor::Stub> bytes_stub;
@@ -750,8 +749,7 @@ TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
   (*huge.mutable_workload()->mutable_params())["hidden"] = 8192;
   queries.push_back(huge);
 
-  // The reference: PredictBatch's full results, built as messages
-  // (EncodeAnswer, EncodeJob, the notes) and serialised by protobuf.
+  // The reference: PredictBatch's full results.
   v1::PredictBatchRequest batch;
   for (const v1::PredictRequest& query : queries) *batch.add_queries() = query;
   v1::PredictBatchResponse reference;
@@ -771,9 +769,9 @@ TEST_F(PredictorServiceTest, AnswersWrittenAsBytesAreTheMessagesAnswers) {
   for (size_t i = 0; i < queries.size(); ++i) {
     const v1::PredictResponse& message = reference.results(i).prediction();
     const int code = reference.results(i).code();
-    // The bytes written from the price (answer cache off), and the cached
-    // answer's bytes around the job (the default server), asked twice: the
-    // second a cache hit with another job size.
+    // The answer priced afresh (answer cache off), and the cached answer
+    // (the default server), asked twice: the second a cache hit, then a hit
+    // with another job size.
     v1::PredictRequest other_job = queries[i];
     if (other_job.job().iterations() > 0) {
       other_job.mutable_job()->set_iterations(other_job.job().iterations() + 5);
@@ -857,8 +855,8 @@ grpc::Status PredictBytes(int port, const std::string& request, v1::PredictRespo
   return status;
 }
 
-// Predict takes bytes: bytes that are no PredictRequest get gRPC's own
-// answer to an unparsable message, INTERNAL, and the next call is served.
+// Bytes that are no PredictRequest get gRPC's own answer to an unparsable
+// message, INTERNAL, and the next call is served.
 TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
   FitHoldingOutBeta2();
   const char garbage[] = "\x0a\xff\xff\xff\xff\x0f";  // a field longer than the message
@@ -871,12 +869,12 @@ TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
   EXPECT_GT(answer.iteration_ms(), 0);
 }
 
-// Predict keeps a workload it has seen by its bytes (proto::ParseAroundField,
-// DescribedByBytes). Bytes are no canonical form: the same request written
-// in other orders, its workload's parameters too, or with its workload in
-// two parts that merge, gets the answer of its fields, with the answer cache
-// and without; a workload whose bytes do not parse is INTERNAL.
-TEST_F(PredictorServiceTest, AWorkloadKnownByItsBytesAnswersAsItsFields) {
+// A workload is kept by its fields, not its bytes, which are no canonical
+// form: the same request written in other orders, its workload's parameters
+// too, or with its workload in two parts that merge, gets the answer of its
+// fields, with the answer cache and without; a workload whose bytes do not
+// parse is INTERNAL.
+TEST_F(PredictorServiceTest, ARequestInOtherByteOrdersAnswersAsItsFields) {
   FitHoldingOutBeta2();
   std::unique_ptr<Server> uncached;
   std::unique_ptr<v1::Predictor::Stub> uncached_stub;
@@ -948,9 +946,9 @@ TEST_F(PredictorServiceTest, AWorkloadKnownByItsBytesAnswersAsItsFields) {
   }
 }
 
-// Predict describes each distinct workload once and keeps the descriptor
-// (the answer cache aside): a workload that differs in any field is
-// described afresh, and each answer is what the library computes for it.
+// A workload that differs in any field is another workload (described
+// afresh, not taken for one kept), and each answer is what the library
+// computes for it.
 TEST_F(PredictorServiceTest, DescribedWorkloadsAreKeptPerDistinctWorkload) {
   FitHoldingOutBeta2();
   std::unique_ptr<Server> uncached;

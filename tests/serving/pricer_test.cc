@@ -1,5 +1,5 @@
-// The pricing path and fitting over a store of synthetic profiles that
-// follow a known roofline law.
+// The one road from a question to an answer (Pricer::Ask), and fitting,
+// over a store of synthetic profiles that follow a known roofline law.
 #include "serving/pricer.h"
 
 #include <cmath>
@@ -37,6 +37,16 @@ class PricerTest : public ::testing::Test {
     return *d;
   }
 
+  // A question about `workload` on `target`, for `job`.
+  static Query QueryFor(const models::WorkloadDescriptor& workload, Target target,
+                        predictor::JobSize job = {.iterations = 1}) {
+    Query query;
+    query.target = std::move(target);
+    query.workload = WorkloadOf(workload);
+    query.job = job;
+    return query;
+  }
+
   absl::StatusOr<SavedFit> FitWithoutBeta2() {
     predictor::ProfileSelection selection;
     selection.exclude_gpu_models = {"beta2-gpu"};
@@ -57,30 +67,29 @@ TEST_F(PricerTest, PricesAHeldOutNodeNearTheTruthAndJobsFromIt) {
   EXPECT_GT(fitted->profiles, 0);
 
   Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
-  absl::StatusOr<std::shared_ptr<const LoadedModel>> model = pricer.Model("");
-  ASSERT_TRUE(model.ok()) << model.status();
   const models::WorkloadDescriptor lstm = Lstm();
-  absl::StatusOr<WorkloadPrice> price = pricer.Price(*model, lstm, Target::Node("beta2"));
-  ASSERT_TRUE(price.ok()) << price.status();
+  absl::StatusOr<Answer> answer =
+      pricer.Ask(QueryFor(lstm, Target::Node("beta2"), {.samples = 6400, .epochs = 2}));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  const Price& price = *answer->price;
   const double truth = testing::TrueIterationMs(lstm, nodes_[3]);
-  EXPECT_NEAR(price->prediction.iteration_ms, truth, 0.05 * truth);
-  EXPECT_EQ(price->node->name, "beta2");
-  EXPECT_EQ(price->batch_size, 64);
-  EXPECT_GT(price->cv_mape, 0);
+  EXPECT_NEAR(price.prediction.iteration_ms, truth, 0.05 * truth);
+  EXPECT_EQ(price.node->name, "beta2");
+  EXPECT_EQ(price.batch_size, 64);
+  EXPECT_GT(price.cv_mape, 0);
+  EXPECT_EQ(price.workload, lstm.spec);
 
-  absl::StatusOr<predictor::JobEstimate> job =
-      PriceJob(*price, {.samples = 6400, .epochs = 2});
-  ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_EQ(job->iterations, 200);
-  EXPECT_DOUBLE_EQ(job->seconds, 200 * price->prediction.iteration_ms / 1e3);
-  EXPECT_EQ(PriceJob(*price, {.iterations = INT64_MAX}).status().code(),
+  EXPECT_EQ(answer->job.iterations, 200);
+  EXPECT_DOUBLE_EQ(answer->job.seconds, 200 * price.prediction.iteration_ms / 1e3);
+  EXPECT_EQ(pricer.Ask(QueryFor(lstm, Target::Node("beta2"), {.iterations = INT64_MAX}))
+                .status()
+                .code(),
             absl::StatusCode::kOutOfRange);
 
-  absl::StatusOr<WorkloadPrice> catalog =
-      pricer.Price(*model, lstm, Target::CatalogGpu("H100-SXM5-80GB"));
+  absl::StatusOr<Answer> catalog = pricer.Ask(QueryFor(lstm, Target::CatalogGpu("H100-SXM5-80GB")));
   ASSERT_TRUE(catalog.ok()) << catalog.status();
-  EXPECT_EQ(catalog->node->gpu.model, "H100-SXM5-80GB");
-  EXPECT_NE(catalog->prediction.rate_source, predictor::RateSource::kMeasured);
+  EXPECT_EQ(catalog->price->node->gpu.model, "H100-SXM5-80GB");
+  EXPECT_NE(catalog->price->prediction.rate_source, predictor::RateSource::kMeasured);
 }
 
 // A step too large for the GPU gets no time: the one pricing path refuses
@@ -90,8 +99,6 @@ TEST_F(PricerTest, AStepThatDoesNotFitIsRefusedAndOneThatFitsCarriesItsMemory) {
   absl::StatusOr<SavedFit> fitted = FitWithoutBeta2();
   ASSERT_TRUE(fitted.ok()) << fitted.status();
   Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
-  absl::StatusOr<std::shared_ptr<const LoadedModel>> model = pricer.Model("");
-  ASSERT_TRUE(model.ok()) << model.status();
 
   models::WorkloadSpec spec = Lstm().spec;
   spec.params = {{"layers", 16}, {"hidden", 4096}};  // 2.1e9 parameters, Adam: > 36 GiB
@@ -99,14 +106,14 @@ TEST_F(PricerTest, AStepThatDoesNotFitIsRefusedAndOneThatFitsCarriesItsMemory) {
   absl::StatusOr<models::WorkloadDescriptor> big = models::Describe(spec);
   ASSERT_TRUE(big.ok()) << big.status();
   ASSERT_GT(big->parameters, 2e9);
-  const absl::Status l4 = pricer.Price(*model, *big, Target::CatalogGpu("L4-24GB")).status();
+  const absl::Status l4 = pricer.Ask(QueryFor(*big, Target::CatalogGpu("L4-24GB"))).status();
   EXPECT_EQ(l4.code(), absl::StatusCode::kFailedPrecondition) << l4;
   EXPECT_NE(l4.message().find("does not fit"), std::string::npos) << l4;
   EXPECT_NE(l4.message().find("L4-24GB"), std::string::npos) << l4;
 
-  absl::StatusOr<WorkloadPrice> h200 =
-      pricer.Price(*model, *big, Target::CatalogGpu("H200-SXM-141GB"));
-  ASSERT_TRUE(h200.ok()) << h200.status();
+  absl::StatusOr<Answer> asked = pricer.Ask(QueryFor(*big, Target::CatalogGpu("H200-SXM-141GB")));
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  const Price* h200 = asked->price.get();
   EXPECT_TRUE(h200->memory_verdict.fits);
   EXPECT_GT(h200->memory.peak_bytes, 16 * big->parameters);  // weights, gradients, Adam
   EXPECT_GT(h200->memory_verdict.device_bytes, h200->memory_verdict.required_bytes);
@@ -116,10 +123,9 @@ TEST_F(PricerTest, AStepThatDoesNotFitIsRefusedAndOneThatFitsCarriesItsMemory) {
   spec.phase = models::Phase::kInference;
   absl::StatusOr<models::WorkloadDescriptor> inference = models::Describe(spec);
   ASSERT_TRUE(inference.ok()) << inference.status();
-  absl::StatusOr<WorkloadPrice> answered =
-      pricer.Price(*model, *inference, Target::CatalogGpu("L4-24GB"));
+  absl::StatusOr<Answer> answered = pricer.Ask(QueryFor(*inference, Target::CatalogGpu("L4-24GB")));
   ASSERT_TRUE(answered.ok()) << answered.status();
-  EXPECT_LT(answered->memory.required_bytes, answered->memory_verdict.device_bytes);
+  EXPECT_LT(answered->price->memory.required_bytes, answered->price->memory_verdict.device_bytes);
 }
 
 // Pricing goes through a plan kept per model and node: its answers are the
@@ -133,31 +139,32 @@ TEST_F(PricerTest, PricesAsThePredictorAndFollowsANodeChangedInTheStore) {
   const models::WorkloadDescriptor lstm = Lstm();
   absl::StatusOr<models::Node> node = store_->GetNode("beta2");
   ASSERT_TRUE(node.ok()) << node.status();
+  const Query query = QueryFor(lstm, Target::Node("beta2"));
   for (int repeat = 0; repeat < 2; ++repeat) {  // a plan built, then a plan kept
-    absl::StatusOr<WorkloadPrice> price = pricer.Price(*model, lstm, Target::Node("beta2"));
-    ASSERT_TRUE(price.ok()) << price.status();
+    absl::StatusOr<Answer> answer = pricer.Ask(query);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    const predictor::Prediction& price = answer->price->prediction;
     absl::StatusOr<predictor::Prediction> reference =
         predictor::PredictDescribed((*model)->model, lstm, *node);
     ASSERT_TRUE(reference.ok()) << reference.status();
-    EXPECT_EQ(price->prediction.iteration_ms, reference->iteration_ms);
-    EXPECT_EQ(price->prediction.lo_ms, reference->lo_ms);
-    EXPECT_EQ(price->prediction.hi_ms, reference->hi_ms);
-    EXPECT_EQ(price->prediction.features_used, reference->features_used);
+    EXPECT_EQ(price.iteration_ms, reference->iteration_ms);
+    EXPECT_EQ(price.lo_ms, reference->lo_ms);
+    EXPECT_EQ(price.hi_ms, reference->hi_ms);
+    EXPECT_EQ(price.features_used, reference->features_used);
   }
 
   // Re-registered with half the memory bandwidth by someone else.
-  const double before =
-      pricer.Price(*model, lstm, Target::Node("beta2"))->prediction.iteration_ms;
+  const double before = pricer.Ask(query)->price->prediction.iteration_ms;
   ASSERT_TRUE(store_->DeregisterNode("beta2", /*purge_profiles=*/false).ok());
   node->measured.memory_bandwidth_gbs = *node->measured.memory_bandwidth_gbs / 2;
   ASSERT_TRUE(store_->RegisterNode(*node).ok());
   node = store_->GetNode("beta2");
   ASSERT_TRUE(node.ok()) << node.status();
-  absl::StatusOr<WorkloadPrice> after = pricer.Price(*model, lstm, Target::Node("beta2"));
+  absl::StatusOr<Answer> after = pricer.Ask(query);
   ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_EQ(after->prediction.iteration_ms,
+  EXPECT_EQ(after->price->prediction.iteration_ms,
             predictor::PredictDescribed((*model)->model, lstm, *node)->iteration_ms);
-  EXPECT_NE(after->prediction.iteration_ms, before);
+  EXPECT_NE(after->price->prediction.iteration_ms, before);
 
   // Every spelling of a catalog GPU is one node.
   absl::StatusOr<std::shared_ptr<const models::Node>> exact =
@@ -204,6 +211,113 @@ TEST_F(PricerTest, FitRefusesEmptySelectionsAndStopsWhenTold) {
   });
   EXPECT_EQ(stopped.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(store_->LatestModel("default").status().code(), absl::StatusCode::kNotFound);
+}
+
+// A question's problems come in one order, whatever else is wrong with it:
+// its target, its workload, the server's model, the pricing, its job.
+TEST_F(PricerTest, AsksReportTheQuestionsErrorsInOrder) {
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  Query bad = QueryFor(Lstm(), Target::Node("nope"));
+  bad.workload.key = "bad";
+  bad.workload.describe = [] {
+    return WorkloadDescription{absl::InvalidArgumentError("workload.family is required"), {}};
+  };
+  bad.job = absl::InvalidArgumentError("job is required");
+  EXPECT_EQ(pricer.Ask(bad).status().code(), absl::StatusCode::kNotFound);  // the node
+  bad.target = Target::Node("");
+  EXPECT_EQ(pricer.Ask(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.target = Target::Node("beta2");
+  EXPECT_EQ(pricer.Ask(bad).status().message(), "workload.family is required");
+  bad.workload = WorkloadOf(Lstm());
+  EXPECT_EQ(pricer.Ask(bad).status().code(), absl::StatusCode::kNotFound);  // no model yet
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  EXPECT_EQ(pricer.Ask(bad).status().message(), "job is required");
+  bad.job = predictor::JobSize{.iterations = 3};
+  absl::StatusOr<Answer> answered = pricer.Ask(bad);
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_EQ(answered->job.iterations, 3);
+}
+
+// A description is a function of the workload: each key is described once,
+// and a workload without a key every time.
+TEST_F(PricerTest, AWorkloadIsDescribedOncePerKey) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {.keep_answers = false});
+  int described = 0;
+  Query query = QueryFor(Lstm(), Target::Node("beta2"));
+  query.workload.key = "lstm";
+  query.workload.describe = [&] {
+    ++described;
+    return WorkloadDescription{Lstm(), {"a note"}};
+  };
+  for (const char* gpu : {"H100-SXM5-80GB", "L4-24GB", "H100-SXM5-80GB"}) {
+    query.target = Target::CatalogGpu(gpu);
+    absl::StatusOr<Answer> answer = pricer.Ask(query);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->price->notes, std::vector<std::string>{"a note"});
+  }
+  EXPECT_EQ(described, 1);
+  EXPECT_EQ(pricer.described_workloads(), 1u);
+  query.workload.key.clear();
+  ASSERT_TRUE(pricer.Ask(query).ok());
+  ASSERT_TRUE(pricer.Ask(query).ok());
+  EXPECT_EQ(described, 3);
+  EXPECT_EQ(pricer.described_workloads(), 1u);
+}
+
+// A question asked again is answered from memory, for any job size; another
+// layout, target or model is another question; with answers not kept, each
+// is priced afresh, to the same numbers.
+TEST_F(PricerTest, AnswersAreKeptPerQuestionAndModel) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {.node_recheck = absl::Hours(1)});
+  Pricer afresh(*store_, models::GpuCatalog::BuiltIn(), {.keep_answers = false});
+  Query query = QueryFor(Lstm(), Target::CatalogGpu("H100-SXM5-80GB"));
+  absl::StatusOr<Answer> first = pricer.Ask(query);
+  ASSERT_TRUE(first.ok()) << first.status();
+  query.job = predictor::JobSize{.iterations = 10};
+  absl::StatusOr<Answer> again = pricer.Ask(query);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->price, first->price);
+  EXPECT_EQ(again->job.iterations, 10);
+
+  absl::StatusOr<Answer> fresh = afresh.Ask(query);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_NE(fresh->price, first->price);
+  EXPECT_EQ(fresh->price->prediction.iteration_ms, first->price->prediction.iteration_ms);
+  EXPECT_NE(afresh.Ask(query)->price, fresh->price);
+
+  query.layout = predictor::ParallelLayout{.data = 2};
+  absl::StatusOr<Answer> layout = pricer.Ask(query);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_NE(layout->price, first->price);
+  ASSERT_TRUE(layout->price->parallel.has_value());
+  EXPECT_EQ(layout->price->parallel->layout.gpus(), 2);
+  query.layout.reset();
+  query.target = Target::CatalogGpu("L4-24GB");
+  EXPECT_NE(pricer.Ask(query)->price, first->price);
+
+  query.target = Target::CatalogGpu("H100-SXM5-80GB");
+  absl::StatusOr<SavedFit> refit = FitWithoutBeta2();
+  ASSERT_TRUE(refit.ok()) << refit.status();
+  pricer.ModelSaved(refit->loaded);
+  absl::StatusOr<Answer> refitted = pricer.Ask(query);
+  ASSERT_TRUE(refitted.ok()) << refitted.status();
+  EXPECT_NE(refitted->price, first->price);
+  EXPECT_EQ(refitted->price->model->meta.version, 2);
+}
+
+// A layout on a registered node may use no more GPUs than the node has.
+TEST_F(PricerTest, ALayoutOnANodeIsLimitedToItsGpus) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  Query query = QueryFor(Lstm(), Target::Node("beta2"));
+  absl::StatusOr<models::Node> node = store_->GetNode("beta2");
+  ASSERT_TRUE(node.ok()) << node.status();
+  query.layout = predictor::ParallelLayout{.data = std::max(1, node->gpu_count) * 2};
+  EXPECT_EQ(pricer.Ask(query).status().code(), absl::StatusCode::kInvalidArgument);
+  query.target = Target::CatalogGpu("H100-SXM5-80GB");
+  EXPECT_TRUE(pricer.Ask(query).ok());
 }
 
 TEST_F(PricerTest, EvaluationUnderHeldOutSizesReportsOnlyLevelTwo) {
