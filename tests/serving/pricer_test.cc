@@ -320,6 +320,28 @@ TEST_F(PricerTest, ALayoutOnANodeIsLimitedToItsGpus) {
   EXPECT_TRUE(pricer.Ask(query).ok());
 }
 
+TEST_F(PricerTest, AnEmptyTargetNameIsInvalid) {
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  EXPECT_EQ(pricer.ResolveTarget(Target::CatalogGpu("")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(pricer.ResolveTarget(Target::Node("")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// A workload without a key cannot be told from another: its answers are
+// never kept.
+TEST_F(PricerTest, AnswersToAWorkloadWithoutAKeyAreNotKept) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {.node_recheck = absl::Hours(1)});
+  Query query = QueryFor(Lstm(), Target::CatalogGpu("H100-SXM5-80GB"));
+  query.workload.key.clear();
+  absl::StatusOr<Answer> first = pricer.Ask(query);
+  absl::StatusOr<Answer> second = pricer.Ask(query);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_NE(first->price, second->price);
+  EXPECT_EQ(first->price->prediction.iteration_ms, second->price->prediction.iteration_ms);
+}
+
 TEST_F(PricerTest, EvaluationUnderHeldOutSizesReportsOnlyLevelTwo) {
   predictor::EvaluateOptions options;
   options.split = predictor::Split::kHeldOutSizes;
