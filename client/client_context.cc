@@ -1,5 +1,6 @@
 #include "client/client_context.h"
 
+#include "base/status_macros.h"
 #include "client/cli_error.h"
 #include "client/request_id.h"
 #include "client/text_input.h"
@@ -7,9 +8,7 @@
 namespace perfcast::client {
 
 absl::Status ClientContext::Connect() {
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(server, connection);
-  if (!channel.ok()) return channel.status();
-  channel_ = *std::move(channel);
+  ASSIGN_OR_RETURN(channel_, OpenChannel(server, connection));
   return absl::OkStatus();
 }
 

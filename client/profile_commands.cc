@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "client/command.h"
 #include "client/importer.h"
 #include "client/profile_compare.h"
@@ -159,16 +160,15 @@ struct CompareFlags {
 // with a warning, as an import would reject them.
 absl::StatusOr<std::vector<models::Profile>> ReadRun(const std::string& path,
                                                      const std::string& format_name) {
-  absl::StatusOr<ProfileFormat> format =
-      format_name.empty() ? FormatOfPath(path) : ParseProfileFormat(format_name);
-  if (!format.ok()) return format.status();
+  ASSIGN_OR_RETURN(ProfileFormat format,
+      format_name.empty() ? FormatOfPath(path) : ParseProfileFormat(format_name));
   std::vector<models::Profile> profiles;
   int64_t skipped = 0;
   ProfileSink sink;
   sink.node = [](const models::Node&) {};
   sink.profile = [&](int64_t, const models::Profile& p) { profiles.push_back(p); };
   sink.bad_record = [&](int64_t, const std::string&) { ++skipped; };
-  if (absl::Status s = ReadProfiles(path, *format, sink); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadProfiles(path, format, sink));
   if (skipped > 0) {
     std::cerr << path << ": skipped " << skipped << " records that cannot be read "
               << "(perfcast import lists them)\n";

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "client/text_input.h"
 #include "db/store.h"
 #include "models/descriptor.h"
@@ -89,27 +90,17 @@ absl::StatusOr<models::Profile> ProfileFromCells(const Cells& cells) {
   if (p.node_name.empty()) return absl::InvalidArgumentError("a record needs node or gpu");
   models::WorkloadSpec& w = p.workload;
   if (std::string kind = Cell(cells, "kind"); !kind.empty()) {
-    absl::StatusOr<models::WorkloadKind> parsed = models::ParseWorkloadKind(kind);
-    if (!parsed.ok()) return parsed.status();
-    w.kind = *parsed;
+    ASSIGN_OR_RETURN(w.kind, models::ParseWorkloadKind(kind));
   }
   w.family = Cell(cells, "family");
   if (w.family.empty()) return absl::InvalidArgumentError("family is missing");
-  absl::StatusOr<std::map<std::string, int64_t>> params = ParseParams(Cell(cells, "params"));
-  if (!params.ok()) return params.status();
-  w.params = *std::move(params);
-  absl::StatusOr<int64_t> batch = Integer(cells, "batch_size");
-  if (!batch.ok()) return batch.status();
-  w.batch_size = *batch;
+  ASSIGN_OR_RETURN(w.params, ParseParams(Cell(cells, "params")));
+  ASSIGN_OR_RETURN(w.batch_size, Integer(cells, "batch_size"));
   if (std::string precision = Cell(cells, "precision"); !precision.empty()) {
-    absl::StatusOr<models::Precision> parsed = models::ParsePrecision(precision);
-    if (!parsed.ok()) return parsed.status();
-    w.precision = *parsed;
+    ASSIGN_OR_RETURN(w.precision, models::ParsePrecision(precision));
   }
   if (std::string phase = Cell(cells, "phase"); !phase.empty()) {
-    absl::StatusOr<models::Phase> parsed = models::ParsePhase(phase);
-    if (!parsed.ok()) return parsed.status();
-    w.phase = *parsed;
+    ASSIGN_OR_RETURN(w.phase, models::ParsePhase(phase));
   }
   if (std::string optimizer = Cell(cells, "optimizer"); !optimizer.empty()) w.optimizer = optimizer;
 
@@ -120,29 +111,26 @@ absl::StatusOr<models::Profile> ProfileFromCells(const Cells& cells) {
     const std::string name(column.file_name);
     if (Cell(cells, name).empty()) continue;
     present.insert(column.file_name);
-    absl::Status parsed = std::visit(
+    RETURN_IF_ERROR(std::visit(
         [&](auto* field) -> absl::Status {
           using T = std::remove_pointer_t<decltype(field)>;
           if constexpr (std::is_same_v<T, std::string>) {
             *field = Cell(cells, name);
           } else if constexpr (std::is_same_v<T, double> ||
                                std::is_same_v<T, std::optional<double>>) {
-            absl::StatusOr<double> value = Number(cells, name);
-            if (!value.ok()) return value.status();
-            *field = *value;
+            ASSIGN_OR_RETURN(double value, Number(cells, name));
+            *field = value;
           } else {
-            absl::StatusOr<int64_t> value = Integer(cells, name);
-            if (!value.ok()) return value.status();
+            ASSIGN_OR_RETURN(int64_t value, Integer(cells, name));
             // ValidateProfile checks the ranges; the field must hold the value.
-            if (*value > std::numeric_limits<T>::max() || *value < std::numeric_limits<T>::min()) {
-              return absl::InvalidArgumentError(absl::StrCat(name, " is too large: ", *value));
+            if (value > std::numeric_limits<T>::max() || value < std::numeric_limits<T>::min()) {
+              return absl::InvalidArgumentError(absl::StrCat(name, " is too large: ", value));
             }
-            *field = static_cast<T>(*value);
+            *field = static_cast<T>(value);
           }
           return absl::OkStatus();
         },
-        column.field(p));
-    if (!parsed.ok()) return parsed;
+        column.field(p)));
   }
   if (!present.contains("mean_ms")) return Number(cells, "mean_ms").status();
   models::TimingStats& t = p.iteration;
@@ -384,10 +372,7 @@ absl::Status ReadAgentStore(const std::string& path, const ProfileSink& sink) {
     return absl::Status(store.status().code(),
                         absl::StrCat(path, ": not a perfcast agent store: ", store.status().message()));
   }
-  if (absl::Status s = db::ForEachNode(**store, {}, [&](models::Node& node) { sink.node(node); });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(db::ForEachNode(**store, {}, [&](models::Node& node) { sink.node(node); }));
   int64_t row = 0;
   return (*store)->ScanProfiles({}, [&](const models::Profile& profile) {
     sink.profile(++row, profile);

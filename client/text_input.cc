@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "base/utf8.h"
 
 namespace perfcast::client {
@@ -104,9 +105,7 @@ absl::StatusOr<bool> CsvReader::Next(std::vector<std::string>& fields) {
     // Spreadsheets save "CSV UTF-8" with a byte-order mark.
     if (line_number_ == 1 && absl::StartsWith(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
     if (absl::StripAsciiWhitespace(text).empty()) continue;
-    absl::StatusOr<std::vector<std::string>> split = SplitCsvLine(text);
-    if (!split.ok()) return split.status();
-    fields = *std::move(split);
+    ASSIGN_OR_RETURN(fields, SplitCsvLine(text));
     return true;
   }
 }

@@ -3,6 +3,8 @@
 #include <memory>
 #include <utility>
 
+#include "base/status_macros.h"
+
 namespace perfcast::db {
 
 PipelinedImport::PipelinedImport(Store& store) : store_(store) {}
@@ -103,10 +105,10 @@ std::optional<PipelinedImport::Batch> PipelinedImport::Next() {
 
 absl::Status PipelinedImport::Write(ImportTransaction& import, Batch& batch) {
   for (const models::Node& node : batch.nodes) {
-    if (absl::Status s = import.UpsertNode(node); !s.ok()) return s;
+    RETURN_IF_ERROR(import.UpsertNode(node));
   }
   for (auto& [index, prepared] : batch.profiles) {
-    if (absl::Status s = import.AddPrepared(index, std::move(prepared)); !s.ok()) return s;
+    RETURN_IF_ERROR(import.AddPrepared(index, std::move(prepared)));
   }
   return absl::OkStatus();
 }
@@ -115,10 +117,9 @@ void PipelinedImport::Run() {
   // The transaction ends inside: an import that returns early is rolled back
   // as it goes out of scope, on this thread, before the caller hears of it.
   absl::StatusOr<ImportSummary> result = [&]() -> absl::StatusOr<ImportSummary> {
-    absl::StatusOr<std::unique_ptr<ImportTransaction>> import = store_.BeginImport();
-    if (!import.ok()) return import.status();
+    ASSIGN_OR_RETURN(std::unique_ptr<ImportTransaction> import, store_.BeginImport());
     while (std::optional<Batch> batch = Next()) {
-      absl::Status written = Write(**import, *batch);
+      absl::Status written = Write(*import, *batch);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         spent_.push_back(*std::move(batch));
@@ -132,7 +133,7 @@ void PipelinedImport::Run() {
       std::lock_guard<std::mutex> lock(mutex_);
       if (abandoned_) return absl::CancelledError("the import was abandoned");
     }
-    return (*import)->Commit();
+    return import->Commit();
   }();
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "db/postgres_store.h"
 
 namespace perfcast::db {
@@ -183,14 +184,13 @@ absl::Status MigratePostgres(pqxx::connection& connection, int64_t target_versio
   pqxx::work tx(connection);
   tx.exec_params("SELECT pg_advisory_xact_lock($1, $2)", kPostgresLockSpace,
                  kPostgresMigrationLock);
-  absl::StatusOr<int64_t> version = SchemaVersion(tx);
-  if (!version.ok()) return version.status();
-  if (*version == 0) {
+  ASSIGN_OR_RETURN(int64_t version, SchemaVersion(tx));
+  if (version == 0) {
     tx.exec(
         "CREATE TABLE perfcast_schema_migrations (version integer PRIMARY KEY, "
         "applied_at timestamptz NOT NULL DEFAULT now())");
   }
-  for (int64_t v = *version; v < target_version; ++v) {
+  for (int64_t v = version; v < target_version; ++v) {
     tx.exec(std::string(kMigrations[v]));
     tx.exec_params("INSERT INTO perfcast_schema_migrations (version) VALUES ($1)", v + 1);
   }
@@ -200,12 +200,11 @@ absl::Status MigratePostgres(pqxx::connection& connection, int64_t target_versio
 
 absl::Status CheckPostgresSchemaIsCurrent(pqxx::connection& connection) {
   pqxx::nontransaction tx(connection);
-  absl::StatusOr<int64_t> version = SchemaVersion(tx);
-  if (!version.ok()) return version.status();
-  if (*version == 0) return absl::FailedPreconditionError("the database holds no perfcast store");
-  if (*version < PostgresSchemaVersion()) {
+  ASSIGN_OR_RETURN(int64_t version, SchemaVersion(tx));
+  if (version == 0) return absl::FailedPreconditionError("the database holds no perfcast store");
+  if (version < PostgresSchemaVersion()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the store has schema version ", *version,
+        absl::StrCat("the store has schema version ", version,
                      "; open it read-write once to migrate it to ", PostgresSchemaVersion()));
   }
   return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/node_columns.h"
 #include "db/postgres_connection.h"
 #include "db/postgres_import.h"
@@ -65,7 +66,7 @@ class PostgresStore final : public Store {
   }
 
   absl::StatusOr<Node> RegisterNode(const Node& node) override {
-    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateNode(node));
     if (read_only_) return ReadOnlyError();
     Node stored = node;
     stored.registered_at_us = node.registered_at_us > 0 ? node.registered_at_us : NowMicros();
@@ -94,11 +95,10 @@ class PostgresStore final : public Store {
   }
 
   absl::StatusOr<NodePage> ListNodes(const NodeFilter& filter) override {
-    absl::StatusOr<int64_t> after_id = NodePageStart(filter);
-    if (!after_id.ok()) return after_id.status();
+    ASSIGN_OR_RETURN(int64_t after_id, NodePageStart(filter));
     QueryParams params;
     std::string sql =
-        absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE id > ", params.Add(*after_id));
+        absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE id > ", params.Add(after_id));
     if (!filter.gpu_model.empty()) {
       absl::StrAppend(&sql, " AND gpu_model = ", params.Add(filter.gpu_model));
     }
@@ -168,11 +168,10 @@ class PostgresStore final : public Store {
         absl::StrAppend(&sql, " ORDER BY p.id LIMIT ", batch);
         pqxx::result r = params.Exec(tx, sql);
         for (const pqxx::row& row : r) {
-          absl::StatusOr<Profile> profile = ReadProfile(row);
-          if (!profile.ok()) return profile.status();
+          ASSIGN_OR_RETURN(Profile profile, ReadProfile(row));
           visited = true;
-          if (!visit(*profile)) return absl::OkStatus();
-          after_id = profile->id;
+          if (!visit(profile)) return absl::OkStatus();
+          after_id = profile.id;
         }
         if (static_cast<int64_t>(r.size()) < batch) break;
         remaining -= batch;
@@ -224,7 +223,7 @@ class PostgresStore final : public Store {
     if (read_only_) return ReadOnlyError();
     StoredModel stored = model;
     stored.created_at_us = model.created_at_us > 0 ? model.created_at_us : NowMicros();
-    absl::Status status = WithConnection([&](pqxx::connection& c) -> absl::Status {
+    RETURN_IF_ERROR(WithConnection([&](pqxx::connection& c) -> absl::Status {
       pqxx::work tx(c);
       // Another replica saving the same name waits here until it commits;
       // READ COMMITTED then lets max(version) below see its row.
@@ -242,8 +241,7 @@ class PostgresStore final : public Store {
                       .as<int64_t>();
       tx.commit();
       return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
+    }));
     return stored;
   }
 
@@ -299,12 +297,11 @@ class PostgresStore final : public Store {
   auto WithConnection(Fn fn, MayRetry may_retry)
       -> decltype(fn(std::declval<pqxx::connection&>())) {
     for (int attempt = 1;; ++attempt) {
-      absl::StatusOr<PostgresConnectionPool::Lease> lease = pool_.Acquire();
-      if (!lease.ok()) return lease.status();
+      ASSIGN_OR_RETURN(PostgresConnectionPool::Lease lease, pool_.Acquire());
       try {
-        return fn(**lease);
+        return fn(*lease);
       } catch (...) {
-        if (PqxxConnectionLost()) lease->MarkBroken();
+        if (PqxxConnectionLost()) lease.MarkBroken();
         if (attempt > 1 || !PqxxSafeToRetry() || !may_retry()) return PqxxExceptionToStatus();
       }
     }
@@ -320,7 +317,7 @@ class PostgresStore final : public Store {
 
 absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& uri, bool read_only) {
   auto store = std::make_unique<PostgresStore>(uri, read_only);
-  if (absl::Status s = store->Init(); !s.ok()) return s;
+  RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));
 }
 

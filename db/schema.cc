@@ -1,6 +1,7 @@
 #include "db/schema.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::db {
 
@@ -165,44 +166,37 @@ absl::StatusOr<int64_t> CheckStore(Connection& connection) {
   if (!app.ok()) {
     return absl::DataLossError(absl::StrCat("not an SQLite database (", app.status().message(), ")"));
   }
-  absl::StatusOr<int64_t> version = connection.QueryInt("PRAGMA user_version");
-  if (!version.ok()) return version.status();
-  absl::StatusOr<int64_t> tables =
-      connection.QueryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
-  if (!tables.ok()) return tables.status();
-  if (*app == 0 && *tables == 0 && *version == 0) return 0;  // fresh file
+  ASSIGN_OR_RETURN(int64_t version, connection.QueryInt("PRAGMA user_version"));
+  ASSIGN_OR_RETURN(int64_t tables,
+      connection.QueryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table'"));
+  if (*app == 0 && tables == 0 && version == 0) return 0;  // fresh file
   if (*app != kApplicationId && *app != kAgentApplicationId) {
     return absl::FailedPreconditionError(
         "the file is an SQLite database of another application (no perfcast schema)");
   }
-  if (*version > CurrentSchemaVersion()) {
+  if (version > CurrentSchemaVersion()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the store has schema version ", *version, " but this build knows only up to ",
+        "the store has schema version ", version, " but this build knows only up to ",
         CurrentSchemaVersion(), "; upgrade perfcast"));
   }
-  return *version;
+  return version;
 }
 
 absl::Status Migrate(Connection& connection, int64_t target_version) {
   if (target_version < 0) target_version = CurrentSchemaVersion();
-  absl::StatusOr<int64_t> version = CheckStore(connection);
-  if (!version.ok()) return version.status();
-  for (int64_t v = *version; v < target_version; ++v) {
-    absl::Status status = InTransaction(connection, [&]() -> absl::Status {
+  ASSIGN_OR_RETURN(int64_t version, CheckStore(connection));
+  for (int64_t v = version; v < target_version; ++v) {
+    RETURN_IF_ERROR(InTransaction(connection, [&]() -> absl::Status {
       if (v == 0) {
-        if (absl::Status s = connection.Execute(
-                absl::StrCat("PRAGMA application_id = ", kApplicationId));
-            !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR(connection.Execute(
+            absl::StrCat("PRAGMA application_id = ", kApplicationId)));
       }
       if (absl::Status s = connection.Execute(Migrations()[v]); !s.ok()) {
         return absl::InternalError(
             absl::StrCat("migration to schema version ", v + 1, " failed: ", s.message()));
       }
       return connection.Execute(absl::StrCat("PRAGMA user_version = ", v + 1));
-    });
-    if (!status.ok()) return status;
+    }));
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::db {
 
@@ -125,8 +126,7 @@ absl::StatusOr<bool> Statement::Step() {
 }
 
 absl::Status Statement::Run() {
-  absl::StatusOr<bool> row = Step();
-  if (!row.ok()) return row.status();
+  RETURN_IF_ERROR(Step().status());
   needs_reset_ = true;
   return absl::OkStatus();
 }
@@ -194,12 +194,10 @@ absl::StatusOr<std::unique_ptr<Statement>> Connection::Prepare(absl::string_view
 }
 
 absl::StatusOr<int64_t> Connection::QueryInt(absl::string_view sql) {
-  auto stmt = Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  absl::StatusOr<bool> row = (*stmt)->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::InternalError(absl::StrCat("no result for ", sql));
-  return (*stmt)->Int(0);
+  ASSIGN_OR_RETURN(auto stmt, Prepare(sql));
+  ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return absl::InternalError(absl::StrCat("no result for ", sql));
+  return stmt->Int(0);
 }
 
 int64_t Connection::changes() const { return sqlite3_changes64(db_); }

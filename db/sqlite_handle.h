@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -98,7 +99,7 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view context);
 // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back if it fails.
 template <typename Body>
 absl::Status InTransaction(Connection& connection, Body&& body) {
-  if (absl::Status s = connection.Execute("BEGIN IMMEDIATE"); !s.ok()) return s;
+  RETURN_IF_ERROR(connection.Execute("BEGIN IMMEDIATE"));
   absl::Status status = body();
   if (status.ok()) status = connection.Execute("COMMIT");
   if (!status.ok()) connection.Execute("ROLLBACK").IgnoreError();

@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/schema.h"
 #include "db/sqlite_handle.h"
 #include "db/sqlite_import.h"
@@ -33,12 +34,9 @@ absl::Status ConfigureWriter(Connection& c, bool file_backed, bool fresh) {
   if (file_backed) {
     // Before WAL mode, which fixes the page size when it creates the file.
     if (fresh) {
-      if (absl::Status s = c.Execute(absl::StrCat("PRAGMA page_size = ", kNewFilePageSize));
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(c.Execute(absl::StrCat("PRAGMA page_size = ", kNewFilePageSize)));
     }
-    if (absl::Status s = c.Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
+    RETURN_IF_ERROR(c.Execute("PRAGMA journal_mode = WAL"));
   }
   return c.Execute(
       absl::StrCat("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
@@ -51,15 +49,12 @@ absl::Status ConfigureWriter(Connection& c, bool file_backed, bool fresh) {
 // journal: perfcastd keeps its database in WAL mode, and SQLite keeps that
 // mode in the file.
 absl::Status IsServerDatabase(Connection& c, const std::string& path, bool in_memory) {
-  absl::StatusOr<int64_t> app = c.QueryInt("PRAGMA application_id");
-  if (!app.ok()) return app.status();
-  bool agent = *app == kAgentApplicationId;
+  ASSIGN_OR_RETURN(int64_t app, c.QueryInt("PRAGMA application_id"));
+  bool agent = app == kAgentApplicationId;
   if (!agent && !in_memory) {
-    absl::StatusOr<std::unique_ptr<Statement>> mode = c.Prepare("PRAGMA journal_mode");
-    if (!mode.ok()) return mode.status();
-    absl::StatusOr<bool> row = (*mode)->Step();
-    if (!row.ok()) return row.status();
-    agent = !*row || absl::AsciiStrToLower((*mode)->Text(0)) != "wal";
+    ASSIGN_OR_RETURN(std::unique_ptr<Statement> mode, c.Prepare("PRAGMA journal_mode"));
+    ASSIGN_OR_RETURN(bool row, mode->Step());
+    agent = !row || absl::AsciiStrToLower(mode->Text(0)) != "wal";
   }
   if (!agent) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
@@ -76,28 +71,22 @@ absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Role role) 
     std::error_code error;
     if (!parent.empty()) std::filesystem::create_directories(parent, error);
   }
-  auto writer = Connection::Open(path, Connection::Mode::kReadWriteCreate);
-  if (!writer.ok()) return writer.status();
-  absl::StatusOr<int64_t> version = CheckStore(**writer);
-  if (!version.ok()) return version.status();
-  if (role == Role::kServer && *version > 0) {
+  ASSIGN_OR_RETURN(auto writer, Connection::Open(path, Connection::Mode::kReadWriteCreate));
+  ASSIGN_OR_RETURN(int64_t version, CheckStore(*writer));
+  if (role == Role::kServer && version > 0) {
     // Reading the header and the journal mode writes nothing; the checks
     // come before anything that would.
-    absl::Status refused = IsServerDatabase(**writer, path, in_memory);
+    absl::Status refused = IsServerDatabase(*writer, path, in_memory);
     if (!refused.ok()) return refused;
   }
-  if (absl::Status s = ConfigureWriter(**writer, !in_memory, *version == 0); !s.ok()) {
+  if (absl::Status s = ConfigureWriter(*writer, !in_memory, version == 0); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("cannot configure ", path, ": ", s.message()));
   }
-  if (absl::Status s = Migrate(**writer); !s.ok()) return s;
+  RETURN_IF_ERROR(Migrate(*writer));
   if (role == Role::kAgent) {
-    if (absl::Status s = (*writer)->Execute(
-            absl::StrCat("PRAGMA application_id = ", kAgentApplicationId));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(writer->Execute(absl::StrCat("PRAGMA application_id = ", kAgentApplicationId)));
   }
-  return NewSqliteStore(*std::move(writer), nullptr, in_memory ? std::string() : path);
+  return NewSqliteStore(std::move(writer), nullptr, in_memory ? std::string() : path);
 }
 
 }  // namespace
@@ -111,38 +100,35 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteAgentStore(const std::string& p
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreReadOnly(const std::string& path) {
-  auto connection = Connection::Open(path, Connection::Mode::kReadOnly);
-  if (!connection.ok()) return connection.status();
-  absl::StatusOr<int64_t> version = CheckStore(**connection);
-  if (!version.ok()) return version.status();
-  if (*version == 0) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Connection> connection,
+                   Connection::Open(path, Connection::Mode::kReadOnly));
+  ASSIGN_OR_RETURN(int64_t version, CheckStore(*connection));
+  if (version == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, " is an empty SQLite file, not a perfcast store"));
   }
-  if (*version < CurrentSchemaVersion()) {
-    auto copy = Connection::Open(":memory:", Connection::Mode::kReadWriteCreate);
-    if (!copy.ok()) return copy.status();
-    sqlite3_backup* backup = sqlite3_backup_init((*copy)->raw(), "main", (*connection)->raw(), "main");
-    if (backup == nullptr) return SqliteError((*copy)->raw(), SQLITE_ERROR, "copy for migration");
+  if (version < CurrentSchemaVersion()) {
+    ASSIGN_OR_RETURN(auto copy, Connection::Open(":memory:", Connection::Mode::kReadWriteCreate));
+    sqlite3_backup* backup = sqlite3_backup_init(copy->raw(), "main", connection->raw(), "main");
+    if (backup == nullptr) return SqliteError(copy->raw(), SQLITE_ERROR, "copy for migration");
     sqlite3_backup_step(backup, -1);
     if (int rc = sqlite3_backup_finish(backup); rc != SQLITE_OK) {
-      return SqliteError((*copy)->raw(), rc, "copy for migration");
+      return SqliteError(copy->raw(), rc, "copy for migration");
     }
-    if (absl::Status s = Migrate(**copy); !s.ok()) return s;
+    RETURN_IF_ERROR(Migrate(*copy));
     connection = std::move(copy);
   }
-  return NewSqliteStore(nullptr, *std::move(connection), std::string());
+  return NewSqliteStore(nullptr, std::move(connection), std::string());
 }
 
 absl::Status CreateSqliteStoreAtVersion(const std::string& path, int64_t version) {
   if (std::filesystem::exists(path)) {
     return absl::FailedPreconditionError(absl::StrCat(path, " already exists"));
   }
-  auto connection = Connection::Open(path, Connection::Mode::kReadWriteCreate);
-  if (!connection.ok()) return connection.status();
+  ASSIGN_OR_RETURN(auto connection, Connection::Open(path, Connection::Mode::kReadWriteCreate));
   // As perfcastd left its database at every version.
-  if (absl::Status s = (*connection)->Execute("PRAGMA journal_mode = WAL"); !s.ok()) return s;
-  return Migrate(**connection, version);
+  RETURN_IF_ERROR(connection->Execute("PRAGMA journal_mode = WAL"));
+  return Migrate(*connection, version);
 }
 
 }  // namespace perfcast::db

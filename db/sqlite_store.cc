@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/node_columns.h"
 #include "db/sqlite_import.h"
 #include "db/sqlite_rows.h"
@@ -38,15 +39,12 @@ class SqliteStore final : public Store {
   // Moves the WAL checkpoints of a file-backed store off its commits (see
   // wal_checkpointer.h).
   absl::Status StartCheckpointer() {
-    absl::StatusOr<std::unique_ptr<WalCheckpointer>> started =
-        WalCheckpointer::Start(*writer_, reader_path_);
-    if (!started.ok()) return started.status();
-    checkpointer_ = *std::move(started);
+    ASSIGN_OR_RETURN(checkpointer_, WalCheckpointer::Start(*writer_, reader_path_));
     return absl::OkStatus();
   }
 
   absl::StatusOr<Node> RegisterNode(const Node& node) override {
-    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateNode(node));
     if (writer_ == nullptr) return ReadOnlyError();
     std::lock_guard<std::mutex> lock(write_mutex_);
     Node stored = node;
@@ -65,19 +63,17 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<Node> GetNode(absl::string_view name) override {
     return WithReader([&](Connection& c) -> absl::StatusOr<Node> {
-      auto stmt = c.Prepare(absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE name = ?1"));
-      if (!stmt.ok()) return stmt.status();
-      (*stmt)->Bind(1, name);
-      absl::StatusOr<bool> row = (*stmt)->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
-      return ReadNode(**stmt);
+      ASSIGN_OR_RETURN(auto stmt,
+          c.Prepare(absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE name = ?1")));
+      stmt->Bind(1, name);
+      ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
+      return ReadNode(*stmt);
     });
   }
 
   absl::StatusOr<NodePage> ListNodes(const NodeFilter& filter) override {
-    absl::StatusOr<int64_t> after_id = NodePageStart(filter);
-    if (!after_id.ok()) return after_id.status();
+    ASSIGN_OR_RETURN(int64_t after_id, NodePageStart(filter));
     std::string sql = absl::StrCat("SELECT id, ", NodeColumnList(), " FROM nodes WHERE id > ?1");
     if (!filter.gpu_model.empty()) absl::StrAppend(&sql, " AND gpu_model = ?2");
     int param = 3;
@@ -86,18 +82,16 @@ class SqliteStore final : public Store {
     }
     absl::StrAppend(&sql, " ORDER BY id LIMIT ", filter.page_size + 1);
     return WithReader([&](Connection& c) -> absl::StatusOr<NodePage> {
-      auto stmt = c.Prepare(sql);
-      if (!stmt.ok()) return stmt.status();
-      Statement& s = **stmt;
-      s.Bind(1, *after_id);
+      ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
+      Statement& s = *stmt;
+      s.Bind(1, after_id);
       if (!filter.gpu_model.empty()) s.Bind(2, filter.gpu_model);
       int p = 3;
       for (const auto& [key, value] : filter.labels) s.Bind(p++, value);
       NodePage page;
       while (true) {
-        absl::StatusOr<bool> row = s.Step();
-        if (!row.ok()) return row.status();
-        if (!*row) break;
+        ASSIGN_OR_RETURN(bool row, s.Step());
+        if (!row) break;
         if (static_cast<int>(page.nodes.size()) == filter.page_size) {
           page.next_page_token = absl::StrCat(page.nodes.back().id);
           break;
@@ -112,18 +106,16 @@ class SqliteStore final : public Store {
     if (writer_ == nullptr) return ReadOnlyError();
     std::lock_guard<std::mutex> lock(write_mutex_);
     return InTransaction(*writer_, [&]() -> absl::Status {
-      auto find = writer_->Prepare("SELECT id FROM nodes WHERE name = ?1");
-      if (!find.ok()) return find.status();
-      (*find)->Bind(1, name);
-      absl::StatusOr<bool> row = (*find)->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
-      const int64_t id = (*find)->Int(0);
-      auto count = writer_->Prepare("SELECT count(*) FROM profiles WHERE node_id = ?1");
-      if (!count.ok()) return count.status();
-      (*count)->Bind(1, id);
-      if (absl::StatusOr<bool> r = (*count)->Step(); !r.ok()) return r.status();
-      const int64_t profiles = (*count)->Int(0);
+      ASSIGN_OR_RETURN(auto find, writer_->Prepare("SELECT id FROM nodes WHERE name = ?1"));
+      find->Bind(1, name);
+      ASSIGN_OR_RETURN(bool row, find->Step());
+      if (!row) return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
+      const int64_t id = find->Int(0);
+      ASSIGN_OR_RETURN(auto count,
+          writer_->Prepare("SELECT count(*) FROM profiles WHERE node_id = ?1"));
+      count->Bind(1, id);
+      RETURN_IF_ERROR(count->Step().status());
+      const int64_t profiles = count->Int(0);
       if (profiles > 0 && !purge_profiles) {
         return absl::FailedPreconditionError(absl::StrCat(
             "node '", name, "' has ", profiles,
@@ -131,9 +123,8 @@ class SqliteStore final : public Store {
       }
       for (absl::string_view sql : {"DELETE FROM profiles WHERE node_id = ?1",
                                     "DELETE FROM nodes WHERE id = ?1"}) {
-        auto del = writer_->Prepare(sql);
-        if (!del.ok()) return del.status();
-        if (absl::Status s = (*del)->Bind(1, id).Run(); !s.ok()) return s;
+        ASSIGN_OR_RETURN(auto del, writer_->Prepare(sql));
+        RETURN_IF_ERROR(del->Bind(1, id).Run());
       }
       return absl::OkStatus();
     });
@@ -147,15 +138,13 @@ class SqliteStore final : public Store {
   absl::Status ScanProfiles(const ProfileFilter& filter,
                             const std::function<bool(const Profile&)>& visit) override {
     return WithReader([&](Connection& c) -> absl::Status {
-      auto stmt = PrepareFiltered(c, SqliteProfileScanSelect(), filter, " ORDER BY p.id");
-      if (!stmt.ok()) return stmt.status();
+      ASSIGN_OR_RETURN(auto stmt,
+          PrepareFiltered(c, SqliteProfileScanSelect(), filter, " ORDER BY p.id"));
       while (true) {
-        absl::StatusOr<bool> row = (*stmt)->Step();
-        if (!row.ok()) return row.status();
-        if (!*row) return absl::OkStatus();
-        absl::StatusOr<Profile> profile = ReadProfile(**stmt);
-        if (!profile.ok()) return profile.status();
-        if (!visit(*profile)) return absl::OkStatus();
+        ASSIGN_OR_RETURN(bool row, stmt->Step());
+        if (!row) return absl::OkStatus();
+        ASSIGN_OR_RETURN(Profile profile, ReadProfile(*stmt));
+        if (!visit(profile)) return absl::OkStatus();
       }
     });
   }
@@ -171,21 +160,18 @@ class SqliteStore final : public Store {
       if (!filter.family.empty() || filter.phase.has_value() || filter.kind.has_value()) {
         absl::StrAppend(&sql, " JOIN workloads w ON w.id = p.workload_id");
       }
-      auto stmt = PrepareFiltered(c, std::move(sql), filter, "");
-      if (!stmt.ok()) return stmt.status();
-      absl::StatusOr<bool> row = (*stmt)->Step();
-      if (!row.ok()) return row.status();
-      return (*stmt)->Int(0);
+      ASSIGN_OR_RETURN(auto stmt, PrepareFiltered(c, std::move(sql), filter, ""));
+      RETURN_IF_ERROR(stmt->Step().status());
+      return stmt->Int(0);
     });
   }
 
   absl::Status RecordSkipped(const SkippedRun& run) override {
     if (writer_ == nullptr) return ReadOnlyError();
     std::lock_guard<std::mutex> lock(write_mutex_);
-    auto stmt = writer_->Prepare(
-        "INSERT INTO skipped_runs (node_name, workload_key, reason, at_us) VALUES (?1, ?2, ?3, ?4)");
-    if (!stmt.ok()) return stmt.status();
-    return (*stmt)
+    ASSIGN_OR_RETURN(auto stmt, writer_->Prepare(
+        "INSERT INTO skipped_runs (node_name, workload_key, reason, at_us) VALUES (?1, ?2, ?3, ?4)"));
+    return stmt
         ->Bind(1, run.node_name)
         .Bind(2, run.workload_key)
         .Bind(3, run.reason)
@@ -195,15 +181,13 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<std::vector<SkippedRun>> ListSkipped() override {
     return WithReader([&](Connection& c) -> absl::StatusOr<std::vector<SkippedRun>> {
-      auto stmt = c.Prepare(
-          "SELECT node_name, workload_key, reason, at_us FROM skipped_runs ORDER BY id");
-      if (!stmt.ok()) return stmt.status();
+      ASSIGN_OR_RETURN(auto stmt, c.Prepare(
+          "SELECT node_name, workload_key, reason, at_us FROM skipped_runs ORDER BY id"));
       std::vector<SkippedRun> runs;
       while (true) {
-        absl::StatusOr<bool> row = (*stmt)->Step();
-        if (!row.ok()) return row.status();
-        if (!*row) return runs;
-        runs.push_back({(*stmt)->Text(0), (*stmt)->Text(1), (*stmt)->Text(2), (*stmt)->Int(3)});
+        ASSIGN_OR_RETURN(bool row, stmt->Step());
+        if (!row) return runs;
+        runs.push_back({stmt->Text(0), stmt->Text(1), stmt->Text(2), stmt->Int(3)});
       }
     });
   }
@@ -214,19 +198,16 @@ class SqliteStore final : public Store {
     std::lock_guard<std::mutex> lock(write_mutex_);
     StoredModel stored = model;
     stored.created_at_us = model.created_at_us > 0 ? model.created_at_us : NowMicros();
-    absl::Status status = InTransaction(*writer_, [&]() -> absl::Status {
-      auto next = writer_->Prepare(
-          "SELECT coalesce(max(version), 0) + 1 FROM models WHERE name = ?1");
-      if (!next.ok()) return next.status();
-      (*next)->Bind(1, stored.name);
-      if (absl::StatusOr<bool> r = (*next)->Step(); !r.ok()) return r.status();
-      stored.version = (*next)->Int(0);
-      auto insert = writer_->Prepare(
+    RETURN_IF_ERROR(InTransaction(*writer_, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(auto next, writer_->Prepare(
+          "SELECT coalesce(max(version), 0) + 1 FROM models WHERE name = ?1"));
+      next->Bind(1, stored.name);
+      RETURN_IF_ERROR(next->Step().status());
+      stored.version = next->Int(0);
+      ASSIGN_OR_RETURN(auto insert, writer_->Prepare(
           "INSERT INTO models (name, version, target, summary, cv_mape, created_at_us, payload) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-      if (!insert.ok()) return insert.status();
-      absl::Status s = (*insert)
-                           ->Bind(1, stored.name)
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+      absl::Status s = insert->Bind(1, stored.name)
                            .Bind(2, stored.version)
                            .Bind(3, stored.target)
                            .Bind(4, stored.summary)
@@ -236,8 +217,7 @@ class SqliteStore final : public Store {
                            .Run();
       stored.id = writer_->last_insert_rowid();
       return s;
-    });
-    if (!status.ok()) return status;
+    }));
     return stored;
   }
 
@@ -254,16 +234,14 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<std::vector<StoredModel>> ListModels() override {
     return WithReader([&](Connection& c) -> absl::StatusOr<std::vector<StoredModel>> {
-      auto stmt = c.Prepare(
+      ASSIGN_OR_RETURN(auto stmt, c.Prepare(
           "SELECT id, name, version, target, summary, cv_mape, created_at_us, '' FROM models "
-          "ORDER BY created_at_us DESC, id DESC");
-      if (!stmt.ok()) return stmt.status();
+          "ORDER BY created_at_us DESC, id DESC"));
       std::vector<StoredModel> models;
       while (true) {
-        absl::StatusOr<bool> row = (*stmt)->Step();
-        if (!row.ok()) return row.status();
-        if (!*row) return models;
-        models.push_back(ReadModel(**stmt));
+        ASSIGN_OR_RETURN(bool row, stmt->Step());
+        if (!row) return models;
+        models.push_back(ReadModel(*stmt));
       }
     });
   }
@@ -272,11 +250,9 @@ class SqliteStore final : public Store {
     if (reader_path_.empty()) {
       // In memory, or a read-only copy: the pages are all there is.
       return WithReader([&](Connection& c) -> absl::StatusOr<int64_t> {
-        absl::StatusOr<int64_t> pages = c.QueryInt("PRAGMA page_count");
-        if (!pages.ok()) return pages.status();
-        absl::StatusOr<int64_t> page_size = c.QueryInt("PRAGMA page_size");
-        if (!page_size.ok()) return page_size.status();
-        return *pages * *page_size;
+        ASSIGN_OR_RETURN(int64_t pages, c.QueryInt("PRAGMA page_count"));
+        ASSIGN_OR_RETURN(int64_t page_size, c.QueryInt("PRAGMA page_size"));
+        return pages * page_size;
       });
     }
     // On disk the WAL holds committed pages not yet checkpointed into the
@@ -300,16 +276,14 @@ class SqliteStore final : public Store {
   absl::StatusOr<StoredModel> QueryModel(absl::string_view where, BindFn bind,
                                          const std::string& not_found) {
     return WithReader([&](Connection& c) -> absl::StatusOr<StoredModel> {
-      auto stmt = c.Prepare(absl::StrCat(
+      ASSIGN_OR_RETURN(auto stmt, c.Prepare(absl::StrCat(
           "SELECT id, name, version, target, summary, cv_mape, created_at_us, payload "
           "FROM models ",
-          where));
-      if (!stmt.ok()) return stmt.status();
-      bind(**stmt);
-      absl::StatusOr<bool> row = (*stmt)->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return absl::NotFoundError(not_found);
-      return ReadModel(**stmt);
+          where)));
+      bind(*stmt);
+      ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) return absl::NotFoundError(not_found);
+      return ReadModel(*stmt);
     });
   }
 
@@ -331,9 +305,8 @@ class SqliteStore final : public Store {
     if (f.method_version.has_value()) absl::StrAppend(&sql, " AND p.method_version = ?8");
     absl::StrAppend(&sql, suffix);
     if (f.limit > 0) absl::StrAppend(&sql, " LIMIT ", f.limit);
-    auto stmt = c.Prepare(sql);
-    if (!stmt.ok()) return stmt.status();
-    Statement& s = **stmt;
+    ASSIGN_OR_RETURN(auto stmt, c.Prepare(sql));
+    Statement& s = *stmt;
     if (since) s.Bind(1, f.since_us);
     if (until) s.Bind(2, f.until_us);
     if (!f.node_name.empty()) s.Bind(3, f.node_name);
@@ -362,9 +335,7 @@ class SqliteStore final : public Store {
       }
     }
     if (connection == nullptr) {
-      auto opened = Connection::Open(reader_path_, Connection::Mode::kReadOnly);
-      if (!opened.ok()) return opened.status();
-      connection = *std::move(opened);
+      ASSIGN_OR_RETURN(connection, Connection::Open(reader_path_, Connection::Mode::kReadOnly));
     }
     auto result = fn(*connection);
     std::lock_guard<std::mutex> lock(pool_mutex_);
@@ -393,9 +364,9 @@ absl::StatusOr<std::unique_ptr<Store>> NewSqliteStore(std::unique_ptr<Connection
   const bool checkpointed = writer != nullptr && !reader_path.empty();
   auto store = std::make_unique<SqliteStore>(std::move(writer), std::move(reader),
                                              std::move(reader_path));
-  if (absl::Status s = store->Init(); !s.ok()) return s;
+  RETURN_IF_ERROR(store->Init());
   if (checkpointed) {
-    if (absl::Status s = store->StartCheckpointer(); !s.ok()) return s;
+    RETURN_IF_ERROR(store->StartCheckpointer());
   }
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/sqlite_store.h"
 #ifdef PERFCAST_HAVE_POSTGRES
 #include "db/postgres_store.h"
@@ -52,16 +53,14 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(absl::string_view uri) {
     return BuiltWithoutPostgres();
 #endif
   }
-  absl::StatusOr<std::string> path = SqlitePath(uri);
-  if (!path.ok()) return path.status();
-  return OpenSqliteStore(*path);
+  ASSIGN_OR_RETURN(std::string path, SqlitePath(uri));
+  return OpenSqliteStore(path);
 }
 
 absl::StatusOr<std::optional<std::string>> SqliteFilePath(absl::string_view uri) {
   if (IsPostgresUri(uri)) return std::nullopt;
-  absl::StatusOr<std::string> path = SqlitePath(uri);
-  if (!path.ok()) return path.status();
-  return std::optional<std::string>(*std::move(path));
+  ASSIGN_OR_RETURN(std::string path, SqlitePath(uri));
+  return std::optional<std::string>(std::move(path));
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenStoreReadOnly(absl::string_view uri) {
@@ -72,9 +71,8 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStoreReadOnly(absl::string_view uri) 
     return BuiltWithoutPostgres();
 #endif
   }
-  absl::StatusOr<std::string> path = SqlitePath(uri);
-  if (!path.ok()) return path.status();
-  return OpenSqliteStoreReadOnly(*path);
+  ASSIGN_OR_RETURN(std::string path, SqlitePath(uri));
+  return OpenSqliteStoreReadOnly(path);
 }
 
 std::string RedactDatabaseUri(absl::string_view uri) {
@@ -106,10 +104,9 @@ absl::Status ForEachNode(Store& store, NodeFilter filter,
                          const std::function<void(models::Node&)>& visit) {
   if (filter.page_size == 0) filter.page_size = 1000;
   do {
-    absl::StatusOr<NodePage> page = store.ListNodes(filter);
-    if (!page.ok()) return page.status();
-    for (models::Node& node : page->nodes) visit(node);
-    filter.page_token = page->next_page_token;
+    ASSIGN_OR_RETURN(NodePage page, store.ListNodes(filter));
+    for (models::Node& node : page.nodes) visit(node);
+    filter.page_token = page.next_page_token;
   } while (!filter.page_token.empty());
   return absl::OkStatus();
 }

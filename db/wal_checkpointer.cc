@@ -5,19 +5,20 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/status_macros.h"
+
 namespace perfcast::db {
 
 absl::StatusOr<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(Connection& writer,
                                                                         const std::string& path) {
-  auto connection = Connection::Open(path, Connection::Mode::kReadWriteCreate);
-  if (!connection.ok()) return connection.status();
+  ASSIGN_OR_RETURN(auto connection, Connection::Open(path, Connection::Mode::kReadWriteCreate));
   // The checkpoint syncs the main file before the WAL may be reused.
-  if (absl::Status s = (*connection)->Execute("PRAGMA synchronous = FULL"); !s.ok()) return s;
-  absl::StatusOr<int64_t> page_size = writer.QueryInt("PRAGMA page_size");
-  if (!page_size.ok()) return page_size.status();
-  const int wal_pages = static_cast<int>(std::max<int64_t>(1, kWalBytes / std::max<int64_t>(1, *page_size)));
+  RETURN_IF_ERROR(connection->Execute("PRAGMA synchronous = FULL"));
+  ASSIGN_OR_RETURN(int64_t page_size, writer.QueryInt("PRAGMA page_size"));
+  const int wal_pages =
+      static_cast<int>(std::max<int64_t>(1, kWalBytes / std::max<int64_t>(1, page_size)));
   std::unique_ptr<WalCheckpointer> checkpointer(
-      new WalCheckpointer(writer, *std::move(connection), wal_pages));
+      new WalCheckpointer(writer, std::move(connection), wal_pages));
   // Replaces the hook through which SQLite runs its automatic checkpoints.
   sqlite3_wal_hook(writer.raw(), &WalCheckpointer::OnCommit, checkpointer.get());
   return checkpointer;

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "models/families/families.h"
 
 namespace perfcast::models {
@@ -151,15 +152,13 @@ absl::StatusOr<WorkloadSpec> NormalizeSpec(const WorkloadSpec& spec) {
   }
   // Inference ignores the optimizer: a canonical value keeps equal work equal.
   if (out.phase == Phase::kInference) out.optimizer = "adam";
-  absl::Status status = def->check(out);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(def->check(out));
   return out;
 }
 
 absl::StatusOr<WorkloadDescriptor> Describe(const WorkloadSpec& spec) {
-  absl::StatusOr<WorkloadSpec> normal = NormalizeSpec(spec);
-  if (!normal.ok()) return normal.status();
-  return FindDef(normal->family)->describe(*normal);
+  ASSIGN_OR_RETURN(WorkloadSpec normal, NormalizeSpec(spec));
+  return FindDef(normal.family)->describe(normal);
 }
 
 }  // namespace perfcast::models

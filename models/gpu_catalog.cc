@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace perfcast::models {
@@ -50,7 +51,7 @@ absl::Status Field(const json& object, const char* name, double& out, bool requi
 
 absl::Status Field(const json& object, const char* name, int& out, bool required) {
   double value = out;
-  if (absl::Status s = Field(object, name, value, required); !s.ok()) return s;
+  RETURN_IF_ERROR(Field(object, name, value, required));
   if (value != std::floor(value) || value > 1e9) {
     return absl::InvalidArgumentError(absl::StrCat("field '", name, "' must be an integer"));
   }
@@ -151,12 +152,11 @@ absl::StatusOr<GpuCatalog> GpuCatalog::Parse(absl::string_view text) {
   GpuCatalog catalog;
   std::set<std::string> seen;
   for (const json& entry : *gpus) {
-    absl::StatusOr<GpuSpec> spec = GpuSpecFromObject(entry);
-    if (!spec.ok()) return spec.status();
-    if (!seen.insert(absl::AsciiStrToLower(spec->model)).second) {
-      return absl::InvalidArgumentError(absl::StrCat("GPU catalog: duplicate model ", spec->model));
+    ASSIGN_OR_RETURN(GpuSpec spec, GpuSpecFromObject(entry));
+    if (!seen.insert(absl::AsciiStrToLower(spec.model)).second) {
+      return absl::InvalidArgumentError(absl::StrCat("GPU catalog: duplicate model ", spec.model));
     }
-    catalog.gpus_.push_back(*std::move(spec));
+    catalog.gpus_.push_back(std::move(spec));
   }
   return catalog;
 }
@@ -236,9 +236,8 @@ bool CompleteFromCatalog(const GpuCatalog& catalog, GpuSpec& spec) {
 std::string GpuSpecToJson(const GpuSpec& spec) { return GpuSpecObject(spec).dump(); }
 
 absl::StatusOr<GpuSpec> GpuSpecFromJson(absl::string_view text) {
-  absl::StatusOr<json> doc = ParseJson(text);
-  if (!doc.ok()) return doc.status();
-  return GpuSpecFromObject(*doc);
+  ASSIGN_OR_RETURN(json doc, ParseJson(text));
+  return GpuSpecFromObject(doc);
 }
 
 absl::StatusOr<Node> NodeFromSpecJson(absl::string_view text, const GpuCatalog& catalog) {
@@ -273,9 +272,7 @@ absl::StatusOr<Node> NodeFromSpecJson(absl::string_view text, const GpuCatalog& 
   auto gpu = doc->find("gpu");
   if (gpu == doc->end()) return absl::InvalidArgumentError("node spec: missing field 'gpu'");
   if (gpu->is_string()) {
-    absl::StatusOr<GpuSpec> spec = catalog.Find(gpu->get<std::string>());
-    if (!spec.ok()) return spec.status();
-    node.gpu = *std::move(spec);
+    ASSIGN_OR_RETURN(node.gpu, catalog.Find(gpu->get<std::string>()));
     node.source = NodeSource::kCatalog;
   } else {
     absl::StatusOr<GpuSpec> spec = GpuSpecFromObject(*gpu);

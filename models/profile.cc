@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "models/content_hash.h"
 #include "xxhash.h"
 
@@ -136,7 +137,7 @@ absl::Status ValidateProfile(const Profile& profile) {
                               {"stddev_ms", t.stddev_ms},
                               {"min_ms", t.min_ms},
                               {"max_ms", t.max_ms}}) {
-    if (absl::Status s = CheckTime(field, value); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckTime(field, value));
   }
   if (t.mean_ms <= 0) return absl::InvalidArgumentError("mean_ms must be positive");
   if (t.max_ms < t.min_ms || t.mean_ms < t.min_ms || t.mean_ms > t.max_ms ||
@@ -158,7 +159,7 @@ absl::Status ValidateProfile(const Profile& profile) {
         {"peak_memory_bytes", profile.peak_memory_bytes},
         {"achieved_tflops", profile.achieved_tflops},
         {"roofline_fraction", profile.roofline_fraction}}) {
-    if (absl::Status s = CheckOptional(field, value); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckOptional(field, value));
   }
   if (profile.repeats < 1) {
     return absl::InvalidArgumentError(

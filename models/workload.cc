@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 
 namespace perfcast::models {
 namespace {
@@ -112,9 +113,7 @@ absl::StatusOr<WorkloadSpec> ParseWorkloadKey(absl::string_view key) {
   if (head.size() != 2 || !IsIdentifier(head[1])) {
     return absl::InvalidArgumentError(absl::StrCat("malformed workload key '", key, "'"));
   }
-  auto kind = ParseWorkloadKind(head[0]);
-  if (!kind.ok()) return kind.status();
-  spec.kind = *kind;
+  ASSIGN_OR_RETURN(spec.kind, ParseWorkloadKind(head[0]));
   spec.family = std::string(head[1]);
   absl::string_view body = key.substr(open + 1, close - open - 1);
   if (!body.empty()) {
@@ -123,9 +122,7 @@ absl::StatusOr<WorkloadSpec> ParseWorkloadKey(absl::string_view key) {
       if (!IsIdentifier(kv.first)) {
         return absl::InvalidArgumentError(absl::StrCat("malformed parameter '", item, "'"));
       }
-      auto value = ParseInt(kv.second, kv.first);
-      if (!value.ok()) return value.status();
-      spec.params[std::string(kv.first)] = *value;
+      ASSIGN_OR_RETURN(spec.params[std::string(kv.first)], ParseInt(kv.second, kv.first));
     }
   }
   std::vector<absl::string_view> tail = absl::StrSplit(key.substr(close + 1), '/');
@@ -133,15 +130,9 @@ absl::StatusOr<WorkloadSpec> ParseWorkloadKey(absl::string_view key) {
   if (tail.size() != 5 || !tail[0].empty() || tail[1].size() < 2 || tail[1][0] != 'b') {
     return absl::InvalidArgumentError(absl::StrCat("malformed workload key '", key, "'"));
   }
-  auto batch = ParseInt(tail[1].substr(1), "batch");
-  if (!batch.ok()) return batch.status();
-  spec.batch_size = *batch;
-  auto precision = ParsePrecision(tail[2]);
-  if (!precision.ok()) return precision.status();
-  spec.precision = *precision;
-  auto phase = ParsePhase(tail[3]);
-  if (!phase.ok()) return phase.status();
-  spec.phase = *phase;
+  ASSIGN_OR_RETURN(spec.batch_size, ParseInt(tail[1].substr(1), "batch"));
+  ASSIGN_OR_RETURN(spec.precision, ParsePrecision(tail[2]));
+  ASSIGN_OR_RETURN(spec.phase, ParsePhase(tail[3]));
   if (spec.phase == Phase::kTrain) {
     if (!IsIdentifier(tail[4])) {
       return absl::InvalidArgumentError(absl::StrCat("malformed optimizer in '", key, "'"));

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "predictor/folds.h"
 
 namespace perfcast::predictor {
@@ -63,13 +64,11 @@ absl::StatusOr<CrossValidator> CrossValidator::Create(const Eigen::MatrixXd& x,
     return absl::InvalidArgumentError("cross-validation: non-finite feature or target");
   }
   if (!(options.ridge >= 0)) return absl::InvalidArgumentError("ridge must be >= 0");
-  absl::StatusOr<int> k = CountFolds(fold_of_row);
-  if (!k.ok()) return k.status();
-  if (*k < 2) {
+  ASSIGN_OR_RETURN(int k, CountFolds(fold_of_row));
+  if (k < 2) {
     return absl::FailedPreconditionError("cross-validation needs at least two folds");
   }
-  absl::StatusOr<Eigen::VectorXd> weights = RowWeights(y, options);
-  if (!weights.ok()) return weights.status();
+  ASSIGN_OR_RETURN(Eigen::VectorXd weights, RowWeights(y, options));
   for (int64_t i = 0; i < n; ++i) {
     if (y(i) == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -81,9 +80,9 @@ absl::StatusOr<CrossValidator> CrossValidator::Create(const Eigen::MatrixXd& x,
   cv.options_ = options;
   // Counting sort of rows by fold keeps each fold contiguous and rows in
   // their input order within it.
-  cv.fold_begin_.assign(*k + 1, 0);
+  cv.fold_begin_.assign(k + 1, 0);
   for (int f : fold_of_row) ++cv.fold_begin_[f + 1];
-  for (int f = 0; f < *k; ++f) cv.fold_begin_[f + 1] += cv.fold_begin_[f];
+  for (int f = 0; f < k; ++f) cv.fold_begin_[f + 1] += cv.fold_begin_[f];
   cv.original_row_.resize(n);
   std::vector<int64_t> next(cv.fold_begin_.begin(), cv.fold_begin_.end() - 1);
   for (int64_t i = 0; i < n; ++i) cv.original_row_[next[fold_of_row[i]]++] = i;
@@ -93,7 +92,7 @@ absl::StatusOr<CrossValidator> CrossValidator::Create(const Eigen::MatrixXd& x,
   Eigen::VectorXd w(n);
   for (int64_t r = 0; r < n; ++r) {
     cv.y_(r) = y(cv.original_row_[r]);
-    w(r) = (*weights)(cv.original_row_[r]);
+    w(r) = weights(cv.original_row_[r]);
   }
   if (options.loss == Loss::kAbsolute) cv.w_ = w;
   for (int64_t j = 0; j < p; ++j) {
@@ -104,7 +103,7 @@ absl::StatusOr<CrossValidator> CrossValidator::Create(const Eigen::MatrixXd& x,
   }
   cv.inv_abs_y_ = cv.y_.cwiseAbs().cwiseInverse();
 
-  const int folds = *k;
+  const int folds = k;
   cv.sum_w_.resize(folds);
   cv.sum_wy_.resize(folds);
   cv.sum_wyy_.resize(folds);
@@ -176,10 +175,8 @@ absl::StatusOr<CrossValidator::FoldFit> CrossValidator::FitFold(
   }
   const Eigen::MatrixXd corr = sd.cwiseInverse().asDiagonal() * g * sd.cwiseInverse().asDiagonal() +
                                options_.ridge * Eigen::MatrixXd::Identity(s, s);
-  absl::StatusOr<Eigen::VectorXd> z =
-      SolveGram(corr, c.cwiseQuotient(sd), options_.non_negative);
-  if (!z.ok()) return z.status();
-  fit.beta = z->cwiseQuotient(sd);
+  ASSIGN_OR_RETURN(Eigen::VectorXd z, SolveGram(corr, c.cwiseQuotient(sd), options_.non_negative));
+  fit.beta = z.cwiseQuotient(sd);
   fit.intercept = mean_y - mean_x.dot(fit.beta);
   if (options_.loss == Loss::kAbsolute) return FitFoldAbsolute(fold, subset, sd, fit);
   return fit;
@@ -206,13 +203,13 @@ absl::StatusOr<CrossValidator::FoldFit> CrossValidator::FitFoldAbsolute(
     w(row) = w_(r);
     ++row;
   }
-  absl::StatusOr<AffineSolution> solved =
+  ASSIGN_OR_RETURN(
+      AffineSolution solved,
       SolveAbsoluteLoss(z, y, w, AffineSolution{squared.intercept, squared.beta.cwiseProduct(sd)},
-                        options_.ridge, options_.non_negative);
-  if (!solved.ok()) return solved.status();
+                        options_.ridge, options_.non_negative));
   FoldFit fit;
-  fit.intercept = solved->intercept;
-  fit.beta = solved->beta.cwiseQuotient(sd);
+  fit.intercept = solved.intercept;
+  fit.beta = solved.beta.cwiseQuotient(sd);
   return fit;
 }
 
@@ -237,21 +234,20 @@ absl::StatusOr<double> CrossValidator::Loss(absl::Span<const int> subset, Scorin
   const int folds = num_folds();
   double total = 0;
   for (int f = 0; f < folds; ++f) {
-    absl::StatusOr<FoldFit> fit = FitFold(f, subset);
-    if (!fit.ok()) return fit.status();
+    ASSIGN_OR_RETURN(FoldFit fit, FitFold(f, subset));
     switch (scoring) {
       case Scoring::kMape: {
         const int64_t begin = fold_begin_[f];
         const int64_t count = fold_begin_[f + 1] - begin;
-        Eigen::VectorXd residual = y_.segment(begin, count).array() - fit->intercept;
+        Eigen::VectorXd residual = y_.segment(begin, count).array() - fit.intercept;
         for (size_t a = 0; a < subset.size(); ++a) {
-          residual.noalias() -= fit->beta(a) * x_.col(subset[a]).segment(begin, count);
+          residual.noalias() -= fit.beta(a) * x_.col(subset[a]).segment(begin, count);
         }
         total += residual.cwiseAbs().dot(inv_abs_y_.segment(begin, count));
         break;
       }
       case Scoring::kMse:
-        total += HeldOutSse(f, subset, *fit);
+        total += HeldOutSse(f, subset, fit);
         break;
       case Scoring::kR2: {
         const double sst = sum_wyy_[f] - sum_wy_[f] * sum_wy_[f] / sum_w_[f];
@@ -259,7 +255,7 @@ absl::StatusOr<double> CrossValidator::Loss(absl::Span<const int> subset, Scorin
           return absl::FailedPreconditionError(
               absl::StrCat("R² is undefined: fold ", f, " has a constant target"));
         }
-        total += HeldOutSse(f, subset, *fit) / sst;
+        total += HeldOutSse(f, subset, fit) / sst;
         break;
       }
     }
@@ -285,11 +281,10 @@ absl::StatusOr<Eigen::VectorXd> CrossValidator::HeldOutPredictions(
     absl::Span<const int> subset) const {
   Eigen::VectorXd out(num_rows());
   for (int f = 0; f < num_folds(); ++f) {
-    absl::StatusOr<FoldFit> fit = FitFold(f, subset);
-    if (!fit.ok()) return fit.status();
+    ASSIGN_OR_RETURN(FoldFit fit, FitFold(f, subset));
     for (int64_t r = fold_begin_[f]; r < fold_begin_[f + 1]; ++r) {
-      double prediction = fit->intercept;
-      for (size_t a = 0; a < subset.size(); ++a) prediction += fit->beta(a) * x_(r, subset[a]);
+      double prediction = fit.intercept;
+      for (size_t a = 0; a < subset.size(); ++a) prediction += fit.beta(a) * x_(r, subset[a]);
       out(original_row_[r]) = prediction;
     }
   }

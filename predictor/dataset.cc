@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "predictor/features.h"
 
 namespace perfcast::predictor {
@@ -71,15 +72,13 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
   for (size_t i = 0; i < profiles.size(); ++i) {
     const DescribedProfile& described = profiles[i];
     if (described.profile.workload.kind != models::WorkloadKind::kOperation) continue;
-    absl::StatusOr<const models::Node*> node = FindNode(described, nodes);
-    if (!node.ok()) return node.status();
+    ASSIGN_OR_RETURN(const models::Node* node, FindNode(described, nodes));
     if (described.descriptor.operations.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "operation profile ", described.profile.id, " has no operation in its descriptor"));
     }
-    absl::StatusOr<EffectiveRates> node_rates = ResolveRates(**node, efficiencies);
-    if (!node_rates.ok()) return node_rates.status();
-    const EffectiveRates rates = WithRunConditions(*node_rates, described.profile.conditions);
+    ASSIGN_OR_RETURN(EffectiveRates node_rates, ResolveRates(*node, efficiencies));
+    const EffectiveRates rates = WithRunConditions(node_rates, described.profile.conditions);
     const models::Operation& op = described.descriptor.operations.front();
     // Collective benchmarks calibrate links (collectives.h), not a roofline.
     if (op.op_class == models::OpClass::kCollective) continue;
@@ -89,13 +88,12 @@ absl::StatusOr<std::map<models::OpClass, Dataset>> BuildOperationDatasets(
         if (IsCandidateFor(op.op_class, name)) names.push_back(name);
       }
     }
-    absl::StatusOr<std::vector<double>> row =
-        EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, rates), names);
-    if (!row.ok()) return row.status();
+    ASSIGN_OR_RETURN(std::vector<double> row,
+        EvaluateFeatures(OperationFeatureTable(), OperationInputs(op, rates), names));
     Pending& bucket = pending[op.op_class];
-    bucket.rows.push_back(*std::move(row));
+    bucket.rows.push_back(std::move(row));
     bucket.y.push_back(described.profile.iteration.mean_ms);
-    bucket.info.push_back(MakeInfo(described, **node, i));
+    bucket.info.push_back(MakeInfo(described, *node, i));
     bucket.info.back().load_regime = LoadRegime(op);
   }
   std::map<models::OpClass, Dataset> out;
@@ -126,26 +124,19 @@ absl::StatusOr<Dataset> BuildWorkloadDataset(absl::Span<const DescribedProfile> 
         described.profile.workload.phase != phase) {
       continue;
     }
-    absl::StatusOr<const models::Node*> node = FindNode(described, nodes);
-    if (!node.ok()) return node.status();
-    absl::StatusOr<EffectiveRates> node_rates = ResolveRates(**node, efficiencies);
-    if (!node_rates.ok()) return node_rates.status();
-    const EffectiveRates rates = WithRunConditions(*node_rates, described.profile.conditions);
+    ASSIGN_OR_RETURN(const models::Node* node, FindNode(described, nodes));
+    ASSIGN_OR_RETURN(EffectiveRates node_rates, ResolveRates(*node, efficiencies));
+    const EffectiveRates rates = WithRunConditions(node_rates, described.profile.conditions);
     FeatureInputs values = WorkloadInputs(described.descriptor, rates);
     if (level1) {
-      absl::StatusOr<double> sum = level1(described.descriptor, rates);
-      if (!sum.ok()) return sum.status();
-      values["level1_ms"] = *sum;
-      absl::StatusOr<double> gpu = level1(described.descriptor, LaunchFree(rates));
-      if (!gpu.ok()) return gpu.status();
-      values["level1_gpu_ms"] = *gpu;
+      ASSIGN_OR_RETURN(values["level1_ms"], level1(described.descriptor, rates));
+      ASSIGN_OR_RETURN(values["level1_gpu_ms"], level1(described.descriptor, LaunchFree(rates)));
     }
-    absl::StatusOr<std::vector<double>> row =
-        EvaluateFeatures(WorkloadFeatureTable(), values, names);
-    if (!row.ok()) return row.status();
-    pending.rows.push_back(*std::move(row));
+    ASSIGN_OR_RETURN(std::vector<double> row,
+        EvaluateFeatures(WorkloadFeatureTable(), values, names));
+    pending.rows.push_back(std::move(row));
     pending.y.push_back(described.profile.iteration.mean_ms);
-    pending.info.push_back(MakeInfo(described, **node, i));
+    pending.info.push_back(MakeInfo(described, *node, i));
   }
   if (pending.rows.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(

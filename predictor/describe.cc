@@ -2,6 +2,7 @@
 // from predictor.cc so that code working from descriptors alone (tests,
 // imports that carry their own) does not link the descriptor library.
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/descriptor.h"
 #include "predictor/evaluate.h"
 #include "predictor/predictor.h"
@@ -30,24 +31,21 @@ absl::StatusOr<std::vector<DescribedProfile>> DescribeAll(
 absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
                                    const std::map<std::string, models::Node>& nodes,
                                    const FitOptions& options) {
-  absl::StatusOr<std::vector<DescribedProfile>> described = DescribeAll(profiles);
-  if (!described.ok()) return described.status();
-  return FitDescribed(*described, nodes, options);
+  ASSIGN_OR_RETURN(std::vector<DescribedProfile> described, DescribeAll(profiles));
+  return FitDescribed(described, nodes, options);
 }
 
 absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
                                    const models::Node& node) {
-  absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(spec);
-  if (!descriptor.ok()) return descriptor.status();
-  return PredictDescribed(model, *descriptor, node);
+  ASSIGN_OR_RETURN(models::WorkloadDescriptor descriptor, models::Describe(spec));
+  return PredictDescribed(model, descriptor, node);
 }
 
 absl::StatusOr<EvaluationReport> Evaluate(absl::Span<const models::Profile> profiles,
                                           const std::map<std::string, models::Node>& nodes,
                                           const EvaluateOptions& options) {
-  absl::StatusOr<std::vector<DescribedProfile>> described = DescribeAll(profiles);
-  if (!described.ok()) return described.status();
-  return EvaluateDescribed(*described, nodes, options);
+  ASSIGN_OR_RETURN(std::vector<DescribedProfile> described, DescribeAll(profiles));
+  return EvaluateDescribed(described, nodes, options);
 }
 
 }  // namespace perfcast::predictor

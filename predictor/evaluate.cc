@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "predictor/folds.h"
 
 namespace perfcast::predictor {
@@ -179,12 +180,11 @@ absl::StatusOr<EvaluationReport> TrainTestGpus(absl::Span<const DescribedProfile
   std::vector<size_t> test_index;
   std::set<std::string> seen;
   for (size_t i = 0; i < profiles.size(); ++i) {
-    absl::StatusOr<std::string> gpu = GpuOf(profiles[i], nodes);
-    if (!gpu.ok()) return gpu.status();
-    seen.insert(*gpu);
-    if (train_set.contains(*gpu)) {
+    ASSIGN_OR_RETURN(std::string gpu, GpuOf(profiles[i], nodes));
+    seen.insert(gpu);
+    if (train_set.contains(gpu)) {
       train.push_back(profiles[i]);
-    } else if (test_set.contains(*gpu)) {
+    } else if (test_set.contains(gpu)) {
       test.push_back(profiles[i]);
       test_index.push_back(i);
     }
@@ -199,9 +199,8 @@ absl::StatusOr<EvaluationReport> TrainTestGpus(absl::Span<const DescribedProfile
     return absl::InvalidArgumentError(absl::StrCat("evaluate: no selected profile ran on GPU ",
                                                    absl::StrJoin(missing, ", ")));
   }
-  absl::StatusOr<EvaluationReport> report = EvaluateTransfer(train, test, nodes, options.fit);
-  if (!report.ok()) return report.status();
-  for (EvaluatedPoint& point : report->points) point.profile_index = test_index[point.profile_index];
+  ASSIGN_OR_RETURN(EvaluationReport report, EvaluateTransfer(train, test, nodes, options.fit));
+  for (EvaluatedPoint& point : report.points) point.profile_index = test_index[point.profile_index];
   return report;
 }
 
@@ -213,16 +212,14 @@ absl::StatusOr<EvaluationReport> EvaluateTransfer(absl::Span<const DescribedProf
                                                   const FitOptions& options) {
   std::set<std::string> train_gpus;
   for (const DescribedProfile& p : train) {
-    absl::StatusOr<std::string> gpu = GpuOf(p, nodes);
-    if (!gpu.ok()) return gpu.status();
-    train_gpus.insert(*gpu);
+    ASSIGN_OR_RETURN(std::string gpu, GpuOf(p, nodes));
+    train_gpus.insert(gpu);
   }
   for (const DescribedProfile& p : test) {
-    absl::StatusOr<std::string> gpu = GpuOf(p, nodes);
-    if (!gpu.ok()) return gpu.status();
-    if (train_gpus.contains(*gpu)) {
+    ASSIGN_OR_RETURN(std::string gpu, GpuOf(p, nodes));
+    if (train_gpus.contains(gpu)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("evaluate: GPU '", *gpu, "' has both training and test rows"));
+          absl::StrCat("evaluate: GPU '", gpu, "' has both training and test rows"));
     }
   }
   if (test.empty()) return absl::FailedPreconditionError("evaluate: no test profiles");
@@ -257,23 +254,17 @@ absl::StatusOr<EvaluationReport> EvaluateDescribed(absl::Span<const DescribedPro
   std::vector<std::string> report_notes;
   switch (options.split) {
     case Split::kRandomKFold: {
-      absl::StatusOr<std::vector<int>> folds =
-          RandomFolds(profiles.size(), options.folds, options.seed);
-      if (!folds.ok()) return folds.status();
-      split_of = *folds;
+      ASSIGN_OR_RETURN(split_of, RandomFolds(profiles.size(), options.folds, options.seed));
       splits = options.folds;
       break;
     }
     case Split::kLeaveOneGpuOut: {
       std::vector<std::string> gpus;
       for (const DescribedProfile& p : profiles) {
-        absl::StatusOr<std::string> gpu = GpuOf(p, nodes);
-        if (!gpu.ok()) return gpu.status();
-        gpus.push_back(*gpu);
+        ASSIGN_OR_RETURN(std::string gpu, GpuOf(p, nodes));
+        gpus.push_back(gpu);
       }
-      absl::StatusOr<std::vector<int>> folds = LeaveOneGroupOutFolds(gpus);
-      if (!folds.ok()) return folds.status();
-      split_of = *folds;
+      ASSIGN_OR_RETURN(split_of, LeaveOneGroupOutFolds(gpus));
       splits = *CountFolds(split_of);
       break;
     }

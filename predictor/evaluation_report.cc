@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/descriptor.h"
 #include "nlohmann/json.hpp"
 #include "predictor/selection.h"
@@ -78,10 +79,9 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
     }
     result.size_threshold = options.size_threshold;
   }
-  absl::StatusOr<EvaluationReport> report = EvaluateDescribed(described, nodes, options);
-  if (!report.ok()) return report.status();
-  if (absl::Status s = keep_going(); !s.ok()) return s;
-  result.report = *std::move(report);
+  ASSIGN_OR_RETURN(EvaluationReport report, EvaluateDescribed(described, nodes, options));
+  RETURN_IF_ERROR(keep_going());
+  result.report = std::move(report);
   result.notes = result.report.notes;
 
   nlohmann::json points = nlohmann::json::array();
@@ -102,7 +102,7 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
   absl::StatusOr<PredictorModel> full =
       transfer ? absl::StatusOr<PredictorModel>(result.report.fitted)
                : FitDescribed(described, nodes, options.fit);
-  if (absl::Status s = keep_going(); !s.ok()) return s;
+  RETURN_IF_ERROR(keep_going());
   nlohmann::json model_json = nullptr;
   if (full.ok()) {
     result.selected_features = SelectedFeatures(*full);

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -21,7 +22,7 @@ absl::Status CheckK(int64_t n, int k) {
 }  // namespace
 
 absl::StatusOr<std::vector<int>> RandomFolds(int64_t n, int k, uint64_t seed) {
-  if (absl::Status status = CheckK(n, k); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckK(n, k));
   std::vector<int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   // Fisher–Yates with the engine's raw output: std::shuffle and the standard
@@ -37,7 +38,7 @@ absl::StatusOr<std::vector<int>> RandomFolds(int64_t n, int k, uint64_t seed) {
 }
 
 absl::StatusOr<std::vector<int>> ContiguousFolds(int64_t n, int k) {
-  if (absl::Status status = CheckK(n, k); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckK(n, k));
   std::vector<int> folds(n);
   int64_t row = 0;
   for (int f = 0; f < k; ++f) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::predictor {
 
@@ -31,7 +32,7 @@ absl::Status ValidateJobSize(const JobSize& job) {
 
 absl::StatusOr<JobEstimate> EstimateJob(const Prediction& prediction, const JobSize& job,
                                         int64_t batch_size) {
-  if (absl::Status valid = ValidateJobSize(job); !valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateJobSize(job));
   JobEstimate estimate;
   int64_t epochs = 0;
   if (job.iterations != 0) {

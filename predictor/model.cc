@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace perfcast::predictor {
@@ -17,9 +18,7 @@ absl::Status CheckFinite(const json& value, absl::string_view where) {
   }
   if (value.is_array() || value.is_object()) {
     for (const auto& [key, item] : value.items()) {
-      if (absl::Status status = CheckFinite(item, absl::StrCat(where, "/", key)); !status.ok()) {
-        return status;
-      }
+      RETURN_IF_ERROR(CheckFinite(item, absl::StrCat(where, "/", key)));
     }
   }
   return absl::OkStatus();
@@ -148,9 +147,7 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   PERFCAST_READ(j, "feature_min", m.feature_min);
   PERFCAST_READ(j, "feature_max", m.feature_max);
   PERFCAST_READ(j, "created_at_us", m.created_at_us);
-  absl::StatusOr<Scoring> parsed = ParseScoring(scoring);
-  if (!parsed.ok()) return parsed.status();
-  m.scoring = *parsed;
+  ASSIGN_OR_RETURN(m.scoring, ParseScoring(scoring));
   const size_t p = m.features.size();
   if (m.fit.mean.size() != p || m.fit.scale.size() != p || m.fit.coefficients.size() != p ||
       m.feature_min.size() != p || m.feature_max.size() != p) {
@@ -319,7 +316,7 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
     }
     root["calibrations"] = std::move(calibrations);
   }
-  if (absl::Status status = CheckFinite(root, ""); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckFinite(root, ""));
   return root.dump(1);
 }
 
@@ -342,18 +339,12 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
     }
   }
   for (const auto& [name, value] : root["level1"].items()) {
-    absl::StatusOr<models::OpClass> op_class = ParseOpClassKey(name);
-    if (!op_class.ok()) return op_class.status();
-    absl::StatusOr<FittedModel> fitted = FittedFromJson(value);
-    if (!fitted.ok()) return fitted.status();
-    model.level1[*op_class] = *std::move(fitted);
+    ASSIGN_OR_RETURN(models::OpClass op_class, ParseOpClassKey(name));
+    ASSIGN_OR_RETURN(model.level1[op_class], FittedFromJson(value));
   }
   for (const auto& [name, value] : root["level2"].items()) {
-    absl::StatusOr<models::Phase> phase = models::ParsePhase(name);
-    if (!phase.ok()) return phase.status();
-    absl::StatusOr<FittedModel> fitted = FittedFromJson(value);
-    if (!fitted.ok()) return fitted.status();
-    model.level2[*phase] = *std::move(fitted);
+    ASSIGN_OR_RETURN(models::Phase phase, models::ParsePhase(name));
+    ASSIGN_OR_RETURN(model.level2[phase], FittedFromJson(value));
   }
   // Absent from models saved before family models existed.
   if (root.contains("level2_by_family")) {
@@ -361,9 +352,7 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
       return absl::InvalidArgumentError("model: 'level2_by_family' must be an object");
     }
     for (const auto& [key, value] : root["level2_by_family"].items()) {
-      absl::StatusOr<FittedModel> fitted = FittedFromJson(value);
-      if (!fitted.ok()) return fitted.status();
-      model.level2_by_family[key] = *std::move(fitted);
+      ASSIGN_OR_RETURN(model.level2_by_family[key], FittedFromJson(value));
     }
   }
   for (const auto& [arch, rates] : root["efficiency_by_architecture"].items()) {
@@ -406,14 +395,10 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
   }
   // Optional: models fitted before memory and power were modelled lack them.
   if (root.contains("memory")) {
-    absl::StatusOr<MemoryModel> memory = MemoryFromJson(root["memory"]);
-    if (!memory.ok()) return memory.status();
-    model.memory = *std::move(memory);
+    ASSIGN_OR_RETURN(model.memory, MemoryFromJson(root["memory"]));
   }
   if (root.contains("power")) {
-    absl::StatusOr<PowerModel> power = PowerFromJson(root["power"]);
-    if (!power.ok()) return power.status();
-    model.power = *std::move(power);
+    ASSIGN_OR_RETURN(model.power, PowerFromJson(root["power"]));
   }
   // Absent from models fitted without measured runs to calibrate on.
   if (root.contains("calibrations")) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -62,10 +63,9 @@ absl::StatusOr<Eigen::VectorXd> SolveNonNegative(const Eigen::MatrixXd& g,
       rhs(a) = c(index[a]);
       for (int b = 0; b < k; ++b) sub(a, b) = g(index[a], index[b]);
     }
-    absl::StatusOr<Eigen::VectorXd> solved = SolveUnconstrained(sub, rhs);
-    if (!solved.ok()) return solved.status();
+    ASSIGN_OR_RETURN(Eigen::VectorXd solved, SolveUnconstrained(sub, rhs));
     s = Eigen::VectorXd::Zero(p);
-    for (int a = 0; a < k; ++a) s(index[a]) = (*solved)(a);
+    for (int a = 0; a < k; ++a) s(index[a]) = solved(a);
     return absl::OkStatus();
   };
 
@@ -82,7 +82,7 @@ absl::StatusOr<Eigen::VectorXd> SolveNonNegative(const Eigen::MatrixXd& g,
     passive[best] = true;
     for (int inner = 0; inner < 3 * p + 10; ++inner) {
       Eigen::VectorXd s;
-      if (absl::Status status = solve_passive(s); !status.ok()) return status;
+      RETURN_IF_ERROR(solve_passive(s));
       bool feasible = true;
       for (int j = 0; j < p; ++j) {
         if (passive[j] && s(j) <= 0) feasible = false;
@@ -189,10 +189,9 @@ absl::StatusOr<LinearFit> FitLinear(const Eigen::MatrixXd& x, const Eigen::Vecto
     return absl::FailedPreconditionError(absl::StrCat(
         "regression: ", n, " rows cannot determine ", p + 1, " coefficients"));
   }
-  absl::StatusOr<Eigen::VectorXd> weights = RowWeights(y, options);
-  if (!weights.ok()) return weights.status();
+  ASSIGN_OR_RETURN(Eigen::VectorXd weights, RowWeights(y, options));
   // Normalised weights: the objective is a weighted mean, independent of n.
-  const Eigen::VectorXd w = *weights / weights->sum();
+  const Eigen::VectorXd w = weights / weights.sum();
 
   LinearFit fit;
   fit.mean.resize(p);
@@ -236,16 +235,13 @@ absl::StatusOr<LinearFit> FitLinear(const Eigen::MatrixXd& x, const Eigen::Vecto
     beta = qr.solve(b);
   } else {
     const Eigen::MatrixXd g = a.transpose() * a;
-    absl::StatusOr<Eigen::VectorXd> solved = SolveGram(g, a.transpose() * b, true);
-    if (!solved.ok()) return solved.status();
-    beta = *solved;
+    ASSIGN_OR_RETURN(beta, SolveGram(g, a.transpose() * b, true));
   }
   if (absolute) {
-    absl::StatusOr<AffineSolution> solved = SolveAbsoluteLoss(
-        z, y, w, AffineSolution{fit.intercept, beta}, options.ridge, options.non_negative);
-    if (!solved.ok()) return solved.status();
-    fit.intercept = solved->intercept;
-    beta = std::move(solved->beta);
+    ASSIGN_OR_RETURN(AffineSolution solved, SolveAbsoluteLoss(
+        z, y, w, AffineSolution{fit.intercept, beta}, options.ridge, options.non_negative));
+    fit.intercept = solved.intercept;
+    beta = std::move(solved.beta);
   }
   if (!beta.allFinite() || !std::isfinite(fit.intercept)) {
     return absl::FailedPreconditionError("regression: solution is not finite");
@@ -266,9 +262,8 @@ absl::StatusOr<Eigen::VectorXd> SolveGram(const Eigen::MatrixXd& g, const Eigen:
   if (non_negative) {
     // The full matrix must be non-singular too: otherwise the active-set
     // answer is not unique and depends on the order of the columns.
-    absl::StatusOr<Eigen::VectorXd> check = SolveUnconstrained(g, c);
-    if (!check.ok()) return check.status();
-    if (check->minCoeff() >= 0) return check;
+    ASSIGN_OR_RETURN(Eigen::VectorXd check, SolveUnconstrained(g, c));
+    if (check.minCoeff() >= 0) return check;
     return SolveNonNegative(g, c);
   }
   return SolveUnconstrained(g, c);
@@ -318,9 +313,8 @@ absl::StatusOr<AffineSolution> SolveAbsoluteLoss(const Eigen::MatrixXd& z,
     Eigen::MatrixXd g = weighted.transpose() * centred;
     g.diagonal().array() += 2 * ridge;
     const Eigen::VectorXd c = weighted.transpose() * (y.array() - mean_y).matrix();
-    absl::StatusOr<Eigen::VectorXd> beta = SolveGram(g, c, non_negative);
-    if (!beta.ok()) return beta.status();
-    AffineSolution next{mean_y - mean_z.dot(*beta), *std::move(beta)};
+    ASSIGN_OR_RETURN(Eigen::VectorXd beta, SolveGram(g, c, non_negative));
+    AffineSolution next{mean_y - mean_z.dot(beta), std::move(beta)};
     Eigen::VectorXd next_s = scaled_residuals(next);
     const double loss = SmoothedAbsolute(next_s, floor) + ridge * next.beta.squaredNorm();
     if (!(loss < best_loss)) break;  // Converged to rounding.

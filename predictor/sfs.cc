@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::predictor {
 
@@ -22,10 +23,9 @@ absl::StatusOr<SfsResult> SelectForward(const CrossValidator& cv, const SfsOptio
   }
 
   SfsResult result;
-  absl::StatusOr<double> baseline = cv.Loss({}, options.scoring);
-  if (!baseline.ok()) return baseline.status();
-  result.baseline_loss = *baseline;
-  result.loss = *baseline;
+  ASSIGN_OR_RETURN(double baseline, cv.Loss({}, options.scoring));
+  result.baseline_loss = baseline;
+  result.loss = baseline;
   ++result.candidate_fits;
   for (int column : options.forced) {
     result.selected.push_back(column);

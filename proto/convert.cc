@@ -1,6 +1,7 @@
 #include "proto/convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -218,15 +219,12 @@ absl::StatusOr<models::WorkloadSpec> FromProto(const v1::Workload& in) {
         "workload states its family and params");
   }
   models::WorkloadSpec w;
-  absl::StatusOr<models::WorkloadKind> kind = FromProto(in.kind());
-  if (!kind.ok()) return kind.status();
-  absl::StatusOr<models::Precision> precision = FromProto(in.precision());
-  if (!precision.ok()) return precision.status();
-  absl::StatusOr<models::Phase> phase = FromProto(in.phase());
-  if (!phase.ok()) return phase.status();
-  w.kind = *kind;
-  w.precision = *precision;
-  w.phase = *phase;
+  ASSIGN_OR_RETURN(models::WorkloadKind kind, FromProto(in.kind()));
+  ASSIGN_OR_RETURN(models::Precision precision, FromProto(in.precision()));
+  ASSIGN_OR_RETURN(models::Phase phase, FromProto(in.phase()));
+  w.kind = kind;
+  w.precision = precision;
+  w.phase = phase;
   w.family = in.family();
   for (const auto& [key, value] : in.params()) w.params[key] = value;
   w.batch_size = in.batch_size();
@@ -278,9 +276,7 @@ void ToProto(const models::Profile& p, v1::Profile* out) {
 
 absl::StatusOr<models::Profile> FromProto(const v1::Profile& in) {
   models::Profile p;
-  absl::StatusOr<models::WorkloadSpec> workload = FromProto(in.workload());
-  if (!workload.ok()) return workload.status();
-  p.workload = *std::move(workload);
+  ASSIGN_OR_RETURN(p.workload, FromProto(in.workload()));
   p.id = in.id();
   p.node_name = in.node_name();
   const v1::TimingStats& t = in.iteration();

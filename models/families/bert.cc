@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/architecture.h"
 #include "models/families/encoder_layer.h"
 #include "models/families/families.h"
@@ -20,7 +21,7 @@ namespace perfcast::models::families {
 namespace {
 
 absl::Status Check(const WorkloadSpec& spec) {
-  if (absl::Status heads = CheckHeadsDivideHidden("bert", spec); !heads.ok()) return heads;
+  RETURN_IF_ERROR(CheckHeadsDivideHidden("bert", spec));
   if (Param(spec, "seq_len") > Param(spec, "positions")) {
     return absl::InvalidArgumentError(
         absl::StrCat("bert: parameter 'seq_len' (", Param(spec, "seq_len"),

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/architecture.h"
 #include "models/families/encoder_layer.h"
 #include "models/families/families.h"
@@ -30,7 +31,7 @@ namespace {
 absl::Status Check(const WorkloadSpec& spec) {
   const int64_t image = Param(spec, "image");
   const int64_t patch = Param(spec, "patch");
-  if (absl::Status heads = CheckHeadsDivideHidden("vit", spec); !heads.ok()) return heads;
+  RETURN_IF_ERROR(CheckHeadsDivideHidden("vit", spec));
   if (image < patch || image % patch != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "vit: parameter 'image' (", image, ") must be a multiple of 'patch' (", patch, ")"));
