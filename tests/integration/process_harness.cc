@@ -69,7 +69,7 @@ ServerProcess::ServerProcess(const std::string& database, std::vector<std::strin
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   log_path_ = TempPath("perfcastd-log");
   pid_ = Spawn(argv, "/dev/null", log_path_);
-  for (int i = 0; i < 300 && port_ == 0; ++i) {
+  for (int i = 0; i < 3000 && port_ == 0; ++i) {
     std::ifstream in(port_file_);
     int port = 0;
     if (in >> port) port_ = port;
@@ -122,7 +122,7 @@ int ServerProcess::Kill(int signal) {
 }
 
 CommandResult ServerProcess::Cli(const std::vector<std::string>& args) const {
-  std::vector<std::string> argv = {PERFCAST_CLI_PATH, "--server", address(), "--timeout", "30"};
+  std::vector<std::string> argv = {PERFCAST_CLI_PATH, "--server", address(), "--timeout", "120"};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv);
 }
