@@ -165,7 +165,9 @@ grpc::ServerUnaryReactor* PredictorService::Predict(grpc::CallbackServerContext*
     if (grpc::Status s =
             grpc::SerializationTraits<v1::PredictRequest>::Deserialize(&bytes, &parsed);
         !s.ok()) {
-      return s;
+      // gRPC's own reader calls this INTERNAL, a server fault; the fault is the client's.
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "the request is not a PredictRequest: its bytes do not parse");
     }
     absl::StatusOr<serving::Answer> answer = Ask(pricer_, parsed);
     if (!answer.ok()) return ToGrpcStatus(answer.status());

@@ -15,6 +15,10 @@
 
 namespace perfcast::server {
 
+// The rejections an ImportResponse lists at most (the client's message
+// limit bounds the response; its counts say how many there were).
+inline constexpr int kMaxListedRejections = 10'000;
+
 struct ProfileStoreLimits {
   // Profiles one Import stream may carry; beyond it the stream fails with
   // RESOURCE_EXHAUSTED and stores nothing (one stream is one transaction).
@@ -27,22 +31,26 @@ struct ProfileStoreLimits {
   absl::Duration max_import_idle = absl::Seconds(60);
 };
 
+// Import reads each message's bytes and parses them itself: gRPC's reader
+// ends a stream the same way whether the client closed it or sent a message
+// that does not parse, and an import must not commit what came before an
+// unreadable message. An import stores everything it acknowledges and
+// nothing when it fails: a message that does not parse (INVALID_ARGUMENT), a
+// message past the server's size limit or a stream cut off (the status the
+// client sees; the transaction is rolled back).
 class ProfileStoreService final : public v1::ProfileStore::Service {
  public:
   // `store`, `catalog`, `logger`, `auth` and `metrics` (null: none) must
   // outlive the service.
   ProfileStoreService(db::Store& store, const models::GpuCatalog& catalog, Logger& logger,
                       const Authenticator& auth, ProfileStoreLimits limits = {},
-                      Metrics* metrics = nullptr)
-      : store_(store),
-        catalog_(catalog),
-        logger_(logger),
-        auth_(auth),
-        limits_(limits),
-        metrics_(metrics) {}
+                      Metrics* metrics = nullptr);
 
-  grpc::Status Import(grpc::ServerContext* context, grpc::ServerReader<v1::ImportRequest>* reader,
-                      v1::ImportResponse* response) override;
+  // The stream's messages as bytes (see above); the response lists at most
+  // kMaxListedRejections rejections, by index, and its counts hold them all
+  // (received - accepted - duplicates).
+  grpc::Status ImportBytes(grpc::ServerContext* context, grpc::ServerReader<grpc::ByteBuffer>* reader,
+                           v1::ImportResponse* response);
   grpc::Status Export(grpc::ServerContext* context, const v1::ExportRequest* request,
                       grpc::ServerWriter<v1::ExportResponse>* writer) override;
 

@@ -141,9 +141,11 @@ absl::StatusOr<v1::Workload> ResolveModelSource(const v1::Workload& w) {
                        config ? "hf_config_json" : "torchvision", ", not '", name, "'"));
     }
   }
+  // Absent means the default (the model's maximum positions, 224 pixels); a
+  // size that is given must be one.
   const auto given = w.params().find(allowed);
   const int64_t size = given == w.params().end() ? 0 : given->second;
-  if (size < 0) {
+  if (given != w.params().end() && size < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("workload.params: '", allowed, "' must be >= 1, got ", size));
   }

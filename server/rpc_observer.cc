@@ -48,17 +48,37 @@ class RpcObserver final : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       Start(*methods->GetRecvInitialMetadata());
     }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        OneRequestMessage() && methods->GetRecvMessage() == nullptr) {
+      unparsable_request_ = true;
+    }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
       methods->GetSendInitialMetadata()->emplace(kRequestIdKey, request_id_);
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-      const grpc::Status status = methods->GetSendStatus();
+      grpc::Status status = methods->GetSendStatus();
+      // gRPC answers a request it cannot parse INTERNAL, a server fault; the
+      // fault is the client's.
+      if (unparsable_request_ && status.error_code() == grpc::StatusCode::INTERNAL) {
+        status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              absl::StrCat("the request is not a valid ", method_,
+                                           " message: its bytes do not parse"));
+        methods->ModifySendStatus(status);
+      }
       Finish(status.error_code(), status.error_message());
     }
     methods->Proceed();
   }
 
  private:
+  // Whether the method takes exactly one request message: then a call
+  // without one after its receipt is one whose bytes did not parse (a stream
+  // of requests also ends that way).
+  bool OneRequestMessage() const {
+    using Type = grpc::experimental::ServerRpcInfo::Type;
+    return info_.type() == Type::UNARY || info_.type() == Type::SERVER_STREAMING;
+  }
+
   void Start(std::multimap<grpc::string_ref, grpc::string_ref>& client_metadata) {
     started_ = true;
     start_ = std::chrono::steady_clock::now();
@@ -112,6 +132,7 @@ class RpcObserver final : public grpc::experimental::Interceptor {
   std::chrono::steady_clock::time_point start_;
   bool started_ = false;
   bool finished_ = false;
+  bool unparsable_request_ = false;
 };
 
 }  // namespace

@@ -10,7 +10,10 @@
 //     duration_ms, peer, request_id (and the error message if it failed);
 //     at info level, except health checks (debug: probes call them every few
 //     seconds) and server faults (INTERNAL, UNKNOWN, DATA_LOSS: error);
-//   - counts the call and its latency in Metrics (when given).
+//   - counts the call and its latency in Metrics (when given);
+//   - answers a request whose bytes do not parse INVALID_ARGUMENT instead of
+//     gRPC's INTERNAL (methods that take one request message; a stream's
+//     reader reads bytes itself, as ProfileStore.Import does).
 #ifndef PERFCAST_SERVER_RPC_OBSERVER_H_
 #define PERFCAST_SERVER_RPC_OBSERVER_H_
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/impl/client_unary_call.h"
 #include "gtest/gtest.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/node_registry.grpc.pb.h"
@@ -258,6 +259,63 @@ TEST_F(HostileRequestTest, ImportOfANodeWithNanRatesFailsAndStoresNothing) {
   EXPECT_EQ(stream->Finish().error_code(), StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(NodeCount(), 0);
   EXPECT_EQ(*store_->CountProfiles({}), 0);
+}
+
+// gRPC answers a request whose bytes do not parse INTERNAL, a server fault
+// in every log and dashboard; the fault is the client's: INVALID_ARGUMENT.
+TEST_F(HostileRequestTest, RequestsThatDoNotParseAreInvalidArguments) {
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  const std::string garbage("\x0a\xff\xff\xff\xff\x0f", 6);  // a field past the end
+  for (const char* method : {"/perfcast.v1.NodeRegistry/Get", "/perfcast.v1.NodeRegistry/Register",
+                             "/perfcast.v1.Predictor/ListModels"}) {
+    grpc::ClientContext context;
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1), response;
+    grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+        channel.get(), grpc::internal::RpcMethod(method, grpc::internal::RpcMethod::NORMAL_RPC),
+        &context, request, &response);
+    EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT)
+        << method << ": " << status.error_message();
+  }
+  // A server-streaming call's one request too.
+  grpc::ClientContext context;
+  grpc::Slice slice(garbage);
+  std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+          channel.get(),
+          grpc::internal::RpcMethod("/perfcast.v1.ProfileStore/Export",
+                                    grpc::internal::RpcMethod::SERVER_STREAMING),
+          &context, grpc::ByteBuffer(&slice, 1)));
+  grpc::ByteBuffer response;
+  while (reader->Read(&response)) {
+  }
+  grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT) << status.error_message();
+  // The server goes on serving well-formed requests.
+  EXPECT_TRUE(Register(SpecNode("n1")).ok());
+}
+
+// A sequence length or image size of 0 silently became the default (the
+// model's maximum positions, 224 pixels); absent means the default, given
+// must be a size.
+TEST(RequestValidationTest, AGivenSequenceLengthOrImageSizeMustBePositive) {
+  v1::PredictRequest request;
+  request.mutable_workload()->set_torchvision("resnet50");
+  request.mutable_workload()->set_batch_size(8);
+  ASSERT_TRUE(DescribeWorkload(request).ok());
+  (*request.mutable_workload()->mutable_params())["image"] = 0;
+  absl::Status zero = DescribeWorkload(request).status();
+  EXPECT_EQ(zero.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(zero.message().find("'image' must be >= 1, got 0"), std::string::npos) << zero;
+  request.mutable_workload()->clear_torchvision();
+  request.mutable_workload()->mutable_params()->clear();
+  request.mutable_workload()->set_hf_config_json(
+      R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 2, "n_positions": 128,
+          "vocab_size": 100})");
+  ASSERT_TRUE(DescribeWorkload(request).ok()) << DescribeWorkload(request).status();
+  (*request.mutable_workload()->mutable_params())["seq_len"] = 0;
+  EXPECT_EQ(DescribeWorkload(request).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RequestValidationTest, FitOptionsRefuseNonFiniteAndUnknownValues) {

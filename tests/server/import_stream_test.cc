@@ -177,5 +177,85 @@ TEST_F(ImportStreamTest, AFailureAfterWrittenBatchesStoresNothing) {
   EXPECT_EQ(*count, 0);
 }
 
+// Over raw gRPC, 2 valid messages, then one that does not parse, then 1
+// more: gRPC's reader ended the stream at the unreadable one as if the
+// client had closed it, and the import committed the first two with status
+// OK. Now the stream fails INVALID_ARGUMENT and stores nothing, whatever
+// makes the message unreadable.
+TEST_F(ImportStreamTest, AnUnreadableMessageFailsTheStreamAndStoresNothing) {
+  std::vector<std::string> valid(3);
+  for (int m = 0; m < 3; ++m) {
+    v1::ImportRequest message;
+    if (m == 0) *message.add_nodes() = WireNode("n1", "H100-SXM5-80GB");
+    for (int i = 0; i < 2; ++i) proto::ToProto(Profile("n1", 10 * m + i), message.add_profiles());
+    valid[m] = message.SerializeAsString();
+  }
+  const std::vector<std::pair<std::string, std::string>> unreadable = {
+      {"truncated", valid[1].substr(0, valid[1].size() - 3)},
+      {"a length past the end", std::string("\x12\xff\xff\xff\xff\x0f", 6)},
+      {"an invalid wire type", std::string("\x0f\x01", 2)},
+  };
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  for (const auto& [what, bytes] : unreadable) {
+    grpc::ClientContext context;
+    grpc::ByteBuffer response;
+    std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> stream(
+        grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+            channel.get(),
+            grpc::internal::RpcMethod("/perfcast.v1.ProfileStore/Import",
+                                      grpc::internal::RpcMethod::CLIENT_STREAMING),
+            &context, &response));
+    for (const std::string& message : {valid[0], valid[1], bytes, valid[2]}) {
+      grpc::Slice slice(message);
+      if (!stream->Write(grpc::ByteBuffer(&slice, 1))) break;
+    }
+    stream->WritesDone();
+    grpc::Status status = stream->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << what << ": " << status.error_message();
+    EXPECT_NE(status.error_message().find("message 3"), std::string::npos) << status.error_message();
+    absl::StatusOr<int64_t> count = store_->CountProfiles({});
+    ASSERT_TRUE(count.ok());
+    EXPECT_EQ(*count, 0) << what;
+  }
+}
+
+// A message past the server's size limit: gRPC refuses it and ends the
+// server's read of the stream; the import once committed what came before
+// while the client was told RESOURCE_EXHAUSTED.
+TEST_F(ImportStreamTest, AMessagePastTheSizeLimitStoresNothing) {
+  ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.max_message_bytes = 300'000;
+  absl::StatusOr<std::unique_ptr<Server>> small =
+      Server::Start(options, *store_, models::GpuCatalog::BuiltIn(), logger_);
+  ASSERT_TRUE(small.ok()) << small.status();
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(64 << 20);
+  auto stub = v1::ProfileStore::NewStub(
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", (*small)->port()),
+                                grpc::InsecureChannelCredentials(), args));
+  std::vector<v1::ImportRequest> messages(2);
+  *messages[0].add_nodes() = WireNode("n1", "H100-SXM5-80GB");
+  for (int i = 0; i < 20; ++i) proto::ToProto(Profile("n1", i), messages[0].add_profiles());
+  for (int i = 20; i < 5000; ++i) proto::ToProto(Profile("n1", i), messages[1].add_profiles());
+  ASSERT_GT(messages[1].ByteSizeLong(), 300'000u);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    grpc::ClientContext context;
+    v1::ImportResponse response;
+    auto stream = stub->Import(&context, &response);
+    for (const v1::ImportRequest& message : messages) {
+      if (!stream->Write(message)) break;
+    }
+    stream->WritesDone();
+    grpc::Status status = stream->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+    absl::StatusOr<int64_t> count = store_->CountProfiles({});
+    ASSERT_TRUE(count.ok());
+    EXPECT_EQ(*count, 0) << "attempt " << attempt;
+  }
+}
+
 }  // namespace
 }  // namespace perfcast::server

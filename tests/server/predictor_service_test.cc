@@ -855,15 +855,16 @@ grpc::Status PredictBytes(int port, const std::string& request, v1::PredictRespo
   return status;
 }
 
-// Bytes that are no PredictRequest get gRPC's own answer to an unparsable
-// message, INTERNAL, and the next call is served.
-TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
+// Predict takes bytes: bytes that are no PredictRequest are the client's
+// fault, INVALID_ARGUMENT (gRPC's own answer, INTERNAL, read as a server
+// fault), and the next call is served.
+TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInvalidArguments) {
   FitHoldingOutBeta2();
   const char garbage[] = "\x0a\xff\xff\xff\xff\x0f";  // a field longer than the message
   v1::PredictResponse answer;
   grpc::Status status =
       PredictBytes(server_->port(), std::string(garbage, sizeof(garbage) - 1), &answer);
-  EXPECT_EQ(status.error_code(), StatusCode::INTERNAL) << status.error_message();
+  EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT) << status.error_message();
   grpc::Status next = Predict(LstmQuery("beta2"), &answer);
   EXPECT_TRUE(next.ok()) << next.error_message();
   EXPECT_GT(answer.iteration_ms(), 0);
@@ -873,7 +874,7 @@ TEST_F(PredictorServiceTest, UnparsableRequestBytesAreInternal) {
 // form: the same request written in other orders, its workload's parameters
 // too, or with its workload in two parts that merge, gets the answer of its
 // fields, with the answer cache and without; a workload whose bytes do not
-// parse is INTERNAL.
+// parse is INVALID_ARGUMENT.
 TEST_F(PredictorServiceTest, ARequestInOtherByteOrdersAnswersAsItsFields) {
   FitHoldingOutBeta2();
   std::unique_ptr<Server> uncached;
@@ -942,7 +943,7 @@ TEST_F(PredictorServiceTest, ARequestInOtherByteOrdersAnswersAsItsFields) {
     // workload) inside a request that parses around it.
     const std::string bad = rest.SerializeAsString() + std::string("\x0a\x03\x12\x09x", 5);
     grpc::Status status = PredictBytes(server->port(), bad, &answer);
-    EXPECT_EQ(status.error_code(), StatusCode::INTERNAL) << status.error_message();
+    EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT) << status.error_message();
   }
 }
 
