@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -11,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "models/csv_reader.h"
 
 namespace perfcast::models {
 
@@ -77,27 +80,28 @@ const PriceTable& PriceTable::BuiltIn() {
 absl::StatusOr<PriceTable> PriceTable::ParseCsv(absl::string_view text,
                                                 absl::string_view origin) {
   PriceTable table;
+  std::istringstream in{std::string(text)};
+  CsvReader reader(in, {.comment_lines = true});
+  std::vector<std::string> cells;
   bool header = false;
-  int line_number = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    ++line_number;
-    line = absl::StripAsciiWhitespace(line);
-    if (line.empty() || line[0] == '#') continue;
-    const std::string where = absl::StrCat(origin, ":", line_number, ": ");
+  while (true) {
+    absl::StatusOr<bool> more = reader.Next(cells);
+    const std::string where = absl::StrCat(origin, ":", reader.line_number(), ": ");
+    if (!more.ok()) return absl::InvalidArgumentError(absl::StrCat(where, more.status().message()));
+    if (!*more) break;
+    for (std::string& cell : cells) absl::StripAsciiWhitespace(&cell);
     if (!header) {
-      if (line != kHeader) {
+      if (absl::StrJoin(cells, ",") != kHeader) {
         return absl::InvalidArgumentError(
             absl::StrCat(where, "expected the header '", kHeader, "'"));
       }
       header = true;
       continue;
     }
-    std::vector<std::string> cells = absl::StrSplit(line, ',');
     if (cells.size() != 7) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, "expected 7 fields, got ", cells.size()));
     }
-    for (std::string& cell : cells) absl::StripAsciiWhitespace(&cell);
     GpuPrice price;
     price.gpu = cells[0];
     if (!absl::SimpleAtod(cells[1], &price.usd_per_gpu_hour)) {
