@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "grpcpp/security/credentials.h"
@@ -144,6 +145,17 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const std::string& se
   if (!token.empty()) interceptors.push_back(std::make_unique<BearerTokenFactory>(token));
   return gx::CreateCustomChannelWithInterceptors(server, credentials, args,
                                                  std::move(interceptors));
+}
+
+std::string ConnectionHint(absl::string_view message, bool tls) {
+  if (!absl::StartsWith(message, "UNAVAILABLE:") ||
+      !absl::StrContains(message, "failed to connect to all addresses") ||
+      absl::StrContains(message, "Connection refused")) {
+    return "";
+  }
+  return tls ? " (check --tls-ca, and --tls-cert/--tls-key if perfcastd requires client "
+               "certificates)"
+             : " (if perfcastd serves TLS, pass --tls-ca)";
 }
 
 }  // namespace perfcast::client

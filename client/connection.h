@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/grpcpp.h"
 
 namespace perfcast::client {
@@ -33,6 +34,13 @@ void AddConnectionFlags(CLI::App& app, ConnectionFlags& flags);
 // key (or without --tls-ca), or both --token and --token-file are given.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const std::string& server,
                                                            const ConnectionFlags& flags);
+
+// What to check after a failed call whose error (as Describe writes it) is
+// `message`: a TLS mismatch shows only as a connection that could not be
+// made, so such an UNAVAILABLE gets a hint about --tls-ca (and client
+// certificates when `tls` is on). Empty for anything else: a refused
+// connection (nothing listens), a connection lost mid-call.
+std::string ConnectionHint(absl::string_view message, bool tls);
 
 }  // namespace perfcast::client
 

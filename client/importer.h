@@ -24,18 +24,27 @@ struct ImportReport {
   int64_t records = 0;  // parsed records plus records that failed to parse
   int64_t accepted = 0;
   int64_t duplicates = 0;
+  int64_t rejected = 0;  // parse and server rejections, all of them
   struct Rejected {
     int file = -1;  // index into the imported files; -1 if unknown
     int64_t line = 0;
     std::string reason;
   };
-  std::vector<Rejected> rejected;  // parse and server rejections, by file and line
+  // The first of the rejections by file and line, at most
+  // ImportOptions::max_rejections_kept of them.
+  std::vector<Rejected> first_rejections;
 };
 
 struct ImportOptions {
   int batch_size = 2000;  // profiles per stream message
   // Called after each message with the number of records sent so far.
   std::function<void(int64_t sent, const std::string& file)> progress;
+  // How many rejections the report lists (the rest are counted only).
+  int64_t max_rejections_kept = 1000;
+  // Once this many records failed to parse and they outnumber the readable
+  // ones, the files are not profile files (/dev/urandom, a log): the import
+  // stops with InvalidArgument and stores nothing.
+  int64_t max_parse_rejections = 10'000;
 };
 
 // What a failed import's message ends with: nothing was stored, or the
@@ -47,10 +56,14 @@ inline constexpr char kOutcomeUnknown[] =
     "skipped)";
 
 // Imports `files`. A file-level problem (unreadable, bad header, a line
-// past the length bound, not a perfcast store) cancels the stream, so
-// nothing is stored, and is returned as the error; so is a failed call. The
-// error's message ends with kNothingImported or kOutcomeUnknown, whichever
-// is true. Otherwise the report says what was stored and what was rejected.
+// past the length bound, not a perfcast store, too many unreadable records)
+// cancels the stream, so nothing is stored, and is returned as the error; so
+// is a failed call. The error's message ends with kNothingImported or
+// kOutcomeUnknown, whichever is true. Otherwise the report says what was
+// stored and what was rejected. Memory stays bounded whatever the files'
+// size: records are streamed, and rejections beyond the kept ones counted.
+// Rows that name a node and a catalog GPU (an export's) register the node
+// from the catalog where the server lacks it.
 absl::StatusOr<ImportReport> ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
                                          const std::vector<ImportFile>& files,
                                          const ImportOptions& options);

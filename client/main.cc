@@ -93,13 +93,8 @@ int main(int argc, char** argv) {
     }
   }
   if (auto error = dispatch.action(); error.has_value()) {
-    // A TLS mismatch shows only as a closed connection; say what to check.
-    if (error->message.rfind("UNAVAILABLE:", 0) == 0) {
-      error->message += context.connection.tls_ca.empty()
-                            ? " (if perfcastd serves TLS, pass --tls-ca)"
-                            : " (check --tls-ca, and --tls-cert/--tls-key if perfcastd requires "
-                              "client certificates)";
-    }
+    error->message +=
+        perfcast::client::ConnectionHint(error->message, !context.connection.tls_ca.empty());
     std::cerr << "perfcast: " << perfcast::client::Printable(error->message, kMaxShown) << "\n";
     return error->exit_code;
   }

@@ -15,17 +15,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/command.h"
-#include "client/predict_batch.h"
 #include "client/predict_query.h"
 #include "client/proto_json.h"
 #include "client/sweep.h"
 #include "client/report_html.h"
 #include "client/table.h"
 #include "client/text_input.h"
+#include "models/csv_reader.h"
 #include "models/gpu_catalog.h"
 #include "models/workload.h"
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
+#include "proto/batch_results.h"
 #include "proto/convert.h"
 
 namespace perfcast::client {
@@ -269,54 +270,57 @@ std::string RelativeTo(const std::string& file, const std::string& path) {
 // phase, optimizer, node, gpu, samples, epochs, iterations, model, and
 // hf_config,seq_len or torchvision,image instead of family,params, or op
 // (an operation family; a row's empty family and op cells are no choice);
-// a row per
-// query. Read by the same CSV reader as profile imports (quoted fields,
-// CRLF, a UTF-8 byte-order mark, bounded lines); flags fill columns the
-// file lacks.
-std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& flags) {
-  std::ifstream in(flags.batch_file);
-  if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", flags.batch_file)};
-  const std::string& name = flags.batch_file;
-  CsvReader reader(in);
-  std::vector<std::string> header;
-  absl::StatusOr<bool> has_header = reader.Next(header);
-  if (!has_header.ok()) {
-    return CliError{kExitFailure, absl::StrCat(name, ": ", has_header.status().message())};
-  }
-  if (!*has_header) return CliError{kExitFailure, absl::StrCat(name, ": empty file")};
-  static const std::set<std::string> kColumns = {
-      "family",     "params",  "batch_size", "precision", "phase",     "optimizer",
-      "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
-      "hf_config",  "seq_len", "torchvision", "image",    "op"};
-  for (std::string& column : header) {
-    column = std::string(absl::StripAsciiWhitespace(column));
-    if (!kColumns.contains(column)) {
-      return CliError{kExitFailure,
-                      absl::StrCat(name, ": unknown column '", Printable(column),
-                                   "' (columns: ", absl::StrJoin(kColumns, ","), ")")};
+// a row per query. Read by the same CSV reader as profile imports (quoted
+// fields, CRLF, a UTF-8 byte-order mark, bounded lines); flags fill columns
+// the file lacks.
+class BatchFile {
+ public:
+  BatchFile(const PredictFlags& flags, std::istream& in) : flags_(flags), reader_(in) {}
+
+  // Reads and checks the header.
+  std::optional<CliError> Open() {
+    const std::string& name = flags_.batch_file;
+    absl::StatusOr<bool> has_header = reader_.Next(header_);
+    if (!has_header.ok()) {
+      return CliError{kExitFailure, absl::StrCat(name, ": ", has_header.status().message())};
     }
+    if (!*has_header) return CliError{kExitFailure, absl::StrCat(name, ": no queries (an empty file?)")};
+    static const std::set<std::string> kColumns = {
+        "family",     "params",  "batch_size", "precision", "phase",      "optimizer",
+        "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
+        "hf_config",  "seq_len", "torchvision", "image",    "op"};
+    for (std::string& column : header_) {
+      column = std::string(absl::StripAsciiWhitespace(column));
+      if (!kColumns.contains(column)) {
+        return CliError{kExitFailure,
+                        absl::StrCat(name, ": unknown column '", Printable(column),
+                                     "' (columns: ", absl::StrJoin(kColumns, ","), ")")};
+      }
+    }
+    has_family_ = std::find(header_.begin(), header_.end(), "family") != header_.end();
+    has_op_ = std::find(header_.begin(), header_.end(), "op") != header_.end();
+    return std::nullopt;
   }
-  const bool header_has_family = std::find(header.begin(), header.end(), "family") != header.end();
-  const bool header_has_op = std::find(header.begin(), header.end(), "op") != header.end();
-  v1::PredictBatchRequest request;
-  std::vector<int64_t> lines;
-  std::vector<std::string> cells;
-  while (true) {
-    absl::StatusOr<bool> more = reader.Next(cells);
+
+  // The next row's query into `query`; false at the end of the file. A row
+  // that is no query is an error naming its line.
+  absl::StatusOr<bool> Next(v1::PredictRequest* query) {
+    const std::string& name = flags_.batch_file;
+    absl::StatusOr<bool> more = reader_.Next(cells_);
     if (!more.ok()) {
-      return CliError{kExitFailure, absl::StrCat(name, ":", reader.line_number(), ": ",
-                                                 more.status().message())};
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ":", reader_.line_number(), ": ", more.status().message()));
     }
-    if (!*more) break;
-    const int64_t number = reader.line_number();
-    if (cells.size() != header.size()) {
-      return CliError{kExitFailure, absl::StrCat(name, ":", number, ": expected ", header.size(),
-                                                 " fields, got ", cells.size())};
+    if (!*more) return false;
+    const int64_t number = reader_.line_number();
+    if (cells_.size() != header_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ":", number, ": expected ",
+                                                     header_.size(), " fields, got ", cells_.size()));
     }
-    PredictFlags f = flags;
-    for (size_t i = 0; i < header.size(); ++i) {
-      const std::string& c = header[i];
-      const std::string v(absl::StripAsciiWhitespace(cells[i]));
+    PredictFlags f = flags_;
+    for (size_t i = 0; i < header_.size(); ++i) {
+      const std::string& c = header_[i];
+      const std::string v(absl::StripAsciiWhitespace(cells_[i]));
       bool ok = true;
       if (c == "family") f.family = v;
       else if (c == "op") f.op = v;
@@ -331,51 +335,132 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       else if (c == "epochs") ok = v.empty() || absl::SimpleAtoi(v, &f.epochs);
       else if (c == "iterations") ok = v.empty() || absl::SimpleAtoi(v, &f.iterations);
       else if (c == "model") f.model = v;
-      else if (c == "hf_config") f.hf_config = v.empty() ? v : RelativeTo(flags.batch_file, v);
+      else if (c == "hf_config") f.hf_config = v.empty() ? v : RelativeTo(flags_.batch_file, v);
       else if (c == "torchvision") f.torchvision = v;
-      else if (c == "seq_len") ok = v.empty() || absl::SimpleAtoi(v, &f.seq_len);
-      else if (c == "image") ok = v.empty() || absl::SimpleAtoi(v, &f.image);
+      else if (c == "seq_len") ok = v.empty() || (absl::SimpleAtoi(v, &f.seq_len) && f.seq_len > 0);
+      else if (c == "image") ok = v.empty() || (absl::SimpleAtoi(v, &f.image) && f.image > 0);
       if (!ok) {
-        return CliError{kExitFailure, absl::StrCat(name, ":", number, ": ", c, " '", Printable(v),
-                                                   "' is not an integer in range")};
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, ":", number, ": ", c, " '", Printable(v), "' is not an integer in range"));
       }
     }
     f.job_given = f.samples != 0 || f.epochs != 0 || f.iterations != 0;
     // A row's operation replaces the flags' model family, and the reverse.
-    if (header_has_op && !f.op.empty() && !header_has_family) f.family.clear();
-    if (header_has_family && !f.family.empty() && !header_has_op) f.op.clear();
-    if (auto error = BuildQuery(f, request.add_queries())) {
-      return CliError{kExitFailure, absl::StrCat(name, ":", number, ": ", error->message)};
+    if (has_op_ && !f.op.empty() && !has_family_) f.family.clear();
+    if (has_family_ && !f.family.empty() && !has_op_) f.op.clear();
+    if (auto error = BuildQuery(f, query)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ":", number, ": ", error->message));
     }
-    lines.push_back(number);
+    return true;
   }
+
+  int64_t line_number() const { return reader_.line_number(); }
+
+ private:
+  const PredictFlags& flags_;
+  models::CsvReader reader_;
+  std::vector<std::string> header_;
+  std::vector<std::string> cells_;
+  bool has_family_ = false;
+  bool has_op_ = false;
+};
+
+// Queries per PredictBatch message: answers stream back a message at a
+// time, so the CLI holds one message's queries and results, whatever the
+// file's length.
+constexpr int kQueriesPerMessage = 1000;
+
+// The file is read twice: once to check every row (a bad row answers
+// nothing), then to send the queries a message at a time and print each
+// message's results as they come.
+std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& flags) {
+  std::ifstream in(flags.batch_file);
+  if (!in) return CliError{kExitFailure, absl::StrCat("cannot read ", flags.batch_file)};
+  int64_t queries = 0;
+  {
+    BatchFile file(flags, in);
+    if (auto error = file.Open()) return error;
+    v1::PredictRequest query;
+    while (true) {
+      absl::StatusOr<bool> more = file.Next(&query);
+      if (!more.ok()) return CliError{kExitFailure, std::string(more.status().message())};
+      if (!*more) break;
+      ++queries;
+    }
+  }
+  if (queries == 0) {
+    return CliError{kExitFailure, absl::StrCat(flags.batch_file, ": no queries after the header")};
+  }
+  in.clear();
+  in.seekg(0);
+  BatchFile file(flags, in);
+  if (auto error = file.Open()) return error;
+
   grpc::ClientContext call;
-  std::vector<v1::PredictResult> results;
-  if (auto error = PredictBatch(*Stub(context), call, request, results)) return error;
+  auto stream = Stub(context)->PredictBatch(&call);
   Table table({"LINE", "FAMILY", "GPU", "MS/ITER", "LOW", "HIGH", "JOB", "ERROR"});
-  int failed = 0;
-  for (size_t i = 0; i < results.size() && i < lines.size(); ++i) {
-    const v1::PredictResult& r = results[i];
-    const v1::PredictRequest& q = request.queries(static_cast<int>(i));
-    if (r.code() != 0) ++failed;
-    if (context.output == OutputFormat::kJson) {
-      std::cout << ProtoJson(r) << "\n";
-      continue;
+  int64_t answered = 0;
+  int64_t failed = 0;
+  v1::PredictBatchRequest request;
+  // The compact layout: each distinct answer sent once (proto/batch_results.h).
+  request.set_compact(true);
+  std::vector<int64_t> lines;
+  v1::PredictBatchResponse response;
+  v1::PredictResult result;
+  bool done = false;
+  while (!done) {
+    request.clear_queries();
+    lines.clear();
+    while (request.queries_size() < kQueriesPerMessage) {
+      absl::StatusOr<bool> more = file.Next(request.add_queries());
+      if (!more.ok() || !*more) {
+        request.mutable_queries()->RemoveLast();
+        // The file changed since it was checked.
+        if (!more.ok()) return CliError{kExitFailure, std::string(more.status().message())};
+        done = true;
+        break;
+      }
+      lines.push_back(file.line_number());
     }
-    if (r.code() != 0) {
-      table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "", r.error()});
-    } else {
-      const auto& p = r.prediction();
-      table.AddRow({absl::StrCat(lines[i]),
-                    p.workload().family().empty() ? q.workload().family() : p.workload().family(),
-                    p.gpu_model(),
-                    absl::StrFormat("%.3f", p.iteration_ms()), absl::StrFormat("%.3f", p.iteration_ms_low()),
-                    absl::StrFormat("%.3f", p.iteration_ms_high()),
-                    p.iterations() > 0 ? Duration(p.job_seconds()) : "", ""});
+    if (request.queries_size() == 0) break;
+    if (!stream->Write(request) || !stream->Read(&response)) break;
+    if (absl::Status readable = proto::ValidateBatchResponse(response); !readable.ok()) {
+      call.TryCancel();
+      stream->Finish().IgnoreError();
+      return CliError{kExitFailure, std::string(readable.message())};
     }
+    const int count = proto::BatchResultCount(response);
+    for (int i = 0; i < count && i < static_cast<int>(lines.size()); ++i) {
+      proto::BatchResult(response, i, &result);
+      const v1::PredictRequest& q = request.queries(i);
+      ++answered;
+      if (result.code() != 0) ++failed;
+      if (context.output == OutputFormat::kJson) {
+        std::cout << ProtoJson(result) << "\n";
+      } else if (result.code() != 0) {
+        table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "",
+                      result.error()});
+      } else {
+        const auto& p = result.prediction();
+        table.AddRow({absl::StrCat(lines[i]),
+                      p.workload().family().empty() ? q.workload().family() : p.workload().family(),
+                      p.gpu_model(), absl::StrFormat("%.3f", p.iteration_ms()),
+                      absl::StrFormat("%.3f", p.iteration_ms_low()),
+                      absl::StrFormat("%.3f", p.iteration_ms_high()),
+                      p.iterations() > 0 ? Duration(p.job_seconds()) : "", ""});
+      }
+    }
+    if (context.output == OutputFormat::kTable) table.Flush(std::cout);
+    std::cout.flush();
   }
-  if (context.output == OutputFormat::kTable) table.Print(std::cout);
-  if (failed > 0) return CliError{kExitPartial, absl::StrCat(failed, " of ", results.size(), " queries failed")};
+  stream->WritesDone();
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (answered != queries) {
+    return CliError{kExitFailure, absl::StrCat("the server answered ", answered, " of ", queries,
+                                               " queries")};
+  }
+  if (failed > 0) return CliError{kExitPartial, absl::StrCat(failed, " of ", answered, " queries failed")};
   return std::nullopt;
 }
 
@@ -583,10 +668,12 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--seq-len", predict->seq_len,
                 "Tokens per sample with --hf-config (default: the model's maximum)")
       ->group(kWorkload)
-      ->check(DecimalInteger());
+      ->check(DecimalInteger())
+      ->check(CLI::PositiveNumber);
   p->add_option("--image", predict->image, "Image size in pixels with --torchvision (default: 224)")
       ->group(kWorkload)
-      ->check(DecimalInteger());
+      ->check(DecimalInteger())
+      ->check(CLI::PositiveNumber);
   p->add_option("--batch", predict->batch, "Batch size (samples per iteration)")->group(kRequired)
       ->check(DecimalInteger());
   p->add_option("--samples", predict->samples, "Samples per epoch, with --epochs; or --iterations")

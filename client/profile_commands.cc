@@ -4,17 +4,20 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "client/atomic_file.h"
 #include "client/command.h"
 #include "client/importer.h"
 #include "client/profile_compare.h"
 #include "client/profile_files.h"
 #include "client/table.h"
 #include "client/text_input.h"
+#include "perfcast/v1/node_registry.grpc.pb.h"
 #include "perfcast/v1/profile_store.grpc.pb.h"
 #include "proto/convert.h"
 
@@ -65,19 +68,21 @@ std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& fla
   if (!report.ok()) {
     return CliError{kExitFailure, Describe(report.status())};
   }
-  const int64_t rejected = static_cast<int64_t>(report->rejected.size());
+  const int64_t rejected = report->rejected;
   if (context.output == OutputFormat::kJson) {
     std::cout << absl::StrFormat(
         "{\"records\":%d,\"accepted\":%d,\"duplicates\":%d,\"rejected\":%d}\n",
         report->records, report->accepted, report->duplicates, rejected);
   } else {
-    for (int64_t i = 0; i < rejected && i < flags.show_rejections; ++i) {
-      const ImportReport::Rejected& r = report->rejected[i];
+    int64_t shown = 0;
+    for (const ImportReport::Rejected& r : report->first_rejections) {
+      if (shown == flags.show_rejections) break;
       std::cerr << (r.file >= 0 ? flags.files[r.file] : std::string("?")) << ":" << r.line
                 << ": rejected: " << Printable(r.reason, kMaxShownMessageBytes) << "\n";
+      ++shown;
     }
-    if (rejected > flags.show_rejections) {
-      std::cerr << "... and " << rejected - flags.show_rejections << " more rejected records\n";
+    if (rejected > shown) {
+      std::cerr << "... and " << rejected - shown << " more rejected records\n";
     }
     Table table({"FILES", "RECORDS", "ACCEPTED", "DUPLICATES", "REJECTED"});
     table.AddRow({absl::StrCat(flags.files.size()), absl::StrCat(report->records),
@@ -121,14 +126,35 @@ std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& o
     if (!kind.ok()) return CliError{kExitUsage, std::string(kind.status().message())};
     request.set_kind(proto::ToProto(*kind));
   }
-  std::ofstream file;
+  // A file appears only once the whole export is in it (AtomicFile); on
+  // standard output a failed export ends with its error and exit code 1.
+  std::unique_ptr<AtomicFile> file;
   if (!options.out.empty()) {
-    file.open(options.out);
-    if (!file) return CliError{kExitFailure, absl::StrCat("cannot write ", options.out)};
+    absl::StatusOr<std::unique_ptr<AtomicFile>> created = AtomicFile::Create(options.out);
+    if (!created.ok()) return CliError{kExitFailure, std::string(created.status().message())};
+    file = *std::move(created);
   }
-  std::ostream& out = options.out.empty() ? std::cout : file;
-  absl::StatusOr<std::unique_ptr<ProfileWriter>> writer = ProfileWriter::Create(*format, out);
+  std::ostream& out = file != nullptr ? file->stream() : std::cout;
+  absl::StatusOr<std::unique_ptr<ProfileWriter>> writer =
+      ProfileWriter::Create(*format, out, /*to_terminal=*/file == nullptr && isatty(STDOUT_FILENO));
   if (!writer.ok()) return CliError{kExitUsage, std::string(writer.status().message())};
+
+  // Each row names its node's GPU model, so that the export imports into a
+  // server that lacks the node; nodes are looked up once each.
+  auto registry = v1::NodeRegistry::NewStub(context.Channel());
+  std::map<std::string, std::string> gpu_of_node;
+  auto gpu_of = [&](const std::string& node) -> const std::string& {
+    auto known = gpu_of_node.find(node);
+    if (known != gpu_of_node.end()) return known->second;
+    grpc::ClientContext get;
+    context.SetDeadline(get);
+    v1::GetNodeRequest request;
+    request.set_name(node);
+    v1::GetNodeResponse response;
+    std::string gpu;
+    if (registry->Get(&get, request, &response).ok()) gpu = response.node().gpu().model();
+    return gpu_of_node.emplace(node, std::move(gpu)).first->second;
+  };
 
   auto stub = v1::ProfileStore::NewStub(context.Channel());
   grpc::ClientContext call;
@@ -138,14 +164,26 @@ std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& o
   while (stream->Read(&batch)) {
     for (const v1::Profile& wire : batch.profiles()) {
       absl::StatusOr<models::Profile> profile = proto::FromProto(wire);
-      if (!profile.ok()) return CliError{kExitFailure, Describe(profile.status())};
-      (*writer)->Write(*profile);
+      if (!profile.ok()) {
+        call.TryCancel();
+        return CliError{kExitFailure, Describe(profile.status())};
+      }
+      (*writer)->Write(*profile, gpu_of(profile->node_name));
       ++count;
     }
   }
   grpc::Status status = stream->Finish();
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-  if (!options.out.empty()) std::cerr << "exported " << count << " profiles to " << options.out << "\n";
+  if (!status.ok()) {
+    std::string message = Describe(status);
+    if (file != nullptr) absl::StrAppend(&message, "; ", options.out, " was not written");
+    return CliError{kExitFailure, message};
+  }
+  if (file != nullptr) {
+    if (absl::Status committed = file->Commit(); !committed.ok()) {
+      return CliError{kExitFailure, std::string(committed.message())};
+    }
+    std::cerr << "exported " << count << " profiles to " << options.out << "\n";
+  }
   return std::nullopt;
 }
 

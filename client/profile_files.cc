@@ -18,6 +18,7 @@
 #include "base/status_macros.h"
 #include "client/text_input.h"
 #include "db/store.h"
+#include "models/csv_reader.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "models/profile_columns.h"
@@ -40,9 +41,9 @@ const std::set<std::string>& RequiredColumns() {
 absl::StatusOr<double> Number(const Cells& cells, const std::string& column) {
   auto it = cells.find(column);
   double value = 0;
-  if (it == cells.end() || it->second.empty() || !absl::SimpleAtod(it->second, &value)) {
+  if (it == cells.end() || !ParseDecimal(it->second, &value)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        column, " must be a number, got '", it == cells.end() ? "" : Printable(it->second), "'"));
+        column, " must be a decimal number, got '", it == cells.end() ? "" : Printable(it->second), "'"));
   }
   return value;
 }
@@ -178,9 +179,9 @@ std::string ColumnText(const models::ConstProfileField& field) {
       field);
 }
 
-Cells CellsFromProfile(const models::Profile& p) {
+Cells CellsFromProfile(const models::Profile& p, absl::string_view gpu_model) {
   Cells cells = {{"node", p.node_name},
-                 {"gpu", ""},
+                 {"gpu", std::string(gpu_model)},
                  {"kind", std::string(models::WorkloadKindName(p.workload.kind))},
                  {"family", p.workload.family},
                  {"params", FormatParams(p.workload.params)},
@@ -206,6 +207,13 @@ std::string CsvField(const std::string& text) {
   return out + "\"";
 }
 
+// A CSV or JSON Lines file without a record (empty, blank lines only, a
+// header alone) is refused in every format alike: importing it would store
+// nothing, which is not what anyone meant.
+absl::Status NoRecords(absl::string_view path) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": no records (an empty file?)"));
+}
+
 // Delivers a parsed record, registering catalog nodes for `gpu` rows.
 class RecordDelivery {
  public:
@@ -225,8 +233,10 @@ class RecordDelivery {
       sink_.bad_record(line, std::string(profile.status().message()));
       return;
     }
-    if (Cell(cells, "node").empty()) {
-      const std::string gpu = Cell(cells, "gpu");
+    const std::string gpu = Cell(cells, "gpu");
+    if (!Cell(cells, "node").empty()) {
+      if (!gpu.empty()) AnnounceIfAbsent(profile->node_name, gpu);
+    } else {
       auto known = node_of_gpu_.find(gpu);
       if (known == node_of_gpu_.end()) {
         absl::StatusOr<models::GpuSpec> spec = models::GpuCatalog::BuiltIn().Find(gpu);
@@ -247,20 +257,34 @@ class RecordDelivery {
   }
 
  private:
+  // Tells node_if_absent of node `name` on catalog GPU `gpu`, once per node.
+  void AnnounceIfAbsent(const std::string& name, const std::string& gpu) {
+    if (!sink_.node_if_absent || !hinted_nodes_.insert(name).second) return;
+    absl::StatusOr<models::GpuSpec> spec = models::GpuCatalog::BuiltIn().Find(gpu);
+    if (!spec.ok()) return;
+    models::Node node;
+    node.name = name;
+    node.gpu = *spec;
+    node.source = models::NodeSource::kCatalog;
+    sink_.node_if_absent(node);
+  }
+
   const ProfileSink& sink_;
   // GPU name as written in the file -> its catalog node, announced once.
   std::map<std::string, std::string> node_of_gpu_;
+  // Nodes announced to node_if_absent.
+  std::set<std::string> hinted_nodes_;
 };
 
 absl::Status ReadCsv(std::istream& in, absl::string_view path, const ProfileSink& sink) {
-  CsvReader reader(in);
+  models::CsvReader reader(in);
   std::vector<std::string> header_fields;
   absl::StatusOr<bool> has_header = reader.Next(header_fields);
   if (!has_header.ok()) {
     return absl::Status(has_header.status().code(),
                         absl::StrCat(path, ": bad header: ", has_header.status().message()));
   }
-  if (!*has_header) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  if (!*has_header) return NoRecords(path);
   std::vector<std::string>* header = &header_fields;
   const std::vector<std::string>& known = ProfileColumns();
   std::set<std::string> seen;
@@ -287,6 +311,7 @@ absl::Status ReadCsv(std::istream& in, absl::string_view path, const ProfileSink
   }
   RecordDelivery delivery(sink);
   std::vector<std::string> fields;
+  int64_t records = 0;
   while (true) {
     absl::StatusOr<bool> more = reader.Next(fields);
     if (!more.ok()) {
@@ -294,20 +319,26 @@ absl::Status ReadCsv(std::istream& in, absl::string_view path, const ProfileSink
         return absl::Status(more.status().code(),
                             absl::StrCat(path, ": ", more.status().message()));
       }
+      ++records;
       sink.bad_record(reader.line_number(), std::string(more.status().message()));
+      if (sink.stop && sink.stop()) break;
       continue;
     }
     if (!*more) break;
+    ++records;
     if (fields.size() != header->size()) {
       sink.bad_record(reader.line_number(),
                       absl::StrCat("expected ", header->size(), " fields, got ", fields.size(),
                                    " (truncated line?)"));
+      if (sink.stop && sink.stop()) break;
       continue;
     }
     Cells cells;
     for (size_t i = 0; i < fields.size(); ++i) cells[(*header)[i]] = std::move(fields[i]);
     delivery.Deliver(reader.line_number(), cells);
+    if (sink.stop && sink.stop()) break;
   }
+  if (records == 0) return NoRecords(path);
   return absl::OkStatus();
 }
 
@@ -316,6 +347,7 @@ absl::Status ReadJsonLines(std::istream& in, absl::string_view path, const Profi
   RecordDelivery delivery(sink);
   std::string line;
   int64_t line_number = 0;
+  int64_t records = 0;
   while (true) {
     absl::StatusOr<bool> more = ReadBoundedLine(in, line, line_number + 1);
     if (!more.ok()) {
@@ -324,6 +356,8 @@ absl::Status ReadJsonLines(std::istream& in, absl::string_view path, const Profi
     if (!*more) break;
     ++line_number;
     if (absl::StripAsciiWhitespace(line).empty()) continue;
+    ++records;
+    if (sink.stop && sink.stop()) break;
     json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (record.is_discarded() || !record.is_object()) {
       sink.bad_record(line_number, "not a JSON object");
@@ -363,6 +397,7 @@ absl::Status ReadJsonLines(std::istream& in, absl::string_view path, const Profi
     }
     delivery.Deliver(line_number, cells);
   }
+  if (records == 0) return NoRecords(path);
   return absl::OkStatus();
 }
 
@@ -376,39 +411,42 @@ absl::Status ReadAgentStore(const std::string& path, const ProfileSink& sink) {
   int64_t row = 0;
   return (*store)->ScanProfiles({}, [&](const models::Profile& profile) {
     sink.profile(++row, profile);
-    return true;
+    return !(sink.stop && sink.stop());
   });
 }
 
 class CsvWriter final : public ProfileWriter {
  public:
-  explicit CsvWriter(std::ostream& out) : out_(out) {
+  CsvWriter(std::ostream& out, bool to_terminal) : out_(out), to_terminal_(to_terminal) {
     out_ << absl::StrJoin(ProfileColumns(), ",") << "\n";
   }
-  void Write(const models::Profile& profile) override {
-    Cells cells = CellsFromProfile(profile);
+  void Write(const models::Profile& profile, absl::string_view gpu_model) override {
+    Cells cells = CellsFromProfile(profile, gpu_model);
     std::string line;
     for (const std::string& column : ProfileColumns()) {
+      const std::string& cell = cells[column];
       absl::StrAppend(&line, line.empty() && column == ProfileColumns().front() ? "" : ",",
-                      CsvField(cells[column]));
+                      CsvField(to_terminal_ ? Printable(cell, cell.size()) : cell));
     }
     out_ << line << "\n";
   }
 
  private:
   std::ostream& out_;
+  const bool to_terminal_;
 };
 
 class JsonLinesWriter final : public ProfileWriter {
  public:
-  explicit JsonLinesWriter(std::ostream& out) : out_(out) {}
-  void Write(const models::Profile& p) override {
+  JsonLinesWriter(std::ostream& out, bool to_terminal) : out_(out), to_terminal_(to_terminal) {}
+  void Write(const models::Profile& p, absl::string_view gpu_model) override {
     // Empty text and absent numbers are left out, as in a CSV cell.
     json record;
     auto text = [&](const char* key, const std::string& value) {
       if (!value.empty()) record[key] = value;
     };
     text("node", p.node_name);
+    text("gpu", std::string(gpu_model));
     text("kind", std::string(models::WorkloadKindName(p.workload.kind)));
     text("family", p.workload.family);
     record["params"] = p.workload.params;
@@ -432,12 +470,16 @@ class JsonLinesWriter final : public ProfileWriter {
           models::FieldOf(column, p));
     }
     text("content_hash", p.content_hash);
-    // Text from a CSV file need not be UTF-8; JSON must be.
-    out_ << record.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    // Text from a CSV file need not be UTF-8; JSON must be. JSON escapes C0
+    // controls; on a terminal everything past ASCII is escaped too (C1
+    // controls are terminal escapes).
+    out_ << record.dump(-1, ' ', /*ensure_ascii=*/to_terminal_, json::error_handler_t::replace)
+         << "\n";
   }
 
  private:
   std::ostream& out_;
+  const bool to_terminal_;
 };
 
 }  // namespace
@@ -498,10 +540,13 @@ absl::Status ReadProfiles(std::istream& in, absl::string_view name, ProfileForma
 }
 
 absl::StatusOr<std::unique_ptr<ProfileWriter>> ProfileWriter::Create(ProfileFormat format,
-                                                                     std::ostream& out) {
+                                                                     std::ostream& out,
+                                                                     bool to_terminal) {
   switch (format) {
-    case ProfileFormat::kCsv: return std::unique_ptr<ProfileWriter>(new CsvWriter(out));
-    case ProfileFormat::kJsonLines: return std::unique_ptr<ProfileWriter>(new JsonLinesWriter(out));
+    case ProfileFormat::kCsv:
+      return std::unique_ptr<ProfileWriter>(new CsvWriter(out, to_terminal));
+    case ProfileFormat::kJsonLines:
+      return std::unique_ptr<ProfileWriter>(new JsonLinesWriter(out, to_terminal));
     case ProfileFormat::kAgentSqlite:
       break;
   }

@@ -1,6 +1,8 @@
 #include "client/text_input.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -40,6 +42,23 @@ std::string Printable(absl::string_view text, size_t max_bytes) {
   return out;
 }
 
+bool ParseDecimal(absl::string_view text, double* value) {
+  text = absl::StripAsciiWhitespace(text);
+  if (absl::StartsWith(text, "+")) text.remove_prefix(1);
+  if (text.empty() || text.front() == '+') return false;
+  // from_chars reads decimal only in the general format, but takes the
+  // spellings of infinity and NaN; every accepted number has a digit.
+  if (text.find_first_of("0123456789") == absl::string_view::npos) return false;
+  double parsed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed,
+                                            std::chars_format::general);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(parsed)) {
+    return false;
+  }
+  *value = parsed;
+  return true;
+}
+
 absl::StatusOr<bool> ReadBoundedLine(std::istream& in, std::string& line, int64_t line_number,
                                      size_t max_bytes) {
   line.clear();
@@ -64,50 +83,6 @@ absl::StatusOr<bool> ReadBoundedLine(std::istream& in, std::string& line, int64_
   }
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return any;
-}
-
-absl::StatusOr<std::vector<std::string>> SplitCsvLine(absl::string_view line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back().push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back().push_back(c);
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back().push_back(c);
-    }
-  }
-  if (quoted) return absl::InvalidArgumentError("unterminated quoted field");
-  return fields;
-}
-
-absl::StatusOr<bool> CsvReader::Next(std::vector<std::string>& fields) {
-  while (true) {
-    absl::StatusOr<bool> more = ReadBoundedLine(in_, line_, line_number_ + 1, max_line_bytes_);
-    if (!more.ok()) {
-      ++line_number_;
-      return more.status();
-    }
-    if (!*more) return false;
-    ++line_number_;
-    absl::string_view text = line_;
-    // Spreadsheets save "CSV UTF-8" with a byte-order mark.
-    if (line_number_ == 1 && absl::StartsWith(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
-    if (absl::StripAsciiWhitespace(text).empty()) continue;
-    ASSIGN_OR_RETURN(fields, SplitCsvLine(text));
-    return true;
-  }
 }
 
 }  // namespace perfcast::client

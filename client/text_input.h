@@ -1,11 +1,9 @@
-// Reading text files a user hands the CLI (profile CSV and JSON Lines,
-// --batch-file queries) safely, and quoting what they contain in messages.
+// Reading text files a user hands the CLI (JSON Lines profiles; CSV goes
+// through models::CsvReader) safely, and quoting what they contain in
+// messages.
 //
 // Every line is bounded (kMaxLineBytes): a file without newlines, or
 // /dev/zero, ends with an error instead of growing memory without bound.
-// CSV follows RFC 4180 as spreadsheets write it: quoted fields (with ""
-// for a quote), CRLF or LF line ends, and a UTF-8 byte-order mark before
-// the header is ignored.
 //
 // Thread-compatible: one reader per stream.
 #ifndef PERFCAST_CLIENT_TEXT_INPUT_H_
@@ -15,7 +13,6 @@
 #include <cstdint>
 #include <istream>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -35,38 +32,18 @@ inline constexpr size_t kMaxShownMessageBytes = 2048;
 // sequences.
 std::string Printable(absl::string_view text, size_t max_bytes = 200);
 
+// A decimal number as a person writes one in a file: optional sign, digits,
+// an optional fraction and exponent, surrounding blanks ignored. Returns
+// false for anything else, hexadecimal ("0x10") and "inf"/"nan" included,
+// which strtod-style parsers would read as a number.
+bool ParseDecimal(absl::string_view text, double* value);
+
 // Reads one line (without its "\n" or "\r\n") into `line`. Returns false at
 // the end of the stream; ResourceExhausted naming `line_number` when the
 // line exceeds `max_bytes` (nothing more of it is read into memory, and the
 // stream cannot be read on).
 absl::StatusOr<bool> ReadBoundedLine(std::istream& in, std::string& line, int64_t line_number,
                                      size_t max_bytes = kMaxLineBytes);
-
-class CsvReader {
- public:
-  // `in` must outlive the reader.
-  explicit CsvReader(std::istream& in, size_t max_line_bytes = kMaxLineBytes)
-      : in_(in), max_line_bytes_(max_line_bytes) {}
-
-  // The next record's fields. Returns false at the end of the stream; skips
-  // blank lines. Errors: ResourceExhausted for a line past the bound (the
-  // stream cannot be read on); InvalidArgument for an unterminated quote
-  // (that record only: the next call goes on with the next line).
-  absl::StatusOr<bool> Next(std::vector<std::string>& fields);
-
-  // The 1-based line of the record (or error) Next() returned last.
-  int64_t line_number() const { return line_number_; }
-
- private:
-  std::istream& in_;
-  const size_t max_line_bytes_;
-  int64_t line_number_ = 0;
-  std::string line_;
-};
-
-// Splits one CSV line (RFC 4180 quoting, no embedded newlines).
-// InvalidArgument for an unterminated quoted field.
-absl::StatusOr<std::vector<std::string>> SplitCsvLine(absl::string_view line);
 
 }  // namespace perfcast::client
 

@@ -58,6 +58,18 @@ bool IsPrintableText(absl::string_view text) {
   return true;
 }
 
+absl::Status ValidateModelName(absl::string_view name) {
+  if (name.size() > kMaxModelNameLength) {
+    return absl::InvalidArgumentError(absl::StrCat("model name is too long (", name.size(),
+                                                   " bytes, at most ", kMaxModelNameLength, ")"));
+  }
+  if (!IsPrintableText(name)) {
+    return absl::InvalidArgumentError(
+        "model name must be printable UTF-8 text: no control characters or escape sequences");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateNode(const models::Node& node) {
   if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");
   if (node.name.size() > 253) return absl::InvalidArgumentError("node name is too long");

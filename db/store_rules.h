@@ -45,6 +45,14 @@ absl::Status ValidateNode(const models::Node& node);
 // label key that IsLabelKey refuses.
 absl::StatusOr<int64_t> NodePageStart(const NodeFilter& filter);
 
+// The longest model name a store holds.
+inline constexpr size_t kMaxModelNameLength = 128;
+
+// InvalidArgument for a model name no store may hold: longer than
+// kMaxModelNameLength or not printable (see IsPrintableText). Empty is the
+// default model's name and valid.
+absl::Status ValidateModelName(absl::string_view name);
+
 // Whether `hash` is a content hash as stored: 32 hexadecimal digits.
 bool IsHexHash(absl::string_view hash);
 

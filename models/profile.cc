@@ -1,6 +1,7 @@
 #include "models/profile.h"
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -23,6 +24,18 @@ constexpr double kMaxTimeMs = 1e12;
 // Free-text fields are names and versions, not documents.
 constexpr size_t kMaxNodeNameLength = 253;
 constexpr size_t kMaxTextLength = 256;
+// When a run may have been measured: not before 1900 and not more than a day
+// ahead of this machine's clock (agents' clocks drift; a time past that is a
+// unit mix-up, such as nanoseconds, or hostile input).
+constexpr int64_t kEarliestMeasuredAtUs = -2'208'988'800'000'000;  // 1900-01-01
+constexpr int64_t kClockSkewUs = int64_t{86'400} * 1'000'000;
+
+int64_t LatestMeasuredAtUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+             .count() +
+         kClockSkewUs;
+}
 
 absl::Status CheckTime(absl::string_view field, double value) {
   if (!std::isfinite(value) || value < 0 || value > kMaxTimeMs) {
@@ -160,6 +173,13 @@ absl::Status ValidateProfile(const Profile& profile) {
         {"achieved_tflops", profile.achieved_tflops},
         {"roofline_fraction", profile.roofline_fraction}}) {
     RETURN_IF_ERROR(CheckOptional(field, value));
+  }
+  if (profile.measured_at_us < kEarliestMeasuredAtUs ||
+      profile.measured_at_us > LatestMeasuredAtUs()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "measured_at_us must be microseconds since the Unix epoch between 1900 and a day from "
+        "now, got ",
+        profile.measured_at_us));
   }
   if (profile.repeats < 1) {
     return absl::InvalidArgumentError(

@@ -110,7 +110,8 @@ bool MeasuredByAgent(const Profile& profile);
 // Checks what a stored profile must satisfy: a node, a valid workload key,
 // finite non-negative times (at most 1e12 ms), count >= 1, median/p95
 // consistent with min/max, names and versions of bounded length, a method
-// version in [1, kCurrentMethodVersion], run conditions finite, positive and
+// version in [1, kCurrentMethodVersion], a measurement time between 1900 and a
+// day ahead of this machine's clock, run conditions finite, positive and
 // bounded (a temperature in [-273.15, 1000] C). InvalidArgument names the
 // first offending field.
 absl::Status ValidateProfile(const Profile& profile);

@@ -131,8 +131,8 @@ int Push(const std::shared_ptr<grpc::Channel>& channel, const std::string& serve
   }
   std::cerr << absl::StrFormat("perfcast-agent: pushed to %s: %d accepted, %d duplicates, %d rejected\n",
                                server, report->accepted, report->duplicates,
-                               report->rejected.size());
-  return report->rejected.empty() ? 0 : kExitPartial;
+                               report->rejected);
+  return report->rejected == 0 ? 0 : kExitPartial;
 }
 #endif
 

@@ -1,5 +1,7 @@
 // perfcastd: the perfcast service. Runs with no flags on an embedded SQLite
 // file in the data directory; see --help.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
@@ -240,7 +242,12 @@ int main(int argc, char** argv) {
       path.ok() && path->has_value() && !std::filesystem::exists(**path)) {
     created_file = **path;
   }
+  // The database holds what the fleet measured and the fitted models: a new
+  // file (SQLite gives its -wal and -shm files the same mode) and any folder
+  // made for it are the server user's alone.
+  const mode_t umask_before = umask(077);
   auto store = perfcast::db::OpenStore(uri);
+  umask(umask_before);
   if (!store.ok()) {
     return Fail(absl::StrCat("cannot open database ", perfcast::db::RedactDatabaseUri(uri), ": ",
                              store.status().message()));

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "db/store_rules.h"
 
 namespace perfcast::serving {
 namespace {
@@ -126,6 +127,7 @@ absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
                                        const predictor::ProfileSelection& selection,
                                        const predictor::FitOptions& options,
                                        const predictor::KeepGoing& keep_going) {
+  if (absl::Status s = db::ValidateModelName(name); !s.ok()) return Prefixed("fit: ", s);
   absl::StatusOr<Selection> loaded = LoadSelection(store, selection);
   if (!loaded.ok()) return Prefixed("fit: ", loaded.status());
   if (absl::Status s = keep_going(); !s.ok()) return s;

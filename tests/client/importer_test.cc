@@ -37,6 +37,11 @@ class FailingStore final : public v1::ProfileStore::Service {
 class ImporterTest : public ::testing::Test {
  protected:
   absl::Status ImportAgainst(grpc::Status status, const std::string& csv) {
+    return ImportReportAgainst(std::move(status), csv, ProfileFormat::kCsv).status();
+  }
+
+  absl::StatusOr<ImportReport> ImportReportAgainst(grpc::Status status, const std::string& text,
+                                                   ProfileFormat format) {
     FailingStore service(std::move(status));
     grpc::ServerBuilder builder;
     int port = 0;
@@ -44,14 +49,13 @@ class ImporterTest : public ::testing::Test {
     builder.RegisterService(&service);
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     EXPECT_GT(port, 0);
-    const std::string path = dir_.File("profiles.csv");
-    std::ofstream(path) << csv;
+    const std::string path = dir_.File("profiles");
+    std::ofstream(path) << text;
     auto channel =
         grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
-    absl::StatusOr<ImportReport> report =
-        ImportFiles(channel, {{path, ProfileFormat::kCsv}}, ImportOptions{});
+    absl::StatusOr<ImportReport> report = ImportFiles(channel, {{path, format}}, ImportOptions{});
     server->Shutdown();
-    return report.status();
+    return report;
   }
 
   testing::TempDir dir_;
@@ -81,6 +85,33 @@ TEST_F(ImporterTest, RefusalsAndFileErrorsStoredNothing) {
   absl::Status header = ImportAgainst(grpc::Status::OK, "node,family,size\nn1,lstm,3\n");
   EXPECT_EQ(header.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::EndsWith(header.message(), kNothingImported)) << header;
+}
+
+// 5M lines of `{}` once took the CLI to 611 MB (every rejection kept) and
+// /dev/urandom read as JSON Lines never ended: rejections past the kept ones
+// are counted only, and a file whose records mostly cannot be read stops
+// the import with nothing stored.
+TEST_F(ImporterTest, RejectionsAreCappedAndUnreadableFilesStop) {
+  std::string some_bad;
+  for (int i = 0; i < 3000; ++i) some_bad += "{}\n";
+  some_bad += R"({"node":"n1","family":"lstm","batch_size":64,"mean_ms":1})" "\n";
+  absl::StatusOr<ImportReport> report =
+      ImportReportAgainst(grpc::Status::OK, some_bad, ProfileFormat::kJsonLines);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->records, 3001);
+  EXPECT_EQ(report->rejected, 3000);
+  ASSERT_EQ(report->first_rejections.size(), 1000u);
+  EXPECT_EQ(report->first_rejections.front().line, 1);
+  EXPECT_EQ(report->first_rejections.back().line, 1000);
+
+  std::string garbage;
+  for (int i = 0; i < 20000; ++i) garbage += "\x89PNG\x1a\n";
+  absl::StatusOr<ImportReport> stopped =
+      ImportReportAgainst(grpc::Status::OK, garbage, ProfileFormat::kJsonLines);
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(stopped.status().message().find("not a profile file"), std::string::npos)
+      << stopped.status();
+  EXPECT_TRUE(absl::EndsWith(stopped.status().message(), kNothingImported)) << stopped.status();
 }
 
 }  // namespace

@@ -214,5 +214,112 @@ TEST(ProfileFilesTest, MethodVersionDefaultsToOneAndIsChecked) {
   EXPECT_NE(read.bad[4].second.find("board_power_w"), std::string::npos) << read.bad[4].second;
 }
 
+// strtod reads "0x10" as 16 and "inf" as infinity; a time in a file is a
+// decimal number or nothing.
+TEST(ProfileFilesTest, NumbersAreDecimalOnly) {
+  const std::vector<std::string> means = {"0x10", "0X1p4", "infinity", "1,5", "1.5ms", "--1"};
+  std::string text = kHeader;
+  for (const std::string& mean : means) {
+    absl::StrAppend(&text, "n1,lstm,,64,fp32,train,\"", mean, "\",1\n");
+  }
+  absl::StrAppend(&text, "n1,lstm,,64,fp32,train, +1.5e1 ,1\n");  // the one good row
+  Read read = ReadText(text, ProfileFormat::kCsv);
+  ASSERT_TRUE(read.status.ok()) << read.status;
+  ASSERT_EQ(read.bad.size(), means.size());
+  for (const auto& [line, reason] : read.bad) {
+    EXPECT_NE(reason.find("mean_ms must be a decimal number"), std::string::npos) << reason;
+  }
+  ASSERT_EQ(read.profiles.size(), 1u);
+  EXPECT_EQ(read.profiles[0].iteration.mean_ms, 15);
+}
+
+// A time from the far future (INT64_MAX microseconds) was stored.
+TEST(ProfileFilesTest, MeasurementTimesPastTomorrowAreRefused) {
+  Read read = ReadText(
+      "node,family,batch_size,mean_ms,measured_at_us\n"
+      "n1,lstm,64,2.5,9223372036854775807\n"
+      "n1,lstm,64,2.5,-9223372036854775808\n"
+      "n1,lstm,64,2.5,1760000000000000\n",
+      ProfileFormat::kCsv);
+  ASSERT_EQ(read.bad.size(), 2u);
+  EXPECT_NE(read.bad[0].second.find("measured_at_us"), std::string::npos) << read.bad[0].second;
+  ASSERT_EQ(read.profiles.size(), 1u);
+}
+
+// An empty .csv was refused while an empty .jsonl or a CSV header alone
+// imported nothing and succeeded; every format now refuses a file without
+// a record.
+TEST(ProfileFilesTest, FilesWithoutRecordsAreRefusedInEveryFormat) {
+  for (const auto& [text, format] : std::vector<std::pair<std::string, ProfileFormat>>{
+           {"", ProfileFormat::kCsv},
+           {kHeader, ProfileFormat::kCsv},
+           {std::string(kHeader) + "\n \n", ProfileFormat::kCsv},
+           {"", ProfileFormat::kJsonLines},
+           {"\n  \n", ProfileFormat::kJsonLines}}) {
+    Read read = ReadText(text, format);
+    EXPECT_EQ(read.status.code(), absl::StatusCode::kInvalidArgument) << "'" << text << "'";
+    EXPECT_NE(read.status.message().find("no records"), std::string::npos) << read.status;
+  }
+}
+
+// An export names each profile's GPU; reading it back announces the node
+// once, on its catalog GPU, so that an importer can register it where the
+// server lacks it.
+TEST(ProfileFilesTest, ExportsNameTheGpuAndAnnounceTheirNodes) {
+  Read read = ReadText(absl::StrCat(kHeader, "h200-a,lstm,layers=2,64,bf16,train,2.5,3\n"),
+                       ProfileFormat::kCsv);
+  ASSERT_EQ(read.profiles.size(), 1u);
+  for (ProfileFormat format : {ProfileFormat::kCsv, ProfileFormat::kJsonLines}) {
+    std::ostringstream out;
+    auto writer = ProfileWriter::Create(format, out);
+    ASSERT_TRUE(writer.ok());
+    (*writer)->Write(read.profiles[0], "H200-SXM-141GB");
+    (*writer)->Write(read.profiles[0], "H200-SXM-141GB");
+    EXPECT_NE(out.str().find("H200-SXM-141GB"), std::string::npos) << out.str();
+    std::vector<models::Node> announced;
+    int profiles = 0;
+    ProfileSink sink;
+    sink.node = [](const models::Node&) { ADD_FAILURE() << "a node row is no catalog row"; };
+    sink.node_if_absent = [&](const models::Node& node) { announced.push_back(node); };
+    sink.profile = [&](int64_t, const models::Profile& p) {
+      ++profiles;
+      EXPECT_EQ(p.node_name, "h200-a");
+    };
+    sink.bad_record = [](int64_t line, const std::string& reason) { ADD_FAILURE() << reason; };
+    std::istringstream in(out.str());
+    ASSERT_TRUE(ReadProfiles(in, "export", format, sink).ok());
+    EXPECT_EQ(profiles, 2);
+    ASSERT_EQ(announced.size(), 1u);
+    EXPECT_EQ(announced[0].name, "h200-a");
+    EXPECT_EQ(announced[0].gpu.model, "H200-SXM-141GB");
+  }
+}
+
+// export --format csv to a terminal printed stored control characters raw
+// (an agent version with an escape sequence recoloured the screen); a file
+// keeps them, so that it imports back unchanged.
+TEST(ProfileFilesTest, TerminalOutputEscapesControlCharacters) {
+  Read read = ReadText(
+      "node,family,batch_size,mean_ms,agent_version\n"
+      "n1,lstm,64,2.5,\"agent\x1b[31m\x07\xc2\x9b[2J\"\n",
+      ProfileFormat::kCsv);
+  ASSERT_EQ(read.profiles.size(), 1u);
+  for (ProfileFormat format : {ProfileFormat::kCsv, ProfileFormat::kJsonLines}) {
+    std::ostringstream terminal, file;
+    auto to_terminal = ProfileWriter::Create(format, terminal, /*to_terminal=*/true);
+    auto to_file = ProfileWriter::Create(format, file);
+    ASSERT_TRUE(to_terminal.ok() && to_file.ok());
+    (*to_terminal)->Write(read.profiles[0]);
+    (*to_file)->Write(read.profiles[0]);
+    for (char control : {'\x1b', '\x07'}) {
+      EXPECT_EQ(terminal.str().find(control), std::string::npos) << terminal.str();
+    }
+    EXPECT_EQ(terminal.str().find("\xc2\x9b"), std::string::npos) << terminal.str();
+    Read again = ReadText(file.str(), format);
+    ASSERT_EQ(again.profiles.size(), 1u);
+    EXPECT_EQ(again.profiles[0].agent_version, read.profiles[0].agent_version);
+  }
+}
+
 }  // namespace
 }  // namespace perfcast::client

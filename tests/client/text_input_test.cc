@@ -9,54 +9,16 @@
 namespace perfcast::client {
 namespace {
 
-std::vector<std::vector<std::string>> ReadAll(const std::string& text, absl::Status* error) {
-  std::istringstream in(text);
-  CsvReader reader(in, /*max_line_bytes=*/64);
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> fields;
-  while (true) {
-    absl::StatusOr<bool> more = reader.Next(fields);
-    if (!more.ok()) {
-      *error = more.status();
-      return rows;
-    }
-    if (!*more) return rows;
-    rows.push_back(fields);
+TEST(ParseDecimal, ReadsDecimalNumbersOnly) {
+  double value = 0;
+  EXPECT_TRUE(ParseDecimal(" -2.5e3 ", &value));
+  EXPECT_EQ(value, -2500);
+  EXPECT_TRUE(ParseDecimal("+0.125", &value));
+  EXPECT_EQ(value, 0.125);
+  for (const char* text : {"", " ", "0x10", "0X1P4", "inf", "-infinity", "nan", "nan(1)", "1e999",
+                           "1,5", "++1", "1.5ms", "."}) {
+    EXPECT_FALSE(ParseDecimal(text, &value)) << text;
   }
-}
-
-TEST(CsvReader, ByteOrderMarkCrlfAndQuotedFields) {
-  absl::Status error;
-  const auto rows = ReadAll(
-      "\xEF\xBB\xBFgpu,params,epochs\r\n"
-      "H100,\"layers=2,hidden=64\",3\r\n"
-      "\r\n"
-      "\"A \"\"quoted\"\" name\",,1\n",
-      &error);
-  ASSERT_TRUE(error.ok()) << error;
-  ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"gpu", "params", "epochs"}));
-  EXPECT_EQ(rows[1], (std::vector<std::string>{"H100", "layers=2,hidden=64", "3"}));
-  EXPECT_EQ(rows[2], (std::vector<std::string>{"A \"quoted\" name", "", "1"}));
-}
-
-TEST(CsvReader, LinesPastTheBoundEndTheReadWithAClearError) {
-  absl::Status error;
-  const auto rows = ReadAll("a,b\n" + std::string(1000, 'x') + "\nc,d\n", &error);
-  EXPECT_EQ(rows.size(), 1u);
-  EXPECT_EQ(error.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(error.message().find("line 2 is longer than 64 bytes"), std::string::npos) << error;
-}
-
-TEST(CsvReader, UnterminatedQuoteFailsThatRecordOnly) {
-  std::istringstream in("a,\"b\nc,d\n");
-  CsvReader reader(in);
-  std::vector<std::string> fields;
-  EXPECT_EQ(reader.Next(fields).status().code(), absl::StatusCode::kInvalidArgument);
-  absl::StatusOr<bool> next = reader.Next(fields);
-  ASSERT_TRUE(next.ok() && *next);
-  EXPECT_EQ(reader.line_number(), 2);
-  EXPECT_EQ(fields, (std::vector<std::string>{"c", "d"}));
 }
 
 TEST(ReadBoundedLine, EndlessInputStopsAtTheBound) {

@@ -169,6 +169,36 @@ TEST_F(PredictIntegrationTest, BatchFileReportsEachQuery) {
   EXPECT_NE(r.out.find("L40S-48GB"), std::string::npos) << r.out;
 }
 
+// predict --batch-file held every query and result (5.5 KB a row, 1.1 GB
+// for 200k rows); it now sends and prints a message of queries at a time.
+// Three messages' worth of rows come back in order, each with its line.
+TEST_F(PredictIntegrationTest, ABatchFileLargerThanAMessageAnswersEveryRowInOrder) {
+  const std::string jobs = dir_->File("many.csv");
+  std::ofstream file(jobs);
+  file << "family,params,batch_size,precision,phase,node,iterations\n";
+  for (int i = 0; i < 2500; ++i) {
+    file << "lstm,layers=" << 2 + i % 3 << ";hidden=128," << 16 + i % 64
+         << ",bf16-amp,train,h200-sxm-1,100\n";
+  }
+  file.close();
+  CommandResult r = server_->Cli({"predict", "--batch-file", jobs, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 300);
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  EXPECT_EQ(lines.size(), 2500u);
+  r = server_->Cli({"predict", "--batch-file", jobs});
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 300);
+  lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2501u);  // the header, then a row per query
+  EXPECT_EQ(lines[1].substr(0, 2), "2 ");
+  EXPECT_EQ(lines[2500].substr(0, 5), "2501 ");
+  // A bad row answers nothing, wherever it is.
+  std::ofstream(jobs, std::ios::app) << "lstm,layers=2,many,bf16-amp,train,h200-sxm-1,100\n";
+  r = server_->Cli({"predict", "--batch-file", jobs});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 300);
+  EXPECT_NE(r.err.find("many.csv:2502:"), std::string::npos) << r.err;
+}
+
 // The user's own model descriptions: a Hugging Face config.json and a
 // torchvision name, alone and in a batch file, resolved by the server.
 TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
