@@ -21,21 +21,12 @@ DATA=data/external/neusight
 TRAIN=(P4-8GB P100-PCIE-16GB V100-PCIE-32GB T4-16GB A100-PCIE-40GB)
 TEST=(H100-SXM5-80GB L4-24GB A100-PCIE-80GB)
 EXTRA=${PERFCAST_PROTOCOL_ARGS:---group-by gpu}
-PERFCASTD=$BUILD/server/perfcastd
-PERFCAST=$BUILD/client/perfcast
 WORK=$(mktemp -d /tmp/neusight-protocol.XXXXXX)
 join() { local IFS=,; echo "$*"; }
 
-for binary in "$PERFCASTD" "$PERFCAST"; do
-  [ -x "$binary" ] || { echo "neusight_protocol: no $binary (build first)" >&2; exit 1; }
-done
-"$PERFCASTD" --listen=127.0.0.1:0 --db="sqlite://$WORK/perfcast.db" \
-  --port-file="$WORK/port" --log-level=warning &
-SERVER_PID=$!
-trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
-for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-[ -s "$WORK/port" ] || { echo "neusight_protocol: perfcastd did not start" >&2; exit 1; }
-export PERFCAST_SERVER=127.0.0.1:$(cat "$WORK/port")
+# shellcheck source=data/tools/start_perfcastd.sh
+. data/tools/start_perfcastd.sh
+start_perfcastd neusight_protocol "$BUILD" "$WORK"
 
 echo "== perfcastd on $PERFCAST_SERVER: import the NeuSight profiles"
 "$PERFCAST" import "$DATA/kernels.csv" "$DATA/e2e.csv"

@@ -27,20 +27,11 @@ NEUSIGHT=data/external/neusight
 OWN=(data/h200-m10-default.sqlite data/h200-m12-architectures.sqlite
      data/h200-m7-sizes.sqlite data/h200-m7-decoder-batches.sqlite
      data/h100-m10-default.sqlite data/h100-m10-architectures.sqlite)
-PERFCASTD=$BUILD/server/perfcastd
-PERFCAST=$BUILD/client/perfcast
 WORK=$(mktemp -d /tmp/vtrain-protocol.XXXXXX)
 
-for binary in "$PERFCASTD" "$PERFCAST"; do
-  [ -x "$binary" ] || { echo "vtrain_protocol: no $binary (build first)" >&2; exit 1; }
-done
-"$PERFCASTD" --listen=127.0.0.1:0 --db="sqlite://$WORK/perfcast.db" \
-  --port-file="$WORK/port" --log-level=warning &
-SERVER_PID=$!
-trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
-for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-[ -s "$WORK/port" ] || { echo "vtrain_protocol: perfcastd did not start" >&2; exit 1; }
-export PERFCAST_SERVER=127.0.0.1:$(cat "$WORK/port")
+# shellcheck source=data/tools/start_perfcastd.sh
+. data/tools/start_perfcastd.sh
+start_perfcastd vtrain_protocol "$BUILD" "$WORK"
 
 # NeuSight's A100 rows only (header kept): the boards nearest to vTrain's.
 for file in kernels e2e; do
