@@ -19,23 +19,7 @@ double SampleStddev(absl::Span<const double> samples, double mean) {
   return std::sqrt(sum_sq / static_cast<double>(samples.size() - 1));
 }
 
-double SortedQuantile(const std::vector<double>& sorted, double q) {
-  q = std::clamp(q, 0.0, 1.0);
-  const double position = q * static_cast<double>(sorted.size() - 1);
-  const size_t below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, sorted.size() - 1);
-  const double fraction = position - static_cast<double>(below);
-  return sorted[below] + fraction * (sorted[above] - sorted[below]);
-}
-
 }  // namespace
-
-double Quantile(absl::Span<const double> samples, double q) {
-  if (samples.empty()) return 0;
-  std::vector<double> sorted(samples.begin(), samples.end());
-  std::sort(sorted.begin(), sorted.end());
-  return SortedQuantile(sorted, q);
-}
 
 models::TimingStats Summarize(absl::Span<const double> samples_ms) {
   models::TimingStats stats;

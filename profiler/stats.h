@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/quantile.h"
 #include "models/profile.h"
 
 namespace perfcast::profiler {
@@ -17,9 +18,8 @@ namespace perfcast::profiler {
 // all-zero statistics with count 0; one sample has stddev 0.
 models::TimingStats Summarize(absl::Span<const double> samples_ms);
 
-// The q-quantile (0 <= q <= 1) of `samples`, linear interpolation as above.
-// 0 for an empty input.
-double Quantile(absl::Span<const double> samples, double q);
+// The q-quantile of `samples`: base/quantile.h's, which every library shares.
+using ::perfcast::Quantile;
 
 // Coefficient of variation: sample stddev / mean; 0 when there are fewer
 // than two samples or the mean is not positive.
