@@ -9,7 +9,12 @@ class: rows, MAPE, signed bias (median and mean of (predicted - measured) /
 measured) and 10-90% interval coverage; end to end the same beside
 NeuSight's MAPE on the same rows.
 
+With --summary LABEL it prints one line instead: the GEMMs' and the end-to-end
+rows' MAPE, median signed bias and coverage over all test GPUs, then each test
+GPU's GEMM and end-to-end MAPE (the protocol scripts' tables).
+
 Usage: neusight_compare.py EVALUATION.json|POINTS.csv NEUSIGHT_E2E.csv
+       neusight_compare.py --summary LABEL EVALUATION.json|POINTS.csv
 """
 import csv
 import json
@@ -42,11 +47,39 @@ def stats(points):
         100 * sum(errors) / n, 100 * covered / n)
 
 
+def mape_bias_coverage(points):
+    if not points:
+        return "     -        -        -"
+    errors = [(p["predicted_ms"] - p["measured_ms"]) / p["measured_ms"] for p in points]
+    covered = sum(1 for p in points if p["lo_ms"] <= p["measured_ms"] <= p["hi_ms"])
+    return "%5.1f%% %+6.1f%% %5.1f%%" % (100 * sum(abs(e) for e in errors) / len(errors),
+                                       100 * statistics.median(errors), 100 * covered / len(points))
+
+
+def summary(label, points):
+    gemm = [p for p in points if p["level"] == 1 and p["op_class"] == "gemm"]
+    e2e = [p for p in points if p["level"] == 2]
+    per_gpu = []
+    for gpu in sorted({p["gpu"] for p in points}):
+        g = [p for p in gemm if p["gpu"] == gpu]
+        e = [p for p in e2e if p["gpu"] == gpu]
+        mape = lambda sel: ("%.1f" % (100 * sum(abs(p["predicted_ms"] - p["measured_ms"]) /
+                                                 p["measured_ms"] for p in sel) / len(sel))
+                            if sel else "-")
+        per_gpu.append("%s %s/%s" % (gpu, mape(g), mape(e)))
+    print("%-30s gemm %s  e2e %s  | %s" % (label, mape_bias_coverage(gemm),
+                                           mape_bias_coverage(e2e), "  ".join(per_gpu)))
+
+
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "--summary":
+        summary(args[1], load_points(args[2]))
+        return
+    if len(args) != 2:
         sys.exit(__doc__)
-    points = load_points(sys.argv[1])
-    with open(sys.argv[2], newline="") as f:
+    points = load_points(args[0])
+    with open(args[1], newline="") as f:
         neusight = list(csv.DictReader(f))
     gpus = sorted({p["gpu"] for p in points})
     print("Operations (level 1), per test GPU and class:")

@@ -3,18 +3,22 @@
 
 NeuSight (sitar-lab/NeuSight, ASPLOS 2025, MIT licence) published per-kernel
 latencies (FP32 linear / bmm GEMMs, element-wise, softmax, layer norm) and
-end-to-end iteration latencies of transformer models on eight NVIDIA GPUs,
-with its own predictions beside them. This script turns a checkout of that
-repository into:
+end-to-end iteration latencies of transformer models on eight NVIDIA GPUs and
+three AMD Instinct GPUs, with its own predictions beside them. This script
+turns a checkout of that repository into:
 
   kernels.csv      operation profiles (gemm, elementwise, layernorm, softmax)
   e2e.csv          whole-model profiles (BERT-large, GPT-2 large, GPT-3 XL,
                    GPT-3 2.7B, OPT-1.3B; training and inference)
   neusight_e2e.csv NeuSight's own end-to-end predictions beside the labels
+  amd_kernels.csv, amd_e2e.csv, amd_neusight_e2e.csv
+                   the same for MI100 and MI210 (kernels) and MI100, MI210
+                   and MI250 (end to end), from scripts/asplos/data/dataset_amd
 
-All three import with `perfcast import` (the third is not a profile file: it
-is read by data/tools/neusight_protocol.sh for the comparison). Standard
-library only; deterministic (a fixed stride picks the subsample).
+The profile files import with `perfcast import` (the *neusight_e2e.csv files
+are not: data/tools/neusight_protocol.sh and neusight_amd_protocol.sh read
+them for the comparison). Standard library only; deterministic (a fixed
+stride picks the subsample).
 
 Usage: neusight_convert.py NEUSIGHT_DIR OUT_DIR [--models-as hf|transformer]
 """
@@ -36,8 +40,16 @@ GPUS = {
     "NVIDIA H100 80GB HBM3": "H100-SXM5-80GB",
     "NVIDIA L4": "L4-24GB",
 }
+# PyTorch on ROCm names the device by its product; an MI250 is two GCDs and
+# each is one device, so its rows are one GCD's.
+AMD_GPUS = {
+    "AMD Instinct MI100": "MI100-32GB",
+    "AMD Instinct MI210": "MI210-64GB",
+    "AMD Instinct MI250": "MI250-GCD-64GB",
+}
 # Label directories use underscores for spaces.
 LABEL_DIRS = {name.replace(" ", "_"): model for name, model in GPUS.items()}
+AMD_LABEL_DIRS = {name.replace(" ", "_"): model for name, model in AMD_GPUS.items()}
 
 # Unary element-wise kernels only: perfcast's elementwise family reads one
 # tensor and writes one; NeuSight's binary add/mul/div/pow read two and are
@@ -70,8 +82,8 @@ def stride_pick(rows, limit):
     return [rows[int(i * step)] for i in range(limit)]
 
 
-def kernel_record(kind, row, split):
-    gpu = GPUS.get(row["Device"])
+def kernel_record(kind, row, split, gpus=GPUS):
+    gpu = gpus.get(row["Device"])
     if gpu is None:
         return None
     latency = float(row["Latency"])
@@ -129,6 +141,36 @@ def kernels(root):
     return out
 
 
+def amd_kernels(root):
+    """MI100 and MI210 kernels of NeuSight's AMD set (ROCm, PyTorch 2.4.1).
+
+    Upstream holds the AMD GEMMs only as the per-GPU test collections (the
+    training collections are too large for the mirror); element-wise, layer
+    norm and softmax come from the per-GPU training collections. The same
+    limits as the NVIDIA training set pick every n-th row.
+    """
+    data = os.path.join(root, "scripts/asplos/data/dataset_amd")
+    sources = [("linear", "test", "test/collect/linear/p2.4.1"),
+               ("bmm", "test", "test/collect/bmm/p2.4.1"),
+               ("ln", "train", "train/collect/ln/p2.4.1"),
+               ("softmax", "train", "train/collect/softmax/p2.4.1")]
+    sources += [("elem", "train", f"train/collect/{op}/p2.4.1") for op in sorted(UNARY_OPS)]
+    by_key = {}
+    for kind, split, folder in sources:
+        for device in sorted(AMD_GPUS):
+            path = os.path.join(data, folder, device + ".csv")
+            if not os.path.exists(path):
+                continue  # no MI250 kernels were published
+            for row in read_csv(path):
+                record = kernel_record(kind, row, split, AMD_GPUS)
+                if record is not None:
+                    by_key.setdefault((record["gpu"], kind), []).append(record)
+    out = []
+    for (gpu, kind) in sorted(by_key):
+        out.extend(stride_pick(by_key[(gpu, kind)], TRAIN_ROWS[kind]))
+    return out
+
+
 def model_params(config, phase, models_as):
     """Architecture of a NeuSight model config as a perfcast family + params.
 
@@ -167,13 +209,13 @@ def model_params(config, phase, models_as):
                        "tied": 1}
 
 
-def e2e(root, models_as):
+def e2e(root, models_as, label_dirs=LABEL_DIRS):
     labels = os.path.join(root, "scripts/asplos/label")
     configs = os.path.join(root, "scripts/asplos/data/DLmodel_configs")
     predictions = os.path.join(root, "scripts/asplos/results/prediction")
     records, compare = [], []
     for device in sorted(os.listdir(labels)):
-        gpu = LABEL_DIRS.get(device)
+        gpu = label_dirs.get(device)
         if gpu is None:
             continue
         for name in sorted(os.listdir(os.path.join(labels, device))):
@@ -242,6 +284,14 @@ def main():
     write(os.path.join(args.out_dir, "neusight_e2e.csv"),
           ["gpu", "model", "phase", "seq_len", "batch_size", "measured_ms", "neusight_ms"], compare)
     print(f"{len(kernel_rows)} kernel profiles, {len(e2e_rows)} end-to-end profiles")
+    amd_kernel_rows = amd_kernels(args.neusight_dir)
+    write(os.path.join(args.out_dir, "amd_kernels.csv"), COLUMNS, amd_kernel_rows)
+    amd_e2e_rows, amd_compare = e2e(args.neusight_dir, args.models_as, AMD_LABEL_DIRS)
+    write(os.path.join(args.out_dir, "amd_e2e.csv"), E2E_COLUMNS, amd_e2e_rows)
+    write(os.path.join(args.out_dir, "amd_neusight_e2e.csv"),
+          ["gpu", "model", "phase", "seq_len", "batch_size", "measured_ms", "neusight_ms"],
+          amd_compare)
+    print(f"AMD: {len(amd_kernel_rows)} kernel profiles, {len(amd_e2e_rows)} end-to-end profiles")
 
 
 if __name__ == "__main__":

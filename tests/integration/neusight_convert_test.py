@@ -61,6 +61,13 @@ def make_checkout(root):
             write_csv(os.path.join(data, split, kind + ".csv"), vector, [
                 {"Device": device, "OPName": kind, "B": 16, "H": 768, "Latency": 0.03}])
 
+    amd = os.path.join(root, "scripts/asplos/data/dataset_amd")
+    write_csv(os.path.join(amd, "test/collect/linear/p2.4.1/AMD Instinct MI210.csv"), gemm, [
+        {"Device": "AMD Instinct MI210", "OPName": "linear", "B": 1, "M": 512, "N": 1024,
+         "K": 2048, "Latency": 0.5}])
+    write_csv(os.path.join(amd, "train/collect/gelu/p2.4.1/AMD Instinct MI100.csv"), vector, [
+        {"Device": "AMD Instinct MI100", "OPName": "gelu", "B": 8, "H": 1024, "Latency": 0.02}])
+
     configs = os.path.join(root, "scripts/asplos/data/DLmodel_configs")
     write_json(os.path.join(configs, "gpt2_large.json"),
                {"model_type": "gpt2", "n_layer": 36, "n_embd": 1280, "n_head": 20,
@@ -75,6 +82,8 @@ def make_checkout(root):
     write_json(os.path.join(labels, "bert_large-inf-512-8.json"), {"e2e_latency": 90.0})
     write_json(os.path.join(labels, "switchxl4-train-512-2.json"), {"e2e_latency": 70.0})
     write_json(os.path.join(labels, "gpt2_large-train-1024-2-fusion.json"), {"e2e_latency": 1.0})
+    write_json(os.path.join(root, "scripts/asplos/label/AMD_Instinct_MI250",
+                            "bert_large-inf-512-8.json"), {"e2e_latency": 120.0})
     write_json(os.path.join(root, "scripts/asplos/results/prediction", H100.replace(" ", "_"),
                             "neusight", "gpt2_large-train-1024-2.json"), {"e2e_latency": 380.0})
 
@@ -145,6 +154,15 @@ def main():
               f"optimizers {decoder['optimizer']!r}, {by_family['transformer']['optimizer']!r}")
         compare = read_rows(os.path.join(out, "neusight_e2e.csv"))
         check(any(r["neusight_ms"] == "380.0" for r in compare), f"comparison {compare}")
+
+        amd = read_rows(os.path.join(out, "amd_kernels.csv"))
+        check(sorted((r["gpu"], r["family"]) for r in amd) ==
+              [("MI100-32GB", "elementwise"), ("MI210-64GB", "gemm")], f"AMD kernels {amd}")
+        check(all(r["gpu"] not in ("MI100-32GB", "MI210-64GB") for r in kernels),
+              "AMD rows stay out of kernels.csv")
+        amd_e2e = read_rows(os.path.join(out, "amd_e2e.csv"))
+        # PyTorch sees one GCD of an MI250 as a device.
+        check([r["gpu"] for r in amd_e2e] == ["MI250-GCD-64GB"], f"AMD end to end {amd_e2e}")
 
         report = import_files(perfcastd, perfcast, work,
                               [os.path.join(out, "kernels.csv"), os.path.join(out, "e2e.csv")])
