@@ -264,6 +264,12 @@ bool IsCandidateFor(models::OpClass op_class, absl::string_view name) {
   return true;
 }
 
+absl::Span<const absl::string_view> RequiredFeatures(models::OpClass op_class) {
+  static constexpr absl::string_view kGemm[] = {"tile_compute_ms", "tile_memory_ms"};
+  if (op_class == models::OpClass::kGemm) return kGemm;
+  return {};
+}
+
 std::vector<std::string> CandidateNames(absl::Span<const FeatureDef> table,
                                         absl::Span<const std::string> available) {
   absl::flat_hash_map<std::string, bool> known;

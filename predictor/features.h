@@ -134,6 +134,12 @@ absl::Status SelectFeatures(absl::Span<const std::string> names, absl::Span<cons
 // features are a GEMM's alone.
 bool IsCandidateFor(models::OpClass op_class, absl::string_view name);
 
+// The level-1 features `op_class`'s selection starts from, whatever their
+// cross-validated score. A GEMM prices both its tiled math and its tiled
+// traffic: which of the two the training GPUs' rows favour depends on which
+// collections were measured, while an unseen GPU can be bound by either.
+absl::Span<const absl::string_view> RequiredFeatures(models::OpClass op_class);
+
 // Whether `op` is a GEMM with an operand row (m, n or k elements) that is
 // not a multiple of 16 bytes: its loads cannot all be 16 bytes wide. Such
 // calls take slower kernels whatever the precision (a tensor-core GEMM

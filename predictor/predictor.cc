@@ -278,6 +278,12 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   if (level == 2 && !data.feature_names.empty() && data.feature_names.front() == "level1_ms") {
     sfs.forced = {0};
   }
+  if (absl::StatusOr<models::OpClass> op_class = ParseOpClassKey(scope); level == 1 && op_class.ok()) {
+    for (absl::string_view required : RequiredFeatures(*op_class)) {
+      auto it = std::find(data.feature_names.begin(), data.feature_names.end(), required);
+      if (it != data.feature_names.end()) sfs.forced.push_back(it - data.feature_names.begin());
+    }
+  }
   absl::StatusOr<SfsResult> selection = SelectForward(*cv, sfs);
   if (!selection.ok()) return selection.status();
 

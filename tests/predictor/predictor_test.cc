@@ -304,6 +304,21 @@ TEST(Predictor, SpecOnlyNodeUsesLearnedArchitectureEfficiency) {
   EXPECT_EQ(ResolveRates(spec_only, EfficiencyTable{})->source, RateSource::kSpec);
 }
 
+// A GEMM model prices both its tiled math and its tiled traffic, selected
+// first whatever the training rows favour: which one they favour depends on
+// which collections were measured (docs/transfer-validation.md).
+TEST(Predictor, GemmModelStartsFromTiledComputeAndTraffic) {
+  const auto nodes = Nodes();
+  const Synthetic data = MakeProfiles(nodes, 0.01, 5);
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<std::string>& features = model->level1.at(OpClass::kGemm).features;
+  ASSERT_GE(features.size(), 2u);
+  EXPECT_EQ(features[0], "tile_compute_ms");
+  EXPECT_EQ(features[1], "tile_memory_ms");
+  EXPECT_TRUE(RequiredFeatures(OpClass::kElementwise).empty());
+}
+
 TEST(Model, SerialisationRoundTripsBitExactly) {
   const auto nodes = Nodes();
   const Synthetic data = MakeProfiles(nodes, 0.01, 5);
