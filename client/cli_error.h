@@ -10,16 +10,31 @@
 
 namespace perfcast::client {
 
-// Exit codes: 1 a failed call or bad input; 2 bad usage (CLI11's own);
-// 3 an import that stored the valid records but rejected some.
+// Exit codes, the same for every command (kExitCodesHelp says them in
+// --help, the README in full):
+// 1: refused or failed: the server refused the request or could not be
+//    reached, or a file could not be read or written;
+// 2: usage: the command line is wrong (unknown command or flag, a malformed
+//    value, a GPU, family, precision or phase the CLI does not know);
+//    nothing was sent;
+// 3: does not fit, or incomplete: the job does not fit the GPUs' memory, or
+//    some records, queries or sweep points failed (each says why) while the
+//    rest were answered or stored.
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitPartial = 3;
+
+inline constexpr char kExitCodesHelp[] =
+    "Exit codes: 0 done; 1 refused or failed (server, connection, files); 2 usage "
+    "error (nothing sent); 3 does not fit, or some records/queries/points failed.";
 
 struct CliError {
   int exit_code = kExitFailure;
   std::string message;
 };
+
+// The error of a failed call: exit 3 for a job that does not fit, else 1.
+CliError CallFailed(const grpc::Status& status);
 
 // "NOT_FOUND: no node named 'x'" style text for a failed RPC.
 std::string Describe(const grpc::Status& status);

@@ -10,21 +10,33 @@
 
 #include "absl/status/status.h"
 #include "client/connection.h"
+#include "client/output.h"
+#include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
 
 namespace perfcast::client {
 
-enum class OutputFormat { kTable, kJson };
-
 struct ClientContext {
   std::string server = "127.0.0.1:50051";  // --server, or $PERFCAST_SERVER
-  OutputFormat output = OutputFormat::kTable;  // --output table|json
+  OutputFormat output = OutputFormat::kTable;  // --output table|json|yaml|csv
+  bool wide = false;                        // --wide: tables never wrap
   double timeout_s = 30;                    // --timeout: deadline of unary calls
   ConnectionFlags connection;               // TLS and token (see connection.h)
 
   // Opens the channel to `server` as `connection` says; main() calls it once
   // after parsing. InvalidArgument for unreadable TLS or token files.
   absl::Status Connect();
+
+  // True for -o json, yaml or csv: the command hands its answer to Out().
+  bool Structured() const { return output != OutputFormat::kTable; }
+  // The writer of structured output on stdout (see output.h).
+  StructuredWriter& Out();
+  // `message` for Out(): as ProtoJsonValue, unset parts expanded for csv.
+  nlohmann::json ToJson(const google::protobuf::Message& message) const;
+  // The width tables fit: the terminal's columns ($COLUMNS, else the
+  // terminal's own), or 0 (no limit) with --wide or when stdout is not a
+  // terminal.
+  size_t TableWidth() const;
 
   // The channel Connect() opened (null before).
   std::shared_ptr<grpc::Channel> Channel() const { return channel_; }
@@ -37,6 +49,7 @@ struct ClientContext {
 
  private:
   std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<StructuredWriter> out_;
 };
 
 }  // namespace perfcast::client

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "client/cli_error.h"
@@ -32,14 +33,23 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
 // perfcast gpus list, perfcast completion bash: answered from this binary.
 void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 
-// After a parse error: "unknown command 'lst' for 'perfcast nodes' (commands:
-// get, list, register, remove)" when argv names a command that does not
-// exist, else "" (the parser's own message says it better).
+// After a parse error: "unknown command 'lst' for 'perfcast nodes' (did you
+// mean 'list'?) (commands: get, list, register, remove)" when argv names a
+// command that does not exist, "unknown flag '--gpuu' for 'perfcast
+// predict' (did you mean '--gpu'?)" for a flag, else "" (the parser's own
+// message says it better).
 std::string UnknownCommand(const CLI::App& app, int argc, const char* const* argv);
 
-// A bash completion script for `app`'s commands and flags, catalog GPU
-// names after --gpu.
-std::string BashCompletion(const CLI::App& app);
+// Completion candidates for the command line `words` (after "perfcast", the
+// word being typed last): commands, flags, or the values of the option
+// before it (catalog GPUs, families, formats; node names from the server
+// `context` names, when it answers within two seconds).
+std::vector<std::string> Complete(const CLI::App& app, const std::vector<std::string>& words,
+                                  ClientContext& context);
+
+// The completion script of `shell` (bash, zsh or fish): each calls
+// `perfcast __complete` (Complete) for its candidates.
+std::string CompletionScript(const std::string& shell);
 
 // For integer flags: the value must be a decimal integer that fits in 64
 // bits. CLI11 alone would take 2^64 as 2^63-1 and "010" as 8.

@@ -1,20 +1,28 @@
-// perfcast gpus list | completion bash, and the parser helpers main() uses:
+// perfcast gpus list | completion bash|zsh|fish | __complete, and the parser
+// helpers main() uses:
 // what the CLI answers without a server.
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "client/command.h"
+#include "client/predict_query.h"
+#include "client/suggest.h"
 #include "client/table.h"
 #include "client/text_input.h"
+#include "models/descriptor.h"
 #include "models/gpu_catalog.h"
+#include "perfcast/v1/node_registry.grpc.pb.h"
 
 namespace perfcast::client {
 namespace {
@@ -55,19 +63,58 @@ std::vector<std::string> FlagNames(const CLI::App* app) {
   return {names.begin(), names.end()};
 }
 
-// Visits every command of `app` with its path ("", "/nodes", "/nodes/list").
-void VisitCommands(const CLI::App& app, const std::string& path,
-                   const std::function<void(const CLI::App&, const std::string&)>& visit) {
-  visit(app, path);
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    VisitCommands(*sub, absl::StrCat(path, "/", sub->get_name()), visit);
+// The values the option named `name` ("--gpu") takes, for completion.
+std::vector<std::string> CompletionValues(const std::string& name, ClientContext& context) {
+  std::vector<std::string> values;
+  if (name == "--gpu" || absl::EndsWith(name, "-gpu")) {
+    for (const models::GpuSpec& gpu : models::GpuCatalog::BuiltIn().gpus()) {
+      values.push_back(gpu.model);
+    }
+  } else if (name == "--family" || name == "--op") {
+    const models::WorkloadKind kind =
+        name == "--op" ? models::WorkloadKind::kOperation : models::WorkloadKind::kModel;
+    for (const models::FamilyInfo& family : models::Families()) {
+      if (family.kind == kind) values.push_back(family.name);
+    }
+  } else if (name == "--node") {
+    // From the server, when it answers soon; nothing otherwise.
+    if (!context.Connect().ok()) return values;
+    grpc::ClientContext call;
+    call.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    v1::ListNodesResponse response;
+    if (v1::NodeRegistry::NewStub(context.Channel())
+            ->List(&call, v1::ListNodesRequest(), &response)
+            .ok()) {
+      for (const v1::Node& node : response.nodes()) values.push_back(node.name());
+    }
+  } else if (name == "--output") {
+    values.assign(std::begin(kOutputFormats), std::end(kOutputFormats));
+  } else if (name == "--format") {
+    values = {"csv", "jsonl", "sqlite"};
+  } else if (name == "--split") {
+    values = {"gpu", "sizes", "kfold", "train-test"};
+  } else if (name == "--rank-by") {
+    values = {"cost", "time", "energy"};
+  } else if (name == "--group-by") {
+    values = {"none", "gpu", "family"};
+  } else if (name == "--precision") {
+    values = absl::StrSplit(kPrecisionHelp, ", ");
+  } else if (name == "--phase") {
+    values = {"train", "inference"};
+  } else if (name == "--optimizer") {
+    values = {"adam", "adamw", "sgd", "none"};
+  } else if (name == "--kind") {
+    values = {"model", "op"};
   }
+  return values;
 }
 
-void PrintGpus(const ClientContext& context) {
+void PrintGpus(ClientContext& context) {
   const std::vector<models::GpuSpec>& gpus = models::GpuCatalog::BuiltIn().gpus();
-  if (context.output == OutputFormat::kJson) {
-    for (const models::GpuSpec& gpu : gpus) std::cout << models::GpuSpecToJson(gpu) << "\n";
+  if (context.Structured()) {
+    for (const models::GpuSpec& gpu : gpus) {
+      context.Out().Record(nlohmann::json::parse(models::GpuSpecToJson(gpu)));
+    }
     return;
   }
   Table table({"GPU", "ARCHITECTURE", "MEM GiB", "BW GB/s", "FP32 TF/s", "BF16 TF/s",
@@ -79,7 +126,7 @@ void PrintGpus(const ClientContext& context) {
                   absl::StrFormat("%.1f", gpu.bf16_tflops),
                   absl::StrFormat("%.0f", gpu.tdp_watts)});
   }
-  table.Print(std::cout);
+  table.Print(std::cout, context.TableWidth());
 }
 
 }  // namespace
@@ -109,15 +156,23 @@ std::optional<CliError> ResolveGpuFlag(const char* flag, std::string& name) {
 
 std::string UnknownCommand(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* current = &app;
-  std::string path = app.get_name().empty() ? "perfcast" : app.get_name();
+  std::string path = "perfcast";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--") return "";
     if (arg.size() > 1 && arg[0] == '-') {
+      const std::string name = arg.substr(0, arg.find('='));
+      // "-ojson": a short flag with its value attached.
+      const std::string short_name = name.size() > 2 && name[1] != '-' ? name.substr(0, 2) : name;
+      const CLI::Option* option = FindOption(current, name);
+      if (option == nullptr) option = FindOption(current, short_name);
+      if (option == nullptr && name != "--help" && name != "-h") {
+        return absl::StrCat("unknown flag '", Printable(name, 40), "' for '", path, "'",
+                            DidYouMean(name, FlagNames(current)));
+      }
       // An option's value is not a command name.
-      if (arg.find('=') == std::string::npos) {
-        const CLI::Option* option = FindOption(current, arg);
-        if (option != nullptr && option->get_expected_min() > 0) ++i;
+      if (option != nullptr && name == arg && name == short_name && option->get_expected_min() > 0) {
+        ++i;
       }
       continue;
     }
@@ -128,52 +183,76 @@ std::string UnknownCommand(const CLI::App& app, int argc, const char* const* arg
     }
     const std::vector<std::string> commands = CommandNames(*current);
     if (commands.empty()) return "";  // a positional argument of a command
-    return absl::StrCat("unknown command '", arg, "' for '", path, "' (commands: ",
-                        absl::StrJoin(commands, ", "), ")");
+    return absl::StrCat("unknown command '", Printable(arg, 40), "' for '", path, "'",
+                        DidYouMean(arg, commands), " (commands: ", absl::StrJoin(commands, ", "),
+                        ")");
   }
   return "";
 }
 
-std::string BashCompletion(const CLI::App& app) {
-  std::string transitions, words;
-  VisitCommands(app, "", [&](const CLI::App& command, const std::string& path) {
-    for (const std::string& name : CommandNames(command)) {
-      absl::StrAppend(&transitions, "      \"", path, "/", name, "\") path=\"$path/$w\" ;;\n");
+std::vector<std::string> Complete(const CLI::App& app, const std::vector<std::string>& words,
+                                  ClientContext& context) {
+  const std::string typed = words.empty() ? "" : words.back();
+  const CLI::App* current = &app;
+  std::string value_of;  // the option whose value is being typed
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string& word = words[i];
+    value_of.clear();
+    if (word.size() > 1 && word[0] == '-') {
+      const CLI::Option* option = FindOption(current, word);
+      if (option != nullptr && option->get_expected_min() > 0) value_of = word;
+      continue;
     }
-    std::vector<std::string> all = CommandNames(command);
-    for (const std::string& flag : FlagNames(&command)) all.push_back(flag);
-    absl::StrAppend(&words, "    \"", path, "\") words=\"", absl::StrJoin(all, " "), "\" ;;\n");
-  });
-  std::vector<std::string> gpus;
-  for (const models::GpuSpec& gpu : models::GpuCatalog::BuiltIn().gpus()) gpus.push_back(gpu.model);
-  return absl::StrCat(
-      "# bash completion for perfcast: eval \"$(perfcast completion bash)\", or save it as\n"
-      "# /etc/bash_completion.d/perfcast or ~/.local/share/bash-completion/completions/perfcast\n"
-      "_perfcast() {\n"
-      "  local cur prev path w words i\n"
-      "  cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
-      "  prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
-      "  case \"$prev\" in\n"
-      "    --gpu|--exclude-gpu|--train-gpu|--test-gpu|--held-out-gpu) COMPREPLY=($(compgen -W \"",
-      absl::StrJoin(gpus, " "),
-      "\" -- \"$cur\")); return ;;\n"
-      "    --output|-o) COMPREPLY=($(compgen -W \"table json\" -- \"$cur\")); return ;;\n"
-      "    --format) COMPREPLY=($(compgen -W \"csv jsonl sqlite\" -- \"$cur\")); return ;;\n"
-      "    --split) COMPREPLY=($(compgen -W \"gpu sizes kfold train-test\" -- \"$cur\")); return ;;\n"
-      "  esac\n"
-      "  path=\"\"\n"
-      "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
-      "    w=\"${COMP_WORDS[i]}\"\n"
-      "    case \"$path/$w\" in\n",
-      transitions,
-      "    esac\n"
-      "  done\n"
-      "  case \"$path\" in\n",
-      words,
-      "  esac\n"
-      "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
-      "}\n"
-      "complete -o default -F _perfcast perfcast\n");
+    if (const CLI::App* sub = FindSubcommand(*current, word); sub != nullptr) current = sub;
+  }
+  std::vector<std::string> candidates;
+  if (!value_of.empty()) {
+    const CLI::Option* option = FindOption(current, value_of);
+    candidates = CompletionValues(option->get_name(), context);
+  } else if (!typed.empty() && typed[0] == '-') {
+    candidates = FlagNames(current);
+  } else if (current->get_parent() != nullptr && current->get_parent()->get_name() == "nodes" &&
+             (current->get_name() == "get" || current->get_name() == "remove")) {
+    candidates = CompletionValues("--node", context);  // their argument is a node name
+  } else {
+    for (const std::string& name : CommandNames(*current)) {
+      if (name.rfind("__", 0) != 0) candidates.push_back(name);
+    }
+  }
+  std::vector<std::string> matching;
+  for (const std::string& candidate : candidates) {
+    if (absl::StartsWith(candidate, typed)) matching.push_back(candidate);
+  }
+  return matching;
+}
+
+std::string CompletionScript(const std::string& shell) {
+  if (shell == "bash") {
+    return "# bash completion for perfcast: eval \"$(perfcast completion bash)\", or save it as\n"
+           "# /etc/bash_completion.d/perfcast or ~/.local/share/bash-completion/completions/perfcast\n"
+           "_perfcast() {\n"
+           "  local IFS=$'\\n'\n"
+           "  COMPREPLY=($(\"${COMP_WORDS[0]}\" __complete -- \"${COMP_WORDS[@]:1:COMP_CWORD}\" "
+           "2>/dev/null))\n"
+           "}\n"
+           "complete -o default -F _perfcast perfcast\n";
+  }
+  if (shell == "zsh") {
+    return "#compdef perfcast\n"
+           "# zsh completion for perfcast: eval \"$(perfcast completion zsh)\" in ~/.zshrc (after\n"
+           "# compinit), or save it as _perfcast in a directory of $fpath\n"
+           "_perfcast() {\n"
+           "  local -a candidates\n"
+           "  candidates=(\"${(@f)$(\"$words[1]\" __complete -- \"${(@)words[2,CURRENT]}\" "
+           "2>/dev/null)}\")\n"
+           "  if [[ -n \"$candidates[1]\" ]]; then compadd -a candidates; else _files; fi\n"
+           "}\n"
+           "compdef _perfcast perfcast\n";
+  }
+  return "# fish completion for perfcast: perfcast completion fish | source, or save it as\n"
+         "# ~/.config/fish/completions/perfcast.fish\n"
+         "complete -c perfcast -a '((commandline -opc)[1] __complete -- (commandline -opc)[2..-1] "
+         "(commandline -ct) 2>/dev/null)'\n";
 }
 
 void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch) {
@@ -189,14 +268,36 @@ void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& disp
     };
   });
 
-  CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script");
+  CLI::App* completion = app.add_subcommand(
+      "completion", "Print a shell completion script (bash, zsh or fish) that completes "
+                    "commands, flags, GPU and family names, and node names from the server");
   completion->require_subcommand(1);
-  CLI::App* bash = completion->add_subcommand(
-      "bash", "bash: eval \"$(perfcast completion bash)\" in ~/.bashrc");
-  bash->callback([&app, &dispatch] {
+  for (const auto& [shell, help] : std::vector<std::pair<std::string, std::string>>{
+           {"bash", "bash: eval \"$(perfcast completion bash)\" in ~/.bashrc"},
+           {"zsh", "zsh: eval \"$(perfcast completion zsh)\" in ~/.zshrc, after compinit"},
+           {"fish", "fish: perfcast completion fish > ~/.config/fish/completions/perfcast.fish"}}) {
+    completion->add_subcommand(shell, help)->callback([&dispatch, shell = shell] {
+      dispatch.needs_server = false;
+      dispatch.action = [shell]() -> std::optional<CliError> {
+        std::cout << CompletionScript(shell);
+        return std::nullopt;
+      };
+    });
+  }
+
+  // What the completion scripts call, as cobra's __complete: after "--",
+  // the words after `perfcast` up to the cursor, the one being typed last
+  // (maybe empty); prints the candidates, one a line. Hidden from --help.
+  auto words = std::make_shared<std::vector<std::string>>();
+  CLI::App* complete = app.add_subcommand("__complete", "");
+  complete->group("");
+  complete->add_option("words", *words);
+  complete->callback([&app, &context, &dispatch, words] {
     dispatch.needs_server = false;
-    dispatch.action = [&app]() -> std::optional<CliError> {
-      std::cout << BashCompletion(app);
+    dispatch.action = [&app, &context, words]() -> std::optional<CliError> {
+      for (const std::string& candidate : Complete(app, *words, context)) {
+        std::cout << candidate << "\n";
+      }
       return std::nullopt;
     };
   });

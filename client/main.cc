@@ -1,7 +1,9 @@
 // perfcast: the command-line client of perfcastd. See `perfcast --help`.
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -44,9 +46,15 @@ int main(int argc, char** argv) {
   app.add_option("--server", context.server, "perfcastd address host:port ($PERFCAST_SERVER)")
       ->capture_default_str();
   std::string output = "table";
-  app.add_option("--output,-o", output, "Output format: table or json (one object per line)")
-      ->check(CLI::IsMember({"table", "json"}))
+  app.add_option("--output,-o", output,
+                 "Output format: table, json (one answer: one JSON document; lists and streams: "
+                 "JSON Lines, an object per line), yaml (a document per answer or record) or csv "
+                 "(a header and a row per record)")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(perfcast::client::kOutputFormats),
+                                                     std::end(perfcast::client::kOutputFormats))))
       ->capture_default_str();
+  app.add_flag("--wide", context.wide,
+               "Tables as wide as their cells (default: wrapped to the terminal's width)");
   app.add_option("--timeout", context.timeout_s, "Deadline of each call, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -70,6 +78,13 @@ int main(int argc, char** argv) {
   perfcast::client::RegisterLocalCommands(app, context, dispatch);
   perfcast::client::RegisterRecommendCommands(app, context, dispatch);
 
+  // Every command's --help ends with the exit codes.
+  std::function<void(CLI::App*)> add_footer = [&](CLI::App* command) {
+    command->footer(perfcast::client::kExitCodesHelp);
+    for (CLI::App* sub : command->get_subcommands({})) add_footer(sub);
+  };
+  add_footer(&app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -81,7 +96,10 @@ int main(int argc, char** argv) {
               << " (see --help)\n";
     return perfcast::client::kExitUsage;
   }
-  context.output = output == "json" ? OutputFormat::kJson : OutputFormat::kTable;
+  context.output = output == "json"   ? OutputFormat::kJson
+                   : output == "yaml" ? OutputFormat::kYaml
+                   : output == "csv"  ? OutputFormat::kCsv
+                                      : OutputFormat::kTable;
   if (!dispatch.action) {
     std::cerr << "perfcast: no command given (see --help)\n";
     return perfcast::client::kExitUsage;

@@ -39,11 +39,14 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::vector
   return labels;
 }
 
-void PrintNodes(const ClientContext& context, const std::vector<v1::Node>& nodes) {
-  if (context.output == OutputFormat::kJson) {
+// `stream`: a list's records (nodes list) rather than one answer.
+void PrintNodes(ClientContext& context, const std::vector<v1::Node>& nodes, bool stream) {
+  if (context.Structured()) {
     for (const v1::Node& node : nodes) {
       absl::StatusOr<models::Node> converted = proto::FromProto(node);
-      if (converted.ok()) std::cout << models::NodeToJson(*converted) << "\n";
+      if (!converted.ok()) continue;
+      const nlohmann::json json = nlohmann::json::parse(models::NodeToJson(*converted));
+      stream ? context.Out().Record(json) : context.Out().Document(json);
     }
     return;
   }
@@ -68,7 +71,7 @@ void PrintNodes(const ClientContext& context, const std::vector<v1::Node>& nodes
                       : "no",
                   labels});
   }
-  table.Print(std::cout);
+  table.Print(std::cout, context.TableWidth());
 }
 
 std::optional<CliError> RunRegister(ClientContext& context, const RegisterOptions& options) {
@@ -107,8 +110,8 @@ std::optional<CliError> RunRegister(ClientContext& context, const RegisterOption
   context.SetDeadline(call);
   v1::RegisterNodeResponse response;
   grpc::Status status = stub->Register(&call, request, &response);
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-  PrintNodes(context, {response.node()});
+  if (!status.ok()) return CallFailed(status);
+  PrintNodes(context, {response.node()}, /*stream=*/false);
   return std::nullopt;
 }
 
@@ -120,8 +123,8 @@ std::optional<CliError> RunGet(ClientContext& context, const std::string& name) 
   request.set_name(name);
   v1::GetNodeResponse response;
   grpc::Status status = stub->Get(&call, request, &response);
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-  PrintNodes(context, {response.node()});
+  if (!status.ok()) return CallFailed(status);
+  PrintNodes(context, {response.node()}, /*stream=*/false);
   return std::nullopt;
 }
 
@@ -143,11 +146,11 @@ std::optional<CliError> RunList(ClientContext& context, std::string gpu,
     request.set_page_token(token);
     v1::ListNodesResponse response;
     grpc::Status status = stub->List(&call, request, &response);
-    if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+    if (!status.ok()) return CallFailed(status);
     for (const v1::Node& node : response.nodes()) nodes.push_back(node);
     token = response.next_page_token();
   } while (!token.empty());
-  PrintNodes(context, nodes);
+  PrintNodes(context, nodes, /*stream=*/true);
   return std::nullopt;
 }
 
@@ -160,11 +163,9 @@ std::optional<CliError> RunRemove(ClientContext& context, const std::string& nam
   request.set_purge_profiles(purge);
   v1::DeregisterNodeResponse response;
   grpc::Status status = stub->Deregister(&call, request, &response);
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-  if (context.output == OutputFormat::kJson) {
-    std::cout << nlohmann::json{{"removed", name}}.dump(-1, ' ', false,
-                                                        nlohmann::json::error_handler_t::replace)
-              << "\n";
+  if (!status.ok()) return CallFailed(status);
+  if (context.Structured()) {
+    context.Out().Document({{"removed", name}});
   } else {
     std::cout << "removed node " << Printable(name) << "\n";
   }

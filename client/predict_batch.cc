@@ -26,7 +26,7 @@ std::optional<CliError> PredictBatch(v1::Predictor::StubInterface& stub, grpc::C
   if (!readable.ok()) call.TryCancel();
   grpc::Status status = stream->Finish();
   if (!readable.ok()) return CliError{kExitFailure, std::string(readable.message())};
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (!status.ok()) return CallFailed(status);
   return std::nullopt;
 }
 

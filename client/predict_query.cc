@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "client/suggest.h"
 #include "client/text_input.h"
+#include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "models/workload.h"
 #include "proto/convert.h"
@@ -85,6 +87,33 @@ std::optional<CliError> BuildWorkload(const PredictFlags& f, v1::Workload* w) {
   return std::nullopt;
 }
 
+std::optional<CliError> CheckFamilyFlag(const PredictFlags& f) {
+  const std::string& family = f.op.empty() ? f.family : f.op;
+  if (family.empty()) return std::nullopt;
+  absl::Status known = models::FindFamily(family).status();
+  if (known.ok()) return std::nullopt;
+  std::vector<std::string> names;
+  for (const models::FamilyInfo& info : models::Families()) names.push_back(info.name);
+  const std::string hint = DidYouMean(family, names);
+  return CliError{kExitUsage,
+                  absl::StrCat(f.op.empty() ? "--family: " : "--op: ",
+                               hint.empty() ? std::string(known.message())
+                                            : absl::StrCat("unknown workload family '",
+                                                           Printable(family), "'", hint))};
+}
+
+std::string UnknownGpuMessage(const char* flag, const std::string& typed,
+                              const absl::Status& status) {
+  std::vector<std::string> names;
+  for (const models::GpuSpec& gpu : models::GpuCatalog::BuiltIn().gpus()) names.push_back(gpu.model);
+  const std::string hint = status.code() == absl::StatusCode::kNotFound
+                               ? DidYouMean(typed, names, /*dash_prefixes=*/true)
+                               : "";
+  if (hint.empty()) return absl::StrCat(flag, ": ", Describe(status));
+  return absl::StrCat(flag, ": NOT_FOUND: unknown GPU '", Printable(typed), "'", hint,
+                      "; `perfcast gpus list` shows the catalog");
+}
+
 std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q) {
   if (f.node.empty() == f.gpu.empty()) {
     return CliError{kExitUsage, "give exactly one of --node (a registered node) and --gpu (a "
@@ -92,9 +121,7 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
   }
   if (!f.gpu.empty()) {
     absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(f.gpu);
-    if (!gpu.ok()) {
-      return CliError{kExitUsage, absl::StrCat("--gpu: ", Describe(gpu.status()))};
-    }
+    if (!gpu.ok()) return CliError{kExitUsage, UnknownGpuMessage("--gpu", f.gpu, gpu.status())};
     q->set_catalog_gpu(gpu->model);
   } else {
     q->set_node_name(f.node);

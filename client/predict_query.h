@@ -57,6 +57,16 @@ struct PredictFlags {
 // flag.
 std::optional<CliError> BuildWorkload(const PredictFlags& flags, v1::Workload* workload);
 
+// For --family or --op given on the command line: a usage error with the
+// nearest known name when the family is unknown. (A batch file's rows are
+// the server's to refuse one by one.)
+std::optional<CliError> CheckFamilyFlag(const PredictFlags& flags);
+
+// The usage error text for a --gpu the catalog refused: "did you mean" the
+// nearest catalog name when there is one, else the catalog's message.
+std::string UnknownGpuMessage(const char* flag, const std::string& typed,
+                              const absl::Status& status);
+
 // One Predict query: the target (--node or --gpu, a catalog GPU resolved here
 // so that a misspelt or ambiguous name is named at once), the workload, the
 // job size, the model name and the multi-GPU layout, checked in the order a

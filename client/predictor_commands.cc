@@ -115,9 +115,13 @@ struct SelectionFlags {
   }
 };
 
-void PrintModels(const ClientContext& context, const std::vector<v1::ModelSummary>& models) {
-  if (context.output == OutputFormat::kJson) {
-    for (const auto& m : models) std::cout << ProtoJson(m) << "\n";
+// `stream`: a list's records (models list) rather than one answer.
+void PrintModels(ClientContext& context, const std::vector<v1::ModelSummary>& models,
+                 bool stream) {
+  if (context.Structured()) {
+    for (const auto& m : models) {
+      stream ? context.Out().Record(context.ToJson(m)) : context.Out().Document(context.ToJson(m));
+    }
     return;
   }
   Table table({"ID", "NAME", "VERSION", "TARGET", "CV MAPE", "SUMMARY"});
@@ -125,7 +129,7 @@ void PrintModels(const ClientContext& context, const std::vector<v1::ModelSummar
     table.AddRow({absl::StrCat(m.id()), m.name(), absl::StrCat(m.version()), m.target(),
                   absl::StrFormat("%.1f%%", 100 * m.cv_mape()), m.summary()});
   }
-  table.Print(std::cout);
+  table.Print(std::cout, context.TableWidth());
 }
 
 struct FitFlags {
@@ -146,10 +150,10 @@ std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
                     std::chrono::seconds(std::max<int64_t>(600, context.timeout_s)));
   v1::FitResponse response;
   grpc::Status status = Stub(context)->Fit(&call, request, &response);
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-  PrintModels(context, {response.model()});
+  if (!status.ok()) return CallFailed(status);
+  PrintModels(context, {response.model()}, /*stream=*/false);
   // What the selection left out and why, and the calibrations made.
-  if (context.output != OutputFormat::kJson) {
+  if (!context.Structured()) {
     for (const std::string& note : response.model().notes()) {
       std::cout << "note: " << note << "\n";
     }
@@ -164,7 +168,8 @@ std::string WorkloadText(const v1::Workload& w) {
                       absl::StrJoin(params, ",", absl::PairFormatter("=")), "}");
 }
 
-void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) {
+void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
+                     const v1::PredictResponse& r) {
   if (!q.workload().hf_config_json().empty() || !q.workload().torchvision().empty()) {
     std::cout << "resolved to " << WorkloadText(r.workload()) << "\n";
   }
@@ -196,7 +201,7 @@ void PrintPrediction(const v1::PredictRequest& q, const v1::PredictResponse& r) 
     for (const auto& b : r.breakdown()) {
       table.AddRow({b.op_class(), absl::StrFormat("%.4f", b.ms()), absl::StrFormat("%.1f%%", 100 * b.share())});
     }
-    table.Print(std::cout);
+    table.Print(std::cout, context.TableWidth());
   }
   if (r.has_parallel()) {
     // level1_ms is one micro-batch's on one GPU: not what the step sums.
@@ -435,8 +440,8 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
       const v1::PredictRequest& q = request.queries(i);
       ++answered;
       if (result.code() != 0) ++failed;
-      if (context.output == OutputFormat::kJson) {
-        std::cout << ProtoJson(result) << "\n";
+      if (context.Structured()) {
+        context.Out().Record(context.ToJson(result));
       } else if (result.code() != 0) {
         table.AddRow({absl::StrCat(lines[i]), q.workload().family(), "", "", "", "", "",
                       result.error()});
@@ -450,12 +455,12 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
                       p.iterations() > 0 ? Duration(p.job_seconds()) : "", ""});
       }
     }
-    if (context.output == OutputFormat::kTable) table.Flush(std::cout);
+    if (context.output == OutputFormat::kTable) table.Flush(std::cout, context.TableWidth());
     std::cout.flush();
   }
   stream->WritesDone();
   grpc::Status status = stream->Finish();
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (!status.ok()) return CallFailed(status);
   if (answered != queries) {
     return CliError{kExitFailure, absl::StrCat("the server answered ", answered, " of ", queries,
                                                " queries")};
@@ -466,6 +471,7 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
 
 std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& flags) {
   if (!flags.batch_file.empty()) return RunBatch(context, flags);
+  if (auto error = CheckFamilyFlag(flags)) return error;
   if (!flags.sweeps.empty()) return RunSweep(context, flags);
   v1::PredictRequest request;
   if (auto error = BuildQuery(flags, &request)) return error;
@@ -473,11 +479,11 @@ std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& f
   context.SetDeadline(call);
   v1::PredictResponse response;
   grpc::Status status = Stub(context)->Predict(&call, request, &response);
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-  if (context.output == OutputFormat::kJson) {
-    std::cout << ProtoJson(response) << "\n";
+  if (!status.ok()) return CallFailed(status);
+  if (context.Structured()) {
+    context.Out().Document(context.ToJson(response));
   } else {
-    PrintPrediction(request, response);
+    PrintPrediction(context, request, response);
   }
   return std::nullopt;
 }
@@ -540,7 +546,7 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
                     std::chrono::seconds(std::max<int64_t>(900, context.timeout_s)));
   v1::EvaluateResponse response;
   grpc::Status status = Stub(context)->Evaluate(&call, request, &response);
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (!status.ok()) return CallFailed(status);
   if (!flags.report.empty()) {
     std::ofstream out(flags.report);
     if (!out) return CliError{kExitFailure, absl::StrCat("cannot write ", flags.report)};
@@ -551,8 +557,9 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     if (!json) return CliError{kExitFailure, absl::StrCat("cannot write ", json_path)};
     json << response.report_json() << "\n";
   }
-  if (context.output == OutputFormat::kJson) {
-    std::cout << response.report_json() << "\n";
+  if (context.Structured()) {
+    context.Out().Document(nlohmann::json::parse(response.report_json(), nullptr,
+                                                 /*allow_exceptions=*/false));
     return std::nullopt;
   }
   // A level with no held-out rows was not evaluated (level 1 under held-out
@@ -588,7 +595,7 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
   for (const auto& g : response.per_family()) add("family", g);
   for (const auto& g : response.per_phase()) add("phase", g);
   for (const auto& g : response.per_precision()) add("precision", g);
-  groups.Print(std::cout);
+  groups.Print(std::cout, context.TableWidth());
   std::cout << "BIAS: median (predicted - measured) / measured; COVERAGE: share of measured "
                "times inside the predicted 10-90% interval (80% is honest)\n";
   if (flags.limit > 0) {
@@ -613,7 +620,7 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
     if (n > 0) {
       std::cout << "\npredicted vs measured (training steps"
                 << (held_out_gpu.empty() ? "" : " on " + held_out_gpu + ", held out") << "):\n";
-      table.Print(std::cout);
+      table.Print(std::cout, context.TableWidth());
     } else if (!held_out_gpu.empty()) {
       std::cout << "\nno training steps of " << Printable(held_out_gpu)
                 << " among the held-out rows (--held-out-gpu)\n";
@@ -728,8 +735,9 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       context.SetDeadline(call);
       v1::ListModelsResponse response;
       grpc::Status status = Stub(context)->ListModels(&call, v1::ListModelsRequest(), &response);
-      if (!status.ok()) return CliError{kExitFailure, Describe(status)};
-      PrintModels(context, {response.models().begin(), response.models().end()});
+      if (!status.ok()) return CallFailed(status);
+      PrintModels(context, {response.models().begin(), response.models().end()},
+                  /*stream=*/true);
       return std::nullopt;
     };
   });
@@ -749,7 +757,7 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       context.SetDeadline(call);
       v1::GetModelResponse response;
       grpc::Status status = Stub(context)->GetModel(&call, request, &response);
-      if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+      if (!status.ok()) return CallFailed(status);
       // The summary's fields and, under "detail", the fitted model itself;
       // indented for reading unless -o json asks for one line.
       nlohmann::json model = nlohmann::json::parse(ProtoJson(response.model()));
@@ -758,7 +766,11 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       model.erase("detail_json");
       model["detail"] = detail.is_discarded() ? nlohmann::json(response.model().detail_json())
                                               : std::move(detail);
-      std::cout << model.dump(context.output == OutputFormat::kJson ? -1 : 2) << "\n";
+      if (context.Structured()) {
+        context.Out().Document(model);
+      } else {
+        std::cout << model.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      }
       return std::nullopt;
     };
   });

@@ -69,10 +69,11 @@ std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& fla
     return CliError{kExitFailure, Describe(report.status())};
   }
   const int64_t rejected = report->rejected;
-  if (context.output == OutputFormat::kJson) {
-    std::cout << absl::StrFormat(
-        "{\"records\":%d,\"accepted\":%d,\"duplicates\":%d,\"rejected\":%d}\n",
-        report->records, report->accepted, report->duplicates, rejected);
+  if (context.Structured()) {
+    context.Out().Document({{"records", report->records},
+                            {"accepted", report->accepted},
+                            {"duplicates", report->duplicates},
+                            {"rejected", rejected}});
   } else {
     int64_t shown = 0;
     for (const ImportReport::Rejected& r : report->first_rejections) {
@@ -88,7 +89,7 @@ std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& fla
     table.AddRow({absl::StrCat(flags.files.size()), absl::StrCat(report->records),
                   absl::StrCat(report->accepted), absl::StrCat(report->duplicates),
                   absl::StrCat(rejected)});
-    table.Print(std::cout);
+    table.Print(std::cout, context.TableWidth());
   }
   if (rejected > 0) {
     return CliError{kExitPartial, absl::StrCat(rejected, " records rejected; the ",
@@ -226,8 +227,9 @@ std::optional<CliError> RunCompare(ClientContext& context, const CompareFlags& f
   const CompareOptions options{.min_ms = flags.min_ms, .host_tolerance = flags.host_tolerance};
   absl::StatusOr<CompareReport> report = CompareRuns(*first, *second, options);
   if (!report.ok()) return CliError{kExitFailure, Describe(report.status())};
-  if (context.output == OutputFormat::kJson) {
-    std::cout << CompareReportJson(*report, options) << "\n";
+  if (context.Structured()) {
+    context.Out().Document(nlohmann::json::parse(CompareReportJson(*report, options), nullptr,
+                                                 /*allow_exceptions=*/false));
     return std::nullopt;
   }
   Table table({"FAMILY", "N", "MEDIAN |DIFF|", "P90 |DIFF|", "MEDIAN DIFF"});
@@ -238,7 +240,7 @@ std::optional<CliError> RunCompare(ClientContext& context, const CompareFlags& f
   for (const DifferenceStats& s : report->families) row(s);
   row(report->overall);
   if (report->host_matched.n > 0) row(report->host_matched);
-  table.Print(std::cout);
+  table.Print(std::cout, context.TableWidth());
   std::cout << absl::StrFormat(
       "median step time of the second run against the first, configurations matched by "
       "workload key with steps >= %g ms; %d only in the first, %d only in the second, %d "

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "client/output.h"
 #include "client/text_input.h"
 #include "db/store.h"
 #include "models/csv_reader.h"
@@ -194,17 +195,6 @@ Cells CellsFromProfile(const models::Profile& p, absl::string_view gpu_model) {
     cells[std::string(column.file_name)] = ColumnText(models::FieldOf(column, p));
   }
   return cells;
-}
-
-std::string CsvField(const std::string& text) {
-  // A bare \r would be dropped on reading, so it is quoted too.
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  return out + "\"";
 }
 
 // A CSV or JSON Lines file without a record (empty, blank lines only, a

@@ -11,10 +11,10 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 using Json = nlohmann::json;
 
-Json ToJson(const Message& message);
+Json ToJson(const Message& message, bool expand_unset);
 
 // Element `index` of a repeated field, or the singular field when index < 0.
-Json Value(const Message& message, const FieldDescriptor* field, int index) {
+Json Value(const Message& message, const FieldDescriptor* field, int index, bool expand_unset) {
   const Reflection* r = message.GetReflection();
   const bool repeated = index >= 0;
   switch (field->cpp_type()) {
@@ -43,12 +43,13 @@ Json Value(const Message& message, const FieldDescriptor* field, int index) {
       return repeated ? r->GetRepeatedString(message, field, index) : r->GetString(message, field);
     case FieldDescriptor::CPPTYPE_MESSAGE:
       return ToJson(repeated ? r->GetRepeatedMessage(message, field, index)
-                             : r->GetMessage(message, field));
+                             : r->GetMessage(message, field),
+                    expand_unset);
   }
   return nullptr;
 }
 
-Json ToJson(const Message& message) {
+Json ToJson(const Message& message, bool expand_unset) {
   Json out = Json::object();
   const google::protobuf::Descriptor* descriptor = message.GetDescriptor();
   const Reflection* r = message.GetReflection();
@@ -60,22 +61,24 @@ Json ToJson(const Message& message) {
         const Message& entry = r->GetRepeatedMessage(message, field, k);
         const FieldDescriptor* key = entry.GetDescriptor()->map_key();
         const FieldDescriptor* value = entry.GetDescriptor()->map_value();
-        Json key_json = Value(entry, key, -1);
+        Json key_json = Value(entry, key, -1, false);
         map[key_json.is_string() ? key_json.get<std::string>() : key_json.dump()] =
-            Value(entry, value, -1);
+            Value(entry, value, -1, expand_unset);
       }
       out[field->name()] = std::move(map);
     } else if (field->is_repeated()) {
       Json list = Json::array();
-      for (int k = 0; k < r->FieldSize(message, field); ++k) list.push_back(Value(message, field, k));
+      for (int k = 0; k < r->FieldSize(message, field); ++k) {
+        list.push_back(Value(message, field, k, expand_unset));
+      }
       out[field->name()] = std::move(list);
     } else if (field->containing_oneof() != nullptr && !r->HasField(message, field)) {
       continue;  // the other member of the oneof is the one set
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE &&
-               !r->HasField(message, field)) {
+               !r->HasField(message, field) && !expand_unset) {
       out[field->name()] = nullptr;
     } else {
-      out[field->name()] = Value(message, field, -1);
+      out[field->name()] = Value(message, field, -1, expand_unset);
     }
   }
   return out;
@@ -86,7 +89,11 @@ Json ToJson(const Message& message) {
 std::string ProtoJson(const Message& message) {
   // Names and errors may hold bytes that are not UTF-8; replace them rather
   // than throw.
-  return ToJson(message).dump(-1, ' ', false, Json::error_handler_t::replace);
+  return ToJson(message, false).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json ProtoJsonValue(const Message& message, bool expand_unset) {
+  return ToJson(message, expand_unset);
 }
 
 }  // namespace perfcast::client

@@ -9,10 +9,17 @@
 #include <string>
 
 #include "google/protobuf/message.h"
+#include "nlohmann/json.hpp"
 
 namespace perfcast::client {
 
 std::string ProtoJson(const google::protobuf::Message& message);
+
+// The same as a JSON value. With `expand_unset`, an unset message field is
+// its message with every field zero rather than null, so that every record
+// of one type has the same fields (the columns of -o csv).
+nlohmann::json ProtoJsonValue(const google::protobuf::Message& message,
+                              bool expand_unset = false);
 
 }  // namespace perfcast::client
 

@@ -72,7 +72,7 @@ std::string Range(double mid, double lo, double hi, const char* format) {
                       absl::StrFormat(format, hi), ")");
 }
 
-void Print(const v1::RecommendResponse& r) {
+void Print(const ClientContext& context, const v1::RecommendResponse& r) {
   std::cout << absl::StrFormat("%s, %d iterations, ranked by %s", r.workload_key(), r.iterations(),
                                r.rank_by());
   if (r.deadline_seconds() > 0) std::cout << ", deadline " << Duration(r.deadline_seconds());
@@ -107,7 +107,7 @@ void Print(const v1::RecommendResponse& r) {
                   c.recommended() ? "recommended" : absl::StrCat(c.excluded_by(), ": ", c.reason()),
                   time, cost, energy, power, memory});
   }
-  table.Print(std::cout);
+  table.Print(std::cout, context.TableWidth());
   std::cout << recommended << " of " << r.candidates_size() << " candidates recommended";
   if (r.deadline_seconds() > 0 || r.budget_usd() > 0) {
     std::cout << " (deadline and budget met with >= 90% confidence)";
@@ -123,6 +123,7 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
   if (flags.catalog_only && flags.nodes_only) {
     return CliError{kExitUsage, "--catalog-only and --nodes-only exclude each other"};
   }
+  if (auto error = CheckFamilyFlag(flags.job)) return error;
   v1::RecommendRequest request;
   if (auto error = BuildWorkload(flags.job, request.mutable_workload())) return error;
   request.mutable_job()->set_samples(flags.job.samples);
@@ -152,7 +153,7 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
   v1::RecommendResponse response;
   grpc::Status status =
       v1::Predictor::NewStub(context.Channel())->Recommend(&call, request, &response);
-  if (!status.ok()) return CliError{kExitFailure, Describe(status)};
+  if (!status.ok()) return CallFailed(status);
   if (!flags.report.empty()) {
     std::ofstream out(flags.report);
     if (!out) return CliError{kExitFailure, absl::StrCat("cannot write ", flags.report)};
@@ -162,10 +163,13 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
     if (!json) return CliError{kExitFailure, absl::StrCat("cannot write ", json_path)};
     json << ProtoJson(response) << "\n";
   }
-  if (context.output == OutputFormat::kJson) {
-    std::cout << ProtoJson(response) << "\n";
+  if (context.output == OutputFormat::kCsv) {
+    // A row per candidate: the table's rows with every field.
+    for (const v1::Candidate& c : response.candidates()) context.Out().Record(context.ToJson(c));
+  } else if (context.Structured()) {
+    context.Out().Document(context.ToJson(response));
   } else {
-    Print(response);
+    Print(context, response);
     if (!flags.report.empty()) {
       std::cout << "report written to " << flags.report << " (data: " << flags.report
                 << ".json)\n";

@@ -149,12 +149,10 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
   for (size_t i = 0; i < grid.size(); ++i) {
     const v1::PredictResult& r = results[i];
     if (r.code() != 0) ++failed;
-    if (context.output == OutputFormat::kJson) {
+    if (context.Structured()) {
       nlohmann::json point = nlohmann::json::object();
       for (const auto& [key, value] : grid[i]) point[key] = value;
-      nlohmann::json line = {{"sweep", point},
-                             {"result", nlohmann::json::parse(ProtoJson(r), nullptr, false)}};
-      std::cout << line.dump() << "\n";
+      context.Out().Record({{"sweep", point}, {"result", context.ToJson(r)}});
       continue;
     }
     std::vector<std::string> row;
@@ -173,7 +171,7 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
     }
     table.AddRow(std::move(row));
   }
-  if (context.output == OutputFormat::kTable) table.Print(std::cout);
+  if (context.output == OutputFormat::kTable) table.Print(std::cout, context.TableWidth());
   if (failed > 0) {
     return CliError{kExitPartial, absl::StrCat(failed, " of ", grid.size(), " sweep points failed")};
   }

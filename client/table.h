@@ -2,16 +2,17 @@
 // Cells quote names and messages from files, requests and the server: each
 // is shown with control characters and invalid UTF-8 escaped (Printable), so
 // that a table cannot drive the terminal.
+//
+// Given a width (a terminal's, ClientContext::TableWidth), a table wider than
+// it narrows its widest columns and wraps their cells over several lines,
+// at spaces where it can; 0 never wraps (--wide, or output to a pipe).
 #ifndef PERFCAST_CLIENT_TABLE_H_
 #define PERFCAST_CLIENT_TABLE_H_
 
-#include <algorithm>
-#include <limits>
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include "client/text_input.h"
 
 namespace perfcast::client {
 
@@ -19,56 +20,37 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
 
-  void AddRow(std::vector<std::string> row) {
-    row.resize(header_.size());
-    for (std::string& cell : row) cell = Printable(cell, std::numeric_limits<size_t>::max());
-    rows_.push_back(std::move(row));
-  }
+  void AddRow(std::vector<std::string> row);
 
-  void Print(std::ostream& out) const {
-    std::vector<size_t> width = Widths();
-    Line(out, width, header_);
-    for (const auto& row : rows_) Line(out, width, row);
-  }
+  // Prints the header and every row within `max_width` columns (0: no limit).
+  void Print(std::ostream& out, size_t max_width = 0) const;
 
   // For output that streams: prints the rows added since the last call (the
   // header before the first) and forgets them, so that memory holds one
   // batch of rows. Columns keep the widest cell printed so far.
-  void Flush(std::ostream& out) {
-    std::vector<size_t> width = Widths();
-    for (size_t c = 0; c < width.size() && c < flushed_width_.size(); ++c) {
-      width[c] = std::max(width[c], flushed_width_[c]);
-    }
-    if (flushed_width_.empty()) Line(out, width, header_);
-    for (const auto& row : rows_) Line(out, width, row);
-    rows_.clear();
-    flushed_width_ = std::move(width);
-  }
+  void Flush(std::ostream& out, size_t max_width = 0);
 
  private:
-  std::vector<size_t> Widths() const {
-    std::vector<size_t> width(header_.size());
-    for (size_t c = 0; c < header_.size(); ++c) {
-      width[c] = header_[c].size();
-      for (const auto& row : rows_) width[c] = std::max(width[c], row[c].size());
-    }
-    return width;
-  }
-
-  static void Line(std::ostream& out, const std::vector<size_t>& width,
-                   const std::vector<std::string>& cells) {
-    std::string text;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      text += cells[c];
-      if (c + 1 < cells.size()) text.append(width[c] - cells[c].size() + 2, ' ');
-    }
-    out << text << "\n";
-  }
+  std::vector<size_t> Widths() const;
+  void Line(std::ostream& out, const std::vector<size_t>& width,
+            const std::vector<std::string>& cells) const;
 
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
   std::vector<size_t> flushed_width_;  // empty until the first Flush
 };
+
+// The column widths that fit `natural` (each column's widest cell) into
+// `max_width` with two spaces between columns: the widest columns narrowed
+// to a common cap, none below kMinWrapWidth (or its natural width); the
+// natural widths when they fit or `max_width` is 0.
+inline constexpr size_t kMinWrapWidth = 8;
+std::vector<size_t> FitWidths(const std::vector<size_t>& natural, size_t max_width);
+
+// `text` cut into pieces of at most `width` bytes: at a space (dropped) or
+// after a '-', ',' or '/' where one falls in the piece, else anywhere but
+// inside a UTF-8 sequence.
+std::vector<std::string> WrapCell(const std::string& text, size_t width);
 
 }  // namespace perfcast::client
 

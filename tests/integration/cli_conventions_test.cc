@@ -149,19 +149,97 @@ TEST_F(CliConventionsTest, BashCompletionCompletesCommandsFlagsAndGpus) {
   const std::string path = WriteFile("perfcast.bash", script.out);
   auto complete = [&](const std::string& words, int cword) {
     return RunCommand({"/bin/bash", "-c",
-                       absl::StrCat("source ", path, "; COMP_WORDS=(", words,
+                       absl::StrCat("source ", path, "; COMP_WORDS=(", PERFCAST_CLI_PATH, " ", words,
                                     "); COMP_CWORD=", cword,
                                     "; _perfcast; echo \"${COMPREPLY[*]}\"")});
   };
-  CommandResult r = complete("perfcast nodes l", 2);
+  CommandResult r = complete("nodes l", 2);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "list\n");
-  r = complete("perfcast predict --gp", 2);
+  r = complete("predict --gp", 2);
   EXPECT_EQ(r.out, "--gpu\n");
-  r = complete("perfcast predict --gpu H2", 3);
+  r = complete("predict --gpu H2", 3);
   EXPECT_EQ(r.out, "H200-SXM-141GB\n");
-  r = complete("perfcast g", 1);
+  r = complete("g", 1);
   EXPECT_EQ(r.out, "gpus\n");
+}
+
+// Completion asks the binary (`perfcast __complete`), which asks the server
+// for node names; zsh and fish scripts call the same.
+TEST_F(CliConventionsTest, CompletionOffersNodeNamesFromTheServer) {
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "rack1-h200", "--gpu", "H200"}).exit_code,
+            0);
+  CommandResult r = server_->Cli({"__complete", "--", "nodes", "get", "rack"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "rack1-h200\n");
+  r = server_->Cli({"__complete", "--", "predict", "--node", ""});
+  EXPECT_EQ(r.out, "rack1-h200\n");
+  r = server_->Cli({"__complete", "--", "predict", "--family", "lst"});
+  EXPECT_EQ(r.out, "lstm\n");
+  for (const char* shell : {"zsh", "fish"}) {
+    r = RunCommand({PERFCAST_CLI_PATH, "completion", shell});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("__complete --"), std::string::npos) << shell;
+  }
+  // Hidden from --help.
+  r = RunCommand({PERFCAST_CLI_PATH, "--help"});
+  EXPECT_EQ(r.out.find("__complete"), std::string::npos) << r.out;
+}
+
+// Every command answers in table, json, yaml or csv; a single answer is one
+// JSON document, a list one JSON object per line.
+TEST_F(CliConventionsTest, EveryOutputFormatWorks) {
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H200"}).exit_code, 0);
+  ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n2", "--gpu", "L4"}).exit_code, 0);
+  CommandResult r = server_->Cli({"nodes", "get", "n1", "-o", "yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nname: n1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  model: H200-SXM-141GB\n"), std::string::npos) << r.out;
+  r = server_->Cli({"nodes", "list", "-o", "yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("---\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n---\n"), std::string::npos) << r.out;
+  r = server_->Cli({"nodes", "list", "-o", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, "\r\n", absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_NE(lines[0].find("gpu.model"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("H200-SXM-141GB"), std::string::npos) << lines[1];
+  r = server_->Cli({"nodes", "list", "-o", "json"});
+  lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (const std::string& line : lines) EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+  r = server_->Cli({"nodes", "remove", "n2", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["removed"], "n2");
+  r = server_->Cli({"gpus", "list", "-o", "xml"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+// Typos get the nearest name, and all of them are usage errors (exit 2)
+// found before any call; the exit codes are in every --help.
+TEST_F(CliConventionsTest, MistypedNamesSuggestTheNearestOne) {
+  CommandResult r = server_->Cli({"nodes", "lsit"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'list'?"), std::string::npos) << r.err;
+  const std::vector<std::string> job = {"predict", "--batch", "8", "--iterations", "10"};
+  auto predict = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = job;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return server_->Cli(args);
+  };
+  r = predict({"--family", "lstm", "--gpuu", "H200"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown flag '--gpuu'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean '--gpu'?"), std::string::npos) << r.err;
+  r = predict({"--family", "lstm", "--gpu", "H2000"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'H200-SXM-141GB'?"), std::string::npos) << r.err;
+  r = predict({"--family", "lsmt", "--gpu", "H200"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'lstm'?"), std::string::npos) << r.err;
+  r = RunCommand({PERFCAST_CLI_PATH, "recommend", "--help"});
+  EXPECT_NE(r.out.find("Exit codes: 0 done; 1 refused"), std::string::npos) << r.out;
 }
 
 TEST_F(CliConventionsTest, GpuCatalogIsListedWithoutAServer) {

@@ -165,7 +165,7 @@ TEST_F(DecideIntegrationTest, MemoryFitRefusesWhatDoesNotFit) {
   std::vector<std::string> args = {"predict", "--gpu", "L4-24GB"};
   args.insert(args.end(), big.begin(), big.end());
   CommandResult r = server_->Cli(args);
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 3);  // does not fit
   EXPECT_NE(r.err.find("FAILED_PRECONDITION"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("L4-24GB"), std::string::npos) << r.err;

@@ -88,8 +88,11 @@ TEST_F(PredictIntegrationTest, BadQueriesGetClearErrors) {
   };
   expect(Predict({"--node", "ghost", "--iterations", "1"}), "NOT_FOUND");
   expect(Predict({"--gpu", "H900", "--iterations", "1"}), "NOT_FOUND");
-  expect(server_->Cli({"predict", "--family", "gpt9", "--batch", "8", "--node", "h100-sxm-1", "--iterations", "1"}),
-         "INVALID_ARGUMENT");
+  // An unknown family is a usage error found before the call, as a GPU's is.
+  CommandResult family = server_->Cli(
+      {"predict", "--family", "gpt9", "--batch", "8", "--node", "h100-sxm-1", "--iterations", "1"});
+  EXPECT_EQ(family.exit_code, 2);
+  EXPECT_NE(family.err.find("unknown workload family 'gpt9'"), std::string::npos) << family.err;
   expect(server_->Cli({"predict", "--family", "lstm", "--batch", "0", "--node", "h100-sxm-1",
                        "--iterations", "1"}),
          "INVALID_ARGUMENT");
