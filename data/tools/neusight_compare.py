@@ -10,11 +10,12 @@ measured) and 10-90% interval coverage; end to end the same beside
 NeuSight's MAPE on the same rows.
 
 With --summary LABEL it prints one line instead: the GEMMs' and the end-to-end
-rows' MAPE, median signed bias and coverage over all test GPUs, then each test
-GPU's GEMM and end-to-end MAPE (the protocol scripts' tables).
+rows' MAPE, median signed bias and coverage over all test GPUs of all the
+files given, then each test GPU's GEMM and end-to-end MAPE (the protocol
+scripts' tables).
 
 Usage: neusight_compare.py EVALUATION.json|POINTS.csv NEUSIGHT_E2E.csv
-       neusight_compare.py --summary LABEL EVALUATION.json|POINTS.csv
+       neusight_compare.py --summary LABEL EVALUATION.json|POINTS.csv...
 """
 import csv
 import json
@@ -73,8 +74,8 @@ def summary(label, points):
 
 def main():
     args = sys.argv[1:]
-    if len(args) == 3 and args[0] == "--summary":
-        summary(args[1], load_points(args[2]))
+    if len(args) >= 3 and args[0] == "--summary":
+        summary(args[1], [p for path in args[2:] for p in load_points(path)])
         return
     if len(args) != 2:
         sys.exit(__doc__)

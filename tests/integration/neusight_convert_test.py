@@ -164,10 +164,12 @@ def main():
         # PyTorch sees one GCD of an MI250 as a device.
         check([r["gpu"] for r in amd_e2e] == ["MI250-GCD-64GB"], f"AMD end to end {amd_e2e}")
 
+        # The AMD rows name catalog GPUs too.
         report = import_files(perfcastd, perfcast, work,
-                              [os.path.join(out, "kernels.csv"), os.path.join(out, "e2e.csv")])
-        check(report["rejected"] == 0 and report["accepted"] == len(kernels) + len(e2e),
-              f"import {report}")
+                              [os.path.join(out, name) for name in
+                               ("kernels.csv", "e2e.csv", "amd_kernels.csv", "amd_e2e.csv")])
+        expected = len(kernels) + len(e2e) + len(amd) + len(amd_e2e)
+        check(report["rejected"] == 0 and report["accepted"] == expected, f"import {report}")
     print("neusight_convert: ok")
 
 
