@@ -170,6 +170,18 @@ std::string Duration(double seconds) {
   return absl::StrFormat("%.1f days", seconds / 86400);
 }
 
+TimeUnit TimeUnitFor(double seconds) {
+  if (seconds < 120) return {"s", 1};
+  if (seconds < 7200) return {"min", 60};
+  if (seconds < 72 * 3600) return {"h", 3600};
+  return {"days", 86400};
+}
+
+std::string InUnit(double seconds, TimeUnit unit) {
+  const double value = seconds / unit.seconds;
+  return absl::StrFormat(value < 10 ? "%.2f %s" : "%.1f %s", value, unit.name);
+}
+
 std::string GiB(double bytes) { return absl::StrFormat("%.1f GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 }  // namespace perfcast::client

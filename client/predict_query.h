@@ -77,6 +77,17 @@ std::optional<CliError> BuildQuery(const PredictFlags& flags, v1::PredictRequest
 
 // "12.5 s", "3.2 min", "4.10 h", "2.5 days".
 std::string Duration(double seconds);
+// One unit of time for a whole column or chart axis, so that rows and the
+// chart read in the same unit: the unit Duration would choose for `seconds`
+// (the largest value shown).
+struct TimeUnit {
+  const char* name;  // "s", "min", "h", "days"
+  double seconds;    // in one unit
+};
+TimeUnit TimeUnitFor(double seconds);
+// `seconds` in `unit`, e.g. "4.12 h".
+std::string InUnit(double seconds, TimeUnit unit);
+
 // "1.5 GiB".
 std::string GiB(double bytes);
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/command.h"
+#include "client/job_cost.h"
 #include "client/predict_query.h"
 #include "client/proto_json.h"
 #include "client/sweep.h"
@@ -194,6 +195,13 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
     std::cout << absl::StrFormat("job: %d %s, %s (%s .. %s)\n", r.iterations(),
                                  operation ? "calls" : "iterations", Duration(r.job_seconds()),
                                  Duration(r.job_seconds_low()), Duration(r.job_seconds_high()));
+    if (std::optional<JobCost> cost = CostOfPrediction(r); cost.has_value()) {
+      std::cout << "cost: " << CostText(*cost) << "\n";
+      if (const std::string stale = StalePriceWarning({cost->price}, absl::Now()); !stale.empty()) {
+        std::cout << "warning: " << stale << "; `perfcast recommend --prices FILE` takes current "
+                     "ones\n";
+      }
+    }
   }
   // An operation is its own breakdown.
   if (!operation) {
@@ -481,7 +489,11 @@ std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& f
   grpc::Status status = Stub(context)->Predict(&call, request, &response);
   if (!status.ok()) return CallFailed(status);
   if (context.Structured()) {
-    context.Out().Document(context.ToJson(response));
+    // The cost beside the server's fields, as in the table.
+    nlohmann::json answer = context.ToJson(response);
+    std::optional<JobCost> cost = CostOfPrediction(response);
+    answer["cost"] = cost.has_value() ? CostJson(*cost) : nlohmann::json();
+    context.Out().Document(answer);
   } else {
     PrintPrediction(context, request, response);
   }

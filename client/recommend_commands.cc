@@ -1,4 +1,5 @@
 // perfcast recommend: which GPU (and how many) for one job.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -9,9 +10,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "client/command.h"
+#include "client/job_cost.h"
 #include "client/predict_query.h"
 #include "client/proto_json.h"
+#include "client/recommend_rows.h"
 #include "client/report_html.h"
 #include "client/table.h"
 #include "models/gpu_prices.h"
@@ -32,6 +36,7 @@ struct RecommendFlags {
   std::string rank_by = "cost";
   std::string prices;
   std::string report;
+  bool per_node = false;
 };
 
 // "3600", "90s", "45m", "4h", "2d" -> seconds. Nullopt when malformed.
@@ -72,48 +77,117 @@ std::string Range(double mid, double lo, double hi, const char* format) {
                       absl::StrFormat(format, hi), ")");
 }
 
-void Print(const ClientContext& context, const v1::RecommendResponse& r) {
+models::GpuPrice FromProto(const v1::GpuPrice& p) {
+  return {.gpu = p.gpu_model(),
+          .usd_per_gpu_hour = p.usd_per_gpu_hour(),
+          .provider = p.provider(),
+          .offer = p.offer(),
+          .as_of = p.as_of(),
+          .kind = p.kind(),
+          .source = p.source()};
+}
+
+// The cells of one candidate, shared by both tables.
+std::string Verdict(const v1::Candidate& c) {
+  return c.recommended() ? "recommended" : absl::StrCat(c.excluded_by(), ": ", c.reason());
+}
+
+std::string JobTime(const v1::Candidate& c, TimeUnit unit) {
+  if (!c.predicted()) return "-";
+  return absl::StrCat(InUnit(c.job_seconds(), unit), " (", InUnit(c.job_seconds_low(), unit),
+                      "..", InUnit(c.job_seconds_high(), unit), ")");
+}
+
+std::string Cost(const v1::Candidate& c) {
+  if (!c.predicted() || !c.priced()) return "-";
+  return Range(c.cost_usd(), c.cost_usd_low(), c.cost_usd_high(), "%.2f");
+}
+
+std::string Energy(const v1::Candidate& c) {
+  if (!c.predicted() || c.board_power_w() <= 0) return "-";
+  return Range(c.energy_kwh(), c.energy_kwh_low(), c.energy_kwh_high(), "%.3g");
+}
+
+std::string Power(const v1::Candidate& c) {
+  if (c.board_power_w() <= 0) return "-";
+  // TDP times the utilisation the agents' power readings give this family,
+  // or a default.
+  return absl::StrFormat("%.0f W %s", c.board_power_w(),
+                         c.power_measured() ? "tdp*measured-util" : "tdp*default");
+}
+
+std::string Memory(const v1::Candidate& c) {
+  return c.memory().device_bytes() > 0
+             ? absl::StrCat(GiB(c.memory().required_bytes()), "/", GiB(c.memory().device_bytes()))
+             : GiB(c.memory().required_bytes());
+}
+
+// The table of every candidate (--per-node), as the server ranked them.
+void PrintEveryCandidate(const ClientContext& context, const v1::RecommendResponse& r,
+                         TimeUnit unit) {
+  Table table({"#", "TARGET", "GPUS", "VERDICT", absl::StrCat("JOB TIME ", unit.name, " (P10..P90)"),
+               "COST USD", "ENERGY KWH", "POWER", "MEMORY"});
+  for (const v1::Candidate& c : r.candidates()) {
+    table.AddRow({absl::StrCat(c.rank()), c.target(), absl::StrCat(c.gpu_count()), Verdict(c),
+                  JobTime(c, unit), Cost(c), Energy(c), Power(c), Memory(c)});
+  }
+  table.Print(std::cout, context.TableWidth());
+}
+
+// One row per GPU model and count (see recommend_rows.h).
+void PrintAtAGlance(const ClientContext& context, const v1::RecommendResponse& r, TimeUnit unit) {
+  Table table({"#", "GPU", "GPUS", "ANSWERED FOR", "VERDICT",
+               absl::StrCat("JOB TIME ", unit.name, " (P10..P90)"), "NODE SPREAD", "COST USD",
+               "ENERGY KWH", "POWER", "MEMORY"});
+  int index = 0;
+  for (const RecommendRow& row : SummariseCandidates(r)) {
+    const v1::Candidate& c = *row.shown;
+    std::string target = "catalog (spec sheet)";
+    std::string verdict = Verdict(c);
+    std::string spread = "-";
+    if (row.nodes == 1) {
+      target = c.target();
+    } else if (row.nodes > 1) {
+      target = absl::StrCat(row.nodes, " nodes (median: ", c.target(), ")");
+      if (row.recommended > 0 && row.recommended < row.nodes) {
+        verdict = absl::StrCat("recommended on ", row.recommended, " of ", row.nodes, " nodes");
+      }
+      if (row.node_seconds_max > 0) {
+        spread = absl::StrCat(InUnit(row.node_seconds_min, unit), "..",
+                              InUnit(row.node_seconds_max, unit));
+      }
+    }
+    table.AddRow({absl::StrCat(++index), c.gpu_model(), absl::StrCat(c.gpu_count()), target,
+                  verdict, JobTime(c, unit), spread, Cost(c), Energy(c), Power(c), Memory(c)});
+  }
+  table.Print(std::cout, context.TableWidth());
+}
+
+void Print(const ClientContext& context, const v1::RecommendResponse& r, bool per_node) {
   std::cout << absl::StrFormat("%s, %d iterations, ranked by %s", r.workload_key(), r.iterations(),
                                r.rank_by());
   if (r.deadline_seconds() > 0) std::cout << ", deadline " << Duration(r.deadline_seconds());
   if (r.budget_usd() > 0) std::cout << absl::StrFormat(", budget $%.2f", r.budget_usd());
   std::cout << absl::StrFormat(" (model %d v%d)\n", r.model_id(), r.model_version());
-  Table table({"#", "TARGET", "GPUS", "VERDICT", "JOB TIME (P10..P90)", "COST USD", "ENERGY KWH",
-               "POWER", "MEMORY"});
+  double longest = 0;
   int recommended = 0;
+  std::vector<models::GpuPrice> prices;
   for (const v1::Candidate& c : r.candidates()) {
     recommended += c.recommended();
-    std::string time = "-", cost = "-", energy = "-";
-    if (c.predicted()) {
-      time = absl::StrCat(Duration(c.job_seconds()), " (", Duration(c.job_seconds_low()), "..",
-                          Duration(c.job_seconds_high()), ")");
-      if (c.priced()) cost = Range(c.cost_usd(), c.cost_usd_low(), c.cost_usd_high(), "%.2f");
-      if (c.board_power_w() > 0) {
-        energy = Range(c.energy_kwh(), c.energy_kwh_low(), c.energy_kwh_high(), "%.3g");
-      }
-    }
-    const std::string power =
-        c.board_power_w() > 0
-            ? absl::StrFormat("%.0f W %s", c.board_power_w(),
-                              // TDP times the utilisation the agents' power
-                              // readings give this family, or a default.
-                              c.power_measured() ? "tdp*measured-util" : "tdp*default")
-            : "-";
-    const std::string memory =
-        c.memory().device_bytes() > 0
-            ? absl::StrCat(GiB(c.memory().required_bytes()), "/", GiB(c.memory().device_bytes()))
-            : GiB(c.memory().required_bytes());
-    table.AddRow({absl::StrCat(c.rank()), c.target(), absl::StrCat(c.gpu_count()),
-                  c.recommended() ? "recommended" : absl::StrCat(c.excluded_by(), ": ", c.reason()),
-                  time, cost, energy, power, memory});
+    if (c.predicted()) longest = std::max(longest, c.job_seconds_high());
+    if (c.priced()) prices.push_back(FromProto(c.price()));
   }
-  table.Print(std::cout, context.TableWidth());
+  const TimeUnit unit = TimeUnitFor(longest);
+  per_node ? PrintEveryCandidate(context, r, unit) : PrintAtAGlance(context, r, unit);
   std::cout << recommended << " of " << r.candidates_size() << " candidates recommended";
   if (r.deadline_seconds() > 0 || r.budget_usd() > 0) {
     std::cout << " (deadline and budget met with >= 90% confidence)";
   }
   std::cout << "\n";
   for (const std::string& note : r.notes()) std::cout << "note: " << note << "\n";
+  if (const std::string stale = StalePriceWarning(prices, absl::Now()); !stale.empty()) {
+    std::cout << "warning: " << stale << "; pass --prices FILE with current ones\n";
+  }
 }
 
 std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlags& flags) {
@@ -169,7 +243,7 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
   } else if (context.Structured()) {
     context.Out().Document(context.ToJson(response));
   } else {
-    Print(context, response);
+    Print(context, response, flags.per_node);
     if (!flags.report.empty()) {
       std::cout << "report written to " << flags.report << " (data: " << flags.report
                 << ".json)\n";
@@ -222,6 +296,9 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->check(CLI::ExistingFile);
   r->add_option("--report", flags->report,
                 "Write a self-contained HTML report here (and its data to REPORT.json)");
+  r->add_flag("--per-node", flags->per_node,
+              "A row per candidate (every registered node) rather than one per GPU model "
+              "and count, its measured nodes summarised by the median and their spread");
   r->callback([&context, &dispatch, flags] {
     dispatch.action = [&context, flags] { return RunRecommend(context, *flags); };
   });

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/quantile.h"
 #include "client/predict_query.h"
+#include "client/recommend_rows.h"
 #include "client/svg_chart.h"
 #include "models/descriptor.h"
 #include "models/workload.h"
@@ -480,9 +481,18 @@ std::string RenderRecommendationHtml(const v1::RecommendResponse& r) {
                         "least 90%% confidence when the 90th percentile of its time (cost) does.</p>",
                         r.model_id(), r.model_version());
 
+  // A point per GPU model and count, as the CLI's table has a row: a dozen
+  // nodes of one model would be a dozen points with one label each.
   std::vector<const v1::Candidate*> plotted;
   double t_lo = HUGE_VAL, t_hi = 0, c_lo = HUGE_VAL, c_hi = 0;
+  double longest = 0;
   for (const v1::Candidate& c : r.candidates()) {
+    if (c.predicted()) longest = std::max(longest, c.job_seconds_high());
+  }
+  // One unit of time for the chart and the table.
+  const TimeUnit unit = TimeUnitFor(longest);
+  for (const RecommendRow& row : SummariseCandidates(r)) {
+    const v1::Candidate& c = *row.shown;
     if (!c.predicted() || !c.priced() || !(c.cost_usd() > 0)) continue;
     plotted.push_back(&c);
     t_lo = std::min(t_lo, c.job_seconds_low());
@@ -502,26 +512,34 @@ std::string RenderRecommendationHtml(const v1::RecommendResponse& r) {
       c_lo = std::min(c_lo, r.budget_usd());
       c_hi = std::max(c_hi, r.budget_usd());
     }
-    SvgChart chart(900, 520, Axis(t_lo, t_hi, true, "predicted job time, s (log)"),
+    const double u = unit.seconds;
+    SvgChart chart(900, 520,
+                   Axis(t_lo / u, t_hi / u, true,
+                        absl::StrCat("predicted job time, ", unit.name, " (log)")),
                    Axis(c_lo, c_hi, true, "predicted cost, USD (log)"));
     for (const v1::Candidate* c : plotted) {
       const char* color = c->recommended() ? "#59a14f"
                           : c->excluded_by() == "deadline" ? "#f28e2b"
                                                            : "#e15759";
-      chart.Segment(c->job_seconds_low(), c->cost_usd(), c->job_seconds_high(), c->cost_usd(), color);
-      chart.Segment(c->job_seconds(), c->cost_usd_low(), c->job_seconds(), c->cost_usd_high(), color);
-      chart.Point(c->job_seconds(), c->cost_usd(), color,
+      chart.Segment(c->job_seconds_low() / u, c->cost_usd(), c->job_seconds_high() / u,
+                    c->cost_usd(), color);
+      chart.Segment(c->job_seconds() / u, c->cost_usd_low(), c->job_seconds() / u,
+                    c->cost_usd_high(), color);
+      chart.Point(c->job_seconds() / u, c->cost_usd(), color,
                   absl::StrFormat("%s x%d: %s (%s .. %s), $%.2f ($%.2f .. $%.2f)%s", c->gpu_model(),
-                                  c->gpu_count(), Duration(c->job_seconds()),
-                                  Duration(c->job_seconds_low()), Duration(c->job_seconds_high()),
+                                  c->gpu_count(), InUnit(c->job_seconds(), unit),
+                                  InUnit(c->job_seconds_low(), unit),
+                                  InUnit(c->job_seconds_high(), unit),
                                   c->cost_usd(), c->cost_usd_low(), c->cost_usd_high(),
                                   c->recommended() ? "" : absl::StrCat(": ", c->reason())),
                   5, 0.9);
-      chart.Label(c->job_seconds(), c->cost_usd(),
+      chart.Label(c->job_seconds() / u, c->cost_usd(),
                   c->gpu_count() > 1 ? absl::StrCat(c->gpu_model(), " x", c->gpu_count())
                                      : c->gpu_model());
     }
-    if (r.deadline_seconds() > 0) chart.VerticalLine(r.deadline_seconds(), "#b03030", "deadline");
+    if (r.deadline_seconds() > 0) {
+      chart.VerticalLine(r.deadline_seconds() / u, "#b03030", "deadline");
+    }
     if (r.budget_usd() > 0) chart.HorizontalLine(r.budget_usd(), "#b03030", "budget");
     chart.Legend("recommended", "#59a14f");
     chart.Legend("misses the deadline", "#f28e2b");
@@ -534,7 +552,8 @@ std::string RenderRecommendationHtml(const v1::RecommendResponse& r) {
 
   html +=
       "<h2>Ranking</h2><table><tr><th>#</th><th class='l'>target</th><th>GPUs</th>"
-      "<th class='l'>verdict</th><th>job time (10th..90th)</th><th>cost USD</th>"
+      "<th class='l'>verdict</th><th>job time, " + std::string(unit.name) +
+      " (10th..90th)</th><th>cost USD</th>"
       "<th>energy kWh</th><th class='l'>board power</th><th>memory needed / has</th></tr>";
   for (const v1::Candidate& c : r.candidates()) {
     const std::string verdict =
@@ -543,8 +562,8 @@ std::string RenderRecommendationHtml(const v1::RecommendResponse& r) {
                                        HtmlEscape(c.reason()));
     std::string time = "-", cost = "-", energy = "-", power = "-";
     if (c.predicted()) {
-      time = absl::StrCat(Duration(c.job_seconds()), " (", Duration(c.job_seconds_low()), " .. ",
-                          Duration(c.job_seconds_high()), ")");
+      time = absl::StrCat(InUnit(c.job_seconds(), unit), " (", InUnit(c.job_seconds_low(), unit),
+                          " .. ", InUnit(c.job_seconds_high(), unit), ")");
       if (c.priced()) {
         cost = absl::StrFormat("%.2f (%.2f .. %.2f)", c.cost_usd(), c.cost_usd_low(),
                                c.cost_usd_high());

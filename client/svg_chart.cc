@@ -180,9 +180,32 @@ void SvgChart::Diagonal(const char* color) {
                         left_, height_ - bottom_, width_ - right_, top_, color);
 }
 
-void SvgChart::Label(double x, double y, const std::string& text, const char* color) {
-  absl::StrAppendFormat(&overlay_svg_, "<text x='%.1f' y='%.1f' fill='%s'>%s</text>", X(x) + 5,
-                        Y(y) - 4, color, HtmlEscape(text));
+bool SvgChart::Label(double x, double y, const std::string& text, const char* color) {
+  // An upper bound of sans-serif text at font-size 11: 7.5 pixels a
+  // character, 11 high with the descenders, and a pixel of air around.
+  const double w = 7.5 * text.size() + 2;
+  const double px = X(x), py = Y(y);
+  for (int step = 0; step < 8; ++step) {
+    for (const double dy : {-4.0 - 12 * step, 13.0 + 12 * step}) {
+      for (const bool right : {true, false}) {
+        const double x0 = right ? px + 5 : px - 5 - w;
+        const Box box{x0 - 1, py + dy - 11, x0 + w, py + dy + 2};
+        if (box.x0 < 0 || box.x1 > width_ || box.y0 < 0 || box.y1 > height_) continue;
+        bool free = true;
+        for (const Box& other : label_boxes_) {
+          free = free && (box.x1 <= other.x0 || other.x1 <= box.x0 || box.y1 <= other.y0 ||
+                          other.y1 <= box.y0);
+        }
+        if (!free) continue;
+        label_boxes_.push_back(box);
+        absl::StrAppendFormat(&overlay_svg_,
+                              "<text class='label' x='%.1f' y='%.1f' fill='%s'>%s</text>", x0,
+                              py + dy, color, HtmlEscape(text));
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 void SvgChart::RowLabels(const std::vector<std::string>& labels) {

@@ -51,8 +51,11 @@ class SvgChart {
   void VerticalLine(double x, const char* color, const std::string& label);
   void HorizontalLine(double y, const char* color, const std::string& label);
   void Diagonal(const char* color);  // y = x
-  // A text label at data coordinates.
-  void Label(double x, double y, const std::string& text, const char* color = "#333");
+  // A text label beside the point at data coordinates, placed where it
+  // overlaps no label placed before (right or left of the point, above or
+  // below, then further away); left out when no such place is near, since
+  // the point's tooltip names it too. Returns whether it was drawn.
+  bool Label(double x, double y, const std::string& text, const char* color = "#333");
   // Category labels on the left, for Bar charts.
   void RowLabels(const std::vector<std::string>& labels);
   // A legend entry at the right of the plot.
@@ -74,6 +77,10 @@ class SvgChart {
   Axis x_, y_;
   bool category_rows_ = false;
   std::string marks_svg_, overlay_svg_;
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  std::vector<Box> label_boxes_;  // where Label drew, in pixels
   int marks_ = 0;
   int legend_entries_ = 0;
 };

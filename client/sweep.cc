@@ -9,6 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "client/job_cost.h"
 #include "client/predict_batch.h"
 #include "client/proto_json.h"
 #include "client/table.h"
@@ -19,9 +21,11 @@ namespace perfcast::client {
 namespace {
 
 bool KnownKey(absl::string_view key) {
-  static const std::set<std::string> kKeys = {"batch",  "gpu",     "node",   "precision",
-                                              "phase",  "optimizer", "samples", "epochs",
-                                              "iterations"};
+  static const std::set<std::string> kKeys = {
+      "batch",      "gpu",           "node",          "precision",       "phase",
+      "optimizer",  "samples",       "epochs",        "iterations",      "hf-config",
+      "torchvision", "seq-len",      "image",         "gpu-count",       "data-parallel",
+      "tensor-parallel", "pipeline-parallel", "micro-batches"};
   if (absl::StartsWith(key, "param.")) return key.size() > 6;
   return kKeys.count(std::string(key)) > 0;
 }
@@ -90,6 +94,16 @@ absl::StatusOr<PredictFlags> ApplySweepPoint(
       }
       return absl::OkStatus();
     };
+    auto small = [&](int& out) -> absl::Status {
+      int64_t wide = 0;
+      RETURN_IF_ERROR(integer(wide));
+      if (wide < 1 || wide > 1 << 20) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--sweep ", key, ": '", value, "' is not between 1 and 2^20"));
+      }
+      out = static_cast<int>(wide);
+      return absl::OkStatus();
+    };
     absl::Status status;
     // A swept batch or job size counts as given (see BuildQuery).
     if (key == "batch") f.batch_given = true;
@@ -103,6 +117,15 @@ absl::StatusOr<PredictFlags> ApplySweepPoint(
     else if (key == "precision") f.precision = value;
     else if (key == "phase") f.phase = value;
     else if (key == "optimizer") f.optimizer = value;
+    else if (key == "hf-config") { f.hf_config = value; f.torchvision.clear(); f.family.clear(); }
+    else if (key == "torchvision") { f.torchvision = value; f.hf_config.clear(); f.family.clear(); }
+    else if (key == "seq-len") status = integer(f.seq_len);
+    else if (key == "image") status = integer(f.image);
+    // A GPU count is data parallelism: the batch split over the GPUs.
+    else if (key == "gpu-count" || key == "data-parallel") status = small(f.data_parallel);
+    else if (key == "tensor-parallel") status = small(f.tensor_parallel);
+    else if (key == "pipeline-parallel") status = small(f.pipeline_parallel);
+    else if (key == "micro-batches") status = small(f.micro_batches);
     else if (absl::StartsWith(key, "param.")) {
       int64_t unused = 0;
       status = integer(unused);
@@ -121,7 +144,11 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
   for (const auto& point : grid) {
     absl::StatusOr<PredictFlags> f = ApplySweepPoint(flags, point);
     if (!f.ok()) return CliError{kExitUsage, std::string(f.status().message())};
-    if (f->family.empty()) return CliError{kExitUsage, "predict --sweep needs --family"};
+    if (f->family.empty() && f->hf_config.empty() && f->torchvision.empty()) {
+      return CliError{kExitUsage,
+                      "predict --sweep needs --family, --hf-config or --torchvision (or sweeps "
+                      "hf-config= or torchvision=)"};
+    }
     if (f->node.empty() == f->gpu.empty()) {
       return CliError{kExitUsage,
                       "predict --sweep needs a target: --gpu or --node, or sweep gpu= or node="};
@@ -141,7 +168,8 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
   }
   std::vector<std::string> header;
   for (const SweepAxis& axis : *axes) header.push_back(axis.key);
-  for (const char* column : {"MS/ITER", "LOW", "HIGH", "JOB", "PEAK MEMORY", "RATES", "ERROR"}) {
+  for (const char* column :
+       {"MS/ITER", "LOW", "HIGH", "JOB", "COST USD", "PEAK MEMORY", "RATES", "ERROR"}) {
     header.push_back(column);
   }
   Table table(header);
@@ -152,19 +180,25 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
     if (context.Structured()) {
       nlohmann::json point = nlohmann::json::object();
       for (const auto& [key, value] : grid[i]) point[key] = value;
-      context.Out().Record({{"sweep", point}, {"result", context.ToJson(r)}});
+      std::optional<JobCost> cost = CostOfPrediction(r.prediction());
+      context.Out().Record({{"sweep", point},
+                            {"result", context.ToJson(r)},
+                            {"cost", r.code() == 0 && cost.has_value() ? CostJson(*cost)
+                                                                       : nlohmann::json()}});
       continue;
     }
     std::vector<std::string> row;
     for (const auto& [key, value] : grid[i]) row.push_back(value);
     if (r.code() != 0) {
-      row.insert(row.end(), {"-", "-", "-", "-", "-", "-", r.error()});
+      row.insert(row.end(), {"-", "-", "-", "-", "-", "-", "-", r.error()});
     } else {
       const v1::PredictResponse& p = r.prediction();
       row.push_back(absl::StrFormat("%.3f", p.iteration_ms()));
       row.push_back(absl::StrFormat("%.3f", p.iteration_ms_low()));
       row.push_back(absl::StrFormat("%.3f", p.iteration_ms_high()));
       row.push_back(p.iterations() > 0 ? Duration(p.job_seconds()) : "-");
+      std::optional<JobCost> cost = CostOfPrediction(p);
+      row.push_back(cost.has_value() ? absl::StrFormat("%.2f", cost->usd) : "-");
       row.push_back(p.has_memory() ? GiB(p.memory().peak_bytes()) : "-");
       row.push_back(p.rate_source());
       row.push_back("");

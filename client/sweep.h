@@ -1,6 +1,7 @@
 // What-if sweeps for `perfcast predict --sweep key=v1,v2 ...`: the grid of
 // every combination of the swept values, priced in one PredictBatch stream,
-// printed as one table (or JSON lines) with a column per swept key.
+// printed as one table (or JSON lines) with a column per swept key and the
+// job's cost at the shipped prices.
 #ifndef PERFCAST_CLIENT_SWEEP_H_
 #define PERFCAST_CLIENT_SWEEP_H_
 
@@ -18,7 +19,9 @@ namespace perfcast::client {
 
 // The keys a sweep may vary; "param.NAME" varies architecture parameter NAME.
 inline constexpr char kSweepKeys[] =
-    "batch, gpu, node, precision, phase, optimizer, samples, epochs, iterations, param.NAME";
+    "batch, gpu, node, precision, phase, optimizer, samples, epochs, iterations, hf-config, "
+    "torchvision, seq-len, image, gpu-count (= data-parallel), data-parallel, tensor-parallel, "
+    "pipeline-parallel, micro-batches, param.NAME";
 // The most grid points one call prices.
 inline constexpr size_t kMaxSweepPoints = 10'000;
 

@@ -9,8 +9,11 @@ For each page: the DOM Chromium builds (--dump-dom) must hold exactly CHARTS
 as many as its data-marks attribute says; and a screenshot
 (--screenshot, kept in OUT_DIR) must not be blank: its pixels are decoded
 with a small PNG reader (zlib + the five PNG filters) and must vary, with a
-share of them neither white nor near-white. Exit 77 (skipped) when Chromium
-is absent, except under CI=1, where that fails.
+share of them neither white nor near-white. And no two point labels
+(<text class="label">) of a chart may overprint: a copy of the page with a
+script that measures every label's box as Chromium lays it out (getBBox)
+must report no pair that intersects. Exit 77 (skipped) when Chromium is
+absent, except under CI=1, where that fails.
 """
 import os
 import re
@@ -120,6 +123,51 @@ def check_dom(dom, expected_charts):
     return errors
 
 
+# Appended to a copy of the page: writes the label count and the pairs of
+# intersecting label boxes (chart:label/label) into attributes of <body>,
+# which --dump-dom then shows.
+LABEL_PROBE = """<script>
+(function () {
+  var overlaps = [], labels = 0;
+  document.querySelectorAll('svg.chart').forEach(function (svg, i) {
+    var boxes = Array.prototype.map.call(svg.querySelectorAll('text.label'),
+                                         function (t) { return t.getBBox(); });
+    labels += boxes.length;
+    for (var a = 0; a < boxes.length; ++a) {
+      for (var b = a + 1; b < boxes.length; ++b) {
+        var p = boxes[a], q = boxes[b];
+        if (p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height &&
+            q.y < p.y + p.height) {
+          overlaps.push(i + ':' + a + '/' + b);
+        }
+      }
+    }
+  });
+  document.body.setAttribute('data-labels', String(labels));
+  document.body.setAttribute('data-label-overlaps', overlaps.join(' ') || 'none');
+})();
+</script>"""
+
+
+def check_labels(binary, page, out_dir):
+    probe = os.path.join(out_dir, os.path.basename(page) + ".labels.html")
+    with open(page) as f:
+        html = f.read()
+    with open(probe, "w") as f:
+        f.write(html.replace("</body>", LABEL_PROBE + "</body>") if "</body>" in html
+                else html + LABEL_PROBE)
+    dom = subprocess.run(chromium_args(binary) + ["--dump-dom", "file://" + os.path.abspath(probe)],
+                         capture_output=True, text=True, timeout=120).stdout
+    labels = re.search(r"data-labels=\"(\d+)\"", dom)
+    overlaps = re.search(r"data-label-overlaps=\"([^\"]*)\"", dom)
+    if labels is None or overlaps is None:
+        return ["the label probe did not run"]
+    if overlaps.group(1) != "none":
+        return ["point labels overprint (chart:label/label): " + overlaps.group(1)]
+    print("  %s point labels, none overprinting" % labels.group(1))
+    return []
+
+
 def main():
     global PROFILE_DIR
     if len(sys.argv) < 3:
@@ -143,6 +191,7 @@ def main():
             failures.append("%s: chromium --dump-dom failed: %s" % (page, dom.stderr[-500:]))
             continue
         failures += ["%s: %s" % (page, e) for e in check_dom(dom.stdout, int(charts))]
+        failures += ["%s: %s" % (page, e) for e in check_labels(binary, page, out_dir)]
         shot = os.path.join(out_dir, os.path.basename(page) + ".png")
         if os.path.exists(shot):
             os.remove(shot)

@@ -82,11 +82,13 @@ TEST(RecommendationReport, DrawsTimeAgainstCostWithIntervalsAndTheRanking) {
   const v1::RecommendResponse r = SampleRecommendation();
   const std::string html = RenderRecommendationHtml(r);
   EXPECT_EQ(Count(html, "class='chart'"), 1);
-  // Four priced predictions: a point and two interval bars each.
-  EXPECT_NE(html.find("data-marks='12'"), std::string::npos);
+  // Eight priced predictions: a point and two interval bars each, and a
+  // label each although four of them crowd two spots.
+  EXPECT_NE(html.find("data-marks='24'"), std::string::npos);
+  EXPECT_EQ(Count(html, "class='label'"), 8);
   EXPECT_NE(html.find(">deadline<"), std::string::npos);
   EXPECT_NE(html.find(">budget<"), std::string::npos);
-  EXPECT_EQ(Count(html, "<tr><td>"), 6);  // one ranking row per candidate
+  EXPECT_EQ(Count(html, "<tr><td>"), 10);  // one ranking row per candidate
   EXPECT_NE(html.find("does not fit"), std::string::npos);
   EXPECT_NE(html.find("https://example.com/pricing"), std::string::npos);
   EXPECT_NE(html.find("recommended"), std::string::npos);

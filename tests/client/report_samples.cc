@@ -128,7 +128,10 @@ v1::RecommendResponse SampleRecommendation() {
     double memory_gib;
   } rows[] = {{"H100-SXM5-80GB", 60, 2.99, 80},  {"H200-SXM-141GB", 52, 5.408, 141},
               {"A100-SXM4-80GB", 130, 1.79, 80}, {"L40S-48GB", 170, 1.861, 48},
-              {"L4-24GB", 520, 0.8048, 24},      {"T4-16GB", 1400, 0.526, 16}};
+              {"L4-24GB", 520, 0.8048, 24},      {"T4-16GB", 1400, 0.526, 16},
+              // Nearly the same time and cost: their labels would overprint.
+              {"H100-PCIE-80GB", 61, 2.95, 80},  {"H100-NVL-94GB", 59, 3.0, 94},
+              {"A100-PCIE-80GB", 129, 1.80, 80}, {"A100-SXM4-40GB", 131, 1.78, 40}};
   int rank = 0;
   for (const Row& row : rows) {
     v1::Candidate* c = r.add_candidates();

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/db/test_util.h"
@@ -288,6 +290,59 @@ TEST_F(DecideIntegrationTest, ReportsRenderInABrowser) {
                   evaluation + ":8", recommendation + ":1"});
   if (r.exit_code == 77) SKIP_FOR_ENVIRONMENT_GAP() << "no chromium: " << r.out;
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+// Issue 31: recommend reads at a glance. Nodes of one GPU model are one row
+// (their median and spread), each row in one unit of time with the chart;
+// predict and its sweeps say what the job costs, and old prices are named.
+TEST_F(DecideIntegrationTest, RecommendShowsARowPerGpuModelWithItsCost) {
+  for (const char* name : {"h200-a", "h200-b", "h200-c"}) {
+    ASSERT_EQ(server_->Cli({"nodes", "register", "--name", name, "--gpu", "H200"}).exit_code, 0);
+  }
+  const std::string report = dir_->File("glance.html");
+  CommandResult r = Recommend({"--gpu", "H200-SXM-141GB", "--gpu", "L4-24GB", "--report", report});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> h200_rows;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    if (absl::StrContains(line, "H200-SXM-141GB ")) h200_rows.emplace_back(line);
+  }
+  ASSERT_EQ(h200_rows.size(), 1u) << r.out;
+  // The agent's node and the three registered from the catalog.
+  EXPECT_NE(h200_rows[0].find("4 nodes (median: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning: prices older than six months"), std::string::npos) << r.out;
+  // One unit for the column and the chart's axis.
+  const size_t column = r.out.find("JOB TIME ");
+  ASSERT_NE(column, std::string::npos) << r.out;
+  const std::string unit = r.out.substr(column + 9, r.out.find(' ', column + 9) - column - 9);
+  EXPECT_NE(Slurp(report).find("predicted job time, " + unit + " (log)"), std::string::npos)
+      << unit;
+  EXPECT_NE(Slurp(report).find("job time, " + unit + " (10th..90th)"), std::string::npos) << unit;
+  r = Recommend({"--gpu", "H200-SXM-141GB", "--per-node"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"h200-a", "h200-b", "h200-c"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
+  }
+
+  r = server_->Cli({"predict", "--gpu", "H200", "--family", "lstm", "--batch", "64",
+                    "--iterations", "1000", "--data-parallel", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cost: $"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x 2 GPUs"), std::string::npos) << r.out;
+  r = server_->Cli({"predict", "--gpu", "H200", "--family", "lstm", "--batch", "64",
+                    "--iterations", "1000", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["cost"]["usd"].get<double>(), 0) << r.out;
+
+  // Sweeps over torchvision models and GPU counts, with a cost per point.
+  r = server_->Cli({"predict", "--gpu", "H200", "--batch", "64", "--iterations", "100",
+                    "--sweep", "torchvision=resnet18,resnet50", "--sweep", "gpu-count=1,2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("COST USD"), std::string::npos) << r.out;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  EXPECT_EQ(lines.size(), 5u) << r.out;
+  r = server_->Cli({"predict", "--gpu", "H200", "--batch", "64", "--iterations", "100",
+                    "--torchvision", "resnet18", "--sweep", "tensor-parallel=0"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 }  // namespace

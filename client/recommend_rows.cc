@@ -1,0 +1,49 @@
+#include "client/recommend_rows.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace perfcast::client {
+
+std::vector<RecommendRow> SummariseCandidates(const v1::RecommendResponse& response) {
+  std::vector<RecommendRow> rows;
+  std::map<std::pair<std::string, int>, size_t> row_of;
+  for (const v1::Candidate& c : response.candidates()) {
+    auto [it, added] = row_of.try_emplace({c.gpu_model(), c.gpu_count()}, rows.size());
+    if (added) rows.emplace_back();
+    rows[it->second].members.push_back(&c);
+  }
+  for (RecommendRow& row : rows) {
+    std::vector<const v1::Candidate*> predicted_nodes;
+    const v1::Candidate* first_node = nullptr;
+    for (const v1::Candidate* c : row.members) {
+      if (!c->registered_node()) continue;
+      ++row.nodes;
+      row.recommended += c->recommended();
+      if (first_node == nullptr) first_node = c;
+      if (c->predicted()) predicted_nodes.push_back(c);
+    }
+    if (row.nodes == 0) {
+      row.shown = row.members.front();
+      row.recommended = row.shown->recommended();
+      row.node_seconds_min = row.node_seconds_max = row.shown->job_seconds();
+      continue;
+    }
+    if (predicted_nodes.empty()) {
+      row.shown = first_node;
+      continue;
+    }
+    std::sort(predicted_nodes.begin(), predicted_nodes.end(),
+              [](const v1::Candidate* a, const v1::Candidate* b) {
+                return a->job_seconds() < b->job_seconds();
+              });
+    // The lower median: a node that exists, not an average of two.
+    row.shown = predicted_nodes[(predicted_nodes.size() - 1) / 2];
+    row.node_seconds_min = predicted_nodes.front()->job_seconds();
+    row.node_seconds_max = predicted_nodes.back()->job_seconds();
+  }
+  return rows;
+}
+
+}  // namespace perfcast::client
