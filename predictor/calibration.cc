@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "predictor/prediction_parts.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -75,6 +77,7 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
     std::vector<double> band_log_widths;
   };
   std::map<std::string, Group> groups;
+  std::map<std::string, std::unique_ptr<PricingPlan>> plans;  // by node name
   for (const DescribedProfile& run : runs) {
     const models::Profile& p = run.profile;
     if (p.workload.kind != models::WorkloadKind::kModel) continue;
@@ -87,7 +90,9 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
       return absl::InvalidArgumentError(absl::StrCat(
           "calibrate: profile ", p.id, " has mean time ", p.iteration.mean_ms, " ms"));
     }
-    absl::StatusOr<Prediction> predicted = PredictDescribed(model, run.descriptor, node->second);
+    std::unique_ptr<PricingPlan>& plan = plans[node->first];
+    if (plan == nullptr) plan = std::make_unique<PricingPlan>(model, node->second);
+    absl::StatusOr<Prediction> predicted = plan->Predict(run.descriptor);
     if (!predicted.ok()) {
       model.notes.push_back(absl::StrCat("calibration: ", p.workload.Key(), " on ",
                                          p.node_name, " left out: ",

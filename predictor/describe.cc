@@ -6,6 +6,7 @@
 #include "models/descriptor.h"
 #include "predictor/evaluate.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -38,7 +39,7 @@ absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
 absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
                                    const models::Node& node) {
   ASSIGN_OR_RETURN(models::WorkloadDescriptor descriptor, models::Describe(spec));
-  return PredictDescribed(model, descriptor, node);
+  return PricingPlan(model, node).Predict(descriptor);
 }
 
 absl::StatusOr<EvaluationReport> Evaluate(absl::Span<const models::Profile> profiles,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "predictor/folds.h"
+#include "predictor/pricing_plan.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -112,7 +113,7 @@ void PredictAndRecord(const PredictorModel& model, absl::Span<const DescribedPro
     if (p.descriptor.operations.empty()) return;
     point.op_class = std::string(OpClassKey(p.descriptor.operations.front().op_class));
   }
-  absl::StatusOr<Prediction> prediction = PredictDescribed(model, p.descriptor, node);
+  absl::StatusOr<Prediction> prediction = PricingPlan(model, node).Predict(p.descriptor);
   if (!prediction.ok() || !(point.measured_ms > 0)) {
     report.notes.push_back(absl::StrCat("profile ", p.profile.id, ": ",
                                         prediction.ok() ? "no measured time"

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/descriptor.h"
 #include "predictor/memory.h"
+#include "predictor/pricing_plan.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -169,7 +170,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
 
   ParallelPrediction out;
   out.layout = layout;
-  absl::StatusOr<Prediction> micro = PredictDescribed(model, *full, node);
+  absl::StatusOr<Prediction> micro = PricingPlan(model, node).Predict(*full);
   if (!micro.ok()) return micro.status();
   out.micro_batch = *micro;
   const double level1_total = micro->level1_ms;

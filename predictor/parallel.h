@@ -127,7 +127,7 @@ absl::Status ValidateLayout(const models::WorkloadSpec& spec, const ParallelLayo
 // Predicts one training step of `spec` laid out as `layout` on GPUs like
 // `node`'s. Errors: InvalidArgument from ValidateLayout, for an inference
 // workload with more than one GPU, or a GPU without link bandwidth for the
-// layout; otherwise those of Describe and PredictDescribed.
+// layout; otherwise those of Describe and PricingPlan::Predict.
 absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
                                                    const models::WorkloadSpec& spec,
                                                    const models::Node& node,

@@ -135,10 +135,6 @@ bool OutsideTrainingRange(const FittedModel& model, size_t j, double value) {
   return value < model.feature_min[j] - slack || value > model.feature_max[j] + slack;
 }
 
-void AddOnce(const std::string& text, std::vector<std::string>& list) {
-  if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);
-}
-
 Method Level2Method(bool uses_level1, bool uses_gpu, bool reduced) {
   if (!uses_level1 && !uses_gpu) return Method::kLevel2Direct;
   return reduced ? Method::kTwoLevelReduced : Method::kTwoLevel;
@@ -188,15 +184,6 @@ void SetBreakdownScale(double level1_ms, double host_ms, Prediction& prediction)
   prediction.host_ms = std::clamp(host_ms, 0.0, std::max(0.0, prediction.iteration_ms));
   const double rest_ms = prediction.iteration_ms - prediction.host_ms;
   prediction.breakdown_scale = level1_ms > 0 ? rest_ms / level1_ms : 1;
-}
-
-void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction) {
-  SetBreakdownScale(level1_ms, host_ms, prediction);
-  for (auto& [op_class, ms] : prediction.breakdown_ms) ms *= prediction.breakdown_scale;
-  if (prediction.host_ms > 0) {
-    prediction.breakdown_ms[std::string(models::OpClassName(models::OpClass::kHostOverhead))] +=
-        prediction.host_ms;
-  }
 }
 
 }  // namespace perfcast::predictor::internal

@@ -1,6 +1,6 @@
-// Pieces of a prediction that the reference path (PredictDescribed) and the
-// precomputed one (PricingPlan) share, so that both compute intervals and
-// split attention the same way, bit for bit. Internal to perfcast_predictor.
+// Pieces of a prediction (PricingPlan) that read as rules of their own:
+// intervals, attention split into its GEMMs, the level-1 answer, host terms
+// and the breakdown. Internal to perfcast_predictor.
 //
 // Thread-safe: pure functions over plain values.
 #ifndef PERFCAST_PREDICTOR_PREDICTION_PARTS_H_
@@ -67,9 +67,6 @@ absl::Status CheckCanPrice(const PredictorModel& model,
 // relative slack keeps values a rounding away from the edge inside.
 bool OutsideTrainingRange(const FittedModel& model, size_t j, double value);
 
-// Appends `text` to `list` unless it is there already.
-void AddOnce(const std::string& text, std::vector<std::string>& list);
-
 // The method a level-2 answer reports: level2-direct only when the model
 // uses no level-1 pass (neither level1_ms nor level1_gpu_ms), else two-level,
 // reduced when the model is the one-ratio fit of few rows.
@@ -94,21 +91,16 @@ bool IsHostTerm(absl::string_view workload_feature);
 // times their values, at least 0.
 double HostTermsMs(const FittedModel& model, absl::Span<const double> values);
 
-// Makes the breakdown add up to the answer: `host_ms` (a level-2 answer's
-// host terms, 0 for a level-1 answer) goes to the "host" class, the level-1
-// classes are scaled by breakdown_scale = (iteration_ms - host_ms) /
-// level1_ms. host_ms is capped at the answer.
-void ScaleBreakdown(double level1_ms, double host_ms, Prediction& prediction);
-
 // Makes `prediction` (its time, band and flag) the calibrated answer, and
-// scales `host_ms`, level 2's host terms, with it, before ScaleBreakdown.
+// scales `host_ms`, level 2's host terms, with it, before SetBreakdownScale.
 // The band keeps its shape where the calibration's spread is wider.
 void ApplyCalibration(const Calibration& calibration, double& host_ms, Prediction& prediction);
 
-// ScaleBreakdown's first half: sets prediction.host_ms and breakdown_scale
-// (the breakdown left as it is), for a caller that keeps its breakdown
-// elsewhere (PricingPlan::PredictPlanned) and then scales each entry by
-// breakdown_scale and adds host_ms to the "host" entry as ScaleBreakdown does.
+// Makes the breakdown add up to the answer: sets prediction.host_ms
+// (`host_ms`, a level-2 answer's host terms, 0 for a level-1 answer, capped
+// at the answer) and breakdown_scale = (iteration_ms - host_ms) / level1_ms.
+// The caller (PricingPlan) keeps the breakdown itself: it scales each level-1
+// class by breakdown_scale and adds host_ms to the "host" class.
 void SetBreakdownScale(double level1_ms, double host_ms, Prediction& prediction);
 
 }  // namespace perfcast::predictor::internal

@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "models/iteration_builder.h"
-#include "predictor/prediction_parts.h"
 #include "predictor/features.h"
 #include "predictor/folds.h"
+#include "predictor/pricing_plan.h"
 #include "predictor/profile_rates.h"
 #include "predictor/sfs.h"
 
@@ -324,204 +324,6 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   return model;
 }
 
-using internal::AddOnce;
-using internal::AnswerWithLevel1;
-using internal::BandFactors;
-using internal::BandFor;
-using internal::BindingSpread;
-using internal::CheckCanPrice;
-using internal::HostTermsMs;
-using internal::Level2Method;
-using internal::OutsideTrainingRange;
-using internal::ScaleBreakdown;
-using internal::SplitAttention;
-using internal::Target;
-
-// The band of a prediction of `predicted` ms: [lo, hi].
-void Band(const FittedModel& model, double predicted, const Target& target, double rate_spread,
-          double& lo, double& hi) {
-  const BandFactors factors = BandFor(model, target, rate_spread);
-  lo = predicted * factors.lo;
-  hi = predicted * factors.hi;
-}
-
-
-// What one prediction has noted of one level-1 model so far: where its
-// features sit in the compiled level-1 table, and which of them it has listed.
-// A workload prices many operations of a class with the same model; this
-// keeps the names' strings and the band's quantiles out of all but the first.
-struct ModelNotes {
-  const FittedModel* model = nullptr;
-  std::vector<int> slots;          // of model->features, CompiledOperationTable()
-  bool listed = false;             // features_used holds all its features
-  std::vector<bool> extrapolated;  // Prediction::extrapolated holds feature j
-  // Band factors for the target, compute-bound [0] or memory-bound [1], of
-  // wide [.][0], narrow [.][1] or batched [.][2] GEMMs (LoadRegime).
-  std::optional<BandFactors> band[2][3];
-};
-
-// Per prediction (or per level-1 sum): the level-1 models met so far, and
-// scratch space for evaluating them.
-class Level1Notes {
- public:
-  ModelNotes& For(const FittedModel& model) {
-    for (ModelNotes& notes : models_) {
-      if (notes.model == &model) return notes;
-    }
-    ModelNotes& notes = models_.emplace_back();
-    notes.model = &model;
-    for (const std::string& name : model.features) {
-      notes.slots.push_back(CompiledOperationTable().Slot(name));
-    }
-    notes.extrapolated.assign(model.features.size(), false);
-    return notes;
-  }
-  std::vector<double>& slots() { return slots_; }
-  std::vector<double>& values() { return values_; }
-
- private:
-  std::vector<ModelNotes> models_;
-  std::vector<double> slots_ = std::vector<double>(CompiledOperationTable().size());
-  std::vector<double> values_;
-};
-
-// Evaluates a fitted model on its feature values (in model.features order),
-// noting features and extrapolation in `prediction` when given. `notes`, when
-// given, remembers what was already noted for this model.
-absl::StatusOr<double> ApplyValues(const FittedModel& model, absl::Span<const double> values,
-                                   Prediction* prediction, ModelNotes* notes) {
-  auto name = [&] { return absl::StrCat("level", model.level, "/", model.scope); };
-  if (prediction != nullptr) {
-    const bool list = notes == nullptr || !notes->listed;
-    std::string prefix;
-    for (size_t j = 0; j < model.features.size(); ++j) {
-      if (list) {
-        if (prefix.empty()) prefix = name();
-        AddOnce(absl::StrCat(prefix, ":", model.features[j]), prediction->features_used);
-      }
-      if (OutsideTrainingRange(model, j, values[j]) &&
-          (notes == nullptr || !notes->extrapolated[j])) {
-        if (prefix.empty()) prefix = name();
-        AddOnce(absl::StrCat(prefix, ":", model.features[j]), prediction->extrapolated);
-        if (notes != nullptr) notes->extrapolated[j] = true;
-      }
-    }
-    if (notes != nullptr) notes->listed = true;
-  }
-  const double y = model.fit.Predict(values);
-  if (!std::isfinite(y)) {
-    return absl::FailedPreconditionError(absl::StrCat(name(), " predicts a non-finite time"));
-  }
-  return y;
-}
-
-// A level-1 model on one call of `op`: as Apply on OperationInputs, through
-// the compiled table.
-absl::StatusOr<double> ApplyLevel1(const FittedModel& model, const models::Operation& op,
-                                   const EffectiveRates& rates, Prediction* prediction,
-                                   Level1Notes& notes) {
-  ModelNotes& noted = notes.For(model);
-  CompiledOperationTable().Evaluate(OperationInputValues(op, rates), absl::MakeSpan(notes.slots()));
-  if (absl::Status s = SelectFeatures(model.features, noted.slots, notes.slots(), notes.values());
-      !s.ok()) {
-    return s;
-  }
-  return ApplyValues(model, notes.values(), prediction, &noted);
-}
-
-// A level-2 model on a workload's inputs (level1_ms among them when
-// `with_level1`): as Apply on WorkloadInputs, through the compiled table.
-// `host_ms`: what its host terms add (internal::HostTermsMs).
-absl::StatusOr<double> ApplyLevel2(const FittedModel& model, const WorkloadInputArray& inputs,
-                                   bool with_level1, Prediction* prediction, double& host_ms) {
-  const CompiledFeatureTable& table = CompiledWorkloadTable(with_level1);
-  std::vector<double> slots(table.size()), values;
-  const size_t input_count = kWorkloadInputCount + (with_level1 ? kLevel1InputCount : 0);
-  table.Evaluate(absl::MakeConstSpan(inputs.data(), input_count), absl::MakeSpan(slots));
-  std::vector<int> name_slots;
-  name_slots.reserve(model.features.size());
-  for (const std::string& name : model.features) name_slots.push_back(table.Slot(name));
-  if (absl::Status s = SelectFeatures(model.features, name_slots, slots, values); !s.ok()) return s;
-  host_ms = HostTermsMs(model, values);
-  return ApplyValues(model, values, prediction, nullptr);
-}
-
-
-// Prices one operation record (its `count` calls) into the running sums.
-absl::StatusOr<double> PriceOperation(const PredictorModel& model, const models::Operation& op,
-                                      const EffectiveRates& rates, const Target& target,
-                                      Prediction* prediction, Level1Notes& notes) {
-  const std::string key(OpClassKey(op.op_class));
-  auto it = model.level1.find(op.op_class);
-  double call_ms = 0, lo = 0, hi = 0;
-  if (it == model.level1.end()) {
-    call_ms = RooflineCallMs(op, rates);
-    lo = hi = call_ms;
-    if (prediction != nullptr &&
-        std::find(prediction->uncalibrated_classes.begin(), prediction->uncalibrated_classes.end(),
-                  key) == prediction->uncalibrated_classes.end()) {
-      prediction->uncalibrated_classes.push_back(key);
-    }
-  } else {
-    absl::StatusOr<double> y = ApplyLevel1(it->second, op, rates, prediction, notes);
-    if (!y.ok()) return y.status();
-    // An intercept can push a tiny call below zero; it cannot take less than no time.
-    call_ms = std::max(0.0, *y);
-    const double compute_s = op.flops / rates.FlopsPerSecond(op.precision);
-    const double memory_s = op.bytes / rates.memory_bytes_per_s;
-    const LoadWidth regime = LoadRegime(op);
-    std::optional<BandFactors>& band =
-        notes.For(it->second).band[compute_s >= memory_s ? 0 : 1][RegimeIndex(regime)];
-    if (!band.has_value()) {
-      band = BandFor(it->second, target, BindingSpread(model, compute_s, memory_s), regime);
-    }
-    lo = call_ms * band->lo;
-    hi = call_ms * band->hi;
-  }
-  if (prediction != nullptr) {
-    prediction->breakdown_ms[key] += op.count * call_ms;
-    prediction->lo_ms += op.count * lo;
-    prediction->hi_ms += op.count * hi;
-  }
-  return op.count * call_ms;
-}
-
-// Level-1 sum over a workload's operations, with per-class breakdown and
-// (optionally) the band from each class's error quantiles, and each
-// operation record's share (count × call) when `per_operation` is given.
-absl::StatusOr<double> Level1Sum(const PredictorModel& model,
-                                 const models::WorkloadDescriptor& descriptor,
-                                 const EffectiveRates& rates, const Target& target,
-                                 Prediction* prediction,
-                                 std::vector<double>* per_operation = nullptr) {
-  const bool split_attention = !model.level1.contains(models::OpClass::kAttention) &&
-                               model.level1.contains(models::OpClass::kGemm);
-  Level1Notes notes;
-  double total = 0;
-  for (const models::Operation& op : descriptor.operations) {
-    double record_ms = 0;
-    if (split_attention && op.op_class == models::OpClass::kAttention) {
-      for (const models::Operation& part : SplitAttention(op)) {
-        absl::StatusOr<double> ms = PriceOperation(model, part, rates, target, prediction, notes);
-        if (!ms.ok()) return ms.status();
-        record_ms += *ms;
-      }
-    } else {
-      absl::StatusOr<double> ms = PriceOperation(model, op, rates, target, prediction, notes);
-      if (!ms.ok()) return ms.status();
-      record_ms = *ms;
-    }
-    total += record_ms;
-    if (per_operation != nullptr) per_operation->push_back(record_ms);
-  }
-  return total;
-}
-
-// A node as the model sees it: with the rates its training profiles showed.
-absl::StatusOr<EffectiveRates> ModelRates(const PredictorModel& model, const models::Node& node) {
-  return ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies);
-}
-
 }  // namespace
 
 std::string FamilyScope(absl::string_view family, models::Phase phase) {
@@ -698,11 +500,15 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
     }
   }
   if (options.fit_level2) {
+    // Level 1 is fitted and stays as it is: its sums at each run's rates
+    // are the ones a prediction makes.
+    std::optional<Level1Plan> plan;
     Level1Fn level1;
     if (!model.level1.empty()) {
-      level1 = [&model](const models::WorkloadDescriptor& descriptor,
-                        const EffectiveRates& rates) {
-        return Level1Sum(model, descriptor, rates, Target{}, nullptr);
+      plan.emplace(model);
+      level1 = [&plan](const models::WorkloadDescriptor& descriptor,
+                       const EffectiveRates& rates) {
+        return plan->Sum(PreparedWorkload(descriptor), rates);
       };
     }
     for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
@@ -741,126 +547,6 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
     if (absl::Status s = Calibrate(model, runs, given_nodes); !s.ok()) return s;
   }
   return model;
-}
-
-absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
-                                            const models::WorkloadDescriptor& descriptor,
-                                            const models::Node& node) {
-  absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
-  if (!rates.ok()) return rates.status();
-  Prediction prediction;
-  prediction.rate_source = rates->source;
-  const Target target{node.gpu.model, rates->source != RateSource::kMeasured};
-  const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
-  // The family's own level-2 model where it has one, else the global one.
-  const FittedModel* level2 = nullptr;
-  if (!operation) {
-    auto global = model.level2.find(descriptor.spec.phase);
-    if (global != model.level2.end()) level2 = &global->second;
-    if (!model.level2_by_family.empty()) {  // most models have none: no key to build
-      auto family = model.level2_by_family.find(
-          FamilyScope(descriptor.spec.family, descriptor.spec.phase));
-      if (family != model.level2_by_family.end()) level2 = &family->second;
-    }
-  }
-  const bool have_level2 = level2 != nullptr;
-  if (absl::Status s = CheckCanPrice(model, descriptor, have_level2); !s.ok()) return s;
-  absl::StatusOr<double> level1_ms = Level1Sum(model, descriptor, *rates, target, &prediction);
-  if (!level1_ms.ok()) return level1_ms.status();
-  prediction.level1_ms = *level1_ms;
-  // The operations' level-1 bands, before a level-2 band replaces them.
-  const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
-  bool use_level1 = !have_level2;
-  double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
-  double host_ms = 0;            // what level 2's host terms add
-  if (have_level2) {
-    WorkloadInputArray inputs = WorkloadInputValues(descriptor, *rates);
-    auto uses = [&](absl::string_view feature) {
-      return std::find(level2->features.begin(), level2->features.end(), feature) !=
-             level2->features.end();
-    };
-    const bool uses_level1 = uses("level1_ms");
-    const bool uses_gpu = uses("level1_gpu_ms");
-    inputs[kLevel1MsInput] = *level1_ms;
-    if (uses_gpu) {  // a second level-1 pass, for the family models that ask for it
-      absl::StatusOr<double> gpu_ms =
-          Level1Sum(model, descriptor, LaunchFree(*rates), target, nullptr);
-      if (!gpu_ms.ok()) return gpu_ms.status();
-      inputs[kLevel1GpuMsInput] = *gpu_ms;
-    }
-    absl::StatusOr<double> y =
-        ApplyLevel2(*level2, inputs, uses_level1 || uses_gpu, &prediction, host_ms);
-    if (!y.ok()) return y.status();
-    prediction.iteration_ms = *y;
-    prediction.method = Level2Method(uses_level1, uses_gpu, level2->reduced);
-    const double spread = BindingSpread(model, inputs[kComputeMsInput], inputs[kMemoryMsInput]);
-    // A family's model carries the global model's scatter on its rows as
-    // the least its band shows (BandFor).
-    Band(*level2, *y, target, spread, prediction.lo_ms, prediction.hi_ms);
-    // No step runs faster than its math and memory traffic at the node's
-    // rates. A level-2 answer below that has extrapolated its correction terms
-    // (e.g. host terms fitted on one host, applied to a slower one) past
-    // their meaning: the level-1 sum answers instead, its band widened.
-    if (!operation && !(*y >= inputs[kRooflineMsInput])) {
-      use_level1 = true;
-      prediction.method = Method::kLevel1Fallback;
-      fallback_floor_ms = inputs[kRooflineMsInput];
-    }
-  }
-  if (use_level1) {
-    AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation, prediction);
-    host_ms = 0;
-  }
-  if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
-        " on ", node.name, ": outside what it can extrapolate to"));
-  }
-  // The user's measured runs of this GPU, family and phase correct the
-  // answer (calibration.h).
-  if (const Calibration* calibration =
-          operation ? nullptr
-                    : FindCalibration(model.calibrations, node.gpu.model, descriptor.spec.family,
-                                      descriptor.spec.phase)) {
-    internal::ApplyCalibration(*calibration, host_ms, prediction);
-    prediction.features_used.push_back(CalibrationLabel(CalibrationKey(
-        node.gpu.model, descriptor.spec.family, descriptor.spec.phase)));
-  }
-  // The breakdown adds up to the answer: level 2's host terms as the host's
-  // share, level-1 shares of the rest.
-  ScaleBreakdown(*level1_ms, host_ms, prediction);
-  return prediction;
-}
-
-absl::StatusOr<std::vector<double>> PredictOperationTimes(
-    const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
-    const models::Node& node) {
-  absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
-  if (!rates.ok()) return rates.status();
-  std::vector<double> times;
-  times.reserve(descriptor.operations.size());
-  absl::StatusOr<double> total = Level1Sum(model, descriptor, *rates, Target{}, nullptr, &times);
-  if (!total.ok()) return total.status();
-  return times;
-}
-
-absl::StatusOr<double> PredictOperation(const PredictorModel& model, const models::Operation& op,
-                                        const models::Node& node) {
-  auto it = model.level1.find(op.op_class);
-  if (it == model.level1.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("no level-1 model for operation class '", OpClassKey(op.op_class), "'"));
-  }
-  absl::StatusOr<EffectiveRates> rates = ModelRates(model, node);
-  if (!rates.ok()) return rates.status();
-  Level1Notes notes;
-  absl::StatusOr<double> y = ApplyLevel1(it->second, op, *rates, nullptr, notes);
-  if (!y.ok()) return y.status();
-  if (!(*y > 0)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("level-1 model '", OpClassKey(op.op_class), "' predicts ", *y, " ms"));
-  }
-  return *y;
 }
 
 }  // namespace perfcast::predictor

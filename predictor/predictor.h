@@ -169,17 +169,6 @@ struct Prediction {
   bool calibrated = false;
 };
 
-// Predicts one iteration of `descriptor` on `node` (an operation workload:
-// one call, by its class's level-1 model). A whole step is never answered
-// below its roofline time on the node (kLevel1Fallback). Errors:
-// InvalidArgument when the node lacks usable rates; FailedPrecondition when
-// the model has nothing for this workload (no level-2 model for its phase and
-// no level-1 models, or no level-1 model for an operation workload's class)
-// or predicts a non-positive or non-finite time.
-absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
-                                            const models::WorkloadDescriptor& descriptor,
-                                            const models::Node& node);
-
 // Fits `model`'s calibrations (calibration.h) on the whole-model profiles
 // among `runs` (a user's own measured runs; operation profiles are skipped),
 // one per GPU model, family and phase, replacing any it had, and notes each
@@ -189,23 +178,10 @@ absl::StatusOr<Prediction> PredictDescribed(const PredictorModel& model,
 absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile> runs,
                        const std::map<std::string, models::Node>& nodes);
 
-// Describes `spec` with models::Describe, then PredictDescribed.
+// Describes `spec` with models::Describe, then prices it with
+// PricingPlan(model, node).Predict (pricing_plan.h), with its errors.
 absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
                                    const models::Node& node);
-
-// Level 1 alone, per operation: the ms per iteration (count × one call) of
-// each of `descriptor.operations`, in order, as PredictDescribed sums them
-// (classes without a level-1 model at their roofline time). InvalidArgument
-// when the node lacks usable rates; FailedPrecondition as PredictDescribed.
-absl::StatusOr<std::vector<double>> PredictOperationTimes(
-    const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
-    const models::Node& node);
-
-// Level 1 alone: the time of one call of `op` on `node`, in ms. NotFound
-// when the model has no level-1 model for the op's class; otherwise as
-// PredictDescribed.
-absl::StatusOr<double> PredictOperation(const PredictorModel& model, const models::Operation& op,
-                                        const models::Node& node);
 
 }  // namespace perfcast::predictor
 

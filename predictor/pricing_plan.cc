@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/status_macros.h"
 #include "predictor/profile_rates.h"
 
 namespace perfcast::predictor {
@@ -84,10 +85,10 @@ void PlannedPrediction::Clear() {
   uncalibrated_classes.clear();
 }
 
-struct PricingPlan::Notes {
+struct Level1Plan::Notes {
   std::array<bool, kOpClasses> listed{};
-  absl::InlinedVector<bool, 64> extrapolated;  // per level-1 feature (Level1::first_flag)
-  // Per label of level1_labels_: listed in features_used, in extrapolated;
+  absl::InlinedVector<bool, 64> extrapolated;  // per level-1 feature (Class::first_flag)
+  // Per label of labels_: listed in features_used, in extrapolated;
   // and the labels in the order the lists take them.
   absl::InlinedVector<bool, 64> label_used;
   absl::InlinedVector<bool, 64> label_extrapolated;
@@ -116,7 +117,7 @@ PreparedWorkload::PreparedWorkload(const models::WorkloadDescriptor& descriptor)
     attention = attention || op.op_class == models::OpClass::kAttention;
   }
   LinkRepeats(whole_);
-  if (!attention) return;  // Level1Sum reads whole_
+  if (!attention) return;  // Level1Plan::Sum reads whole_
   for (size_t i = 0; i < descriptor.operations.size(); ++i) {
     const models::Operation& op = descriptor.operations[i];
     if (op.op_class != models::OpClass::kAttention) {
@@ -171,40 +172,48 @@ models::Operation PreparedWorkload::Operation::Work() const {
   return work;
 }
 
-PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
-    : model_(model),
-      node_name_(node.name),
-      rates_(ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies)) {
-  if (!rates_.ok()) return;  // every Predict answers its error
-  launch_free_ = LaunchFree(*rates_);
-  const internal::Target target{node.gpu.model, rates_->source != RateSource::kMeasured};
-  split_attention_ = !model.level1.contains(models::OpClass::kAttention) &&
-                     model.level1.contains(models::OpClass::kGemm);
+Level1Plan::Level1Plan(const PredictorModel& model)
+    : split_attention_(!model.level1.contains(models::OpClass::kAttention) &&
+                       model.level1.contains(models::OpClass::kGemm)) {
   for (int c = 0; c < kOpClasses; ++c) {
-    level1_[c].key = std::string(OpClassKey(static_cast<models::OpClass>(c)));
+    classes_[c].key = std::string(OpClassKey(static_cast<models::OpClass>(c)));
     by_key_[c] = c;
   }
   std::sort(by_key_.begin(), by_key_.end(),
-            [&](int a, int b) { return level1_[a].key < level1_[b].key; });
+            [&](int a, int b) { return classes_[a].key < classes_[b].key; });
   for (const auto& [op_class, fitted] : model.level1) {
     const int c = static_cast<int>(op_class);
     if (c < 0 || c >= kOpClasses) continue;
-    Level1& level1 = level1_[c];
+    Class& level1 = classes_[c];
     level1.model = &fitted;
     for (const std::string& name : fitted.features) {
       level1.slots.push_back(CompiledOperationTable().Slot(name));
     }
     level1.table = CompiledOperationTable().Pruned(level1.slots);
     for (std::string& label : Labels(fitted)) {
-      auto known = std::find(level1_labels_.begin(), level1_labels_.end(), label);
-      level1.label_ids.push_back(static_cast<int>(known - level1_labels_.begin()));
-      if (known == level1_labels_.end()) level1_labels_.push_back(std::move(label));
+      auto known = std::find(labels_.begin(), labels_.end(), label);
+      level1.label_ids.push_back(static_cast<int>(known - labels_.begin()));
+      if (known == labels_.end()) labels_.push_back(std::move(label));
     }
-    level1.first_flag = level1_flags_;
-    level1_flags_ += static_cast<int>(fitted.features.size());
+    level1.first_flag = flags_;
+    flags_ += static_cast<int>(fitted.features.size());
+  }
+}
+
+PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
+    : model_(model),
+      node_name_(node.name),
+      rates_(ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies)),
+      level1_(model) {
+  if (!rates_.ok()) return;  // every Predict answers its error
+  launch_free_ = LaunchFree(*rates_);
+  const internal::Target target{node.gpu.model, rates_->source != RateSource::kMeasured};
+  for (const auto& [op_class, fitted] : model.level1) {
+    const int c = static_cast<int>(op_class);
+    if (c < 0 || c >= Level1Plan::kOpClasses) continue;
     for (bool memory_bound : {false, true}) {
       for (LoadWidth regime : {LoadWidth::kWide, LoadWidth::kNarrow, LoadWidth::kBatched}) {
-        level1.band[memory_bound][RegimeIndex(regime)] =
+        bands_[c][memory_bound][RegimeIndex(regime)] =
             BandFor(fitted, target, Spread(model, memory_bound), regime);
       }
     }
@@ -214,7 +223,7 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
     if (p == 0 || p == 1) phases_[p].global = MakeLevel2(fitted, target);
   }
   // Keys are FamilyScope(family, phase): the family is what precedes the
-  // last '/'. A key of no phase is one PredictDescribed never looks up.
+  // last '/'. A key of no phase is one Predict never looks up.
   for (const auto& [scope, fitted] : model.level2_by_family) {
     const size_t slash = scope.rfind('/');
     if (slash == std::string::npos) continue;
@@ -222,7 +231,7 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
       if (absl::string_view(scope).substr(slash + 1) == models::PhaseName(phase)) {
         phases_[static_cast<int>(phase)].by_family.emplace(scope.substr(0, slash),
                                                            MakeLevel2(fitted, target));
-          }
+      }
     }
   }
   // Keys are CalibrationKey(gpu, family, phase); only this node's GPU's serve.
@@ -259,8 +268,8 @@ PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
   level2.labels = Labels(fitted);
   level2.labels_apart = std::none_of(
       level2.labels.begin(), level2.labels.end(), [&](const std::string& label) {
-        return std::find(level1_labels_.begin(), level1_labels_.end(), label) !=
-               level1_labels_.end();
+        return std::find(level1_.labels_.begin(), level1_.labels_.end(), label) !=
+               level1_.labels_.end();
       });
   for (bool memory_bound : {false, true}) {
     level2.band[memory_bound] = BandFor(fitted, target, Spread(model_, memory_bound));
@@ -268,14 +277,15 @@ PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
   return level2;
 }
 
-absl::StatusOr<PricingPlan::CallPrice> PricingPlan::PriceCall(
-    const PreparedWorkload::Operation& prepared, const EffectiveRates& rates, bool noting,
+absl::StatusOr<Level1Plan::CallPrice> Level1Plan::PriceCall(
+    const PreparedWorkload::Operation& prepared, const EffectiveRates& rates, const Bands* bands,
     Notes& notes) const {
+  const bool noting = bands != nullptr;
   const int c = static_cast<int>(prepared.op_class);
   if (c < 0 || c >= kOpClasses) {
     return absl::InvalidArgumentError(absl::StrCat("unknown operation class ", c));
   }
-  const Level1& level1 = level1_[c];
+  const Class& level1 = classes_[c];
   CallPrice call;
   if (level1.model == nullptr) {
     // Classes without a level-1 model are rare: the record is rebuilt for them.
@@ -322,20 +332,35 @@ absl::StatusOr<PricingPlan::CallPrice> PricingPlan::PriceCall(
     // The node's rates are in `inputs` already (SetNodeInputs).
     const double compute_s = inputs[kFlopsInput] / inputs[kFlopsPerSecondInput];
     const double memory_s = inputs[kBytesInput] / inputs[kMemoryBytesPerSecondInput];
-    const BandFactors& band = level1.band[compute_s >= memory_s ? 0 : 1][prepared.regime];
+    const BandFactors& band = (*bands)[c][compute_s >= memory_s ? 0 : 1][prepared.regime];
     call.lo = call.ms * band.lo;
     call.hi = call.ms * band.hi;
   }
   return call;
 }
 
-absl::StatusOr<double> PricingPlan::Level1Sum(const PreparedWorkload& workload,
-                                              const EffectiveRates& rates,
-                                              PlannedPrediction* prediction) const {
+absl::StatusOr<double> Level1Plan::Sum(const PreparedWorkload& workload,
+                                       const EffectiveRates& rates) const {
+  return Sum(workload, rates, nullptr, nullptr, nullptr);
+}
+
+absl::StatusOr<std::vector<double>> Level1Plan::RecordTimes(const PreparedWorkload& workload,
+                                                            const EffectiveRates& rates) const {
+  std::vector<double> records;
+  records.reserve(workload.descriptor().operations.size());
+  RETURN_IF_ERROR(Sum(workload, rates, nullptr, nullptr, &records).status());
+  return records;
+}
+
+absl::StatusOr<double> Level1Plan::Sum(const PreparedWorkload& workload,
+                                       const EffectiveRates& rates, const Bands* bands,
+                                       PlannedPrediction* prediction,
+                                       std::vector<double>* records) const {
+  if (prediction == nullptr) bands = nullptr;
   Notes notes;
-  notes.extrapolated.assign(level1_flags_, false);
-  notes.label_used.assign(level1_labels_.size(), false);
-  notes.label_extrapolated.assign(level1_labels_.size(), false);
+  notes.extrapolated.assign(flags_, false);
+  notes.label_used.assign(labels_.size(), false);
+  notes.label_extrapolated.assign(labels_.size(), false);
   notes.slots.resize(CompiledOperationTable().size());
   const bool split = split_attention_ && !workload.split_.empty();
   const std::vector<PreparedWorkload::Operation>& operations =
@@ -349,7 +374,7 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const PreparedWorkload& workload,
     if (op.same_as >= 0) {
       calls[i] = calls[op.same_as];
     } else {
-      absl::StatusOr<CallPrice> call = PriceCall(op, rates, prediction != nullptr, notes);
+      absl::StatusOr<CallPrice> call = PriceCall(op, rates, bands, notes);
       if (!call.ok()) return call.status();
       calls[i] = *call;
     }
@@ -361,26 +386,28 @@ absl::StatusOr<double> PricingPlan::Level1Sum(const PreparedWorkload& workload,
       prediction->numbers.lo_ms += op.count * call.lo;
       prediction->numbers.hi_ms += op.count * call.hi;
     }
-    // A record's parts add up before the record joins the total, as they
-    // always have: the sum's rounding is PredictDescribed's.
+    // A record's parts add up before the record joins the total: the sum's
+    // rounding, and so fitted models, stay as they were when records were
+    // priced one by one.
     record_ms += op.count * call.ms;
     if (op.ends_record) {
       total += record_ms;
+      if (records != nullptr) records->push_back(record_ms);
       record_ms = 0;
     }
   }
   if (prediction != nullptr) {
     for (int c : by_key_) {
       if (notes.priced[c]) {
-        prediction->breakdown.emplace_back(&level1_[c].key, notes.breakdown_ms[c]);
+        prediction->breakdown.emplace_back(&classes_[c].key, notes.breakdown_ms[c]);
       }
     }
-    for (int label : notes.used_order) prediction->features_used.push_back(&level1_labels_[label]);
+    for (int label : notes.used_order) prediction->features_used.push_back(&labels_[label]);
     for (int label : notes.extrapolated_order) {
-      prediction->extrapolated.push_back(&level1_labels_[label]);
+      prediction->extrapolated.push_back(&labels_[label]);
     }
     for (int c : notes.uncalibrated_order) {
-      prediction->uncalibrated_classes.push_back(&level1_[c].key);
+      prediction->uncalibrated_classes.push_back(&classes_[c].key);
     }
   }
   return total;
@@ -428,7 +455,8 @@ void PricingPlan::ScaleBreakdown(double level1_ms, double host_ms,
   internal::SetBreakdownScale(level1_ms, host_ms, prediction);
   for (auto& [op_class, ms] : planned.breakdown) ms *= prediction.breakdown_scale;
   if (prediction.host_ms > 0) {
-    const std::string& host = level1_[static_cast<int>(models::OpClass::kHostOverhead)].key;
+    const std::string& host =
+        level1_.classes_[static_cast<int>(models::OpClass::kHostOverhead)].key;
     auto entry = std::lower_bound(
         planned.breakdown.begin(), planned.breakdown.end(), host,
         [](const std::pair<const std::string*, double>& e, const std::string& key) {
@@ -457,12 +485,12 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
                                          PlannedPrediction* out) const {
   const models::WorkloadDescriptor& descriptor = workload.descriptor();
   if (!rates_.ok()) return rates_.status();
-  // The steps and their order are PredictDescribed's; see there for why.
   PlannedPrediction& planned = *out;
   planned.Clear();
   Prediction& prediction = planned.numbers;
   prediction.rate_source = rates_->source;
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
+  // The family's own level-2 model where it has one, else the global one.
   const Level2* level2 = nullptr;
   const int phase = static_cast<int>(descriptor.spec.phase);
   if (!operation && (phase == 0 || phase == 1)) {
@@ -473,9 +501,10 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
   }
   const bool have_level2 = level2 != nullptr;
   if (absl::Status s = internal::CheckCanPrice(model_, descriptor, have_level2); !s.ok()) return s;
-  absl::StatusOr<double> level1_ms = Level1Sum(workload, *rates_, &planned);
+  absl::StatusOr<double> level1_ms = level1_.Sum(workload, *rates_, &bands_, &planned, nullptr);
   if (!level1_ms.ok()) return level1_ms.status();
   prediction.level1_ms = *level1_ms;
+  // The operations' level-1 bands, before a level-2 band replaces them.
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
   double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
@@ -484,7 +513,8 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
     WorkloadInputArray inputs = workload.InputValues(*rates_);
     inputs[kLevel1MsInput] = *level1_ms;
     if (level2->uses_gpu) {
-      absl::StatusOr<double> gpu_ms = Level1Sum(workload, launch_free_, nullptr);
+      // A second level-1 pass, for the family models that ask for it.
+      absl::StatusOr<double> gpu_ms = level1_.Sum(workload, launch_free_);
       if (!gpu_ms.ok()) return gpu_ms.status();
       inputs[kLevel1GpuMsInput] = *gpu_ms;
     }
@@ -494,8 +524,14 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
     prediction.method =
         internal::Level2Method(level2->uses_level1, level2->uses_gpu, level2->model->reduced);
     const int bound = inputs[kComputeMsInput] >= inputs[kMemoryMsInput] ? 0 : 1;
+    // A family's model carries the global model's scatter on its rows as
+    // the least its band shows (BandFor).
     prediction.lo_ms = *y * level2->band[bound].lo;
     prediction.hi_ms = *y * level2->band[bound].hi;
+    // No step runs faster than its math and memory traffic at the node's
+    // rates. A level-2 answer below that has extrapolated its correction
+    // terms (e.g. host terms fitted on one host, applied to a slower one)
+    // past their meaning: the level-1 sum answers instead, its band widened.
     if (!(*y >= inputs[kRooflineMsInput])) {
       use_level1 = true;
       prediction.method = Method::kLevel1Fallback;
@@ -512,6 +548,8 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node_name_, ": outside what it can extrapolate to"));
   }
+  // The user's measured runs of this GPU, family and phase correct the
+  // answer (calibration.h).
   if (!operation && (phase == 0 || phase == 1) && !phases_[phase].calibrations.empty()) {
     auto calibrated = phases_[phase].calibrations.find(descriptor.spec.family);
     if (calibrated != phases_[phase].calibrations.end()) {
@@ -519,8 +557,18 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
       planned.features_used.push_back(&calibrated->second.label);
     }
   }
+  // The breakdown adds up to the answer: level 2's host terms as the host's
+  // share, level-1 shares of the rest.
   ScaleBreakdown(*level1_ms, host_ms, planned);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<double>> PredictOperationTimes(
+    const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
+    const models::Node& node) {
+  ASSIGN_OR_RETURN(const EffectiveRates rates,
+                   ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies));
+  return Level1Plan(model).RecordTimes(PreparedWorkload(descriptor), rates);
 }
 
 }  // namespace perfcast::predictor

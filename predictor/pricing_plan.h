@@ -1,19 +1,14 @@
-// One model's predictions for one node, with everything that does not
-// depend on the workload worked out once.
+// How a fitted model prices a workload: the one implementation of a
+// prediction, for one GPU, a batch, a layout's micro-batch, an evaluation
+// and a recommendation alike.
 //
-// PredictDescribed works from names: each call resolves the node's rates
-// (a copy of the node with the model's profile rates laid over it), finds
-// each level-1 and level-2 model's features in the compiled tables by name,
-// builds the "level1/gemm:compute_ms" strings a prediction lists and works
-// out every model's interval factors for the node. None of that depends on
-// the workload, and a server prices many workloads with one model on a few
-// nodes: a PricingPlan does it once per model and node, so that a
-// prediction is arithmetic on the workload's operations.
-//
-// Predict answers what PredictDescribed answers, field for field and bit
-// for bit, errors included (pricing_plan_test compares them over many
-// workloads, nodes and models); PredictDescribed stays the reference and
-// what fitting and evaluation use.
+// What does not depend on the workload is worked out once per model and
+// node: the node's rates (the node with the model's profile rates laid over
+// it), each level-1 and level-2 model's features in the compiled tables,
+// the "level1/gemm:compute_ms" labels a prediction lists and every model's
+// interval factors for the node. A server prices many workloads with one
+// model on a few nodes, so a prediction is arithmetic on the workload's
+// operations.
 //
 // Example:
 //   const PricingPlan plan(model, node);                       // per model and node
@@ -22,6 +17,8 @@
 // PredictPlanned answers the same without copying a string: its lists point
 // at the plan's own labels (see PlannedPrediction), for a caller that writes
 // the answer out itself and would otherwise copy every label twice.
+// Level1Plan is the level-1 half alone, at any rates: what fitting regresses
+// level 2 on.
 //
 // Thread-safe: immutable once built.
 #ifndef PERFCAST_PREDICTOR_PRICING_PLAN_H_
@@ -86,6 +83,7 @@ class PreparedWorkload {
   WorkloadInputArray InputValues(const EffectiveRates& rates) const;
 
  private:
+  friend class Level1Plan;
   friend class PricingPlan;
   // One operation as level 1 prices it. What a price reads is here, so that
   // it need not touch the descriptor's records (names, shape maps) at all.
@@ -114,6 +112,79 @@ class PreparedWorkload {
   std::vector<Operation> split_;  // attention records as their parts; empty without attention
 };
 
+// A model's level 1, compiled once: each operation class's model, its
+// features' slots in CompiledOperationTable() and their labels. It prices a
+// workload's operations at any rates, so that fitting's level-1 sums (at each
+// run's own rates) and a PricingPlan's are one computation.
+//
+// Refers to `model`'s level-1 models, which must outlive it unchanged.
+class Level1Plan {
+ public:
+  explicit Level1Plan(const PredictorModel& model);
+  Level1Plan(const Level1Plan&) = delete;
+  Level1Plan& operator=(const Level1Plan&) = delete;
+
+  // The level-1 sum of `workload` at `rates`: each operation's calls priced
+  // by its class's level-1 model, or at their roofline time for a class
+  // without one; attention records as their GEMMs and softmax where the
+  // model has GEMMs but no attention class (internal::SplitAttention).
+  // Errors: InvalidArgument for an operation of an unknown class;
+  // FailedPrecondition when a model answers a non-finite time.
+  absl::StatusOr<double> Sum(const PreparedWorkload& workload, const EffectiveRates& rates) const;
+  // Sum's parts per descriptor record (its count × one call, a split
+  // record's parts added), in order.
+  absl::StatusOr<std::vector<double>> RecordTimes(const PreparedWorkload& workload,
+                                                  const EffectiveRates& rates) const;
+
+ private:
+  friend class PricingPlan;
+  // models::OpClass's values, kGemm .. kSoftmax.
+  static constexpr int kOpClasses = static_cast<int>(models::OpClass::kSoftmax) + 1;
+
+  // One operation class: its level-1 model, or none (then its operations
+  // are priced at their roofline time and the class listed as uncalibrated).
+  struct Class {
+    const FittedModel* model = nullptr;
+    std::string key;                   // OpClassKey: breakdown and uncalibrated lists
+    std::vector<int> slots;            // model->features in CompiledOperationTable()
+    // CompiledOperationTable() cut down to what model->features need.
+    std::optional<CompiledFeatureTable> table;
+    // Per feature: its label ("level1/gemm:compute_ms") in labels_.
+    // Features that share a label share an index, so that a prediction
+    // lists each label once.
+    std::vector<int> label_ids;
+    int first_flag = 0;                // its features' first extrapolation flag
+  };
+  // A node's interval factors per class: [class][memory-bound][RegimeIndex].
+  using Bands = std::array<std::array<std::array<internal::BandFactors, 3>, 2>, kOpClasses>;
+  // What one prediction has noted so far: which classes' features it has
+  // listed and which features it has found extrapolated.
+  struct Notes;
+  // One call of an operation: its time, and its band when noting.
+  struct CallPrice {
+    double ms = 0, lo = 0, hi = 0;
+  };
+
+  // One call of `prepared`; with `bands`, its band, and its class's
+  // features, their extrapolation and an uncalibrated class noted in `notes`.
+  absl::StatusOr<CallPrice> PriceCall(const PreparedWorkload::Operation& prepared,
+                                      const EffectiveRates& rates, const Bands* bands,
+                                      Notes& notes) const;
+  // The level-1 sum; with `bands` and `prediction`, noting breakdown, band,
+  // features and classes in it; each record's part into `records` when given.
+  absl::StatusOr<double> Sum(const PreparedWorkload& workload, const EffectiveRates& rates,
+                             const Bands* bands, PlannedPrediction* prediction,
+                             std::vector<double>* records) const;
+
+  bool split_attention_ = false;
+  std::array<Class, kOpClasses> classes_;
+  std::array<int, kOpClasses> by_key_;  // class indices in the order of their keys
+  int flags_ = 0;  // level-1 features over all classes
+  // Every level-1 model's labels, each once: a prediction notes which it
+  // lists by index and points at them.
+  std::vector<std::string> labels_;
+};
+
 class PricingPlan {
  public:
   // `model` must outlive the plan; what the plan needs of `node` is copied.
@@ -121,7 +192,13 @@ class PricingPlan {
   PricingPlan(const PricingPlan&) = delete;
   PricingPlan& operator=(const PricingPlan&) = delete;
 
-  // PredictDescribed(model, descriptor, node), with its errors.
+  // Predicts one iteration of `descriptor` on the node (an operation
+  // workload: one call, by its class's level-1 model). A whole step is never
+  // answered below its roofline time on the node (kLevel1Fallback). Errors:
+  // InvalidArgument when the node lacks usable rates; FailedPrecondition when
+  // the model has nothing for this workload (no level-2 model for its phase
+  // and no level-1 models, or no level-1 model for an operation workload's
+  // class) or predicts a non-positive or non-finite time.
   absl::StatusOr<Prediction> Predict(const models::WorkloadDescriptor& descriptor) const;
   // The same from a workload prepared once (what a server prices again and again).
   absl::StatusOr<Prediction> Predict(const PreparedWorkload& workload) const;
@@ -135,24 +212,6 @@ class PricingPlan {
   absl::Status PredictPlanned(const PreparedWorkload& workload, PlannedPrediction* out) const;
 
  private:
-  // models::OpClass's values, kGemm .. kSoftmax.
-  static constexpr int kOpClasses = static_cast<int>(models::OpClass::kSoftmax) + 1;
-
-  // One operation class: its level-1 model, or none (then its operations
-  // are priced at their roofline time and the class listed as uncalibrated).
-  struct Level1 {
-    const FittedModel* model = nullptr;
-    std::string key;                   // OpClassKey: breakdown and uncalibrated lists
-    std::vector<int> slots;            // model->features in CompiledOperationTable()
-    // CompiledOperationTable() cut down to what model->features need.
-    std::optional<CompiledFeatureTable> table;
-    // Per feature: its label ("level1/gemm:compute_ms") in level1_labels_.
-    // Features that share a label share an index, so that a prediction
-    // lists each label once, as AddOnce would.
-    std::vector<int> label_ids;
-    int first_flag = 0;                // its features' first extrapolation flag
-    internal::BandFactors band[2][3];  // [memory-bound][RegimeIndex]
-  };
   // One level-2 model.
   struct Level2 {
     const FittedModel* model = nullptr;
@@ -179,44 +238,32 @@ class PricingPlan {
     absl::flat_hash_map<std::string, Level2> by_family;
     absl::flat_hash_map<std::string, Calibrated> calibrations;
   };
-  // What one prediction has noted so far: which classes' features it has
-  // listed and which features it has found extrapolated.
-  struct Notes;
 
   Level2 MakeLevel2(const FittedModel& fitted, const internal::Target& target) const;
-  // The level-1 sum over the descriptor's operations on `rates`, noting
-  // breakdown, band, features and classes in `prediction` when given.
-  absl::StatusOr<double> Level1Sum(const PreparedWorkload& workload,
-                                   const EffectiveRates& rates,
-                                   PlannedPrediction* prediction) const;
-  // One call of an operation: its time, and its band when noting.
-  struct CallPrice {
-    double ms = 0, lo = 0, hi = 0;
-  };
-  // One call of `prepared`, noting its class's features, their
-  // extrapolation and an uncalibrated class in `notes` when `noting`.
-  absl::StatusOr<CallPrice> PriceCall(const PreparedWorkload::Operation& prepared,
-                                      const EffectiveRates& rates, bool noting,
-                                      Notes& notes) const;
   // `host_ms`: what the model's host terms add (internal::HostTermsMs).
   absl::StatusOr<double> ApplyLevel2(const Level2& level2, const WorkloadInputArray& inputs,
                                      PlannedPrediction& prediction, double& host_ms) const;
-  // internal::ScaleBreakdown on `prediction`'s breakdown.
+  // internal::SetBreakdownScale, then the breakdown scaled and the host's
+  // share added.
   void ScaleBreakdown(double level1_ms, double host_ms, PlannedPrediction& prediction) const;
 
   const PredictorModel& model_;
   std::string node_name_;
   absl::StatusOr<EffectiveRates> rates_;
   EffectiveRates launch_free_;  // rates_ without launch costs (LaunchFree)
-  bool split_attention_ = false;
-  std::array<Level1, kOpClasses> level1_;
-  std::array<int, kOpClasses> by_key_;  // class indices in the order of their keys
-  int level1_flags_ = 0;  // level-1 features over all classes
-  // Every level-1 model's labels, each once: a prediction notes which it
-  // lists by index and points at them.
-  std::vector<std::string> level1_labels_;
-  Phase phases_[2];       // by models::Phase
+  Level1Plan level1_;
+  Level1Plan::Bands bands_;     // level1_'s interval factors on this node
+  Phase phases_[2];             // by models::Phase
 };
+
+// Level 1 alone, per operation record: the ms per iteration (count × one
+// call) of each of `descriptor.operations`, in order, as a PricingPlan on
+// `node` sums them (Level1Plan::RecordTimes at the node's rates).
+// InvalidArgument when the node lacks usable rates; otherwise
+// Level1Plan::Sum's errors.
+absl::StatusOr<std::vector<double>> PredictOperationTimes(
+    const PredictorModel& model, const models::WorkloadDescriptor& descriptor,
+    const models::Node& node);
 
 }  // namespace perfcast::predictor
 

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_split.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
 #include "tests/bench/profile_loading.h"
 
 namespace pp = perfcast::predictor;
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
     const bool is_test = test.contains(node.gpu.model);
     if (!is_test && !train.contains(node.gpu.model)) continue;
     if (is_test) node.measured = pm::MeasuredRates{};
-    absl::StatusOr<pp::Prediction> pred = pp::PredictDescribed(*model, p.descriptor, node);
+    absl::StatusOr<pp::Prediction> pred = pp::PricingPlan(*model, node).Predict(p.descriptor);
     if (!pred.ok()) {
       std::fprintf(stderr, "%s\n", pred.status().ToString().c_str());
       continue;

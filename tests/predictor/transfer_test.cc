@@ -11,6 +11,7 @@
 #include "predictor/evaluate.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
 #include "predictor/profile_rates.h"
 
 namespace perfcast::predictor {
@@ -222,7 +223,7 @@ TEST(Transfer, OneGpuFitWidensTheBandOnlyForASpecSheetGpu) {
   for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
     const models::WorkloadDescriptor d = Model(8, 2048, phase);
     auto widths = [&](const models::Node& node) {
-      absl::StatusOr<Prediction> p = PredictDescribed(*model, d, node);
+      absl::StatusOr<Prediction> p = PricingPlan(*model, node).Predict(d);
       EXPECT_TRUE(p.ok()) << p.status();
       EXPECT_EQ(p->method, Method::kTwoLevel);
       return std::pair<double, double>{std::log(p->iteration_ms / p->lo_ms),
@@ -385,7 +386,7 @@ TEST(SmallData, FewModelRowsGiveOneRatioAndNoneTheWiderLevel1Sum) {
   EXPECT_EQ(reduced.training_rows, 2);
 
   const models::WorkloadDescriptor d = Model(6, 4096, models::Phase::kTrain);
-  absl::StatusOr<Prediction> p = PredictDescribed(*model, d, data.nodes.at("t1"));
+  absl::StatusOr<Prediction> p = PricingPlan(*model, data.nodes.at("t1")).Predict(d);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->method, Method::kTwoLevelReduced);
   EXPECT_NEAR(p->iteration_ms, reduced.fit.coefficients[0] * p->level1_ms, 1e-9 * p->iteration_ms);
@@ -397,7 +398,7 @@ TEST(SmallData, FewModelRowsGiveOneRatioAndNoneTheWiderLevel1Sum) {
   }
   absl::StatusOr<PredictorModel> level1_only = FitDescribed(kernels, data.nodes, Options());
   ASSERT_TRUE(level1_only.ok()) << level1_only.status();
-  absl::StatusOr<Prediction> sum = PredictDescribed(*level1_only, d, data.nodes.at("t1"));
+  absl::StatusOr<Prediction> sum = PricingPlan(*level1_only, data.nodes.at("t1")).Predict(d);
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_EQ(sum->method, Method::kLevel1Sum);
   double ops_lo = 0, ops_hi = 0;
@@ -405,7 +406,7 @@ TEST(SmallData, FewModelRowsGiveOneRatioAndNoneTheWiderLevel1Sum) {
     models::WorkloadDescriptor one;
     one.spec.kind = models::WorkloadKind::kOperation;
     one.operations = {op};
-    absl::StatusOr<Prediction> part = PredictDescribed(*level1_only, one, data.nodes.at("t1"));
+    absl::StatusOr<Prediction> part = PricingPlan(*level1_only, data.nodes.at("t1")).Predict(one);
     ASSERT_TRUE(part.ok()) << part.status();
     EXPECT_EQ(part->method, Method::kLevel1Operation);
     ops_lo += part->lo_ms;
@@ -421,7 +422,7 @@ TEST(Breakdown, AddsUpToTheAnswer) {
   ASSERT_TRUE(model.ok()) << model.status();
   for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
     absl::StatusOr<Prediction> p =
-        PredictDescribed(*model, Model(10, 4096, phase), data.nodes.at("t1"));
+        PricingPlan(*model, data.nodes.at("t1")).Predict(Model(10, 4096, phase));
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_EQ(p->method, Method::kTwoLevel);
     double sum = 0;
@@ -467,7 +468,7 @@ double PredictedBandLog(const PredictorModel& model, const Operation& op,
   d.spec.family = "gemm";
   d.spec.phase = models::Phase::kInference;
   d.operations = {op};
-  absl::StatusOr<Prediction> p = PredictDescribed(model, d, node);
+  absl::StatusOr<Prediction> p = PricingPlan(model, node).Predict(d);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? std::log(p->hi_ms / p->lo_ms) : 0.0;
 }

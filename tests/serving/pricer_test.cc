@@ -9,6 +9,7 @@
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
 #include "serving/training.h"
 #include "tests/db/test_util.h"
 #include "tests/server/synthetic_store.h"
@@ -145,7 +146,7 @@ TEST_F(PricerTest, PricesAsThePredictorAndFollowsANodeChangedInTheStore) {
     ASSERT_TRUE(answer.ok()) << answer.status();
     const predictor::Prediction& price = answer->price->prediction;
     absl::StatusOr<predictor::Prediction> reference =
-        predictor::PredictDescribed((*model)->model, lstm, *node);
+        predictor::PricingPlan((*model)->model, *node).Predict(lstm);
     ASSERT_TRUE(reference.ok()) << reference.status();
     EXPECT_EQ(price.iteration_ms, reference->iteration_ms);
     EXPECT_EQ(price.lo_ms, reference->lo_ms);
@@ -163,7 +164,7 @@ TEST_F(PricerTest, PricesAsThePredictorAndFollowsANodeChangedInTheStore) {
   absl::StatusOr<Answer> after = pricer.Ask(query);
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(after->price->prediction.iteration_ms,
-            predictor::PredictDescribed((*model)->model, lstm, *node)->iteration_ms);
+            predictor::PricingPlan((*model)->model, *node).Predict(lstm)->iteration_ms);
   EXPECT_NE(after->price->prediction.iteration_ms, before);
 
   // Every spelling of a catalog GPU is one node.
