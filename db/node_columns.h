@@ -50,9 +50,8 @@ std::string NodeRefreshAssignments(absl::string_view marker);
 // node's registered_at_us is when its description was taken (the agent's
 // fingerprint); an agent file imported after a newer one of the same node
 // must not roll its host and measured rates back (rates measured by an older
-// method differ: launch latency with a sync per launch was 5 us where the
-// steady-state probe reads 1 us), so the newest fingerprint wins whatever
-// the import order.
+// method differ: docs/code-evidence.md, "Launch latency by method"), so the
+// newest fingerprint wins whatever the import order.
 std::string NodeRefreshGuard(absl::string_view marker);
 
 }  // namespace perfcast::db

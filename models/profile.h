@@ -51,9 +51,9 @@ struct PhaseBreakdown {
 // rank 2 and unchanged) are slower than what users run; 4: method 3 with the
 // optimizer step as PyTorch runs it on a GPU (multi-tensor "foreach" Adam,
 // AdamW and SGD, models/torch/optimizers.h): version 3 updated one tensor at
-// a time as LibTorch's C++ optimizers do, 3-9% of an fp32 training step on an
-// H100 against PyTorch's default, and its optimizer allocated no per-
-// parameter temporaries (memory peaks of many-parameter models differ).
+// a time as LibTorch's C++ optimizers do, slower than PyTorch's default
+// (docs/code-evidence.md, "The optimizer step"), and its optimizer allocated
+// no per-parameter temporaries (memory peaks of many-parameter models differ).
 // Inference and CPU profiles time what version 3 timed.
 inline constexpr int kCurrentMethodVersion = 4;
 

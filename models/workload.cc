@@ -84,8 +84,8 @@ absl::StatusOr<WorkloadKind> ParseWorkloadKind(absl::string_view name) {
 std::string WorkloadSpec::Key() const {
   // Built in one string reserved up front: an import computes every record's
   // key, and growing the string append by append reallocated it two or three
-  // times (10% of the gRPC import's prepare thread, measured with
-  // import_bench). The bound: the kind, precision and phase names and the
+  // times (docs/code-evidence.md, "Workload keys"). The bound: the kind,
+  // precision and phase names and the
   // separators fit in 48 characters, an integer in 20 and its sign.
   std::string key;
   size_t bound = 48 + family.size() + optimizer.size() + 21;

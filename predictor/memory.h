@@ -124,8 +124,7 @@ struct MemoryModel {
 // profiles, and one per phase over all families. The architectures plan
 // measures two or three sizes per family, so a family's own calibration,
 // even from two workloads, extrapolates to a larger size better than the
-// pooled one (memory_bench on the H200 data, each family's largest size held
-// out: 5.0% at 4 rows of 2 workloads, 5.8% at 6 of 3, 8.5% at 10 of 5). The
+// pooled one (docs/code-evidence.md, "Memory calibrations"). The
 // fit is the best non-negative least squares over the feature subsets whose
 // columns are independent: a feature that is zero or collinear in a small
 // group drops out rather than failing the group. Profiles without a peak,

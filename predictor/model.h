@@ -57,9 +57,8 @@ struct FittedModel {
   std::vector<double> transfer_error_quantiles;
   // The same two over the rows of one load regime (a GEMM with an operand
   // row that is not a multiple of 16 bytes loads narrow: its kernels are
-  // slower and their speed harder to tell, so its errors are wider; on
-  // NeuSight's training GPUs the leave-one-GPU-out 10th percentile is −50%
-  // narrow and −25% wide), where each regime has kMinRegimeRows rows; empty
+  // slower and their speed harder to tell, so its errors are wider:
+  // docs/code-evidence.md), where each regime has kMinRegimeRows rows; empty
   // otherwise, and the pooled quantiles serve. The regimes' transfer
   // quantiles are the typical held-out GPU's where at least three GPUs have
   // kMinRegimeRows rows of the regime: quantile by quantile, the median over
@@ -70,9 +69,8 @@ struct FittedModel {
   std::vector<double> wide_cv_error_quantiles;
   std::vector<double> wide_transfer_error_quantiles;
   // Batched GEMMs with wide loads (LoadRegime: cuBLAS runs them with its
-  // batched kernels), kept apart from single ones: on NeuSight's training
-  // GPUs the typical held-out GPU's 10th/90th percentile errors are about
-  // -16%/+13% on batched GEMMs and -21%/+9% on single ones. Empty as the
+  // batched kernels), kept apart from single ones: their errors differ
+  // (docs/code-evidence.md, "Error bands on NeuSight's GPUs"). Empty as the
   // others are, and in models saved before the regime existed.
   std::vector<double> batched_cv_error_quantiles;
   std::vector<double> batched_transfer_error_quantiles;

@@ -15,10 +15,9 @@ constexpr double kHighQuantile = 0.9;
 // A GPU a model never saw and knows from its spec sheet alone, when the
 // model's rows came from one GPU only and so say nothing about the error on
 // another: the band this many times wider. Where the agent measured the
-// GPU's rates, the random-fold band serves as it is: leave-one-GPU-out on
-// perfcast's own H100/H200 steps (measured rates) covered 80.4% and 84.2%
-// of each held-out GPU's whole steps with it, 96.8% and 97.5% widened 1.75x;
-// from spec rates (H100 held out, fit on the H200) 1.75x covers 83.8%.
+// GPU's rates, the random-fold band serves as it is: widened, it covered
+// far more than 80% of a held-out GPU's steps (docs/code-evidence.md,
+// "Interval widths").
 constexpr double kUnseenWidening = 1.75;
 // The z-score of the 90th percentile of a normal distribution.
 constexpr double kZ90 = 1.2816;
@@ -35,11 +34,10 @@ BandFactors BandFor(const FittedModel& model, const Target& target, double rate_
   double above = std::max(0.0, -std::log1p(low_error));  // log(hi / predicted)
   if (!model.reference_error_quantiles.empty()) {
     // A family's model: at least the global model's scatter on the
-    // family's rows around their median (model.h says why). Leave-one-GPU-
-    // out on perfcast's own method-2 H100/H200 steps (one training GPU: no
-    // held-out GPU to calibrate on) covered 68.7% of the held-out GPU's
-    // whole steps with the family's own band, 94.2% with the union of it
-    // and the global model's whole band, 82.8% with this.
+    // family's rows around their median (model.h says why): the family's
+    // own band alone was too narrow on a held-out GPU, the union with the
+    // global model's whole band too wide (docs/code-evidence.md, "Interval
+    // widths").
     auto log1p_of = [&](double q) {
       return std::log1p(std::max(model.ReferenceErrorQuantile(q), -0.95));
     };

@@ -111,11 +111,10 @@ std::vector<double> RegimeQuantiles(const Dataset& data, const std::vector<doubl
 // `errors` (leave-one-GPU-out, per row of `data`) over its rows of load
 // regime `regime`; then, quantile by quantile, the median over the
 // GPUs with kMinRegimeRows such rows (a median of non-decreasing curves is
-// one). Pooling instead adds every GPU's own bias to the spread: the pooled
-// 10-90% band of NeuSight's five training GPUs, set by the P4 and P100 (the
-// slowest and oldest, median held-out errors −2% and −17%), covered 87% of
-// the three test GPUs' GEMMs. Empty with fewer than three such GPUs: the
-// pooled quantiles serve.
+// one). Pooling instead adds every GPU's own bias to the spread, and the
+// oldest GPUs' set the band (docs/code-evidence.md, "Error bands on
+// NeuSight's GPUs"). Empty with fewer than three such GPUs: the pooled
+// quantiles serve.
 std::vector<double> TypicalGpuQuantiles(const Dataset& data, const std::vector<double>& errors,
                                         LoadWidth regime) {
   std::map<std::string, std::vector<double>> by_gpu;

@@ -59,8 +59,8 @@ struct FitOptions {
   // Level-1 features are times, so efficiencies (coefficients) must be >= 0.
   // So are level 2's (the level-1 sum, host dispatch, launches, roofline and
   // memory times all add to a step): a negative term fits one host's rows
-  // and, on a host whose latency is larger, drives the answer below zero
-  // (GPT-2 on the H100 node: -50 ms). The intercept stays free.
+  // and, on a host whose latency is larger, can drive the answer below
+  // zero. The intercept stays free.
   bool level1_non_negative = true;
   bool level2_non_negative = true;
   // What each level's fits minimise (regression.h, Loss): squared relative

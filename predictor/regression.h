@@ -11,7 +11,7 @@
 // The loss is squared by default; RegressionOptions::loss can make it
 // absolute instead. MAPE judges the *absolute* relative error, and the
 // squared one lets a heavy tail pull the coefficients (NeuSight's random
-// narrow-load GEMM shapes, held-out errors -51% / +27% at p10 / p90); the
+// narrow-load GEMM shapes: docs/code-evidence.md); the
 // absolute loss minimises what is judged and bounds each row's pull without
 // anyone choosing rows to drop. Relative weights already damp rows that ran
 // slow (4x slower weighs 1/16), so it matters most for rows that ran fast.

@@ -219,7 +219,7 @@ RunPlan QuickPlan() {
 namespace {
 
 // The default plan: few configurations, each measured well (>= 5 timed
-// blocks of >= 100 ms over two passes), within about 4.5 minutes on one H200.
+// blocks of >= 100 ms over two passes), in minutes on one GPU.
 // Every model family at sizes 1, 2, 4 and 8 (the largest can be held out),
 // one width, batches 16/64/256; training in fp32 and bf16-amp, inference in
 // fp32, and tf32 training at batch 64 for the matmul/convolution-heavy

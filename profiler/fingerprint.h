@@ -40,8 +40,8 @@ double CpuSingleThreadScore();
 // machine), so the harnesses sample it right before their timed blocks.
 double DispatchOpsPerS(const Device& device, int ops, int rounds);
 
-// Tiny ops of the harnesses' host probe before timed blocks: about 2.5 ms at
-// an H200 machine host's 2e5 ops/s, 2.5% of a 100 ms block. Timed blocks end
+// Tiny ops of the harnesses' host probe before timed blocks: a small share of
+// a timed block (docs/code-evidence.md, "Host-bound steps"). Timed blocks end
 // with the host waiting for the device, so the probe times the host alone.
 inline constexpr int kHostProbeOps = 500;
 

@@ -45,9 +45,9 @@ namespace perfcast::profiler {
 // the stored spread instead of biasing the configurations measured last.
 // Repeats are adaptive: a pass adds blocks (up to its share of
 // `max_repeats`) while the median's estimated relative standard error over
-// its blocks exceeds `target_median_error`. A host-bound step on a shared
-// machine scatters 5-12% from block to block (the host's dispatch rate moves
-// within seconds), and five blocks pin its median to about 5% only.
+// its blocks exceeds `target_median_error`: a host-bound step on a shared
+// machine scatters from block to block as the host's dispatch rate moves
+// (docs/code-evidence.md, "Host-bound steps").
 struct TimingPolicy {
   int warmup_iterations = 2;     // single steps before the warm-up blocks
   int repeats = 5;               // timed blocks over all passes (repeat_cv)
