@@ -1,5 +1,5 @@
 // The entry points that describe workloads with models::Describe. Kept apart
-// from predictor.cc so that code working from descriptors alone (tests,
+// from fit.cc so that code working from descriptors alone (tests,
 // imports that carry their own) does not link the descriptor library.
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
