@@ -22,6 +22,7 @@
 #include "client/text_input.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
+#include "nlohmann/json.hpp"
 #include "perfcast/v1/node_registry.grpc.pb.h"
 
 namespace perfcast::client {
@@ -117,16 +118,39 @@ void PrintGpus(ClientContext& context) {
     }
     return;
   }
-  Table table({"GPU", "ARCHITECTURE", "MEM GiB", "BW GB/s", "FP32 TF/s", "BF16 TF/s",
-               "TDP W"});
+  Table table({"GPU", "VENDOR", "ARCHITECTURE", "MEM GiB", "BW GB/s", "FP32 TF/s", "BF16 TF/s",
+               "FP8 TF/s", "TDP W"});
   for (const models::GpuSpec& gpu : gpus) {
-    table.AddRow({gpu.model, gpu.architecture, absl::StrFormat("%.0f", gpu.memory_gib),
+    table.AddRow({gpu.model, gpu.vendor, gpu.architecture, absl::StrFormat("%.0f", gpu.memory_gib),
                   absl::StrFormat("%.0f", gpu.memory_bandwidth_gbs),
                   absl::StrFormat("%.1f", gpu.fp32_tflops),
                   absl::StrFormat("%.1f", gpu.bf16_tflops),
+                  gpu.fp8_tflops > 0 ? absl::StrFormat("%.1f", gpu.fp8_tflops) : "-",
                   absl::StrFormat("%.0f", gpu.tdp_watts)});
   }
   table.Print(std::cout, context.TableWidth());
+}
+
+// One catalog GPU, every value beside its source.
+std::optional<CliError> ShowGpu(ClientContext& context, const std::string& name) {
+  const models::GpuCatalog& catalog = models::GpuCatalog::BuiltIn();
+  absl::StatusOr<models::GpuSpec> gpu = catalog.Find(name);
+  if (!gpu.ok()) {
+    return CliError{kExitUsage, Describe(gpu.status())};
+  }
+  const nlohmann::json values = nlohmann::json::parse(models::GpuSpecToJson(*gpu));
+  if (context.Structured()) {
+    context.Out().Record(values);
+    return std::nullopt;
+  }
+  Table table({"FIELD", "VALUE", "UNIT", "SOURCE"});
+  for (const models::GpuSpecField& field : models::GpuSpecSchema()) {
+    const nlohmann::json& value = values.at(field.name);
+    table.AddRow({field.name, value.is_string() ? value.get<std::string>() : value.dump(),
+                  field.unit, catalog.SourceOf(gpu->model, field.name)});
+  }
+  table.Print(std::cout, context.TableWidth());
+  return std::nullopt;
 }
 
 }  // namespace
@@ -266,6 +290,14 @@ void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& disp
       PrintGpus(context);
       return std::nullopt;
     };
+  });
+  auto shown = std::make_shared<std::string>();
+  CLI::App* show = gpus->add_subcommand(
+      "show", "One catalog GPU: every spec-sheet value with its source (datasheet and date)");
+  show->add_option("name", *shown, "Catalog GPU, e.g. B200 or MI300X-192GB")->required();
+  show->callback([&context, &dispatch, shown] {
+    dispatch.needs_server = false;
+    dispatch.action = [&context, shown] { return ShowGpu(context, *shown); };
   });
 
   CLI::App* completion = app.add_subcommand(

@@ -186,7 +186,9 @@ void RegisterNodeCommands(CLI::App& app, ClientContext& context, Dispatch& dispa
   register_cmd->add_option("--count", reg->count, "GPUs in the node")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  register_cmd->add_option("--spec", reg->spec_file, "JSON node spec file")->check(CLI::ExistingFile);
+  register_cmd->add_option("--spec", reg->spec_file, "JSON node spec file (schema below)")
+      ->check(CLI::ExistingFile);
+  register_cmd->footer(models::SpecFileSchemaHelp());
   register_cmd->add_option("--label", reg->labels, "key=value (repeatable)");
   register_cmd->callback([&context, &dispatch, reg] {
     dispatch.action = [&context, reg] { return RunRegister(context, *reg); };

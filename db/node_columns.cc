@@ -103,6 +103,11 @@ const NodeColumn kColumns[] = {
     PERFCAST_INT("nvlink_gpus", gpu.nvlink_gpus, false),
     PERFCAST_REAL("pcie_gbs", gpu.pcie_gbs, false),
     PERFCAST_REAL("network_gbs", gpu.network_gbs, false),
+    PERFCAST_TEXT("gpu_vendor", gpu.vendor, false),
+    PERFCAST_REAL("base_clock_mhz", gpu.base_clock_mhz, false),
+    PERFCAST_REAL("fp8_tflops", gpu.fp8_tflops, false),
+    PERFCAST_REAL("int8_tops", gpu.int8_tops, false),
+    PERFCAST_INT("pcie_generation", gpu.pcie_generation, false),
 };
 
 #undef PERFCAST_TEXT

@@ -147,6 +147,14 @@ ALTER TABLE nodes ADD COLUMN nvlink_gpus integer NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN pcie_gbs double precision NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN network_gbs double precision NOT NULL DEFAULT 0;
 )sql",
+    // v4: the catalog's vendor, base clock, FP8 and INT8 rates, PCIe generation.
+    R"sql(
+ALTER TABLE nodes ADD COLUMN gpu_vendor text NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN base_clock_mhz double precision NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN fp8_tflops double precision NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN int8_tops double precision NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN pcie_generation integer NOT NULL DEFAULT 0;
+)sql",
 };
 
 // The store's version: 0 for a database without perfcast's migrations table.

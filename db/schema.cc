@@ -156,6 +156,14 @@ ALTER TABLE nodes ADD COLUMN network_gbs REAL NOT NULL DEFAULT 0;
 DROP INDEX IF EXISTS profiles_by_workload;
 DROP INDEX IF EXISTS profiles_by_time;
 )sql",
+      // v6: the catalog's vendor, base clock, FP8 and INT8 rates, PCIe generation.
+      R"sql(
+ALTER TABLE nodes ADD COLUMN gpu_vendor TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN base_clock_mhz REAL NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN fp8_tflops REAL NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN int8_tops REAL NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN pcie_generation INTEGER NOT NULL DEFAULT 0;
+)sql",
   };
   return *kMigrations;
 }

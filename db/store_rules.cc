@@ -108,7 +108,7 @@ absl::Status ValidateNode(const models::Node& node) {
   const models::HostSpec& host = node.host;
   for (const std::string* text :
        {&node.gpu.model, &node.gpu.vendor_name, &node.gpu.architecture,
-        &node.gpu.compute_capability, &node.gpu.interconnect, &host.hostname, &host.cpu_model,
+        &node.gpu.compute_capability, &node.gpu.interconnect, &node.gpu.vendor, &host.hostname, &host.cpu_model,
         &host.driver_version, &host.cuda_version, &host.torch_version}) {
     if (text->size() > kMaxTextLength) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -129,13 +129,15 @@ absl::Status ValidateNode(const models::Node& node) {
   const models::GpuSpec& g = node.gpu;
   for (double v : {g.boost_clock_mhz, g.memory_gib, g.memory_bandwidth_gbs, g.fp32_tflops,
                    g.tf32_tflops, g.fp16_tflops, g.bf16_tflops, g.fp64_tflops, g.l2_cache_mib,
-                   g.tdp_watts, g.nvlink_gbs, g.pcie_gbs, g.network_gbs}) {
+                   g.tdp_watts, g.nvlink_gbs, g.pcie_gbs, g.network_gbs, g.base_clock_mhz,
+                   g.fp8_tflops, g.int8_tops}) {
     if (!(v >= 0) || v > 1e9) {
       return absl::InvalidArgumentError(
           absl::StrCat("node '", node.name, "' has a negative or non-finite hardware rate"));
     }
   }
   if (g.sm_count < 0 || g.memory_bus_width_bits < 0 || node.host.cpu_cores < 0 ||
+      g.pcie_generation < 0 || g.pcie_generation > 100 ||
       g.nvlink_gpus < 0 || g.nvlink_gpus > models::kMaxGpusPerNode) {
     return absl::InvalidArgumentError(
         absl::StrCat("node '", node.name, "' has a negative hardware count"));

@@ -42,6 +42,11 @@ struct GpuSpec {
   double pcie_gbs = 0;     // the GPU's PCIe link to its host
   double network_gbs = 0;  // network between nodes, per GPU, in the
                            // reference server of this GPU (e.g. DGX)
+  std::string vendor;      // "NVIDIA", "AMD"; empty when unknown
+  double base_clock_mhz = 0;
+  double fp8_tflops = 0;   // tensor-core FP8, dense (Hopper, Ada, Blackwell, CDNA3)
+  double int8_tops = 0;    // tensor-core INT8, dense, tera-operations/s
+  int pcie_generation = 0;  // of the GPU's host link: 3, 4, 5, 6
 
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };

@@ -38,6 +38,11 @@ void ToProto(const models::GpuSpec& g, v1::GpuSpec* out) {
   out->set_nvlink_gpus(g.nvlink_gpus);
   out->set_pcie_gbs(g.pcie_gbs);
   out->set_network_gbs(g.network_gbs);
+  out->set_vendor(g.vendor);
+  out->set_base_clock_mhz(g.base_clock_mhz);
+  out->set_fp8_tflops(g.fp8_tflops);
+  out->set_int8_tops(g.int8_tops);
+  out->set_pcie_generation(g.pcie_generation);
 }
 
 models::GpuSpec FromProto(const v1::GpuSpec& in) {
@@ -63,6 +68,11 @@ models::GpuSpec FromProto(const v1::GpuSpec& in) {
   g.nvlink_gpus = in.nvlink_gpus();
   g.pcie_gbs = in.pcie_gbs();
   g.network_gbs = in.network_gbs();
+  g.vendor = in.vendor();
+  g.base_clock_mhz = in.base_clock_mhz();
+  g.fp8_tflops = in.fp8_tflops();
+  g.int8_tops = in.int8_tops();
+  g.pcie_generation = in.pcie_generation();
   return g;
 }
 

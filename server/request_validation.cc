@@ -33,16 +33,19 @@ absl::StatusOr<models::Node> NodeFromRegisterRequest(const v1::RegisterNodeReque
       node.source = models::NodeSource::kCatalog;
       break;
     }
-    case v1::RegisterNodeRequest::kGpu:
+    case v1::RegisterNodeRequest::kGpu: {
       node.gpu = proto::FromProto(request.gpu());
       node.source = models::NodeSource::kSpecFile;
-      // Written so that NaN fails too.
-      if (!(node.gpu.memory_bandwidth_gbs > 0) || !(node.gpu.fp32_tflops > 0) ||
-          !std::isfinite(node.gpu.memory_bandwidth_gbs) || !std::isfinite(node.gpu.fp32_tflops)) {
-        return absl::InvalidArgumentError(
-            "a GPU spec needs positive, finite memory_bandwidth_gbs and fp32_tflops");
+      // An agent's fingerprint may lack what only a spec sheet says; a spec
+      // file must say what prediction needs.
+      const bool measured = proto::FromProto(request.measured()) != models::MeasuredRates{};
+      if (absl::Status s = models::ValidateGpuSpec(
+              node.gpu, measured ? models::SpecOrigin::kAgent : models::SpecOrigin::kSpecFile);
+          !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("GPU spec: ", s.message()));
       }
       break;
+    }
     case v1::RegisterNodeRequest::HARDWARE_NOT_SET:
       return absl::InvalidArgumentError("a node needs its GPU: a catalog name or a spec");
   }

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "predictor/summary.h"
 
@@ -91,7 +95,11 @@ absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const 
         auto it = catalog_nodes_.find(target.name);
         if (it != catalog_nodes_.end()) return it->second;
       }
-      ASSIGN_OR_RETURN(models::GpuSpec spec, catalog_.Find(target.name));
+      absl::StatusOr<models::GpuSpec> found = catalog_.Find(target.name);
+      if (found.status().code() == absl::StatusCode::kNotFound) {
+        return RegisteredGpu(target.name, found.status());
+      }
+      ASSIGN_OR_RETURN(models::GpuSpec spec, std::move(found));
       auto node = std::make_shared<models::Node>();
       node->name = absl::StrCat("catalog:", spec.model);
       node->gpu = std::move(spec);
@@ -107,6 +115,30 @@ absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const 
     }
   }
   return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");
+}
+
+absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::RegisteredGpu(
+    absl::string_view name, const absl::Status& not_in_catalog) {
+  // Not cached: a model registered or deregistered by another call counts at
+  // once, and the registry is read only for names the catalog lacks.
+  std::optional<models::GpuSpec> spec;
+  std::vector<std::string> models;
+  RETURN_IF_ERROR(db::ForEachNode(store_, {}, [&](models::Node& node) {
+    if (node.gpu_count == 0) return;
+    if (!spec.has_value() && absl::EqualsIgnoreCase(node.gpu.model, name)) spec = node.gpu;
+    models.push_back(node.gpu.model);
+  }));
+  if (!spec.has_value()) {
+    std::vector<std::string> nearest = models::NearestNames(name, models, 3);
+    if (nearest.empty()) return not_in_catalog;
+    return absl::NotFoundError(absl::StrCat(not_in_catalog.message(), "; registered GPU models near it: ",
+                                            absl::StrJoin(nearest, ", ")));
+  }
+  auto node = std::make_shared<models::Node>();
+  node->name = absl::StrCat("gpu:", spec->model);
+  node->gpu = *std::move(spec);
+  node->source = models::NodeSource::kSpecFile;
+  return node;
 }
 
 absl::StatusOr<Answer> Pricer::Ask(const Query& query) {

@@ -138,7 +138,9 @@ class Pricer {
     bool keep_answers = true;
   };
 
-  // `store` and `catalog` must outlive the pricer.
+  // `store` and `catalog` must outlive the pricer. A catalog GPU target may
+  // also name the GPU model of a registered node (a spec file's GPU): it is
+  // priced from that spec, as a catalog GPU is.
   Pricer(db::Store& store, const models::GpuCatalog& catalog, Options options);
   Pricer(const Pricer&) = delete;
   Pricer& operator=(const Pricer&) = delete;
@@ -168,6 +170,12 @@ class Pricer {
   size_t described_workloads() { return descriptions_.size(); }
 
  private:
+  // The spec of a registered node whose GPU model is `name` (any case), as
+  // a target; else NotFound: `not_in_catalog` with the registered models
+  // nearest to `name` added.
+  absl::StatusOr<std::shared_ptr<const models::Node>> RegisteredGpu(
+      absl::string_view name, const absl::Status& not_in_catalog);
+
   // A model's plan for one node, kept while both are current.
   struct Planned {
     Planned(std::shared_ptr<const LoadedModel> m, std::shared_ptr<const models::Node> n)

@@ -40,12 +40,13 @@ TEST_F(CompletionTest, CommandsFlagsAndValues) {
   EXPECT_EQ(Complete({""}), (std::vector<std::string>{"nodes", "predict"}));
   EXPECT_EQ(Complete({"nodes", "l"}), (std::vector<std::string>{"list"}));
   EXPECT_EQ(Complete({"predict", "--gpu-"}), (std::vector<std::string>{"--gpu-count"}));
-  EXPECT_EQ(Complete({"predict", "--gpu", "H2"}), (std::vector<std::string>{"H200-SXM-141GB"}));
+  EXPECT_EQ(Complete({"predict", "--gpu", "H20"}),
+            (std::vector<std::string>{"H200-SXM-141GB", "H20-96GB"}));
   EXPECT_EQ(Complete({"-o", "y"}), (std::vector<std::string>{"yaml"}));
   // Global flags are offered after a command, and a flag without a value
   // does not take the next word.
   EXPECT_EQ(Complete({"predict", "--out"}), (std::vector<std::string>{"--output"}));
-  EXPECT_EQ(Complete({"predict", "--local", "--gpu", "L40"}),
+  EXPECT_EQ(Complete({"predict", "--local", "--gpu", "L40S"}),
             (std::vector<std::string>{"L40S-48GB"}));
 }
 

@@ -18,7 +18,8 @@ using perfcast::models::GpuSpec;
 void CheckSpec(const GpuSpec& g) {
   for (double v : {g.boost_clock_mhz, g.memory_gib, g.memory_bandwidth_gbs, g.fp32_tflops,
                    g.tf32_tflops, g.fp16_tflops, g.bf16_tflops, g.fp64_tflops, g.l2_cache_mib,
-                   g.tdp_watts, g.nvlink_gbs, g.pcie_gbs, g.network_gbs}) {
+                   g.tdp_watts, g.nvlink_gbs, g.pcie_gbs, g.network_gbs, g.base_clock_mhz,
+                   g.fp8_tflops, g.int8_tops}) {
     PERFCAST_FUZZ_CHECK(std::isfinite(v) && v >= 0, g.model);
   }
   PERFCAST_FUZZ_CHECK(g.memory_bandwidth_gbs > 0 && g.fp32_tflops > 0, g.model);
@@ -42,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                         node->name);
     CheckSpec(node->gpu);
     absl::StatusOr<models::Node> again =
-        models::NodeFromSpecJson(models::NodeToJson(*node), catalog);
+        models::NodeFromSpecJson(models::NodeSpecToJson(*node), catalog);
     PERFCAST_FUZZ_CHECK(again.ok(), again.status().ToString());
     PERFCAST_FUZZ_CHECK(again->name == node->name && again->gpu_count == node->gpu_count &&
                             again->labels == node->labels && again->gpu == node->gpu,

@@ -158,8 +158,8 @@ TEST_F(CliConventionsTest, BashCompletionCompletesCommandsFlagsAndGpus) {
   EXPECT_EQ(r.out, "list\n");
   r = complete("predict --gp", 2);
   EXPECT_EQ(r.out, "--gpu\n");
-  r = complete("predict --gpu H2", 3);
-  EXPECT_EQ(r.out, "H200-SXM-141GB\n");
+  r = complete("predict --gpu B2", 3);
+  EXPECT_EQ(r.out, "B200-SXM-180GB\n");
   r = complete("g", 1);
   EXPECT_EQ(r.out, "gpus\n");
 }
@@ -252,6 +252,41 @@ TEST_F(CliConventionsTest, GpuCatalogIsListedWithoutAServer) {
   std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
   EXPECT_GE(lines.size(), 10u);
   EXPECT_TRUE(nlohmann::json::parse(lines[0]).contains("memory_bandwidth_gbs"));
+}
+
+TEST_F(CliConventionsTest, GpusShowGivesEveryValueItsSourceAndUnknownNamesTheNearest) {
+  CommandResult r = RunCommand({PERFCAST_CLI_PATH, "gpus", "show", "B200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("B200-SXM-180GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA HGX B200 datasheet (2024-03)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fp8_tflops"), std::string::npos) << r.out;
+  r = RunCommand({PERFCAST_CLI_PATH, "gpus", "show", "B300"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("NOT_FOUND"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nearest: B200-SXM-180GB"), std::string::npos) << r.err;
+}
+
+// A spec file is checked before anything is stored; once registered, its GPU
+// model is a --gpu like a catalog name.
+TEST_F(CliConventionsTest, SpecFilesAreStrictAndTheirGpuIsAGpuName) {
+  CommandResult help = RunCommand({PERFCAST_CLI_PATH, "nodes", "register", "--help"});
+  EXPECT_NE(help.out.find("memory_bandwidth_gbs"), std::string::npos) << help.out;
+  const std::string gpu =
+      R"("model": "ACME-X1", "memory_gib": 96, "memory_bandwidth_gbs": 4000, "fp32_tflops": 60)";
+  const std::string bad = WriteFile(
+      "bad.json", absl::StrCat(R"({"name": "x1", "gpu": {)", gpu, R"(, "bf16_tflop": 900}})"));
+  CommandResult r = server_->Cli({"nodes", "register", "--spec", bad});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("did you mean 'bf16_tflops'"), std::string::npos) << r.err;
+  r = server_->Cli({"nodes", "list"});
+  EXPECT_EQ(r.out.find("x1"), std::string::npos) << "a refused spec registered a node: " << r.out;
+  const std::string good = WriteFile(
+      "good.json", absl::StrCat(R"({"name": "x1", "gpu": {)", gpu, R"(, "bf16_tflops": 900}})"));
+  r = server_->Cli({"nodes", "register", "--spec", good});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = server_->Cli({"predict", "--family", "lstm", "--param", "layers=2", "--param", "hidden=256",
+                    "--batch", "64", "--gpu", "ACME-X1", "--iterations", "10"});
+  EXPECT_EQ(r.err.find("unknown GPU"), std::string::npos) << r.err;
 }
 
 TEST_F(CliConventionsTest, NodeNamesWithTerminalEscapesAreRefused) {

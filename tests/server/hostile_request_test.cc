@@ -66,8 +66,10 @@ class HostileRequestTest : public ::testing::Test {
     request.set_name(name);
     v1::GpuSpec* gpu = request.mutable_gpu();
     gpu->set_model("X1");
+    gpu->set_memory_gib(16);
     gpu->set_memory_bandwidth_gbs(1000);
     gpu->set_fp32_tflops(20);
+    gpu->set_bf16_tflops(80);
     return request;
   }
 

@@ -188,6 +188,56 @@ TEST_F(PricerTest, UnknownTargetsAndModelsAreNotFound) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A GPU registered from a spec file is a --gpu like a catalog one, and an
+// unknown name hears of the registered models near it.
+TEST_F(PricerTest, AGpuTargetMayNameARegisteredNodesGpuModel) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  absl::StatusOr<std::shared_ptr<const models::Node>> gpu =
+      pricer.ResolveTarget(Target::CatalogGpu("BETA2-GPU"));
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  EXPECT_EQ((*gpu)->gpu.model, "beta2-gpu");
+  EXPECT_EQ((*gpu)->measured, models::MeasuredRates{});  // priced from the spec, as the catalog's
+  absl::StatusOr<Answer> answer = pricer.Ask(QueryFor(Lstm(), Target::CatalogGpu("beta2-gpu")));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_GT(answer->price->prediction.iteration_ms, 0);
+  absl::Status near = pricer.ResolveTarget(Target::CatalogGpu("beta9-gpu")).status();
+  EXPECT_EQ(near.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(near.message().find("registered GPU models near it: beta"), std::string::npos) << near;
+}
+
+// Issue 29: a precision a GPU has no path for is refused on every road, and
+// one PyTorch runs as something else is priced so, with a note.
+TEST_F(PricerTest, PrecisionsAGpuLacksAreRefusedOrNoted) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  models::WorkloadDescriptor lstm = Lstm();  // bf16-amp
+  absl::Status v100 = pricer.Ask(QueryFor(lstm, Target::CatalogGpu("V100-SXM2-32GB"))).status();
+  EXPECT_EQ(v100.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(v100.message().find("V100-SXM2-32GB"), std::string::npos) << v100;
+  EXPECT_TRUE(pricer.Ask(QueryFor(lstm, Target::CatalogGpu("A100-SXM4-80GB"))).ok());
+  models::WorkloadSpec tf32 = lstm.spec;
+  tf32.precision = models::Precision::kTf32;
+  absl::StatusOr<models::WorkloadDescriptor> described = models::Describe(tf32);
+  ASSERT_TRUE(described.ok());
+  absl::StatusOr<Answer> noted = pricer.Ask(QueryFor(*described, Target::CatalogGpu("T4-16GB")));
+  ASSERT_TRUE(noted.ok()) << noted.status();
+  bool said = false;
+  for (const std::string& note : noted->price->notes) said |= note.find("runs as fp32") != std::string::npos;
+  EXPECT_TRUE(said);
+  models::WorkloadSpec fp8 = lstm.spec;
+  fp8.precision = models::Precision::kFp8;
+  described = models::Describe(fp8);
+  ASSERT_TRUE(described.ok());
+  EXPECT_EQ(pricer.Ask(QueryFor(*described, Target::CatalogGpu("A100-SXM4-80GB"))).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<Answer> h100 = pricer.Ask(QueryFor(*described, Target::CatalogGpu("H100-SXM5-80GB")));
+  ASSERT_TRUE(h100.ok()) << h100.status();
+  absl::StatusOr<Answer> h100_bf16 = pricer.Ask(QueryFor(lstm, Target::CatalogGpu("H100-SXM5-80GB")));
+  ASSERT_TRUE(h100_bf16.ok());
+  EXPECT_LE(h100->price->prediction.iteration_ms, h100_bf16->price->prediction.iteration_ms);
+}
+
 TEST_F(PricerTest, AFitIsVisibleAtOnceThroughModelSaved) {
   Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {.model_recheck = absl::Hours(1)});
   absl::StatusOr<SavedFit> first = FitWithoutBeta2();
