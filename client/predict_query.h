@@ -13,8 +13,11 @@
 
 namespace perfcast::client {
 
-// Help texts of the workload flags `predict` and `recommend` both take.
-inline constexpr char kPrecisionHelp[] = "fp32, tf32, fp16-amp, bf16-amp, fp64";
+// Help texts of the workload flags `predict` and `recommend` both take. The
+// precisions are also the completion's values; README.md, "Precisions", says
+// what each means.
+inline constexpr char kPrecisionHelp[] =
+    "fp32, tf32, strict-fp32, fp16-amp, bf16-amp, fp64, fp8, int8";
 inline constexpr char kPhaseHelp[] = "train or inference";
 inline constexpr char kOptimizerHelp[] = "adam, adamw, sgd or none (forward + backward only)";
 

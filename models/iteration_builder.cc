@@ -87,11 +87,15 @@ double ElementBytes(Precision precision) {
   switch (precision) {
     case Precision::kFp16Amp:
     case Precision::kBf16Amp:
+    // Activations between the 8-bit matrix operations stay in 16 bits.
+    case Precision::kFp8:
+    case Precision::kInt8:
       return 2;
     case Precision::kFp64:
       return 8;
     case Precision::kFp32:
     case Precision::kTf32:
+    case Precision::kStrictFp32:
       return 4;
   }
   return 4;
@@ -107,10 +111,18 @@ IterationBuilder::IterationBuilder(const WorkloadSpec& spec) : spec_(spec) { out
 
 Precision IterationBuilder::matmul_precision() const { return spec_.precision; }
 
+Precision IterationBuilder::conv_precision() const {
+  // PyTorch's default lets cuDNN run FP32 convolutions in TF32; a GPU without
+  // TF32 prices them at its FP32 rate (EffectiveRates falls back).
+  return spec_.precision == Precision::kFp32 ? Precision::kTf32 : spec_.precision;
+}
+
 Precision IterationBuilder::norm_precision() const {
   switch (spec_.precision) {
     case Precision::kFp16Amp:
     case Precision::kBf16Amp:
+    case Precision::kFp8:
+    case Precision::kInt8:
     case Precision::kTf32:
       return Precision::kFp32;
     default:
@@ -260,7 +272,7 @@ void IterationBuilder::Conv(const std::string& name, const ConvShape& s, bool bi
                 {"in_w", s.in_w},         {"out_h", s.out_h},
                 {"out_w", s.out_w},       {"kernel_h", s.kernel_h},
                 {"kernel_w", s.kernel_w}, {"stride", s.stride}};
-    op.precision = matmul_precision();
+    op.precision = conv_precision();
     op.flops = op_flops;
     op.bytes = act_bytes() * (in_elems + weights + out_elems);
     // Implicit GEMM view: output pixels x output channels (forward, dX over

@@ -56,6 +56,8 @@ class IterationBuilder {
   // the activations between layers; norms, softmax and losses run in fp32
   // under amp.
   Precision matmul_precision() const;
+  // Of convolutions: TF32 under fp32 (cuDNN's default), else matmul_precision().
+  Precision conv_precision() const;
   Precision norm_precision() const;
   double act_bytes() const { return ElementBytes(matmul_precision()); }
   double norm_bytes() const { return ElementBytes(norm_precision()); }

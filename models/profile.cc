@@ -113,6 +113,15 @@ bool MeasuredByAgent(const Profile& profile) {
   return absl::StartsWith(profile.agent_version, kAgentVersionPrefix);
 }
 
+WorkloadSpec MeasuredWorkload(const Profile& profile) {
+  WorkloadSpec spec = profile.workload;
+  if (spec.precision == Precision::kFp32 && profile.method_version <= 4 &&
+      MeasuredByAgent(profile)) {
+    spec.precision = Precision::kStrictFp32;
+  }
+  return spec;
+}
+
 absl::Status ValidateProfile(const Profile& profile) {
   if (profile.node_name.empty()) return absl::InvalidArgumentError("profile has no node");
   if (profile.node_name.size() > kMaxNodeNameLength) {

@@ -54,8 +54,13 @@ struct PhaseBreakdown {
 // a time as LibTorch's C++ optimizers do, slower than PyTorch's default
 // (docs/code-evidence.md, "The optimizer step"), and its optimizer allocated
 // no per-parameter temporaries (memory peaks of many-parameter models differ).
-// Inference and CPU profiles time what version 3 timed.
-inline constexpr int kCurrentMethodVersion = 4;
+// Inference and CPU profiles time what version 3 timed. 5: precision names
+// mean what PyTorch does (models::Precision): fp32 lets cuDNN run convolutions
+// in TF32, and cudnn.benchmark is on for every precision; up to version 4 the
+// agent ran fp32 with TF32 nowhere (now strict-fp32) and benchmark off, so an
+// agent's fp32 profile of version 4 or older is read as strict-fp32
+// (MeasuredWorkload).
+inline constexpr int kCurrentMethodVersion = 5;
 
 // The host and GPU state a profile was measured under. Missing means not
 // measured (older agents, no GPU, or a driver without NVML).
@@ -106,6 +111,11 @@ inline constexpr char kAgentVersionPrefix[] = "perfcast-agent";
 // so) rather than imported from elsewhere: measurement methods order agent
 // runs, while an imported run is a measurement of its own kind.
 bool MeasuredByAgent(const Profile& profile);
+
+// The workload `profile` measured, in today's precision names: an agent's
+// fp32 profile of method version 4 or older ran with TF32 nowhere and is
+// strict-fp32; everything else is its workload as stored.
+WorkloadSpec MeasuredWorkload(const Profile& profile);
 
 // Checks what a stored profile must satisfy: a node, a valid workload key,
 // finite non-negative times (at most 1e12 ms), count >= 1, median/p95

@@ -16,7 +16,8 @@ namespace {
 constexpr std::pair<Precision, absl::string_view> kPrecisionNames[] = {
     {Precision::kFp32, "fp32"},         {Precision::kTf32, "tf32"},
     {Precision::kFp16Amp, "fp16-amp"},  {Precision::kBf16Amp, "bf16-amp"},
-    {Precision::kFp64, "fp64"},
+    {Precision::kFp64, "fp64"},         {Precision::kFp8, "fp8"},
+    {Precision::kInt8, "int8"},         {Precision::kStrictFp32, "strict-fp32"},
 };
 
 bool IsIdentifier(absl::string_view text) {
@@ -46,6 +47,11 @@ absl::string_view PrecisionName(Precision precision) {
   return "unknown";
 }
 
+bool IsMixedPrecision(Precision precision) {
+  return precision == Precision::kFp16Amp || precision == Precision::kBf16Amp ||
+         precision == Precision::kFp8 || precision == Precision::kInt8;
+}
+
 absl::string_view PhaseName(Phase phase) {
   return phase == Phase::kTrain ? "train" : "inference";
 }
@@ -62,7 +68,8 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
     if (text == lower) return value;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown precision '", name, "' (expected fp32, tf32, fp16-amp, bf16-amp or fp64)"));
+      "unknown precision '", name,
+      "' (expected fp32, tf32, strict-fp32, fp16-amp, bf16-amp, fp64, fp8 or int8)"));
 }
 
 absl::StatusOr<Phase> ParsePhase(absl::string_view name) {

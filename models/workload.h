@@ -15,9 +15,24 @@
 
 namespace perfcast::models {
 
-// Numeric precision a workload runs in. Amp precisions keep FP32 master
-// weights and autocast matrix work to 16 bits.
-enum class Precision { kFp32, kTf32, kFp16Amp, kBf16Amp, kFp64 };
+// Numeric precision a workload runs in, as PyTorch runs it with cudnn.benchmark
+// on. kFp32 is PyTorch's default: matmuls in strict FP32, convolutions in TF32
+// through cuDNN on Ampere and newer (torch.backends.cudnn.allow_tf32 is True,
+// torch.backends.cuda.matmul.allow_tf32 False); kTf32 runs matmuls and
+// convolutions in TF32 (set_float32_matmul_precision("high")); kStrictFp32
+// uses TF32 nowhere. On GPUs without TF32 all three run strict FP32. Amp
+// precisions keep FP32 master weights and autocast matrix work to 16 bits.
+// kFp8 runs matrix work in FP8
+// and the rest as bf16-amp does (Transformer Engine, torchao float8): a
+// training and inference precision of Hopper, Blackwell and AMD MI300. kInt8
+// runs matrix work in INT8 and the rest in 16 bits: inference only. New
+// values go last: rate tables are indexed by this order.
+enum class Precision { kFp32, kTf32, kFp16Amp, kBf16Amp, kFp64, kFp8, kInt8, kStrictFp32 };
+inline constexpr int kPrecisionCount = 8;
+
+// Whether `precision` keeps FP32 master weights and runs matrix work in
+// fewer bits (fp16-amp, bf16-amp, fp8, int8).
+bool IsMixedPrecision(Precision precision);
 
 // Training step (forward + backward + optimizer) or inference batch (forward).
 enum class Phase { kTrain, kInference };
@@ -26,7 +41,8 @@ enum class Phase { kTrain, kInference };
 enum class WorkloadKind { kModel, kOperation };
 
 // Stable lower-case names used in files, flags and the API:
-// "fp32", "tf32", "fp16-amp", "bf16-amp", "fp64"; "train", "inference".
+// "fp32", "tf32", "fp16-amp", "bf16-amp", "fp64", "fp8", "int8",
+// "strict-fp32"; "train", "inference".
 absl::string_view PrecisionName(Precision precision);
 absl::string_view PhaseName(Phase phase);
 absl::string_view WorkloadKindName(WorkloadKind kind);

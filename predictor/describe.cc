@@ -15,14 +15,15 @@ absl::StatusOr<std::vector<DescribedProfile>> DescribeAll(
     absl::Span<const models::Profile> profiles) {
   std::vector<DescribedProfile> described;
   described.reserve(profiles.size());
-  for (const models::Profile& profile : profiles) {
+  for (models::Profile profile : profiles) {
+    profile.workload = models::MeasuredWorkload(profile);
     absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(profile.workload);
     if (!descriptor.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("profile ", profile.id, " (",
                                                      profile.workload.Key(), "): ",
                                                      descriptor.status().message()));
     }
-    described.push_back({profile, *std::move(descriptor)});
+    described.push_back({std::move(profile), *std::move(descriptor)});
   }
   return described;
 }

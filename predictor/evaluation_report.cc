@@ -57,6 +57,7 @@ absl::StatusOr<EvaluationResult> EvaluateAndReport(std::vector<models::Profile> 
   described.reserve(profiles.size());
   std::vector<int64_t> sizes;
   for (models::Profile& p : profiles) {
+    p.workload = models::MeasuredWorkload(p);
     absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(p.workload);
     if (!d.ok()) {
       return absl::Status(d.status().code(),

@@ -155,8 +155,7 @@ double RowAlignment(double elements, double bytes) {
 }
 
 bool UsesTensorCores(models::Precision precision) {
-  return precision == models::Precision::kTf32 || precision == models::Precision::kFp16Amp ||
-         precision == models::Precision::kBf16Amp;
+  return precision == models::Precision::kTf32 || models::IsMixedPrecision(precision);
 }
 
 // Output tiles of Tm × Tn each read a Tm × k panel of A and a k × Tn panel of
@@ -501,9 +500,7 @@ WorkloadInputArray WorkloadOwnInputs(const models::WorkloadDescriptor& descripto
           static_cast<double>(descriptor.inner_modules),
           static_cast<double>(descriptor.spec.batch_size),
           seq == params.end() ? 0.0 : static_cast<double>(seq->second),
-          precision == models::Precision::kFp16Amp || precision == models::Precision::kBf16Amp
-              ? 1.0
-              : 0.0,
+          models::IsMixedPrecision(precision) ? 1.0 : 0.0,
           0.0,
           0.0};
 }

@@ -179,8 +179,7 @@ double MemoryCalibration::Predict(const MemoryTerms& terms) const {
 MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& d) {
   const models::WorkloadSpec& spec = d.spec;
   const double master = spec.precision == models::Precision::kFp64 ? 8 : 4;
-  const bool amp = spec.precision == models::Precision::kFp16Amp ||
-                   spec.precision == models::Precision::kBf16Amp;
+  const bool amp = models::IsMixedPrecision(spec.precision);
   const bool train = spec.phase == models::Phase::kTrain;
   MemoryTerms t;
   t.weights = d.parameters * master;
@@ -191,6 +190,7 @@ MemoryTerms AnalyticMemory(const models::WorkloadDescriptor& d) {
   t.activations = d.activation_bytes;
   t.inputs = d.input_bytes;
   const bool wide = spec.precision == models::Precision::kFp32 ||
+                    spec.precision == models::Precision::kStrictFp32 ||
                     spec.precision == models::Precision::kTf32 ||
                     spec.precision == models::Precision::kFp64;
   t.fp32_activations = wide ? d.activation_bytes : 0;

@@ -28,11 +28,14 @@ RateMember MeasuredField(const std::string& key) {
 // The rate key of a GEMM's precision: amp matmuls run in 16 bits.
 const char* MathKey(models::Precision precision) {
   switch (precision) {
-    case models::Precision::kFp32: return "fp32";
+    case models::Precision::kFp32:
+    case models::Precision::kStrictFp32: return "fp32";
     case models::Precision::kTf32: return "tf32";
     case models::Precision::kFp16Amp: return "fp16";
     case models::Precision::kBf16Amp: return "bf16";
     case models::Precision::kFp64: return "fp64";
+    case models::Precision::kFp8: return "fp8";
+    case models::Precision::kInt8: return "int8";
   }
   return "fp32";
 }

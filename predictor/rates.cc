@@ -12,10 +12,14 @@ namespace {
 
 // One row per rate the predictor scales: its key, the spec field and the
 // measured field. Indexing by precision follows models::Precision's order.
+// The agent does not measure FP8 or INT8 (no `measured` member): their spec
+// rates are scaled by the efficiency of the 16-bit tensor path (`borrow`),
+// the nearest kind of work the fit has seen.
 struct RateField {
   absl::string_view key;
   double models::GpuSpec::*spec;
   std::optional<double> models::MeasuredRates::*measured;
+  absl::string_view borrow = "";
 };
 constexpr RateField kRateFields[] = {
     {"fp32", &models::GpuSpec::fp32_tflops, &models::MeasuredRates::fp32_tflops},
@@ -23,10 +27,15 @@ constexpr RateField kRateFields[] = {
     {"fp16", &models::GpuSpec::fp16_tflops, &models::MeasuredRates::fp16_tflops},
     {"bf16", &models::GpuSpec::bf16_tflops, &models::MeasuredRates::bf16_tflops},
     {"fp64", &models::GpuSpec::fp64_tflops, &models::MeasuredRates::fp64_tflops},
+    {"fp8", &models::GpuSpec::fp8_tflops, nullptr, "bf16"},
+    {"int8", &models::GpuSpec::int8_tops, nullptr, "bf16"},
     {"memory", &models::GpuSpec::memory_bandwidth_gbs,
      &models::MeasuredRates::memory_bandwidth_gbs},
 };
-constexpr int kMemoryField = 5;
+// Rows 0..kMemoryField-1 follow models::Precision's order; strict-fp32 has
+// none of its own (FlopsPerSecond).
+constexpr int kMemoryField = 7;
+static_assert(std::size(kRateFields) == kMemoryField + 1);
 
 constexpr std::pair<RateSource, absl::string_view> kSourceNames[] = {
     {RateSource::kMeasured, "measured"},
@@ -39,18 +48,20 @@ constexpr std::pair<RateSource, absl::string_view> kSourceNames[] = {
 // the node has neither a measurement nor a spec value.
 double Resolve(const models::Node& node, const RateField& field,
                const EfficiencyTable& efficiencies, RateSource& worst) {
-  const std::optional<double>& measured = node.measured.*field.measured;
-  if (measured.has_value() && *measured > 0) return *measured;
+  if (field.measured != nullptr) {
+    const std::optional<double>& measured = node.measured.*field.measured;
+    if (measured.has_value() && *measured > 0) return *measured;
+  }
   const double spec = node.gpu.*field.spec;
   if (!(spec > 0)) return 0;
   RateSource source = RateSource::kSpec;
   double efficiency = 1;
+  const std::string key(field.borrow.empty() ? field.key : field.borrow);
   if (auto arch = efficiencies.by_architecture.find(node.gpu.architecture);
-      arch != efficiencies.by_architecture.end() && arch->second.count(std::string(field.key))) {
-    efficiency = arch->second.at(std::string(field.key));
+      arch != efficiencies.by_architecture.end() && arch->second.count(key)) {
+    efficiency = arch->second.at(key);
     source = RateSource::kSpecTimesEfficiency;
-  } else if (auto global = efficiencies.global.find(std::string(field.key));
-             global != efficiencies.global.end()) {
+  } else if (auto global = efficiencies.global.find(key); global != efficiencies.global.end()) {
     efficiency = global->second;
     source = RateSource::kSpecTimesGlobalEfficiency;
   }
@@ -73,6 +84,7 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
   std::map<std::string, std::pair<double, int>> global_sums;
   for (const models::Node* node : nodes) {
     for (const RateField& field : kRateFields) {
+      if (field.measured == nullptr) continue;
       const std::optional<double>& measured = node->measured.*field.measured;
       const double spec = node->gpu.*field.spec;
       if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
@@ -125,6 +137,7 @@ std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Nod
     const EfficiencyTable table = LearnEfficiencies(others);
     const models::Node& node = *nodes[i];
     for (const RateField& field : kRateFields) {
+      if (field.measured == nullptr) continue;
       const std::optional<double>& measured = node.measured.*field.measured;
       const double spec = node.gpu.*field.spec;
       if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
@@ -173,6 +186,9 @@ EffectiveRates WithRunConditions(const EffectiveRates& rates,
 }
 
 double EffectiveRates::FlopsPerSecond(models::Precision precision) const {
+  // fp32 and strict-fp32 differ in which operations run in TF32, which the
+  // descriptor's per-operation precision says, not in the FP32 rate.
+  if (precision == models::Precision::kStrictFp32) precision = models::Precision::kFp32;
   const double rate = flops_per_s[static_cast<int>(precision)];
   return rate > 0 ? rate : flops_per_s[static_cast<int>(models::Precision::kFp32)];
 }
@@ -181,8 +197,12 @@ absl::StatusOr<EffectiveRates> ResolveRates(const models::Node& node,
                                             const EfficiencyTable& efficiencies) {
   EffectiveRates rates;
   RateSource worst = RateSource::kMeasured;
-  for (int p = 0; p < 5; ++p) {
-    rates.flops_per_s[p] = 1e12 * Resolve(node, kRateFields[p], efficiencies, worst);
+  for (int p = 0; p < kMemoryField; ++p) {
+    // FP8 and INT8 are never measured: their spec-derived rates must not
+    // mark a measured node's every answer as spec-derived.
+    RateSource unmeasured = RateSource::kMeasured;
+    rates.flops_per_s[p] = 1e12 * Resolve(node, kRateFields[p], efficiencies,
+                                          kRateFields[p].measured == nullptr ? unmeasured : worst);
   }
   rates.memory_bytes_per_s = 1e9 * Resolve(node, kRateFields[kMemoryField], efficiencies, worst);
   if (!(rates.flops_per_s[0] > 0) || !(rates.memory_bytes_per_s > 0)) {

@@ -43,7 +43,7 @@ inline constexpr double kDefaultH2dGbs = 12.0;
 inline constexpr double kDefaultDispatchOpsPerS = 50000;
 
 // Learned measured/spec ratios. Keys of the inner maps: "fp32", "tf32",
-// "fp16", "bf16", "fp64", "memory". `global` also holds the typical host of
+// "fp16", "bf16", "fp64", "memory" (FP8 and INT8 borrow bf16's). `global` also holds the typical host of
 // the measured nodes (geometric means, not ratios): kHostLaunchKey in µs,
 // kHostH2dKey in GB/s and kHostDispatchKey in ops/s, which a node without
 // host measurements takes instead of the documented defaults.
@@ -70,7 +70,7 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
 std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes);
 
 struct EffectiveRates {
-  double flops_per_s[5] = {0, 0, 0, 0, 0};  // indexed by models::Precision
+  double flops_per_s[models::kPrecisionCount] = {};  // indexed by models::Precision
   double memory_bytes_per_s = 0;
   double launch_latency_s = 0;
   double h2d_bytes_per_s = 0;

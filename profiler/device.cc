@@ -91,6 +91,12 @@ void Device::ReleaseCachedMemory() const {
 }
 
 absl::Status Device::Supports(Precision precision) const {
+  if (precision == Precision::kFp8 || precision == Precision::kInt8) {
+    return absl::UnimplementedError(absl::StrCat(
+        models::PrecisionName(precision),
+        " unsupported: the agent measures fp32, tf32, fp16-amp, bf16-amp and fp64; the "
+        "predictor prices 8-bit work from the spec sheet"));
+  }
   if (!is_cuda_) {
     if (precision == Precision::kTf32) {
       return absl::UnimplementedError("tf32 unsupported: needs a CUDA GPU");
@@ -169,15 +175,20 @@ double TimePerCallMs(const Device& device, int calls, const std::function<void()
 // ---- Math modes ----
 
 MathModeScope::MathModeScope(Precision precision) {
-  const bool tf32 = precision == Precision::kTf32;
-  at::globalContext().setFloat32MatmulPrecision(tf32 ? "high" : "highest");
-  at::globalContext().setAllowTF32CuDNN(tf32);
-  at::globalContext().setBenchmarkCuDNN(false);
+  // What each precision name means (models::Precision), set as a PyTorch
+  // script sets it: matmuls in TF32 only for tf32, cuDNN's TF32 off only for
+  // strict-fp32, and cudnn.benchmark on, as most training scripts have it.
+  at::globalContext().setFloat32MatmulPrecision(precision == Precision::kTf32 ? "high"
+                                                                              : "highest");
+  at::globalContext().setAllowTF32CuDNN(precision != Precision::kStrictFp32);
+  at::globalContext().setBenchmarkCuDNN(true);
 }
 
 MathModeScope::~MathModeScope() {
+  // LibTorch's defaults.
   at::globalContext().setFloat32MatmulPrecision("highest");
   at::globalContext().setAllowTF32CuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(false);
 }
 
 namespace {

@@ -101,8 +101,9 @@ class Timeline {
 // per call in milliseconds (one synchronisation at the end).
 double TimePerCallMs(const Device& device, int calls, const std::function<void()>& call);
 
-// Sets the matmul/convolution math mode for a precision (TF32 allowed only
-// for kTf32; cuDNN autotuning off so timings do not include searches) and
+// Sets the matmul/convolution math mode a precision name means
+// (models::Precision: TF32 matmuls for kTf32 only, TF32 convolutions for all
+// but kStrictFp32, cudnn.benchmark on; its searches fall in the warm-up) and
 // restores LibTorch's defaults on destruction.
 class MathModeScope {
  public:

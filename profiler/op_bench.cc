@@ -212,6 +212,7 @@ bool RunsUnderAutocast(const std::string& family) {
 std::optional<double> PeakTflops(const models::MeasuredRates& rates, Precision precision) {
   switch (precision) {
     case Precision::kFp32:
+    case Precision::kStrictFp32:
       return rates.fp32_tflops;
     case Precision::kTf32:
       return rates.tf32_tflops;
@@ -221,6 +222,9 @@ std::optional<double> PeakTflops(const models::MeasuredRates& rates, Precision p
       return rates.bf16_tflops;
     case Precision::kFp64:
       return rates.fp64_tflops;
+    case Precision::kFp8:
+    case Precision::kInt8:
+      return std::nullopt;
   }
   return std::nullopt;
 }

@@ -170,6 +170,9 @@ v1::Precision ToProto(models::Precision p) {
     case models::Precision::kFp16Amp: return v1::PRECISION_FP16_AMP;
     case models::Precision::kBf16Amp: return v1::PRECISION_BF16_AMP;
     case models::Precision::kFp64: return v1::PRECISION_FP64;
+    case models::Precision::kFp8: return v1::PRECISION_FP8;
+    case models::Precision::kInt8: return v1::PRECISION_INT8;
+    case models::Precision::kStrictFp32: return v1::PRECISION_STRICT_FP32;
   }
   return v1::PRECISION_UNSPECIFIED;
 }
@@ -189,6 +192,9 @@ absl::StatusOr<models::Precision> FromProto(v1::Precision p) {
     case v1::PRECISION_TF32: return models::Precision::kTf32;
     case v1::PRECISION_FP16_AMP: return models::Precision::kFp16Amp;
     case v1::PRECISION_BF16_AMP: return models::Precision::kBf16Amp;
+    case v1::PRECISION_FP8: return models::Precision::kFp8;
+    case v1::PRECISION_INT8: return models::Precision::kInt8;
+    case v1::PRECISION_STRICT_FP32: return models::Precision::kStrictFp32;
     case v1::PRECISION_FP64: return models::Precision::kFp64;
     default: return absl::InvalidArgumentError(absl::StrCat("unknown precision value ", p));
   }

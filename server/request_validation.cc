@@ -250,8 +250,7 @@ absl::StatusOr<serving::Query> QueryFromRequest(const v1::PredictRequest& reques
           w.torchvision().empty() ? models::ModelOrigin::kHuggingFace
                                   : models::ModelOrigin::kTorchvision,
           spec.family,
-          spec.precision == models::Precision::kBf16Amp ||
-              spec.precision == models::Precision::kFp16Amp,
+          models::IsMixedPrecision(spec.precision),
           spec.phase == models::Phase::kTrain);
     }
     return described;

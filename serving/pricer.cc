@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "models/precision_support.h"
 #include "predictor/summary.h"
 
 namespace perfcast::serving {
@@ -183,6 +184,10 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
     const Query& query, std::shared_ptr<const LoadedModel> model,
     std::shared_ptr<const models::Node> node, const Described& described) {
   const models::WorkloadDescriptor& workload = *described.descriptor;
+  // A precision the GPU has no native path for is refused or priced as what
+  // PyTorch runs there, with a note: never silently at full speed.
+  ASSIGN_OR_RETURN(std::optional<std::string> precision_note,
+                   models::CheckPrecision(*node, workload.spec));
   auto price = std::make_shared<Price>();
   if (!query.layout.has_value()) {
     price->memory = predictor::EstimateMemory(model->model.memory,
@@ -215,6 +220,7 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
   price->node = std::move(node);
   price->workload = workload.spec;
   price->notes = described.notes;
+  if (precision_note.has_value()) price->notes.push_back(*std::move(precision_note));
   price->batch_size = workload.spec.batch_size;
   return price;
 }

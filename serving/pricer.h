@@ -150,7 +150,8 @@ class Pricer {
   // lends its measured all-reduce link). Errors, in this order:
   // InvalidArgument for an empty target name, NotFound for an unknown node
   // or catalog GPU (see GpuCatalog::Find for short names); the description's
-  // error; NotFound for a missing model; FailedPrecondition, saying how much
+  // error; NotFound for a missing model; models::CheckPrecision's error for a
+  // precision the GPU has no path for; FailedPrecondition, saying how much
   // it needs and the GPU holds, when a one-GPU step does not fit in the
   // GPU's memory; InvalidArgument when the node lacks usable rates or the
   // layout does not fit (predictor::ValidateLayout); FailedPrecondition when

@@ -24,7 +24,8 @@ absl::Status LoadDescribedProfiles(const std::vector<std::string>& files,
     };
     sink.profile = [&](int64_t, const models::Profile& profile) {
       if (keep && !keep(profile)) return;
-      absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(profile.workload);
+      absl::StatusOr<models::WorkloadDescriptor> d =
+          models::Describe(models::MeasuredWorkload(profile));
       if (d.ok()) profiles.push_back({profile, *std::move(d)});
     };
     sink.bad_record = [&](int64_t line, const std::string& why) {

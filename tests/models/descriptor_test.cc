@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -491,6 +492,38 @@ TEST(ScalingTest, FlopsGrowWithInnerModulesAndBatch) {
     EXPECT_GT(wide.forward_flops, small.forward_flops) << family;
     EXPECT_EQ(wide.parameters, small.parameters) << family;
   }
+}
+
+}  // namespace
+}  // namespace perfcast::models
+
+namespace perfcast::models {
+namespace {
+
+// fp32 is PyTorch's default: cuDNN runs the convolutions in TF32, matmuls
+// stay strict; strict-fp32 runs neither in TF32, tf32 both.
+TEST(DescribeTest, Fp32ConvolutionsRunInTf32AndStrictFp32InFp32) {
+  auto precisions_of = [](Precision precision) {
+    WorkloadSpec spec = Model("resnet");
+    spec.precision = precision;
+    std::set<std::pair<OpClass, Precision>> seen;
+    for (const Operation& op : MustDescribe(spec).operations) {
+      if (op.op_class == OpClass::kConv || op.op_class == OpClass::kGemm) {
+        seen.insert({op.op_class, op.precision});
+      }
+    }
+    return seen;
+  };
+  const auto fp32 = precisions_of(Precision::kFp32);
+  EXPECT_TRUE(fp32.count({OpClass::kConv, Precision::kTf32}));
+  EXPECT_FALSE(fp32.count({OpClass::kConv, Precision::kFp32}));
+  EXPECT_TRUE(fp32.count({OpClass::kGemm, Precision::kFp32}));
+  const auto strict = precisions_of(Precision::kStrictFp32);
+  EXPECT_TRUE(strict.count({OpClass::kConv, Precision::kStrictFp32}));
+  EXPECT_FALSE(strict.count({OpClass::kConv, Precision::kTf32}));
+  const auto tf32 = precisions_of(Precision::kTf32);
+  EXPECT_TRUE(tf32.count({OpClass::kConv, Precision::kTf32}));
+  EXPECT_TRUE(tf32.count({OpClass::kGemm, Precision::kTf32}));
 }
 
 }  // namespace

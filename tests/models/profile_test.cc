@@ -160,3 +160,29 @@ TEST(ContentHashTest, MethodVersionAndEachConditionChangeTheHash) {
 
 }  // namespace
 }  // namespace perfcast::models
+
+namespace perfcast::models {
+namespace {
+
+// Up to method 4 the agent's fp32 used TF32 nowhere: those profiles are
+// strict-fp32 under today's names; imported runs and newer ones are as stored.
+TEST(MeasuredWorkloadTest, OldAgentFp32IsStrictFp32) {
+  Profile p = ValidProfile();
+  p.agent_version = "perfcast-agent 0.1.0";
+  p.workload.precision = Precision::kFp32;
+  for (int version = 1; version <= 4; ++version) {
+    p.method_version = version;
+    EXPECT_EQ(MeasuredWorkload(p).precision, Precision::kStrictFp32) << version;
+  }
+  p.method_version = 5;
+  EXPECT_EQ(MeasuredWorkload(p).precision, Precision::kFp32);
+  p.method_version = 4;
+  p.workload.precision = Precision::kTf32;
+  EXPECT_EQ(MeasuredWorkload(p).precision, Precision::kTf32);
+  p.workload.precision = Precision::kFp32;
+  p.agent_version = "csv-import";
+  EXPECT_EQ(MeasuredWorkload(p).precision, Precision::kFp32);
+}
+
+}  // namespace
+}  // namespace perfcast::models

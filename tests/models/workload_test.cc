@@ -48,7 +48,14 @@ TEST(PrecisionTest, ParsesAliasesAndRejectsUnknown) {
   EXPECT_EQ(*ParsePrecision("BF16"), Precision::kBf16Amp);
   EXPECT_EQ(*ParsePrecision("fp16-amp"), Precision::kFp16Amp);
   EXPECT_EQ(*ParsePrecision("tf32"), Precision::kTf32);
-  EXPECT_EQ(ParsePrecision("int8").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParsePrecision("int4").status().code(), absl::StatusCode::kInvalidArgument);
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kFp16Amp, Precision::kBf16Amp,
+                      Precision::kFp64, Precision::kFp8, Precision::kInt8, Precision::kStrictFp32}) {
+    EXPECT_EQ(*ParsePrecision(PrecisionName(p)), p) << PrecisionName(p);
+  }
+  EXPECT_EQ(PrecisionName(Precision::kStrictFp32), "strict-fp32");
+  EXPECT_TRUE(IsMixedPrecision(Precision::kFp8));
+  EXPECT_FALSE(IsMixedPrecision(Precision::kStrictFp32));
   EXPECT_EQ(*ParsePhase("inference"), Phase::kInference);
   EXPECT_FALSE(ParsePhase("serve").ok());
 }

@@ -257,7 +257,7 @@ TEST(FitMemory, MeasuredPeaksWithinTenPercent) {
                                        return true;
                                      }
                                      absl::StatusOr<models::WorkloadDescriptor> d =
-                                         models::Describe(p.workload);
+                                         models::Describe(models::MeasuredWorkload(p));
                                      if (d.ok()) profiles.push_back({p, *std::move(d)});
                                      return true;
                                    })

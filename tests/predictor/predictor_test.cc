@@ -334,6 +334,34 @@ TEST(Predictor, GemmModelStartsFromTiledComputeAndTraffic) {
   EXPECT_TRUE(RequiredFeatures(OpClass::kElementwise).empty());
 }
 
+// FP8 and INT8 are never measured: their spec rates take the bf16
+// efficiency; strict-fp32 runs on the fp32 units.
+TEST(Predictor, EightBitRatesBorrowTheBf16EfficiencyAndStrictFp32IsFp32) {
+  models::Node measured;
+  measured.name = "m";
+  measured.gpu.architecture = "hopper";
+  measured.gpu.fp32_tflops = 60;
+  measured.gpu.bf16_tflops = 1000;
+  measured.gpu.memory_bandwidth_gbs = 3000;
+  measured.measured.fp32_tflops = 45;
+  measured.measured.bf16_tflops = 600;  // 0.6 of its spec
+  measured.measured.memory_bandwidth_gbs = 2500;
+  const models::Node* list[] = {&measured};
+  const EfficiencyTable table = LearnEfficiencies(list);
+  models::Node spec_only;
+  spec_only.name = "s";
+  spec_only.gpu = measured.gpu;
+  spec_only.gpu.fp8_tflops = 2000;
+  spec_only.gpu.int8_tops = 2000;
+  absl::StatusOr<EffectiveRates> rates = ResolveRates(spec_only, table);
+  ASSERT_TRUE(rates.ok()) << rates.status();
+  EXPECT_NEAR(rates->FlopsPerSecond(models::Precision::kFp8), 0.6 * 2000e12, 1e3);
+  EXPECT_NEAR(rates->FlopsPerSecond(models::Precision::kInt8), 0.6 * 2000e12, 1e3);
+  EXPECT_EQ(rates->FlopsPerSecond(models::Precision::kStrictFp32),
+            rates->FlopsPerSecond(models::Precision::kFp32));
+  EXPECT_EQ(table.by_architecture.at("hopper").count("fp8"), 0u);
+}
+
 TEST(Model, SerialisationRoundTripsBitExactly) {
   const auto nodes = Nodes();
   const Synthetic data = MakeProfiles(nodes, 0.01, 5);

@@ -111,7 +111,7 @@ class PricingPlanTest : public ::testing::Test {
                       ->ScanProfiles({},
                                      [&](const models::Profile& p) {
                                        absl::StatusOr<models::WorkloadDescriptor> d =
-                                           models::Describe(p.workload);
+                                           models::Describe(models::MeasuredWorkload(p));
                                        if (!d.ok()) return true;
                                        if (keys.insert(p.workload.Key()).second) {
                                          descriptors_->push_back(*d);

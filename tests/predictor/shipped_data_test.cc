@@ -37,7 +37,7 @@ void Load(const std::string& file, std::map<std::string, models::Node>& nodes,
                   ->ScanProfiles({},
                                  [&](const models::Profile& p) {
                                    absl::StatusOr<models::WorkloadDescriptor> d =
-                                       models::Describe(p.workload);
+                                       models::Describe(models::MeasuredWorkload(p));
                                    if (d.ok()) profiles->push_back({p, *std::move(d)});
                                    return true;
                                  })

@@ -189,7 +189,7 @@ TEST_F(HostileRequestTest, ImportRejectsHostileProfilesAndStoresNone) {
   (*p.mutable_workload()->mutable_params())["seq_len"] = int64_t{1} << 62;
   bad.push_back(p);
   p = GoodProfile();
-  p.mutable_workload()->set_precision(static_cast<v1::Precision>(7));
+  p.mutable_workload()->set_precision(static_cast<v1::Precision>(99));
   bad.push_back(p);
   p = GoodProfile();
   p.mutable_workload()->set_phase(static_cast<v1::Phase>(99));
