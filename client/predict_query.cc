@@ -152,13 +152,27 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
                              std::pair{"--micro-batches", f.micro_batches}}) {
     if (value < 1) return CliError{kExitUsage, absl::StrCat(flag, " must be >= 1, got ", value)};
   }
+  v1::Framework framework = v1::FRAMEWORK_PYTORCH;
+  if (f.framework == "megatron") {
+    framework = v1::FRAMEWORK_MEGATRON;
+  } else if (f.framework == "deepspeed") {
+    framework = v1::FRAMEWORK_DEEPSPEED;
+  } else if (f.framework != "pytorch") {
+    return CliError{kExitUsage, absl::StrCat("--framework must be pytorch, megatron or "
+                                             "deepspeed, got '", f.framework, "'")};
+  }
   if (f.data_parallel != 1 || f.tensor_parallel != 1 || f.pipeline_parallel != 1 ||
-      f.micro_batches != 1) {
+      f.micro_batches != 1 || f.zero != 0 || f.activation_checkpointing ||
+      framework != v1::FRAMEWORK_PYTORCH) {
     v1::ParallelLayout* layout = q->mutable_parallel();
     layout->set_data_parallel(f.data_parallel);
     layout->set_tensor_parallel(f.tensor_parallel);
     layout->set_pipeline_parallel(f.pipeline_parallel);
     layout->set_micro_batches(f.micro_batches);
+    // Range and combination are the server's to check (one rule for every client).
+    layout->set_zero(f.zero);
+    layout->set_activation_checkpointing(f.activation_checkpointing);
+    layout->set_framework(framework);
   }
   return std::nullopt;
 }

@@ -44,11 +44,14 @@ struct PredictFlags {
   std::string torchvision;  // a torchvision model name
   int64_t seq_len = 0;      // with hf_config; 0: the model's maximum positions
   int64_t image = 0;        // with torchvision; 0: 224
-  // Multi-GPU layout (predictor/parallel.h); 1 everywhere: one GPU.
+  // Multi-GPU layout (predictor/layout.h); 1 everywhere: one GPU.
   int data_parallel = 1;
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   int micro_batches = 1;
+  int zero = 0;                   // ZeRO stage, 0-3
+  bool activation_checkpointing = false;
+  std::string framework = "pytorch";  // pytorch, megatron, deepspeed
   // Whether the batch size and a job size were given (flags or columns).
   bool batch_given = false;
   bool job_given = false;

@@ -249,22 +249,22 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
   }
   if (r.has_parallel()) {
     const v1::ParallelEstimate& p = r.parallel();
-    const v1::ParallelLayout& l = q.parallel();
-    auto degree = [](int value) { return value == 0 ? 1 : value; };
     std::cout << absl::StrFormat(
-        "%d GPUs (data %d x tensor %d x pipeline %d, %d micro-batches): compute %.3f ms, "
+        "%d GPUs (%s): compute %.3f ms (recompute %.3f), "
         "bubble %.3f, tensor all-reduce %.3f, pipeline sends %.3f, gradient all-reduce %.3f "
         "exposed of %.3f (%d buckets), optimizer %.3f\n",
-        p.gpus(), degree(l.data_parallel()), degree(l.tensor_parallel()),
-        degree(l.pipeline_parallel()), degree(l.micro_batches()), p.compute_ms(), p.bubble_ms(),
+        p.gpus(), p.layout(), p.compute_ms(), p.recompute_ms(), p.bubble_ms(),
         p.tp_comm_ms(), p.pp_comm_ms(), p.dp_exposed_ms(), p.dp_comm_ms(), p.dp_buckets(),
         p.optimizer_ms());
+    constexpr double kGiBytes = 1 << 30;
     std::cout << absl::StrFormat(
-        "memory per GPU: %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, "
-        "activations %.2f)\n",
-        p.memory_total_bytes() / (1 << 30), p.memory_parameters_bytes() / (1 << 30),
-        p.memory_gradients_bytes() / (1 << 30), p.memory_optimizer_bytes() / (1 << 30),
-        p.memory_activations_bytes() / (1 << 30));
+        "memory per GPU: %.2f GiB needed, %.2f GiB allocated (weights %.2f, gradients %.2f, "
+        "optimizer %.2f, 16-bit copies %.2f, gathered %.2f, buckets %.2f, activations %.2f)\n",
+        p.memory_required_bytes() / kGiBytes, p.memory_total_bytes() / kGiBytes,
+        p.memory_parameters_bytes() / kGiBytes, p.memory_gradients_bytes() / kGiBytes,
+        p.memory_optimizer_bytes() / kGiBytes, p.memory_amp_copies_bytes() / kGiBytes,
+        p.memory_gathered_bytes() / kGiBytes, p.memory_buckets_bytes() / kGiBytes,
+        p.memory_activations_bytes() / kGiBytes);
     for (const auto& [what, link] : {std::pair{"tensor", p.tp_link()}, std::pair{"data", p.dp_link()},
                                      std::pair{"pipeline", p.pp_link()}}) {
       if (!link.empty()) std::cout << absl::StrFormat("%s-parallel link: %s\n", what, link);
@@ -282,6 +282,8 @@ std::string RelativeTo(const std::string& file, const std::string& path) {
 // jobs.csv: a header naming some of family, params, batch_size, precision,
 // phase, optimizer, node, gpu, samples, epochs, iterations, model, and
 // hf_config,seq_len or torchvision,image instead of family,params, or op
+// (and the layout: data_parallel, tensor_parallel, pipeline_parallel,
+// micro_batches, zero, activation_checkpointing, framework)
 // (an operation family; a row's empty family and op cells are no choice);
 // a row per query. Read by the same CSV reader as profile imports (quoted
 // fields, CRLF, a UTF-8 byte-order mark, bounded lines); flags fill columns
@@ -301,7 +303,9 @@ class BatchFile {
     static const std::set<std::string> kColumns = {
         "family",     "params",  "batch_size", "precision", "phase",      "optimizer",
         "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
-        "hf_config",  "seq_len", "torchvision", "image",    "op"};
+        "hf_config",  "seq_len", "torchvision", "image",    "op",
+        "data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches", "zero",
+        "activation_checkpointing", "framework"};
     for (std::string& column : header_) {
       column = std::string(absl::StripAsciiWhitespace(column));
       if (!kColumns.contains(column)) {
@@ -352,6 +356,15 @@ class BatchFile {
       else if (c == "torchvision") f.torchvision = v;
       else if (c == "seq_len") ok = v.empty() || (absl::SimpleAtoi(v, &f.seq_len) && f.seq_len > 0);
       else if (c == "image") ok = v.empty() || (absl::SimpleAtoi(v, &f.image) && f.image > 0);
+      else if (c == "data_parallel") ok = v.empty() || absl::SimpleAtoi(v, &f.data_parallel);
+      else if (c == "tensor_parallel") ok = v.empty() || absl::SimpleAtoi(v, &f.tensor_parallel);
+      else if (c == "pipeline_parallel") {
+        ok = v.empty() || absl::SimpleAtoi(v, &f.pipeline_parallel);
+      } else if (c == "micro_batches") ok = v.empty() || absl::SimpleAtoi(v, &f.micro_batches);
+      else if (c == "zero") ok = v.empty() || absl::SimpleAtoi(v, &f.zero);
+      else if (c == "activation_checkpointing") {
+        ok = v.empty() || absl::SimpleAtob(v, &f.activation_checkpointing);
+      } else if (c == "framework" && !v.empty()) f.framework = v;
       if (!ok) {
         return absl::InvalidArgumentError(absl::StrCat(
             name, ":", number, ": ", c, " '", Printable(v), "' is not an integer in range"));
@@ -722,15 +735,25 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
                 "Pipeline stages of contiguous layers (1F1B)");
   p->add_option("--micro-batches", predict->micro_batches,
                 "Micro-batches per replica and step");
+  p->add_option("--zero", predict->zero,
+                "ZeRO stage over the data-parallel replicas: 0, 1 (optimizer states), 2 (+ "
+                "gradients; FSDP SHARD_GRAD_OP), 3 (+ parameters; FSDP FULL_SHARD)");
+  p->add_flag("--activation-checkpointing", predict->activation_checkpointing,
+              "Recompute each layer's activations in backward");
+  p->add_option("--framework", predict->framework,
+                "What runs the layout: pytorch (DDP, FSDP2, DTensor TP, pipelining), megatron, "
+                "deepspeed")
+      ->capture_default_str();
   p->add_option("--batch-file", predict->batch_file,
                 "CSV of queries, one per row; header columns: family, params, batch_size, "
                 "precision, phase, optimizer, node, gpu, samples, epochs, iterations, model, "
                 "or hf_config,seq_len / torchvision,image for family,params, or op (an "
-                "operation, as --op) for family (flags fill the columns a file lacks)")
+                "operation, as --op) for family; layout: data_parallel, tensor_parallel, "
+                "pipeline_parallel, micro_batches, zero, activation_checkpointing, framework "
+                "(flags fill the columns a file lacks)")
       ->check(CLI::ExistingFile);
   p->add_option("--sweep", predict->sweeps,
-                "What-if grid: key=v1,v2,... (repeatable; keys: batch, gpu, node, precision, "
-                "phase, optimizer, samples, epochs, iterations, param.NAME)");
+                absl::StrCat("What-if grid: key=v1,v2,... (repeatable; keys: ", kSweepKeys, ")"));
   p->callback([&context, &dispatch, predict, p] {
     predict->batch_given = p->count("--batch") > 0;
     predict->job_given =

@@ -25,7 +25,8 @@ bool KnownKey(absl::string_view key) {
       "batch",      "gpu",           "node",          "precision",       "phase",
       "optimizer",  "samples",       "epochs",        "iterations",      "hf-config",
       "torchvision", "seq-len",      "image",         "gpu-count",       "data-parallel",
-      "tensor-parallel", "pipeline-parallel", "micro-batches"};
+      "tensor-parallel", "pipeline-parallel", "micro-batches", "zero",
+      "activation-checkpointing", "framework"};
   if (absl::StartsWith(key, "param.")) return key.size() > 6;
   return kKeys.count(std::string(key)) > 0;
 }
@@ -87,7 +88,7 @@ absl::StatusOr<PredictFlags> ApplySweepPoint(
     const PredictFlags& base, const std::vector<std::pair<std::string, std::string>>& point) {
   PredictFlags f = base;
   for (const auto& [key, value] : point) {
-    auto integer = [&](int64_t& out) -> absl::Status {
+    auto integer = [&](auto& out) -> absl::Status {
       if (!absl::SimpleAtoi(value, &out)) {
         return absl::InvalidArgumentError(
             absl::StrCat("--sweep ", key, ": '", value, "' is not an integer"));
@@ -126,6 +127,14 @@ absl::StatusOr<PredictFlags> ApplySweepPoint(
     else if (key == "tensor-parallel") status = small(f.tensor_parallel);
     else if (key == "pipeline-parallel") status = small(f.pipeline_parallel);
     else if (key == "micro-batches") status = small(f.micro_batches);
+    else if (key == "zero") status = small(f.zero);
+    else if (key == "framework") f.framework = value;
+    else if (key == "activation-checkpointing") {
+      if (!absl::SimpleAtob(value, &f.activation_checkpointing)) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "--sweep activation-checkpointing: '", value, "' is not true/false/1/0"));
+      }
+    }
     else if (absl::StartsWith(key, "param.")) {
       int64_t unused = 0;
       status = integer(unused);

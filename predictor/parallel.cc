@@ -17,44 +17,10 @@
 namespace perfcast::predictor {
 namespace {
 
-// Bounds that keep every product of degrees exact and far from overflow;
-// no job runs on a million GPUs.
-constexpr int64_t kMaxDegree = int64_t{1} << 20;
-
 std::optional<int64_t> SpecParam(const models::WorkloadSpec& spec, const char* name) {
   auto it = spec.params.find(name);
   if (it == spec.params.end()) return std::nullopt;
   return it->second;
-}
-
-// "layer12.attn.qkv.fwd" -> 12.
-std::optional<int64_t> LayerIndex(absl::string_view name) {
-  if (!absl::ConsumePrefix(&name, "layer")) return std::nullopt;
-  const size_t dot = name.find('.');
-  int64_t index = 0;
-  if (dot == absl::string_view::npos || !absl::SimpleAtoi(name.substr(0, dot), &index)) {
-    return std::nullopt;
-  }
-  return index;
-}
-
-// The builder names backward operations by these suffixes (iteration_builder.h).
-bool IsBackward(absl::string_view name) {
-  for (absl::string_view suffix : {".dx", ".dw", ".db", ".bwd", ".dlhs", ".drhs"}) {
-    if (absl::EndsWith(name, suffix)) return true;
-  }
-  return false;
-}
-
-// Whether Megatron splits an operation across the tensor-parallel group.
-bool TensorSplit(absl::string_view name, bool has_lm_head) {
-  if (LayerIndex(name).has_value()) {
-    return (absl::StrContains(name, ".attn.") || absl::StrContains(name, ".ffn.") ||
-            absl::StrContains(name, ".mlp.")) &&
-           !absl::StrContains(name, ".residual");
-  }
-  if (absl::StartsWith(name, "embed.tokens")) return true;
-  return has_lm_head && (absl::StartsWith(name, "lm_head") || absl::StartsWith(name, "loss."));
 }
 
 double ElementSize(models::Precision precision) {
@@ -69,19 +35,12 @@ double ElementSize(models::Precision precision) {
   }
 }
 
-absl::Status Degree(const char* flag, int value) {
-  if (value < 1 || value > kMaxDegree) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " must be in [1, ", kMaxDegree, "], got ", value));
-  }
-  return absl::OkStatus();
-}
-
 // Per micro-batch totals of one pipeline stage.
 struct Stage {
   std::map<std::string, double> class_ms;  // compute by operation class
   double compute_ms = 0;
   double backward_ms = 0;
+  double recompute_ms = 0;  // forward run again in backward (part of compute_ms)
   double launches = 0;
   int64_t layers = 0;
   double tp_ms = 0;
@@ -90,67 +49,6 @@ struct Stage {
 };
 
 }  // namespace
-
-absl::Status ValidateLayout(const models::WorkloadSpec& raw_spec, const ParallelLayout& layout,
-                            int max_gpus) {
-  for (auto [flag, value] : {std::pair{"--data-parallel", layout.data},
-                             std::pair{"--tensor-parallel", layout.tensor},
-                             std::pair{"--pipeline-parallel", layout.pipeline},
-                             std::pair{"--micro-batches", layout.micro_batches}}) {
-    if (absl::Status s = Degree(flag, value); !s.ok()) return s;
-  }
-  const int64_t gpus = int64_t{layout.data} * layout.tensor * layout.pipeline;
-  if (gpus > kMaxDegree) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--data-parallel × --tensor-parallel × --pipeline-parallel = ", gpus, " GPUs exceeds ",
-        kMaxDegree));
-  }
-  if (max_gpus > 0 && gpus > max_gpus) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--data-parallel × --tensor-parallel × --pipeline-parallel = ", layout.data, " × ",
-        layout.tensor, " × ", layout.pipeline, " = ", gpus, " GPUs, but the node has ",
-        max_gpus));
-  }
-  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(raw_spec);
-  if (!spec.ok()) return spec.status();
-  const int64_t replica_split = int64_t{layout.data} * layout.micro_batches;
-  if (spec->batch_size % replica_split != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--data-parallel × --micro-batches = ", layout.data, " × ", layout.micro_batches,
-        " must divide the global batch size ", spec->batch_size));
-  }
-  if (layout.tensor == 1 && layout.pipeline == 1) return absl::OkStatus();
-  const std::optional<int64_t> heads = SpecParam(*spec, "heads");
-  const std::optional<int64_t> layers = SpecParam(*spec, "layers");
-  if (!heads || !layers || !SpecParam(*spec, "hidden") || !SpecParam(*spec, "seq_len")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        layout.tensor > 1 ? "--tensor-parallel" : "--pipeline-parallel",
-        " splits transformer layers (families with layers, heads, hidden and seq_len); family '",
-        spec->family, "' has none"));
-  }
-  if (*heads % layout.tensor != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
-                                                   " must divide the attention heads (", *heads,
-                                                   ")"));
-  }
-  if (std::optional<int64_t> kv = SpecParam(*spec, "kv_heads");
-      kv && *kv > 0 && *kv % layout.tensor != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
-                                                   " must divide the key/value heads (", *kv,
-                                                   ")"));
-  }
-  if (std::optional<int64_t> ffn = SpecParam(*spec, "ffn"); ffn && *ffn % layout.tensor != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
-                                                   " must divide the MLP width ffn (", *ffn,
-                                                   ")"));
-  }
-  if (layout.pipeline > *layers) {
-    return absl::InvalidArgumentError(absl::StrCat("--pipeline-parallel ", layout.pipeline,
-                                                   " exceeds the ", *layers,
-                                                   " layers (at most one stage per layer)"));
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
                                                    const models::WorkloadSpec& raw_spec,
@@ -182,20 +80,11 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   int64_t layer_count = 0;
   for (const models::Operation& op : full->operations) {
     has_lm_head |= absl::StartsWith(op.name, "lm_head");
-    if (std::optional<int64_t> l = LayerIndex(op.name)) layer_count = std::max(layer_count, *l + 1);
+    if (std::optional<int64_t> l = OperationLayer(op.name)) layer_count = std::max(layer_count, *l + 1);
   }
   models::WorkloadDescriptor shard = *full;
-  double split_bytes = 0, forward_bytes = 0;
-  std::vector<bool> split(shard.operations.size(), false);
-  for (size_t i = 0; i < shard.operations.size(); ++i) {
-    models::Operation& op = shard.operations[i];
-    const bool forward = !IsBackward(op.name) && op.op_class != models::OpClass::kOptimizer &&
-                         op.op_class != models::OpClass::kHostToDevice &&
-                         op.op_class != models::OpClass::kHostOverhead;
-    if (forward) forward_bytes += op.count * op.bytes;
-    if (t == 1 || !TensorSplit(op.name, has_lm_head)) continue;
-    split[i] = true;
-    if (forward) split_bytes += op.count * op.bytes;
+  for (models::Operation& op : shard.operations) {
+    if (t == 1 || !TensorParallelSplits(op.name, has_lm_head)) continue;
     op.flops /= t;
     op.bytes /= t;
     op.work_items = std::max(1.0, op.work_items / t);
@@ -213,6 +102,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   for (int64_t l = 0; l < layer_count; ++l) ++stages[l * p / std::max<int64_t>(1, layer_count)].layers;
   double optimizer_level1 = 0, host_level1 = 0, total_launches = 0;
   bool seen_layer = false;
+  const bool recompute = training && layout.activation_checkpointing;
   for (size_t i = 0; i < shard.operations.size(); ++i) {
     const models::Operation& op = shard.operations[i];
     const double ms = scale * (*times)[i];
@@ -226,16 +116,21 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
       continue;
     }
     int s = seen_layer ? p - 1 : 0;
-    if (std::optional<int64_t> l = LayerIndex(op.name)) {
+    if (std::optional<int64_t> l = OperationLayer(op.name)) {
       seen_layer = true;
       s = static_cast<int>(*l * p / layer_count);
     }
     if (op.op_class == models::OpClass::kHostToDevice) s = 0;
     Stage& stage = stages[s];
-    stage.class_ms[std::string(models::OpClassName(op.op_class))] += ms;
-    stage.compute_ms += ms;
-    if (IsBackward(op.name)) stage.backward_ms += ms;
-    stage.launches += op.count * op.launches;
+    // Checkpointing runs each layer's forward again in backward.
+    const bool backward = IsBackwardOperation(op.name);
+    const double rerun = recompute && !backward && OperationLayer(op.name).has_value() ? ms : 0;
+    stage.class_ms[std::string(models::OpClassName(op.op_class))] += ms + rerun;
+    stage.compute_ms += ms + rerun;
+    stage.recompute_ms += rerun;
+    if (backward) stage.backward_ms += ms;
+    stage.backward_ms += rerun;
+    stage.launches += op.count * op.launches * (rerun > 0 ? 2 : 1);
   }
   // Host dispatch is per kernel: each stage pays its share of the launches.
   for (Stage& stage : stages) {
@@ -290,6 +185,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   }
   const Stage& critical = stages[slowest];
   out.compute_ms = m * critical.compute_ms;
+  out.recompute_ms = m * critical.recompute_ms;
   out.tp_comm_ms = m * critical.tp_ms;
   out.pp_comm_ms = m * critical.pp_ms;
   out.bubble_ms = sum_stage - critical.total();
@@ -325,22 +221,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   out.lo_ms = certain + uncertain * micro->lo_ms / micro->iteration_ms;
   out.hi_ms = certain + uncertain * micro->hi_ms / micro->iteration_ms;
 
-  // Memory: sharded weights, gradients and optimizer state; activations of
-  // the micro-batches a stage holds at once (1F1B keeps up to P in flight on
-  // the first stage), the split operations' share divided by T.
-  out.memory.parameters = parameters_per_gpu * weight_bytes;
-  if (training) {
-    out.memory.gradients = out.memory.parameters;
-    out.memory.optimizer = OptimizerStates(*spec) * out.memory.parameters;
-  }
-  const double split_share = forward_bytes > 0 ? split_bytes / forward_bytes : 0;
-  int64_t most_layers = 0;
-  for (const Stage& stage : stages) most_layers = std::max(most_layers, stage.layers);
-  const double stage_share =
-      p > 1 && layer_count > 0 ? static_cast<double>(most_layers) / layer_count : 1.0;
-  const int in_flight = training ? std::min(m, p) : 1;
-  out.memory.activations = full->activation_bytes * (1 - split_share + split_share / t) *
-                           stage_share * in_flight;
+  out.memory = EstimateLayoutMemory(model.memory, *full, layout);
   return out;
 }
 

@@ -33,6 +33,9 @@
 //    (T · P), fp32 or fp64 as the master weights) in DDP buckets overlapped
 //    with the last micro-batch's backward; only what runs past it is added.
 //  - The optimizer step updates parameters ÷ (T · P) once per step.
+//  - Activation checkpointing runs every layer's forward again in backward.
+//  - Memory per GPU is the layout memory model's (layout_memory.h); the
+//    layout's vocabulary and validation are layout.h's.
 //
 // Ranks are placed as Megatron does: tensor-parallel groups innermost, then
 // data-parallel, then pipeline. A group that spans more GPUs than one node
@@ -51,20 +54,12 @@
 #include "models/hardware.h"
 #include "models/workload.h"
 #include "predictor/collectives.h"
+#include "predictor/layout.h"
+#include "predictor/layout_memory.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
 
 namespace perfcast::predictor {
-
-struct ParallelLayout {
-  int data = 1;           // N: replicas
-  int tensor = 1;         // T: Megatron tensor-parallel degree
-  int pipeline = 1;       // P: pipeline stages
-  int micro_batches = 1;  // M: micro-batches per replica and step
-
-  int gpus() const { return data * tensor * pipeline; }
-  bool single_gpu() const { return gpus() == 1 && micro_batches == 1; }
-};
 
 struct ParallelOptions {
   // The most GPUs the job may use (a registered node's GPU count); 0: no
@@ -79,15 +74,6 @@ struct ParallelOptions {
   double bucket_bytes = kDdpBucketBytes;
 };
 
-// Device memory per GPU, bytes.
-struct MemoryPerGpu {
-  double parameters = 0;  // master weights ÷ (T · P)
-  double gradients = 0;
-  double optimizer = 0;   // Adam: two moments per parameter; SGD: its momentum
-  double activations = 0; // saved for backward: in-flight micro-batches of one stage
-  double total() const { return parameters + gradients + optimizer + activations; }
-};
-
 struct ParallelPrediction {
   ParallelLayout layout;
   // The single-GPU prediction of one micro-batch of the whole model: the
@@ -98,6 +84,7 @@ struct ParallelPrediction {
   double hi_ms = 0;
   // The parts of step_ms, which they sum to:
   double compute_ms = 0;    // M · the slowest stage's forward + backward compute
+  double recompute_ms = 0;  // of compute_ms: checkpointed forward run again
   double bubble_ms = 0;     // pipeline fill and drain
   double tp_comm_ms = 0;    // tensor-parallel all-reduces on the critical path
   double pp_comm_ms = 0;    // pipeline point-to-point sends on the critical path
@@ -109,23 +96,15 @@ struct ParallelPrediction {
   // "comm.tp_allreduce", "comm.pp_p2p", "comm.dp_allreduce" and
   // "pipeline_bubble"; sums to step_ms.
   std::map<std::string, double> breakdown_ms;
-  MemoryPerGpu memory;
+  // Device memory per GPU (layout_memory.h).
+  LayoutMemory memory;
   // The links each kind of communication used (empty source: not used).
   Link tp_link, dp_link, pp_link;
 };
 
-// Checks a layout against a workload: every degree >= 1, the batch a
-// multiple of data × micro-batches, tensor parallelism dividing the heads
-// (and key/value heads) and the MLP width, at most one pipeline stage per
-// layer, tensor and pipeline parallelism only for families with attention
-// heads, and the job within `max_gpus` when that is set. InvalidArgument
-// naming the flag (--data-parallel, --tensor-parallel, --pipeline-parallel,
-// --micro-batches) and the values.
-absl::Status ValidateLayout(const models::WorkloadSpec& spec, const ParallelLayout& layout,
-                            int max_gpus);
-
 // Predicts one training step of `spec` laid out as `layout` on GPUs like
-// `node`'s. Errors: InvalidArgument from ValidateLayout, for an inference
+// `node`'s. Whether its memory fits is the caller's to check
+// (CheckLayoutFits). Errors: InvalidArgument from ValidateLayout, for an inference
 // workload with more than one GPU, or a GPU without link bandwidth for the
 // layout; otherwise those of Describe and PricingPlan::Predict.
 absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,

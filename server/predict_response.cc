@@ -68,7 +68,13 @@ void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate
   out->set_memory_gradients_bytes(p.memory.gradients);
   out->set_memory_optimizer_bytes(p.memory.optimizer);
   out->set_memory_activations_bytes(p.memory.activations);
-  out->set_memory_total_bytes(p.memory.total());
+  out->set_memory_total_bytes(p.memory.allocated());
+  out->set_memory_amp_copies_bytes(p.memory.amp_copies);
+  out->set_memory_gathered_bytes(p.memory.gathered);
+  out->set_memory_buckets_bytes(p.memory.buckets);
+  out->set_memory_required_bytes(p.memory.required());
+  out->set_recompute_ms(p.recompute_ms);
+  out->set_layout(predictor::DescribeLayout(p.layout));
   out->set_tp_link(predictor::DescribeLink(p.tp_link));
   out->set_dp_link(predictor::DescribeLink(p.dp_link));
   out->set_pp_link(predictor::DescribeLink(p.pp_link));

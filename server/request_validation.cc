@@ -234,7 +234,7 @@ absl::StatusOr<serving::Query> QueryFromRequest(const v1::PredictRequest& reques
   serving::Query query;
   ASSIGN_OR_RETURN(query.target, TargetFromRequest(request));
   query.model_name = request.model_name();
-  query.layout = LayoutFromRequest(request);
+  ASSIGN_OR_RETURN(query.layout, LayoutFromRequest(request));
   query.job = JobFromRequest(request);
   // An absent workload is never kept (its error is priced afresh): an empty key.
   if (request.has_workload()) {
@@ -305,17 +305,27 @@ absl::StatusOr<predictor::FitOptions> ToFitOptions(const v1::FitOptions& in) {
   return out;
 }
 
-std::optional<predictor::ParallelLayout> LayoutFromRequest(const v1::PredictRequest& request) {
+absl::StatusOr<std::optional<predictor::ParallelLayout>> LayoutFromRequest(
+    const v1::PredictRequest& request) {
   const v1::ParallelLayout& l = request.parallel();
-  bool multi = false;
-  for (int degree : {l.data_parallel(), l.tensor_parallel(), l.pipeline_parallel(),
-                     l.micro_batches()}) {
-    multi |= degree != 0 && degree != 1;
-  }
-  if (!multi) return std::nullopt;
   auto degree = [](int value) { return value == 0 ? 1 : value; };
-  return predictor::ParallelLayout{degree(l.data_parallel()), degree(l.tensor_parallel()),
-                                   degree(l.pipeline_parallel()), degree(l.micro_batches())};
+  predictor::ParallelLayout layout{.data = degree(l.data_parallel()),
+                                   .tensor = degree(l.tensor_parallel()),
+                                   .pipeline = degree(l.pipeline_parallel()),
+                                   .micro_batches = degree(l.micro_batches()),
+                                   .zero = l.zero(),
+                                   .activation_checkpointing = l.activation_checkpointing()};
+  switch (l.framework()) {
+    case v1::FRAMEWORK_UNSPECIFIED:
+    case v1::FRAMEWORK_PYTORCH: layout.framework = predictor::Framework::kPytorch; break;
+    case v1::FRAMEWORK_MEGATRON: layout.framework = predictor::Framework::kMegatron; break;
+    case v1::FRAMEWORK_DEEPSPEED: layout.framework = predictor::Framework::kDeepspeed; break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("parallel.framework: unknown value ", l.framework()));
+  }
+  if (layout.single_gpu()) return std::nullopt;
+  return layout;
 }
 
 absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(

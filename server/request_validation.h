@@ -66,9 +66,12 @@ absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictReq
 absl::StatusOr<predictor::JobSize> JobFromRequest(const v1::PredictRequest& request);
 // Predict / PredictBatch: the node or catalog GPU the request names.
 absl::StatusOr<serving::Target> TargetFromRequest(const v1::PredictRequest& request);
-// Predict / PredictBatch: the multi-GPU layout asked for; none when every
-// degree is 0 (unset) or 1. Degrees are checked by predictor::PredictParallel.
-std::optional<predictor::ParallelLayout> LayoutFromRequest(const v1::PredictRequest& request);
+// Predict / PredictBatch: the multi-GPU layout asked for; none when it is
+// the plain one-GPU step (every degree 0 (unset) or 1, ZeRO 0, no
+// checkpointing, pytorch). InvalidArgument for an unknown framework; the
+// rest is checked by predictor::ValidateLayout when the layout is priced.
+absl::StatusOr<std::optional<predictor::ParallelLayout>> LayoutFromRequest(
+    const v1::PredictRequest& request);
 // Predict / PredictBatch: the question `request` asks, for
 // serving::Pricer::Ask. The target's errors are this function's
 // (TargetFromRequest); the job's error travels in the query, which Ask

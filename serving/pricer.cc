@@ -42,10 +42,12 @@ void AppendString(absl::string_view text, std::string* out) {
 void AppendLayoutKey(const predictor::ParallelLayout& layout, std::string* key) {
   // A field added to ParallelLayout must join the key, or two questions
   // that differ in it would share an answer.
-  static_assert(sizeof(predictor::ParallelLayout) == 4 * sizeof(int),
+  static_assert(sizeof(predictor::ParallelLayout) == 7 * sizeof(int),
                 "a field added to ParallelLayout must join AppendLayoutKey");
   absl::StrAppend(key, layout.data, ",", layout.tensor, ",", layout.pipeline, ",",
-                  layout.micro_batches);
+                  layout.micro_batches, ",", layout.zero, ",",
+                  static_cast<int>(layout.framework), ",",
+                  layout.activation_checkpointing ? 1 : 0);
 }
 
 // Identifies what `query` asks, its model and job aside.
@@ -194,7 +196,16 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
                                               described.prepared->memory_inputs());
     price->memory_verdict = predictor::CheckMemoryFit(price->memory, node->gpu);
     if (!price->memory_verdict.fits) {
-      return absl::FailedPreconditionError(price->memory_verdict.reason);
+      // The nearest layout that fits, from the same memory model that
+      // prices layouts.
+      std::string reason = price->memory_verdict.reason;
+      const int max_gpus = query.target.kind == Target::Kind::kNode ? std::max(1, node->gpu_count) : 0;
+      if (std::optional<predictor::ParallelLayout> nearest = predictor::NearestFittingLayout(
+              model->model.memory, workload.spec, node->gpu, {}, max_gpus)) {
+        absl::StrAppend(&reason, "; fits with ",
+                        predictor::DescribeChange(predictor::ParallelLayout{}, *nearest));
+      }
+      return absl::FailedPreconditionError(reason);
     }
     ASSIGN_OR_RETURN(price->prediction, PlanFor(model, node)->plan.Predict(*described.prepared));
   } else {
@@ -210,6 +221,9 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
     ASSIGN_OR_RETURN(
         predictor::ParallelPrediction parallel,
         predictor::PredictParallel(model->model, workload.spec, linked, *query.layout, options));
+    RETURN_IF_ERROR(predictor::CheckLayoutFits(model->model.memory, workload.spec, linked.gpu,
+                                               *query.layout, parallel.memory,
+                                               options.max_gpus));
     price->prediction = predictor::AsPrediction(parallel);
     price->parallel = std::move(parallel);
   }

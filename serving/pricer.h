@@ -152,11 +152,15 @@ class Pricer {
   // or catalog GPU (see GpuCatalog::Find for short names); the description's
   // error; NotFound for a missing model; models::CheckPrecision's error for a
   // precision the GPU has no path for; FailedPrecondition, saying how much
-  // it needs and the GPU holds, when a one-GPU step does not fit in the
-  // GPU's memory; InvalidArgument when the node lacks usable rates or the
-  // layout does not fit (predictor::ValidateLayout); FailedPrecondition when
-  // the model cannot price this workload or answers a non-positive or
-  // non-finite time; then the job's error, or predictor::EstimateJob's.
+  // it needs and the GPU holds and the nearest layout that fits, when a
+  // one-GPU step does not fit in the GPU's memory; InvalidArgument when the
+  // node lacks usable rates or the layout is not valid for the workload
+  // (predictor::ValidateLayout); FailedPrecondition with the memory per GPU,
+  // its breakdown and the nearest change that fits when the layout does not
+  // fit (predictor::CheckLayoutFits: the one memory model of every layout);
+  // FailedPrecondition when the model cannot price this workload or answers
+  // a non-positive or non-finite time; then the job's error, or
+  // predictor::EstimateJob's.
   absl::StatusOr<Answer> Ask(const Query& query);
 
   // The latest model of `name` (empty: the default model); see ModelCache.

@@ -40,10 +40,13 @@ echo "== perfcast fit --group-by gpu"
 python3 data/tools/parallel_summary.py neusight-steps "$DATA/parallel_e2e.csv" "$WORK/steps.csv"
 python3 data/tools/parallel_summary.py batches "$WORK/steps.csv" "$WORK/batches" > "$WORK/layouts.txt"
 echo
-echo "== perfcast predict --batch-file per layout"
+# NeuSight's labels are Megatron's layouts; its pp4 rows run one micro-batch
+# through four stages, which only Megatron's 1F1B schedule does.
+echo "== perfcast predict --batch-file per layout --framework megatron"
 while read -r file dp tp pp m; do
   "$PERFCAST" -o json predict --batch-file "$file" --data-parallel "$dp" --tensor-parallel "$tp" \
-    --pipeline-parallel "$pp" --micro-batches "$m" --iterations 1 > "$file.json" || [ $? -eq 3 ]
+    --pipeline-parallel "$pp" --micro-batches "$m" --framework megatron --iterations 1 \
+    > "$file.json" || [ $? -eq 3 ]
 done < "$WORK/layouts.txt"
 python3 data/tools/parallel_summary.py summary "$WORK/steps.csv" "$WORK/batches" \
   ${NEUSIGHT_POINTS:+--points "$NEUSIGHT_POINTS"}

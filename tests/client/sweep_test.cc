@@ -40,6 +40,34 @@ TEST(Sweep, ParsesAxesAndBuildsTheWholeGrid) {
   EXPECT_EQ(query.catalog_gpu(), "H100-SXM5-80GB");
 }
 
+TEST(Sweep, LayoutKeysSetTheLayout) {
+  absl::StatusOr<std::vector<SweepAxis>> axes =
+      ParseSweeps({"data-parallel=2,4", "zero=0,3", "activation-checkpointing=true",
+                   "framework=megatron"});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  const auto grid = SweepGrid(*axes);
+  ASSERT_EQ(grid.size(), 4u);
+  PredictFlags base;
+  base.family = "lstm";
+  base.gpu = "H100-SXM5-80GB";
+  base.batch = 16;
+  base.iterations = 1;
+  base.batch_given = base.job_given = true;
+  absl::StatusOr<PredictFlags> f = ApplySweepPoint(base, grid[3]);
+  ASSERT_TRUE(f.ok()) << f.status();
+  v1::PredictRequest query;
+  ASSERT_FALSE(BuildQuery(*f, &query).has_value());
+  EXPECT_EQ(query.parallel().data_parallel(), 4);
+  EXPECT_EQ(query.parallel().zero(), 3);
+  EXPECT_TRUE(query.parallel().activation_checkpointing());
+  EXPECT_EQ(query.parallel().framework(), v1::FRAMEWORK_MEGATRON);
+  absl::StatusOr<std::vector<SweepAxis>> bad = ParseSweeps({"activation-checkpointing=maybe"});
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(ApplySweepPoint(base, SweepGrid(*bad)[0]).ok());
+  f->framework = "jax";
+  EXPECT_TRUE(BuildQuery(*f, &query).has_value());
+}
+
 TEST(Sweep, BadSpecsAreUsageErrors) {
   for (const std::vector<std::string>& specs :
        std::vector<std::vector<std::string>>{{"batch"},

@@ -119,7 +119,7 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   ASSERT_EQ(four.exit_code, 0) << four.err;
   EXPECT_LT(IterationMs(four.out), IterationMs(one.out)) << four.out;
   EXPECT_GT(IterationMs(four.out), IterationMs(one.out) / 4) << four.out;
-  EXPECT_NE(four.out.find("4 GPUs (data 2 x tensor 2"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("4 GPUs (DP2 TP2)"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("comm.tp_allreduce"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("memory per GPU"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("tensor-parallel link: nvlink"), std::string::npos) << four.out;
@@ -142,6 +142,15 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   invalid({"--gpu", "H100-SXM5-80GB", "--tensor-parallel", "3"}, "--tensor-parallel");
   invalid({"--gpu", "H100-SXM5-80GB", "--pipeline-parallel", "9"}, "--pipeline-parallel");
   invalid({"--gpu", "H100-SXM5-80GB", "--data-parallel", "3"}, "--data-parallel");
+  invalid({"--gpu", "H100-SXM5-80GB", "--zero", "2"}, "--zero 2 shards across");
+  invalid({"--gpu", "H100-SXM5-80GB", "--pipeline-parallel", "4"}, "PyTorch's 1F1B");
+  invalid({"--gpu", "H100-SXM5-80GB", "--data-parallel", "2", "--zero", "3", "--framework",
+           "megatron"},
+          "--framework megatron");
+  CommandResult sharded = transformer({"--gpu", "H100-SXM5-80GB", "--data-parallel", "2",
+                                       "--zero", "3", "--activation-checkpointing"});
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.err;
+  EXPECT_NE(sharded.out.find("2 GPUs (DP2 ZeRO-3 ckpt)"), std::string::npos) << sharded.out;
   // The agent registered its node with one GPU.
   invalid({"--node", "h100-sxm-1", "--data-parallel", "2"}, "the node has 1");
   CommandResult zero = transformer({"--gpu", "H100-SXM5-80GB", "--micro-batches", "0"});

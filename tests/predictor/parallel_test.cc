@@ -154,7 +154,8 @@ TEST(Parallel, PipelineBubbleShrinksWithMicroBatchesAs1F1B) {
   const int stages = 4;
   for (int micro : {1, 4, 16}) {
     const ParallelPrediction p =
-        Parallel(Transformer(64, 32), {.pipeline = stages, .micro_batches = micro});
+        Parallel(Transformer(64, 32), {.pipeline = stages, .micro_batches = micro,
+                                       .framework = Framework::kMegatron});
     const double pipelined = p.compute_ms + p.bubble_ms + p.pp_comm_ms;
     // (P-1)/(M+P-1) for equal stages; the embedding and classifier make the
     // end stages a little longer.
@@ -166,7 +167,8 @@ TEST(Parallel, PipelineBubbleShrinksWithMicroBatchesAs1F1B) {
   // One micro-batch through four stages takes the single-GPU forward and
   // backward plus six sends of the boundary activation (three forward,
   // three backward); each stage updates only its quarter of the parameters.
-  const ParallelPrediction one = Parallel(Transformer(8, 32), {.pipeline = stages});
+  const ParallelPrediction one =
+      Parallel(Transformer(8, 32), {.pipeline = stages, .framework = Framework::kMegatron});
   const double send = 1e3 * *CollectiveSeconds(Collective::kPointToPoint,
                                                CollectiveAlgorithm::kAuto, 8.0 * 512 * 1024 * 2,
                                                2, *SpecLink(H100Node(8).gpu, 2, false));
@@ -185,25 +187,21 @@ TEST(Parallel, LevelTwoCorrectionScalesEveryComputePart) {
   EXPECT_NEAR(PartsSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
 }
 
-TEST(Parallel, MemoryPerGpuShardsStateAndKeepsInFlightMicroBatches) {
+TEST(Parallel, MemoryPerGpuIsTheLayoutMemoryModels) {
   const models::WorkloadDescriptor d = *models::Describe(Transformer(4));
+  const PredictorModel model = RooflineModel();
   const ParallelPrediction one = Parallel(Transformer(4), {});
-  EXPECT_DOUBLE_EQ(one.memory.parameters, 4 * d.parameters);
-  EXPECT_DOUBLE_EQ(one.memory.gradients, 4 * d.parameters);
-  EXPECT_DOUBLE_EQ(one.memory.optimizer, 8 * d.parameters);  // Adam's two moments
-  EXPECT_DOUBLE_EQ(one.memory.activations, d.activation_bytes);
+  const MemoryEstimate single = EstimateMemory(model.memory, d);
+  EXPECT_DOUBLE_EQ(one.memory.allocated(), single.peak_bytes);
+  EXPECT_DOUBLE_EQ(one.memory.required(), single.required_bytes);
 
-  const ParallelPrediction sharded =
-      Parallel(Transformer(16), {.tensor = 2, .pipeline = 2, .micro_batches = 4});
+  const ParallelLayout layout{.tensor = 2, .pipeline = 2, .micro_batches = 4};
+  const ParallelPrediction sharded = Parallel(Transformer(16), layout);
+  const LayoutMemory expected =
+      EstimateLayoutMemory(model.memory, *models::Describe(Transformer(4)), layout);
+  EXPECT_DOUBLE_EQ(sharded.memory.required(), expected.required());
   EXPECT_DOUBLE_EQ(sharded.memory.parameters, 4 * d.parameters / 4);
-  EXPECT_DOUBLE_EQ(sharded.memory.optimizer, 2 * sharded.memory.parameters);
-  // Half the layers, two micro-batches in flight, the split part halved.
-  EXPECT_LT(sharded.memory.activations, d.activation_bytes);
-  EXPECT_GT(sharded.memory.activations, d.activation_bytes / 2);
 
-  models::WorkloadSpec sgd = Transformer(4);
-  sgd.optimizer = "sgd";
-  EXPECT_DOUBLE_EQ(Parallel(sgd, {}).memory.optimizer, 4 * d.parameters);  // momentum
   models::WorkloadSpec inference = Transformer(4);
   inference.phase = models::Phase::kInference;
   absl::StatusOr<ParallelPrediction> serving =
@@ -211,6 +209,19 @@ TEST(Parallel, MemoryPerGpuShardsStateAndKeepsInFlightMicroBatches) {
   ASSERT_TRUE(serving.ok()) << serving.status();
   EXPECT_EQ(serving->memory.gradients, 0);
   EXPECT_EQ(serving->dp_comm_ms, 0);
+}
+
+TEST(Parallel, CheckpointingRunsTheLayersForwardAgain) {
+  const ParallelPrediction plain = Parallel(Transformer(8), {});
+  const ParallelPrediction checkpointed =
+      Parallel(Transformer(8), {.activation_checkpointing = true});
+  EXPECT_GT(checkpointed.recompute_ms, 0);
+  EXPECT_NEAR(checkpointed.compute_ms, plain.compute_ms + checkpointed.recompute_ms,
+              1e-9 * plain.compute_ms);
+  // The forward is about a third of forward + backward.
+  EXPECT_LT(checkpointed.recompute_ms, 0.5 * plain.compute_ms);
+  EXPECT_NEAR(BreakdownSum(checkpointed), checkpointed.step_ms, 1e-9 * checkpointed.step_ms);
+  EXPECT_LT(checkpointed.memory.activations, plain.memory.activations);
 }
 
 void ExpectInvalid(const models::WorkloadSpec& spec, ParallelLayout layout, int max_gpus,
@@ -238,7 +249,9 @@ TEST(Parallel, InvalidLayoutsNameTheFlag) {
   ExpectInvalid(lstm, {.tensor = 2}, 0, "--tensor-parallel");
   ExpectInvalid(lstm, {.pipeline = 2}, 0, "--pipeline-parallel");
   EXPECT_TRUE(ValidateLayout(lstm, {.data = 8}, 8).ok());
-  EXPECT_TRUE(ValidateLayout(Transformer(8), {.data = 2, .tensor = 2, .pipeline = 2}, 8).ok());
+  EXPECT_TRUE(ValidateLayout(Transformer(8),
+                             {.data = 2, .tensor = 2, .pipeline = 2, .micro_batches = 2}, 8)
+                  .ok());
 }
 
 TEST(Parallel, LinksFollowPlacementAndMeasurements) {

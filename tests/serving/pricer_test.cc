@@ -371,6 +371,45 @@ TEST_F(PricerTest, ALayoutOnANodeIsLimitedToItsGpus) {
   EXPECT_TRUE(pricer.Ask(query).ok());
 }
 
+// One memory model for every layout: a layout that does not fit is refused
+// with the nearest change that fits, and every layout field keys the answer.
+TEST_F(PricerTest, ALayoutThatDoesNotFitIsRefusedWithTheNearestFit) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  models::WorkloadSpec spec = Lstm().spec;
+  spec.params = {{"layers", 8}, {"hidden", 6144}};
+  spec.batch_size = 8;
+  absl::StatusOr<models::WorkloadDescriptor> large = models::Describe(spec);
+  ASSERT_TRUE(large.ok()) << large.status();
+  Query query = QueryFor(*large, Target::CatalogGpu("L4-24GB"));
+  query.layout = predictor::ParallelLayout{.data = 2};
+  const absl::Status refused = pricer.Ask(query).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("DP2 does not fit: needs"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("; fits with"), std::string::npos) << refused;
+  query.layout.reset();
+  const absl::Status single = pricer.Ask(query).status();
+  EXPECT_EQ(single.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(single.message().find("more GPUs"), std::string::npos) << single;
+
+  query.target = Target::CatalogGpu("H200-SXM-141GB");
+  query.layout = predictor::ParallelLayout{.data = 2};
+  absl::StatusOr<Answer> ddp = pricer.Ask(query);
+  ASSERT_TRUE(ddp.ok()) << ddp.status();
+  query.layout->zero = 1;
+  absl::StatusOr<Answer> zero1 = pricer.Ask(query);
+  ASSERT_TRUE(zero1.ok()) << zero1.status();
+  EXPECT_LT(zero1->price->parallel->memory.optimizer, ddp->price->parallel->memory.optimizer);
+  query.layout->activation_checkpointing = true;
+  absl::StatusOr<Answer> checkpointed = pricer.Ask(query);
+  ASSERT_TRUE(checkpointed.ok()) << checkpointed.status();
+  EXPECT_NE(checkpointed->price, zero1->price);
+  query.layout->framework = predictor::Framework::kDeepspeed;
+  absl::StatusOr<Answer> deepspeed = pricer.Ask(query);
+  ASSERT_TRUE(deepspeed.ok()) << deepspeed.status();
+  EXPECT_NE(deepspeed->price, checkpointed->price);
+}
+
 TEST_F(PricerTest, AnEmptyTargetNameIsInvalid) {
   Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
   EXPECT_EQ(pricer.ResolveTarget(Target::CatalogGpu("")).status().code(),

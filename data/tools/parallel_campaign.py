@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Perfcast against the plain-PyTorch multi-GPU campaign (multi-gpu/h200x2-parallel.jsonl).
+
+  parallel_campaign.py batch ROWS.jsonl OUT.csv GPU [--skip-model NAME]
+  parallel_campaign.py summary ROWS.jsonl PREDICTIONS.json [--points CSV] [--skip-model NAME]
+
+batch: one `perfcast predict --batch-file` row per measured configuration, the
+layout in the file's columns (data_parallel, tensor_parallel, pipeline_parallel,
+micro_batches, zero, activation_checkpointing; framework pytorch), priced on
+catalog GPU GPU with the row's workload (family and parameters, as the campaign
+named it), one iteration. GPipe rows are left out (perfcast prices 1F1B).
+--skip-model leaves a model's rows out (summary: give the same).
+
+summary: per strategy and all, over the rows that ran: MAPE and signed bias
+((predicted - measured) / measured, median and mean) of the step, the share
+inside the predicted 10-90% band, and the memory-per-GPU error (predicted
+allocated peak against the measured peak allocated); and whether every measured
+out-of-memory was refused (FAILED_PRECONDITION) and no row that ran was.
+"""
+import csv
+import json
+import statistics
+import sys
+
+COLUMNS = ["family", "params", "batch_size", "precision", "optimizer", "gpu", "iterations",
+           "data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches", "zero",
+           "activation_checkpointing", "framework"]
+
+
+def rows_of(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def kept(row, skip):
+    return row.get("schedule") != "GPipe" and row["model"] not in skip
+
+
+def strategy(row):
+    name = row["strategy"]
+    if name == "fsdp":
+        name = "fsdp-z%d" % row["zero"]
+    if row["activation_checkpointing"]:
+        name += "+ac"
+    return name
+
+
+def batch(rows_path, out_path, gpu, skip):
+    with open(out_path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        for r in rows_of(rows_path):
+            if not kept(r, skip):
+                continue
+            params = ";".join("%s=%d" % kv for kv in sorted(r["params"].items()))
+            w.writerow([r["family"], params, r["global_batch"], r["precision"], r["optimizer"],
+                        gpu, 1, r["dp"], r["tp"], r["pp"], r["micro_batches"], r["zero"],
+                        "true" if r["activation_checkpointing"] else "false", "pytorch"])
+
+
+def pct(x):
+    return "%+.1f%%" % (100 * x)
+
+
+def summary(rows_path, predictions_path, points, skip):
+    with open(predictions_path) as f:
+        answers = [json.loads(line) for line in f if line.strip()]
+    wanted = [r for r in rows_of(rows_path) if kept(r, skip)]
+    if len(wanted) != len(answers):
+        sys.exit("%d rows for %d answers" % (len(wanted), len(answers)))
+    groups = {}
+    oom_refused, oom_total, refused_ran = 0, 0, []
+    out_points = []
+    for r, a in zip(wanted, answers):
+        p = a.get("prediction")
+        if r["oom"]:
+            oom_total += 1
+            oom_refused += p is None and a.get("code") == 9
+            continue
+        if p is None:
+            refused_ran.append("%s: %s" % (r["id"], a.get("error")))
+            continue
+        step = p["iteration_ms"]
+        err = (step - r["step_ms"]) / r["step_ms"]
+        inside = p["iteration_ms_low"] <= r["step_ms"] <= p["iteration_ms_high"]
+        if p.get("parallel"):
+            mem = p["parallel"]["memory_total_bytes"]
+        else:
+            mem = p["memory"]["peak_bytes"]
+        mem_err = (mem / 2**30 - r["peak_allocated_gib"]) / r["peak_allocated_gib"]
+        for g in (strategy(r), "all"):
+            groups.setdefault(g, []).append((err, inside, mem_err))
+        out_points.append([r["id"], strategy(r), r["step_ms"], step, p["iteration_ms_low"],
+                           p["iteration_ms_high"], r["peak_allocated_gib"], mem / 2**30])
+    print("| strategy | rows | MAPE | bias (median / mean) | coverage | memory MAPE | memory bias (median) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for g in sorted(groups, key=lambda k: (k == "all", k)):
+        e = groups[g]
+        errs = [x[0] for x in e]
+        mems = [x[2] for x in e]
+        print("| %s | %d | %.1f%% | %s / %s | %.0f%% | %.1f%% | %s |" % (
+            g, len(e), 100 * statistics.mean(abs(x) for x in errs), pct(statistics.median(errs)),
+            pct(statistics.mean(errs)), 100 * sum(x[1] for x in e) / len(e),
+            100 * statistics.mean(abs(x) for x in mems), pct(statistics.median(mems))))
+    print()
+    print("measured out-of-memory refused: %d of %d" % (oom_refused, oom_total))
+    print("rows that ran but were refused: %d%s" % (
+        len(refused_ran), "".join("\n  " + x for x in refused_ran)))
+    if points:
+        with open(points, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "strategy", "measured_ms", "predicted_ms", "low_ms", "high_ms",
+                        "measured_gib", "predicted_gib"])
+            w.writerows(out_points)
+
+
+def option(argv, name):
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def main(argv):
+    skip = {option(argv, "--skip-model")} - {None}
+    if len(argv) >= 5 and argv[1] == "batch":
+        batch(argv[2], argv[3], argv[4], skip)
+    elif len(argv) >= 4 and argv[1] == "summary":
+        summary(argv[2], argv[3], option(argv, "--points"), skip)
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,93 @@
+// Device memory per GPU of a training step under any layout: the one memory
+// model that predict, batches, sweeps and recommend share, and the verdict
+// that refuses a layout that does not fit with the nearest change that does.
+//
+// The base is the calibrated single-GPU peak (memory.h) of one micro-batch:
+// its persistent terms (master weights, gradients, optimizer states,
+// autocast's 16-bit copies) are divided by T · P and, per ZeRO stage, by N
+// (stage 1 the optimizer states, 2 also the gradients, 3 also the weights);
+// its calibrated transient rest (activations and workspaces) is divided by
+// T where Megatron-style tensor parallelism splits the operations, cut to a
+// pipeline stage's layers and multiplied by the micro-batches 1F1B keeps in
+// flight on the first stage (min(M, P)); under activation checkpointing a
+// layer keeps only its input, and one layer's activations live again while
+// it is recomputed. ZeRO-3 holds the unsharded parameters of the layer it
+// computes and the one it prefetches, and their gradients before the
+// reduce-scatter. DDP keeps its gradient buckets beside the gradients. The
+// caching allocator's slack and the CUDA context come on top, as on one GPU.
+// With layout 1 × 1 × 1 the answer is EstimateMemory's.
+//
+// Thread-safe: pure functions over plain values.
+#ifndef PERFCAST_PREDICTOR_LAYOUT_MEMORY_H_
+#define PERFCAST_PREDICTOR_LAYOUT_MEMORY_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "models/descriptor.h"
+#include "models/hardware.h"
+#include "predictor/layout.h"
+#include "predictor/memory.h"
+
+namespace perfcast::predictor {
+
+// Bytes per GPU.
+struct LayoutMemory {
+  double parameters = 0;  // master weights
+  double gradients = 0;
+  double optimizer = 0;   // optimizer states
+  double amp_copies = 0;  // autocast's 16-bit weight copies
+  double gathered = 0;    // ZeRO-3: unsharded layers computed and prefetched
+  double buckets = 0;     // communication buckets
+  double activations = 0; // activations and workspaces of the in-flight micro-batches
+  // The optimizer step's own temporaries (foreach Adam's denominators):
+  // they set the peak instead when the step holds more than backward.
+  double optimizer_temporaries = 0;
+  double slack = 0;    // the caching allocator's share on top of the peak
+  double context = 0;  // CUDA context and kernels
+  std::string method;  // EstimateMemory's: "calibrated:<scope>" or "analytic"
+
+  // The allocated peak: the step's or the optimizer's, whichever is larger.
+  double allocated() const;
+  // What the device must hold.
+  double required() const { return allocated() + slack + context; }
+};
+
+// Memory per GPU of `layout` for one micro-batch described by `micro` (the
+// workload at batch / (N · M) samples). The layout is not validated.
+LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
+                                  const models::WorkloadDescriptor& micro,
+                                  const ParallelLayout& layout);
+
+// The same for the global workload `spec` (batch of one step): describes
+// its micro-batch first. Errors: models::Describe's.
+absl::StatusOr<LayoutMemory> EstimateLayoutMemory(const MemoryModel& model,
+                                                  const models::WorkloadSpec& spec,
+                                                  const ParallelLayout& layout);
+
+// The nearest valid layout from `layout` that fits on `gpu` (required() <=
+// its memory): raising ZeRO, then activation checkpointing, then both, then
+// more data-parallel replicas (with the highest ZeRO stage the framework
+// runs), within `max_gpus` (0: up to 1024). None when nothing tried fits.
+std::optional<ParallelLayout> NearestFittingLayout(const MemoryModel& model,
+                                                   const models::WorkloadSpec& spec,
+                                                   const models::GpuSpec& gpu,
+                                                   const ParallelLayout& layout, int max_gpus);
+
+// OK when `memory` fits on `gpu` (a GPU of unknown memory size fits);
+// otherwise FailedPrecondition with the breakdown and the nearest change
+// that fits: "... does not fit: needs 251.1 GiB per GPU (parameters 3.7,
+// ...), H100-SXM5-80GB has 79.6 GiB; fits with --zero 3".
+absl::Status CheckLayoutFits(const MemoryModel& model, const models::WorkloadSpec& spec,
+                             const models::GpuSpec& gpu, const ParallelLayout& layout,
+                             const LayoutMemory& memory, int max_gpus);
+
+// "--zero 3 --activation-checkpointing" / "--data-parallel 8 --zero 3 (4
+// more GPUs)": the flags that turn `from` into `to`.
+std::string DescribeChange(const ParallelLayout& from, const ParallelLayout& to);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_LAYOUT_MEMORY_H_
