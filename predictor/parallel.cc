@@ -207,6 +207,14 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   }
   out.step_ms = out.compute_ms + out.bubble_ms + out.tp_comm_ms + out.pp_comm_ms +
                 out.dp_exposed_ms + out.optimizer_ms;
+  const ImplementationTerm term =
+      (options.terms != nullptr ? *options.terms : ParallelTerms::BuiltIn()).Find(layout);
+  out.launches = m * critical.launches;
+  out.units = critical.layers > 0 ? critical.layers : full->inner_modules;
+  const double host = out.launches * term.host_ms_per_launch + out.units * term.host_ms_per_unit;
+  const double bound = std::max(out.step_ms * (1 + term.gpu_scale), host);
+  out.implementation_ms = bound - out.step_ms;
+  out.step_ms = bound;
   for (const auto& [op_class, ms] : critical.class_ms) out.breakdown_ms[op_class] += m * ms;
   if (out.optimizer_ms > 0) {
     out.breakdown_ms[std::string(models::OpClassName(models::OpClass::kOptimizer))] +=
@@ -216,7 +224,12 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   if (out.pp_comm_ms > 0) out.breakdown_ms["comm.pp_p2p"] = out.pp_comm_ms;
   if (out.dp_exposed_ms > 0) out.breakdown_ms["comm.dp_allreduce"] = out.dp_exposed_ms;
   if (out.bubble_ms > 0) out.breakdown_ms["pipeline_bubble"] = out.bubble_ms;
-  const double uncertain = out.compute_ms + out.bubble_ms + out.optimizer_ms;
+  if (out.implementation_ms > 0) {
+    out.breakdown_ms[absl::StrCat("framework.", ImplementationStrategy(layout))] =
+        out.implementation_ms;
+  }
+  const double uncertain =
+      out.compute_ms + out.bubble_ms + out.optimizer_ms + out.implementation_ms;
   const double certain = out.step_ms - uncertain;
   out.lo_ms = certain + uncertain * micro->lo_ms / micro->iteration_ms;
   out.hi_ms = certain + uncertain * micro->hi_ms / micro->iteration_ms;

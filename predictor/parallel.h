@@ -34,6 +34,8 @@
 //    with the last micro-batch's backward; only what runs past it is added.
 //  - The optimizer step updates parameters ÷ (T · P) once per step.
 //  - Activation checkpointing runs every layer's forward again in backward.
+//  - The framework's implementation terms, learned from measured steps
+//    (parallel_terms.h), bound the composed step from below.
 //  - Memory per GPU is the layout memory model's (layout_memory.h); the
 //    layout's vocabulary and validation are layout.h's.
 //
@@ -56,6 +58,7 @@
 #include "predictor/collectives.h"
 #include "predictor/layout.h"
 #include "predictor/layout_memory.h"
+#include "predictor/parallel_terms.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
 
@@ -72,6 +75,8 @@ struct ParallelOptions {
   // replaces the spec-sheet NVLink/PCIe link.
   std::optional<Link> measured_link;
   double bucket_bytes = kDdpBucketBytes;
+  // The implementation terms; none: ParallelTerms::BuiltIn().
+  const ParallelTerms* terms = nullptr;
 };
 
 struct ParallelPrediction {
@@ -91,6 +96,12 @@ struct ParallelPrediction {
   double dp_exposed_ms = 0; // the gradient all-reduce not hidden behind backward
   double optimizer_ms = 0;
   double dp_comm_ms = 0;    // the whole gradient all-reduce, hidden or not
+  // What the framework's implementation adds to the composed step
+  // (parallel_terms.h), and what its terms read: one GPU's kernel launches
+  // per step and the layers (or the family's inner modules) it holds.
+  double implementation_ms = 0;
+  double launches = 0;
+  int64_t units = 0;
   int dp_buckets = 0;
   // Compute per operation class and step on the slowest stage (ms), plus
   // "comm.tp_allreduce", "comm.pp_p2p", "comm.dp_allreduce" and

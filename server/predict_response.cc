@@ -75,6 +75,9 @@ void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate
   out->set_memory_required_bytes(p.memory.required());
   out->set_recompute_ms(p.recompute_ms);
   out->set_layout(predictor::DescribeLayout(p.layout));
+  out->set_implementation_ms(p.implementation_ms);
+  out->set_launches(p.launches);
+  out->set_units(p.units);
   out->set_tp_link(predictor::DescribeLink(p.tp_link));
   out->set_dp_link(predictor::DescribeLink(p.dp_link));
   out->set_pp_link(predictor::DescribeLink(p.pp_link));

@@ -53,9 +53,16 @@ models::WorkloadSpec Transformer(int64_t batch, int64_t layers = 8) {
   return spec;
 }
 
+// No implementation terms: the composition alone.
+const ParallelTerms& NoTerms() {
+  static const ParallelTerms* const kNone = new ParallelTerms(*ParallelTerms::FromJson(R"({"terms": []})"));
+  return *kNone;
+}
+
 ParallelPrediction Parallel(const models::WorkloadSpec& spec, ParallelLayout layout,
                             const PredictorModel& model = RooflineModel(),
-                            const ParallelOptions& options = {}) {
+                            ParallelOptions options = {}) {
+  if (options.terms == nullptr) options.terms = &NoTerms();
   absl::StatusOr<ParallelPrediction> p = PredictParallel(model, spec, H100Node(8), layout, options);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.value_or(ParallelPrediction{});
@@ -75,7 +82,7 @@ double BreakdownSum(const ParallelPrediction& p) {
 
 double PartsSum(const ParallelPrediction& p) {
   return p.compute_ms + p.bubble_ms + p.tp_comm_ms + p.pp_comm_ms + p.dp_exposed_ms +
-         p.optimizer_ms;
+         p.optimizer_ms + p.implementation_ms;
 }
 
 TEST(Parallel, OneGpuIsTheSingleGpuPrediction) {
@@ -222,6 +229,64 @@ TEST(Parallel, CheckpointingRunsTheLayersForwardAgain) {
   EXPECT_LT(checkpointed.recompute_ms, 0.5 * plain.compute_ms);
   EXPECT_NEAR(BreakdownSum(checkpointed), checkpointed.step_ms, 1e-9 * checkpointed.step_ms);
   EXPECT_LT(checkpointed.memory.activations, plain.memory.activations);
+}
+
+TEST(Parallel, ImplementationTermsBoundTheComposedStep) {
+  const ParallelLayout ddp{.data = 2};
+  const ParallelPrediction composed = Parallel(Transformer(8), ddp);
+  EXPECT_EQ(composed.implementation_ms, 0);
+  EXPECT_GT(composed.launches, 0);
+  EXPECT_EQ(composed.units, 8);
+
+  // The GPU's work slowed by the implementation.
+  absl::StatusOr<ParallelTerms> slower = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "ddp", "gpu_scale": 0.5}]})");
+  ASSERT_TRUE(slower.ok()) << slower.status();
+  ParallelOptions options;
+  options.terms = &*slower;
+  const ParallelPrediction scaled = Parallel(Transformer(8), ddp, RooflineModel(), options);
+  EXPECT_NEAR(scaled.step_ms, 1.5 * composed.step_ms, 1e-9 * composed.step_ms);
+  EXPECT_NEAR(scaled.breakdown_ms.at("framework.ddp"), 0.5 * composed.step_ms,
+              1e-9 * composed.step_ms);
+  EXPECT_NEAR(BreakdownSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+  EXPECT_NEAR(PartsSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+  // Terms are per framework and strategy: Megatron's DDP and one GPU have none here.
+  EXPECT_EQ(Parallel(Transformer(8), {.data = 2, .framework = Framework::kMegatron},
+                     RooflineModel(), options)
+                .implementation_ms,
+            0);
+  EXPECT_EQ(Parallel(Transformer(8), {.micro_batches = 2}, RooflineModel(), options)
+                .implementation_ms,
+            0);
+
+  // Or the host's dispatch, when that takes longer.
+  absl::StatusOr<ParallelTerms> host = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "ddp", "host_ms_per_launch": 1,
+                     "host_ms_per_unit": 10}]})");
+  ASSERT_TRUE(host.ok()) << host.status();
+  options.terms = &*host;
+  const ParallelPrediction bound = Parallel(Transformer(8), ddp, RooflineModel(), options);
+  EXPECT_NEAR(bound.step_ms, composed.launches + 80, 1e-9 * bound.step_ms);
+
+  for (const char* bad : {"[]", R"({"terms": [{"framework": "jax", "strategy": "ddp"}]})",
+                          R"({"terms": [{"framework": "pytorch", "strategy": "ddp",
+                                         "gpu_scale": -1}]})"}) {
+    EXPECT_EQ(ParallelTerms::FromJson(bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+TEST(Parallel, ShippedTermsCoverPytorchsStrategies) {
+  for (const ParallelLayout& layout :
+       {ParallelLayout{.data = 2}, ParallelLayout{.data = 2, .zero = 3},
+        ParallelLayout{.tensor = 2}, ParallelLayout{.pipeline = 2, .micro_batches = 2}}) {
+    const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
+    EXPECT_GT(term.rows, 0) << DescribeLayout(layout);
+    EXPECT_GT(term.gpu_scale + term.host_ms_per_launch + term.host_ms_per_unit, 0)
+        << DescribeLayout(layout);
+  }
+  EXPECT_EQ(ImplementationStrategy({}), "");
+  EXPECT_EQ(ImplementationStrategy({.data = 2, .tensor = 2, .zero = 1}), "tp");
 }
 
 void ExpectInvalid(const models::WorkloadSpec& spec, ParallelLayout layout, int max_gpus,

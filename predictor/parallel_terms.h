@@ -1,0 +1,60 @@
+// The implementation terms of a multi-GPU step: what the software that runs
+// a layout adds to the step composed from the single-GPU model, learned from
+// measured multi-GPU steps (data/tools/fit_parallel_terms.py writes
+// predictor/parallel_terms.json, compiled in; data/README.md says from what).
+//
+// Per framework and strategy the step is
+//   max(composed × (1 + gpu_scale), launches × host_ms_per_launch + units × host_ms_per_unit)
+// where `launches` are the kernel launches of one GPU's step and `units` the
+// layers it holds: the GPU's work slowed by the implementation (communication
+// contending with compute, unfused kernels), or the host's dispatch when that
+// is longer (DDP's per-parameter hooks, DTensor's dispatch per operation,
+// FSDP's per-layer all-gather and reduce-scatter calls), whichever bounds the
+// step. A framework or strategy without terms adds nothing.
+//
+// Thread-safe: immutable after construction.
+#ifndef PERFCAST_PREDICTOR_PARALLEL_TERMS_H_
+#define PERFCAST_PREDICTOR_PARALLEL_TERMS_H_
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "predictor/layout.h"
+
+namespace perfcast::predictor {
+
+// The strategy a layout's implementation terms are keyed by: "tp" when
+// tensor parallelism is on (its dispatch dominates), else "pp", else "fsdp"
+// (ZeRO >= 1 over replicas), else "ddp"; "" for one GPU.
+std::string ImplementationStrategy(const ParallelLayout& layout);
+
+struct ImplementationTerm {
+  double gpu_scale = 0;
+  double host_ms_per_launch = 0;
+  double host_ms_per_unit = 0;
+  int rows = 0;  // measured steps it was fitted on
+};
+
+class ParallelTerms {
+ public:
+  // Parses {"terms": [{"framework", "strategy", "gpu_scale",
+  // "host_ms_per_launch", "host_ms_per_unit", "rows"}, ...]}.
+  // InvalidArgument for malformed JSON, an unknown framework, or a negative
+  // or non-finite term.
+  static absl::StatusOr<ParallelTerms> FromJson(absl::string_view json);
+  // The compiled-in predictor/parallel_terms.json.
+  static const ParallelTerms& BuiltIn();
+
+  // The term of `layout`'s framework and strategy; none: zero.
+  ImplementationTerm Find(const ParallelLayout& layout) const;
+
+ private:
+  std::map<std::pair<Framework, std::string>, ImplementationTerm> terms_;
+};
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_PARALLEL_TERMS_H_
