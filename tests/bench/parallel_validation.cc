@@ -135,8 +135,12 @@ int Main(int argc, char** argv) {
     for (int i = 0; i < 6; ++i) (void)absl::SimpleAtoi(f[2 + i], &v[i]);
     r.seq_len = v[0];
     r.batch = v[1];
-    r.layout = {static_cast<int>(v[2]), static_cast<int>(v[3]), static_cast<int>(v[4]),
-                static_cast<int>(v[5])};
+    // Megatron's layouts: its 1F1B runs pp4 with one micro-batch.
+    r.layout = {.data = static_cast<int>(v[2]),
+                .tensor = static_cast<int>(v[3]),
+                .pipeline = static_cast<int>(v[4]),
+                .micro_batches = static_cast<int>(v[5]),
+                .framework = predictor::Framework::kMegatron};
     (void)absl::SimpleAtod(f[8], &r.measured_ms);
     if (CatalogGpu(r.gpu).empty()) continue;
     (r.layout.gpus() == 1 ? single : multi).push_back(r);
