@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "predictor/layout_memory.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -95,7 +96,19 @@ absl::StatusOr<std::vector<Recommendation>> Recommend(
       share.status = described.status();
       continue;
     }
-    share.memory = EstimateMemory(memory, *described);
+    // The layout memory model's answer, as Predict refuses it: the
+    // replica's peak plus what data parallelism adds (DDP's buckets).
+    const MemoryEstimate replica_memory = EstimateMemory(memory, *described);
+    const LayoutMemory layout_memory =
+        EstimateLayoutMemory(memory, *described, ParallelLayout{.data = count});
+    share.memory = replica_memory;
+    const double scale = replica_memory.peak_bytes > 0
+                             ? layout_memory.allocated() / replica_memory.peak_bytes
+                             : 1.0;
+    share.memory.peak_bytes = layout_memory.allocated();
+    share.memory.low_bytes *= scale;
+    share.memory.high_bytes *= scale;
+    share.memory.required_bytes = layout_memory.required();
   }
   const double iterations = static_cast<double>(options.iterations);
   std::vector<Recommendation> out;

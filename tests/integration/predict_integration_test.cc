@@ -114,12 +114,20 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   };
   CommandResult one = transformer({"--gpu", "H100-SXM5-80GB"});
   ASSERT_EQ(one.exit_code, 0) << one.err;
+  // Megatron's layout: the composition alone (no implementation terms).
   CommandResult four = transformer({"--gpu", "H100-SXM5-80GB", "--data-parallel", "2",
-                                    "--tensor-parallel", "2"});
+                                    "--tensor-parallel", "2", "--framework", "megatron"});
   ASSERT_EQ(four.exit_code, 0) << four.err;
   EXPECT_LT(IterationMs(four.out), IterationMs(one.out)) << four.out;
   EXPECT_GT(IterationMs(four.out), IterationMs(one.out) / 4) << four.out;
-  EXPECT_NE(four.out.find("4 GPUs (DP2 TP2)"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("4 GPUs (DP2 TP2 megatron)"), std::string::npos) << four.out;
+  EXPECT_EQ(four.out.find("framework.tp"), std::string::npos) << four.out;
+  // PyTorch's DTensor TP, as measured, costs most of what the split saves.
+  CommandResult dtensor = transformer({"--gpu", "H100-SXM5-80GB", "--data-parallel", "2",
+                                       "--tensor-parallel", "2"});
+  ASSERT_EQ(dtensor.exit_code, 0) << dtensor.err;
+  EXPECT_GT(IterationMs(dtensor.out), IterationMs(four.out)) << dtensor.out;
+  EXPECT_NE(dtensor.out.find("framework.tp"), std::string::npos) << dtensor.out;
   EXPECT_NE(four.out.find("comm.tp_allreduce"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("memory per GPU"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("tensor-parallel link: nvlink"), std::string::npos) << four.out;

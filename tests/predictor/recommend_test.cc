@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "models/gpu_catalog.h"
+#include "predictor/layout_memory.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -177,7 +178,11 @@ TEST(Recommend, DataParallelGpusEachHoldTheirShareOfTheBatch) {
   const Recommendation& four = Find(*rs, "catalog:T4-16GB", 4);
   EXPECT_EQ(four.exclusion, Exclusion::kNone) << four.reason;
   EXPECT_TRUE(four.predicted);
-  EXPECT_DOUBLE_EQ(four.memory.peak_bytes, EstimateMemory(MemoryModel{}, quarter).peak_bytes);
+  // The layout memory model's, as Predict's: the replica's peak plus DDP's buckets.
+  const LayoutMemory layout = EstimateLayoutMemory(MemoryModel{}, quarter, {.data = 4});
+  EXPECT_DOUBLE_EQ(four.memory.peak_bytes, layout.allocated());
+  EXPECT_DOUBLE_EQ(four.memory.required_bytes, layout.required());
+  EXPECT_GT(four.memory.peak_bytes, EstimateMemory(MemoryModel{}, quarter).peak_bytes);
 }
 
 TEST(Recommend, BadOptionsAreRefused) {
