@@ -7,6 +7,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "client/command.h"
 #include "client/text_input.h"
 #include "grpc/support/log.h"
@@ -80,7 +81,9 @@ int main(int argc, char** argv) {
 
   // Every command's --help ends with the exit codes.
   std::function<void(CLI::App*)> add_footer = [&](CLI::App* command) {
-    command->footer(perfcast::client::kExitCodesHelp);
+    const std::string own = command->get_footer();
+    command->footer(own.empty() ? std::string(perfcast::client::kExitCodesHelp)
+                                : absl::StrCat(own, "\n\n", perfcast::client::kExitCodesHelp));
     for (CLI::App* sub : command->get_subcommands({})) add_footer(sub);
   };
   add_footer(&app);

@@ -102,6 +102,18 @@ std::optional<CliError> CheckFamilyFlag(const PredictFlags& f) {
                                                            Printable(family), "'", hint))};
 }
 
+namespace {
+std::vector<std::string> CatalogGpuNames() {
+  std::vector<std::string> names;
+  for (const models::GpuSpec& gpu : models::GpuCatalog::BuiltIn().gpus()) names.push_back(gpu.model);
+  return names;
+}
+
+bool IsNearCatalogGpu(const std::string& typed) {
+  return !DidYouMean(typed, CatalogGpuNames(), /*dash_prefixes=*/true).empty();
+}
+}  // namespace
+
 std::string UnknownGpuMessage(const char* flag, const std::string& typed,
                               const absl::Status& status) {
   std::vector<std::string> names;
@@ -121,8 +133,15 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
   }
   if (!f.gpu.empty()) {
     absl::StatusOr<models::GpuSpec> gpu = models::GpuCatalog::BuiltIn().Find(f.gpu);
-    if (!gpu.ok()) return CliError{kExitUsage, UnknownGpuMessage("--gpu", f.gpu, gpu.status())};
-    q->set_catalog_gpu(gpu->model);
+    if (gpu.ok()) {
+      q->set_catalog_gpu(gpu->model);
+    } else if (absl::IsNotFound(gpu.status()) && !IsNearCatalogGpu(f.gpu)) {
+      // Not the catalog's and no typo of it: perhaps a registered node's GPU
+      // model, which only the server knows.
+      q->set_catalog_gpu(f.gpu);
+    } else {
+      return CliError{kExitUsage, UnknownGpuMessage("--gpu", f.gpu, gpu.status())};
+    }
   } else {
     q->set_node_name(f.node);
   }

@@ -68,7 +68,7 @@ TEST_F(CliIntegrationTest, RegistersNodesFromCatalogAndSpecFile) {
 
   const std::string spec = WriteFile(
       "mi300.json",
-      R"({"name": "mi1", "count": 8, "gpu": {"model": "MI300X", "memory_bandwidth_gbs": 5300, "fp32_tflops": 163.4, "bf16_tflops": 1307}})");
+      R"({"name": "mi1", "count": 8, "gpu": {"model": "MI300X", "memory_gib": 192, "memory_bandwidth_gbs": 5300, "fp32_tflops": 163.4, "bf16_tflops": 1307}})");
   r = server_->Cli({"nodes", "register", "--spec", spec});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ExpectOneLineError(server_->Cli({"nodes", "register", "--spec", WriteFile("bad.json", "{nope")}),

@@ -209,7 +209,7 @@ TEST(PlanFileTest, BadPlansFailClearly) {
       {R"({"grids": []})", "non-empty list"},
       {R"({"grids": [{"family": "warp_drive"}]})", "unknown family 'warp_drive'"},
       {R"({"grids": [{"family": "lstm", "colour": 1}]})", "unknown key 'colour'"},
-      {R"({"grids": [{"family": "lstm", "precision": "fp8"}]})", "unknown precision"},
+      {R"({"grids": [{"family": "lstm", "precision": "fp4"}]})", "unknown precision"},
       {R"({"grids": [{"family": "lstm", "batch": []}]})", "empty list"},
       {R"({"grids": [{"family": "lstm", "params": {"layers": "two"}}]})", "expected an integer"},
       {R"({"grids": [{"family": "lstm", "optimizer": "lbfgs"}]})", "unknown optimizer"},
