@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "base/status_macros.h"
+#include "models/architecture.h"
+#include "models/iteration_builder.h"
 #include "predictor/collectives.h"
 
 namespace perfcast::predictor {
@@ -17,23 +19,6 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // The most GPUs the nearest-fit search tries when nothing limits it.
 constexpr int kMaxSuggestedGpus = 1024;
-
-int64_t Param(const models::WorkloadSpec& spec, const char* name) {
-  auto it = spec.params.find(name);
-  return it == spec.params.end() ? 0 : it->second;
-}
-
-double ComputeElementSize(models::Precision precision) {
-  switch (precision) {
-    case models::Precision::kFp16Amp:
-    case models::Precision::kBf16Amp:
-      return 2;
-    case models::Precision::kFp64:
-      return 8;
-    default:
-      return 4;
-  }
-}
 
 // What the step's transient memory is made of, read from the operations.
 struct Shares {
@@ -71,10 +56,10 @@ Shares SharesOf(const models::WorkloadDescriptor& d, int tensor) {
 // Parameters of the largest unit ZeRO-3 gathers at once: a layer, or what
 // is outside the layers (embeddings, head), which FSDP wraps as the root.
 double LargestGatheredUnit(const models::WorkloadDescriptor& d) {
-  const int64_t layers = std::max<int64_t>(1, Param(d.spec, "layers") > 0
-                                                   ? Param(d.spec, "layers")
+  const int64_t layers = std::max<int64_t>(1, models::Param(d.spec, "layers") > 0
+                                                   ? models::Param(d.spec, "layers")
                                                    : d.inner_modules);
-  if (Param(d.spec, "layers") > 1) {
+  if (models::Param(d.spec, "layers") > 1) {
     models::WorkloadSpec fewer = d.spec;
     fewer.params["layers"] -= 1;
     absl::StatusOr<models::WorkloadDescriptor> less = models::Describe(fewer);
@@ -124,7 +109,7 @@ LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
   if (training && layout.zero >= 3) {
     const double master = micro.spec.precision == models::Precision::kFp64 ? 8 : 4;
     m.gathered = LargestGatheredUnit(micro) / tp *
-                 (2 * ComputeElementSize(micro.spec.precision) + master);
+                 (2 * models::ElementBytes(micro.spec.precision) + master);
   }
   if (training && n > 1) {
     // DDP copies every gradient into its buckets; Megatron reduces its
@@ -142,10 +127,10 @@ LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
   const double outside = transient.peak_bytes - in_layers;
   if (layout.activation_checkpointing && shares.layers > 0) {
     // Each layer keeps its input; the layer being recomputed holds its own.
-    const int64_t boundary = micro.spec.batch_size * Param(micro.spec, "seq_len") *
-                             Param(micro.spec, "hidden");
+    const int64_t boundary = micro.spec.batch_size * models::Param(micro.spec, "seq_len") *
+                             models::Param(micro.spec, "hidden");
     const double inputs_kept =
-        boundary > 0 ? static_cast<double>(boundary) * ComputeElementSize(micro.spec.precision) *
+        boundary > 0 ? static_cast<double>(boundary) * models::ElementBytes(micro.spec.precision) *
                            shares.layers
                      : in_layers / shares.layers;
     in_layers = std::min(in_layers, inputs_kept + in_layers / shares.layers);

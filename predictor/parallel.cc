@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "models/descriptor.h"
+#include "models/iteration_builder.h"
 #include "predictor/memory.h"
 #include "predictor/pricing_plan.h"
 
@@ -23,17 +24,6 @@ std::optional<int64_t> SpecParam(const models::WorkloadSpec& spec, const char* n
   return it->second;
 }
 
-double ElementSize(models::Precision precision) {
-  switch (precision) {
-    case models::Precision::kFp16Amp:
-    case models::Precision::kBf16Amp:
-      return 2;
-    case models::Precision::kFp64:
-      return 8;
-    default:
-      return 4;
-  }
-}
 
 // Per micro-batch totals of one pipeline stage.
 struct Stage {
@@ -150,7 +140,7 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   const double act_bytes = static_cast<double>(micro_spec.batch_size) *
                            static_cast<double>(SpecParam(micro_spec, "seq_len").value_or(0)) *
                            static_cast<double>(SpecParam(micro_spec, "hidden").value_or(0)) *
-                           ElementSize(spec->precision);
+                           models::ElementBytes(spec->precision);
   if (t > 1) {
     absl::StatusOr<Link> link = link_for(t, t > per_node);
     if (!link.ok()) return link.status();
