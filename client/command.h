@@ -32,6 +32,8 @@ void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& di
 void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 // perfcast gpus list, perfcast completion bash: answered from this binary.
 void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
+// perfcast memory: the layout memory model's breakdown, answered here.
+void RegisterMemoryCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);
 
 // After a parse error: "unknown command 'lst' for 'perfcast nodes' (did you
 // mean 'list'?) (commands: get, list, register, remove)" when argv names a

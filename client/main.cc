@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   perfcast::client::RegisterProfileCommands(app, context, dispatch);
   perfcast::client::RegisterPredictorCommands(app, context, dispatch);
   perfcast::client::RegisterLocalCommands(app, context, dispatch);
+  perfcast::client::RegisterMemoryCommands(app, context, dispatch);
   perfcast::client::RegisterRecommendCommands(app, context, dispatch);
 
   // Every command's --help ends with the exit codes.

@@ -164,6 +164,10 @@ std::optional<CliError> BuildQuery(const PredictFlags& f, v1::PredictRequest* q)
   q->mutable_job()->set_epochs(f.epochs);
   q->mutable_job()->set_iterations(operation && !f.job_given ? 1 : f.iterations);
   q->set_model_name(f.model);
+  return BuildLayout(f, q);
+}
+
+std::optional<CliError> BuildLayout(const PredictFlags& f, v1::PredictRequest* q) {
   // The API reads 0 as 1 (unset); on the command line 0 is a mistake.
   for (auto [flag, value] : {std::pair{"--data-parallel", f.data_parallel},
                              std::pair{"--tensor-parallel", f.tensor_parallel},

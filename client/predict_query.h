@@ -81,6 +81,11 @@ std::string UnknownGpuMessage(const char* flag, const std::string& typed,
 // shape is in its params) and, without a job size, is one call.
 std::optional<CliError> BuildQuery(const PredictFlags& flags, v1::PredictRequest* query);
 
+// The multi-GPU layout of `flags` into `query` (none for the plain one-GPU
+// step): degrees below 1 and an unknown --framework are usage errors; the
+// combination is the server's (predictor::ValidateLayout) to check.
+std::optional<CliError> BuildLayout(const PredictFlags& flags, v1::PredictRequest* query);
+
 // "12.5 s", "3.2 min", "4.10 h", "2.5 days".
 std::string Duration(double seconds);
 // One unit of time for a whole column or chart axis, so that rows and the
