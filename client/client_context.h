@@ -22,6 +22,9 @@ struct ClientContext {
   bool wide = false;                        // --wide: tables never wrap
   double timeout_s = 30;                    // --timeout: deadline of unary calls
   ConnectionFlags connection;               // TLS and token (see connection.h)
+  // --local: answer through perfcastd's services in this process
+  // (local_server.h) instead of a server; main() opens them.
+  bool local = false;
 
   // Opens the channel to `server` as `connection` says; main() calls it once
   // after parsing. InvalidArgument for unreadable TLS or token files.
@@ -38,7 +41,10 @@ struct ClientContext {
   // terminal.
   size_t TableWidth() const;
 
-  // The channel Connect() opened (null before).
+  // Commands call through `channel` instead of one Connect() opens (--local).
+  void UseChannel(std::shared_ptr<grpc::Channel> channel) { channel_ = std::move(channel); }
+
+  // The channel Connect() opened or UseChannel() gave (null before).
   std::shared_ptr<grpc::Channel> Channel() const { return channel_; }
 
   // Sets the deadline of a unary call (streams set their own).

@@ -4,11 +4,14 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "client/command.h"
+#include "client/local_server.h"
 #include "client/text_input.h"
 #include "grpc/support/log.h"
 
@@ -108,13 +111,36 @@ int main(int argc, char** argv) {
     std::cerr << "perfcast: no command given (see --help)\n";
     return perfcast::client::kExitUsage;
   }
-  if (dispatch.needs_server) {
+  // Declared before the command runs and destroyed after it: --local's
+  // services answer its calls.
+  std::unique_ptr<perfcast::client::LocalServer> local;
+  if (dispatch.needs_server && context.local) {
+    absl::StatusOr<perfcast::client::LocalOptions> options =
+        perfcast::client::DefaultLocalOptions();
+    absl::StatusOr<std::unique_ptr<perfcast::client::LocalServer>> opened =
+        options.ok() ? perfcast::client::LocalServer::Open(*options)
+                     : absl::StatusOr<std::unique_ptr<perfcast::client::LocalServer>>(
+                           options.status());
+    if (!opened.ok()) {
+      std::cerr << "perfcast: " << perfcast::client::Describe(opened.status()) << "\n";
+      return perfcast::client::kExitFailure;
+    }
+    local = *std::move(opened);
+    context.UseChannel(local->channel());
+  } else if (dispatch.needs_server) {
     if (absl::Status connected = context.Connect(); !connected.ok()) {
       std::cerr << "perfcast: " << perfcast::client::Describe(connected) << "\n";
       return perfcast::client::kExitFailure;
     }
   }
-  if (auto error = dispatch.action(); error.has_value()) {
+  std::optional<perfcast::client::CliError> error = dispatch.action();
+  // Where --local's model comes from, on stderr so that stdout stays the
+  // answer alone for -o json|yaml|csv; not beside a usage error, which no
+  // model answered.
+  if (local != nullptr && (!error.has_value() || error->exit_code != perfcast::client::kExitUsage)) {
+    std::cerr << "perfcast: " << local->ProvenanceLine() << "\n";
+  }
+  if (error.has_value()) {
     error->message +=
         perfcast::client::ConnectionHint(error->message, !context.connection.tls_ca.empty());
     std::cerr << "perfcast: " << perfcast::client::Printable(error->message, kMaxShown) << "\n";

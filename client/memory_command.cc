@@ -15,7 +15,6 @@ namespace {
 struct MemoryFlags {
   PredictFlags workload;
   std::vector<std::string> gpus;
-  bool local = false;  // accepted: memory never needs a server
 };
 
 std::optional<CliError> RunMemory(ClientContext& context, const MemoryFlags& flags) {
@@ -120,7 +119,7 @@ void RegisterMemoryCommands(CLI::App& app, ClientContext& context, Dispatch& dis
   m->add_option("--gpu", flags->gpus,
                 "Only these catalog GPUs (repeatable; default: every GPU of known memory); exit 3 "
                 "when it does not fit on one of them");
-  m->add_flag("--local", flags->local,
+  m->add_flag("--local", context.local,
               "Accepted for symmetry with predict and recommend: memory always answers here");
   m->callback([&context, &dispatch, flags, m] {
     flags->workload.batch_given = m->count("--batch") > 0;

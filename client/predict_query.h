@@ -19,6 +19,10 @@ namespace perfcast::client {
 inline constexpr char kPrecisionHelp[] =
     "fp32, tf32, strict-fp32, fp16-amp, bf16-amp, fp64, fp8, int8";
 inline constexpr char kPhaseHelp[] = "train or inference";
+inline constexpr char kLocalHelp[] =
+    "Answer without a server: perfcastd's services in this process, on the shipped profiles "
+    "and a model fitted on them as `make demo` fits it (fitted on first use, then cached under "
+    "$XDG_CACHE_HOME/perfcast; where it comes from is printed on stderr)";
 inline constexpr char kOptimizerHelp[] = "adam, adamw, sgd or none (forward + backward only)";
 
 struct PredictFlags {

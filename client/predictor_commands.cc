@@ -727,6 +727,7 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
   p->add_option("--optimizer", predict->optimizer, kOptimizerHelp)
       ->group(kWorkload);
   p->add_option("--model", predict->model, "Model name (default: default)");
+  p->add_flag("--local", context.local, kLocalHelp);
   p->add_option("--data-parallel", predict->data_parallel,
                 "Data-parallel replicas (--batch is then the global batch)");
   p->add_option("--tensor-parallel", predict->tensor_parallel,

@@ -278,6 +278,7 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
   r->add_option("--epochs", flags->job.epochs, "Epochs");
   r->add_option("--iterations", flags->job.iterations, "Iterations (instead of samples x epochs)");
   r->add_option("--model", flags->job.model, "Model name (default: default)");
+  r->add_flag("--local", context.local, kLocalHelp);
   r->add_option("--deadline", flags->deadline, "Finish within: seconds, or 90m, 4h, 2d");
   r->add_option("--budget", flags->budget, "At most this many USD");
   r->add_option("--gpu", flags->gpus, "Only these catalog GPUs (repeatable; default: all)");

@@ -72,6 +72,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   if (!credentials.ok()) return credentials.status();
   std::unique_ptr<Server> server(new Server());
   server->services_ = std::make_unique<Services>(store, catalog, logger, options);
+  server->max_message_bytes_ = options.max_message_bytes;
 
   grpc::EnableDefaultHealthCheckService(true);
   // Process-wide, like the health service: Abseil built without NDEBUG (as
@@ -86,7 +87,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   // gRPC sets SO_REUSEPORT by default: a second perfcastd on a busy port
   // would start, and clients would alternate between two databases.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(options.listen_address, *credentials, &server->port_);
+  const bool listens = !options.listen_address.empty();
+  if (listens) builder.AddListeningPort(options.listen_address, *credentials, &server->port_);
   builder.RegisterService(&server->services_->nodes);
   builder.RegisterService(&server->services_->profiles);
   builder.RegisterService(&server->services_->predictor);
@@ -99,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   observers.push_back(std::make_unique<RpcObserverFactory>(logger, options.metrics));
   builder.experimental().SetInterceptorCreators(std::move(observers));
   server->grpc_server_ = builder.BuildAndStart();
-  if (server->grpc_server_ == nullptr || server->port_ == 0) {
+  if (server->grpc_server_ == nullptr || (listens && server->port_ == 0)) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen_address, " (address in use or invalid",
                      options.tls_cert_pem.empty() ? "" : ", or an unusable TLS certificate or key",
@@ -110,6 +112,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                           {"tls", TlsMode(options)},
                           {"auth", options.tokens.empty() ? "off" : "bearer token"}});
   return server;
+}
+
+std::shared_ptr<grpc::Channel> Server::InProcessChannel() const {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(max_message_bytes_);
+  arguments.SetMaxSendMessageSize(max_message_bytes_);
+  return grpc_server_->InProcessChannel(arguments);
 }
 
 Server::~Server() {

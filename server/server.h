@@ -17,13 +17,16 @@
 #include "server/metrics.h"
 
 namespace grpc {
+class Channel;
 class Server;
 }
 
 namespace perfcast::server {
 
 struct ServerOptions {
-  std::string listen_address = "127.0.0.1:50051";  // port 0 picks a free one
+  // Port 0 picks a free one. Empty: no port at all, the services are reached
+  // only through InProcessChannel() (the CLI's --local).
+  std::string listen_address = "127.0.0.1:50051";
   int max_request_threads = 32;
   int max_message_bytes = 64 << 20;
   int64_t max_profiles_per_import = 10'000'000;
@@ -63,8 +66,12 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // The port actually bound (useful with port 0).
+  // The port actually bound (useful with port 0); 0 without one.
   int port() const { return port_; }
+
+  // A channel to the services inside this process, without a socket: what
+  // the CLI's --local calls them through. Valid while the server lives.
+  std::shared_ptr<grpc::Channel> InProcessChannel() const;
 
   // Stops accepting calls, waits up to `grace` for in-flight calls, then
   // cancels the rest. Idempotent; safe to call from another thread than Wait.
@@ -80,6 +87,7 @@ class Server {
   std::unique_ptr<Services> services_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
+  int max_message_bytes_ = 0;
 };
 
 }  // namespace perfcast::server
