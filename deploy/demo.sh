@@ -4,8 +4,9 @@
 # in data/, fit the two-level model on the H200's newest-method profiles,
 # check it on held-out larger sizes and on every measurement of a GPU it
 # never saw (the H100), predict
-# GPT-2 training from its config.json on a GPU nobody profiled, and rank the
-# GPUs for that job.
+# GPT-2 training from its config.json on a GPU nobody profiled, rank the
+# GPUs for that job, answer one question again with no server (perfcast
+# --local) and print a layout's memory per GPU (perfcast memory).
 #
 #   deploy/demo.sh [BUILD_DIR]     (make demo runs it)
 set -euo pipefail
@@ -36,17 +37,21 @@ step "Register GPU nodes known only from their spec sheets"
 
 step "Import the measured profiles"
 shopt -s nullglob
-# The shipped agent files (data/README.md). Fits use the newest measurement
+# The shipped agent files that data/shipped-profiles.txt lists (data/README.md),
+# the same that `perfcast --local` fits on. Fits use the newest measurement
 # method present (4): of the H200 the files whose every profile carries the
 # host probe it ran under (h200-m10 default, h200-m12 architectures) and the
 # intermediate sizes (h200-m7), cpu-v4, and the H100's h100-m10 files, which
-# the held-out check below predicts. The method 1-3 files import beside them. The older method-1 files import as well (perfcast
-# import data/h100.sqlite), but their nodes carry host figures taken another
-# way (launch latency with a sync per launch: 5.2 us against 1.0 us in
-# steady state), which would price those nodes' steps with the wrong host.
-files=(data/h*-m[1-4]-*.sqlite data/h200-m7-*.sqlite data/h200-m10-default.sqlite
-       data/h200-m12-architectures.sqlite data/h100-m10-default.sqlite
-       data/h100-m10-architectures.sqlite data/cpu-v4-*.sqlite)
+# the held-out check below predicts. The method 1-3 files import beside them.
+# The older method-1 files import as well (perfcast import data/h100.sqlite),
+# but their nodes carry host figures taken another way (launch latency with a
+# sync per launch: 5.2 us against 1.0 us in steady state), which would price
+# those nodes' steps with the wrong host.
+files=()
+while read -r name; do
+  case "$name" in ''|'#'*) continue ;; esac
+  if [ -f "data/$name" ]; then files+=("data/$name"); fi
+done < data/shipped-profiles.txt
 if [ ${#files[@]} -eq 0 ]; then
   # No shipped measurements: measure this machine's CPU with the quick plan.
   [ -x "$AGENT" ] || { echo "demo: no data/*.sqlite and no perfcast-agent to measure with" >&2; exit 1; }
@@ -101,3 +106,14 @@ fi
 step "Predict an LSTM job on a GPU nobody here has profiled (L40S, spec sheet only)"
 "$PERFCAST" predict --family lstm --param layers=4 --param hidden=512 --batch 256 \
   --precision bf16-amp --phase train --node l40s-1 --samples 1000000 --epochs 30
+
+if [ -n "$SHIPPED" ]; then
+  step "The same question with no server: perfcast --local (fitted on first use, then cached)"
+  "$PERFCAST" predict --family lstm --param layers=4 --param hidden=512 --batch 256 \
+    --precision bf16-amp --phase train --gpu L40S-48GB --samples 1000000 --epochs 30 --local
+fi
+
+step "Memory per GPU of Llama-2-7B training, and the GPUs it fits (no server, no model)"
+"$PERFCAST" memory --hf-config tests/models/hf_configs/llama-2-7b.json --seq-len 4096 --batch 8 \
+  --precision bf16-amp --data-parallel 8 --zero 3 --activation-checkpointing \
+  --gpu H100-SXM5-80GB --gpu L40S-48GB
