@@ -2,6 +2,11 @@
 // perfcastd, through perfcastd's own services in the CLI's process, on a
 // model fitted on the shipped profiles and cached; the answer is the one a
 // perfcastd gives on the same data. perfcast memory needs no server at all.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +47,26 @@ int CacheEntries(const fs::path& cache) {
     n += absl::StartsWith(name, "local-") && absl::EndsWith(name, ".db") ? 1 : 0;
   }
   return n;
+}
+
+// Runs `argv` with stdout and stderr to /dev/null: its exit status and its
+// peak resident memory in KiB.
+std::pair<int, long> RunMeasured(const std::vector<std::string>& argv) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss};
 }
 
 class LocalModeTest : public ::testing::Test {
@@ -160,6 +185,32 @@ TEST_F(LocalModeTest, MissingDataAndBadInputAreOneLineErrors) {
   r = Local({"recommend", "--local", "--family", "lstmm", "--batch", "8", "--iterations", "10"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// Issue 31, D3: predict --batch-file held every row's answer (5.5 KB a row).
+// Answers stream a message at a time, so 20 times the rows take about the
+// same memory (here the CLI and the services it calls in one process).
+TEST_F(LocalModeTest, BatchFileMemoryDoesNotGrowWithTheRows) {
+  auto write_rows = [this](int rows) {
+    const std::string path = dir_.File(absl::StrCat("rows-", rows, ".csv"));
+    std::ofstream out(path);
+    out << "family,params,batch_size,gpu,iterations\n";
+    for (int i = 0; i < rows; ++i) {
+      out << "lstm,layers=2;hidden=" << 256 + (i % 50) * 8 << "," << 32 + i % 7
+          << ",L40S-48GB,1000\n";
+    }
+    return path;
+  };
+  auto run = [](const std::string& file) {
+    return RunMeasured({PERFCAST_CLI_PATH, "--server", kNoServer, "predict", "--batch-file",
+                        file, "--local", "-o", "json"});
+  };
+  const auto [few_status, few_kib] = run(write_rows(3'000));
+  ASSERT_EQ(few_status, 0);
+  const auto [many_status, many_kib] = run(write_rows(60'000));
+  ASSERT_EQ(many_status, 0);
+  // Kept answers would add about 300 MiB.
+  EXPECT_LT(many_kib, few_kib + 100 * 1024) << few_kib << " KiB for 3,000 rows";
 }
 
 TEST_F(LocalModeTest, MemorySaysWhatFitsWithNoServer) {
