@@ -127,8 +127,15 @@ absl::StatusOr<int64_t> BuildStore(const std::string& path, const LocalOptions& 
 
 absl::StatusOr<LocalOptions> DefaultLocalOptions() {
   LocalOptions options;
-  const char* data = std::getenv("PERFCAST_SHIPPED_DATA");
-  options.data_dir = data != nullptr && *data ? data : PERFCAST_SHIPPED_DATA_DIR;
+  if (const char* data = std::getenv("PERFCAST_SHIPPED_DATA"); data != nullptr && *data) {
+    options.data_dir = data;
+  } else {
+    // This build's checkout, else where `cmake --install` put the files.
+    std::error_code error;
+    const bool checkout =
+        fs::exists(fs::path(PERFCAST_SHIPPED_DATA_DIR) / kShippedProfilesList, error);
+    options.data_dir = checkout ? PERFCAST_SHIPPED_DATA_DIR : PERFCAST_INSTALLED_DATA_DIR;
+  }
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg) {
     options.cache_dir = (fs::path(xdg) / "perfcast").string();
   } else if (const char* home = std::getenv("HOME"); home != nullptr && *home) {

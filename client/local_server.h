@@ -37,7 +37,8 @@ inline constexpr char kShippedProfilesList[] = "shipped-profiles.txt";
 
 struct LocalOptions {
   // Where the shipped profiles and their list are: $PERFCAST_SHIPPED_DATA,
-  // else this build's data/ directory.
+  // else this build's data/ directory, else where `cmake --install` put
+  // them (<prefix>/share/perfcast/data).
   std::string data_dir;
   // Where fitted stores are cached.
   std::string cache_dir;
