@@ -182,6 +182,7 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
                                r.gpu_model(), r.iteration_ms(), operation ? "call" : "iteration",
                                r.iteration_ms_low(), r.iteration_ms_high(), r.level(),
                                r.method(), r.rate_source());
+  if (!r.distance().summary().empty()) std::cout << "distance: " << r.distance().summary() << "\n";
   if (r.method() == "two-level-reduced") {
     std::cout << "too few whole-model rows to select features: the level-1 sum times one "
                  "fitted ratio, with a wider interval\n";

@@ -444,6 +444,14 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   }
   model.efficiencies = LearnEfficiencies(node_list);
   model.rate_spread = LeaveOneOutRateSpread(node_list);
+  std::set<std::string> vendors, power_classes;
+  for (const models::Node* node : node_list) {
+    if (!node->gpu.vendor.empty()) vendors.insert(node->gpu.vendor);
+    const std::string power_class = PowerClass(node->gpu.tdp_watts);
+    if (!power_class.empty()) power_classes.insert(power_class);
+  }
+  model.training_vendors.assign(vendors.begin(), vendors.end());
+  model.training_power_classes.assign(power_classes.begin(), power_classes.end());
   model.memory = FitMemory(profiles);
   // Board power of whole steps (operation micro-benchmarks hold the GPU in
   // ways no training step does) over the TDP of the GPU they ran on.

@@ -300,6 +300,8 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"efficiency_global", model.efficiencies.global},
       {"profile_rates", model.profile_rates},
       {"rate_spread", model.rate_spread},
+      {"training_vendors", model.training_vendors},
+      {"training_power_classes", model.training_power_classes},
       {"memory", ToJson(model.memory)},
       {"power", ToJson(model.power)},
       {"notes", model.notes},
@@ -377,6 +379,18 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
       }
       model.rate_spread[key] = value.get<double>();
     }
+  }
+  // Absent from models saved before distances were reported.
+  for (auto [name, list] : {std::pair{"training_vendors", &model.training_vendors},
+                            std::pair{"training_power_classes", &model.training_power_classes}}) {
+    if (!root.contains(name)) continue;
+    const json& values = root[name];
+    if (!values.is_array() ||
+        !std::all_of(values.begin(), values.end(), [](const json& v) { return v.is_string(); })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model: '", name, "' must be a list of names"));
+    }
+    *list = values.get<std::vector<std::string>>();
   }
   // Absent from models saved before rates were read off profiles.
   if (root.contains("profile_rates")) {

@@ -119,6 +119,11 @@ struct PredictorModel {
   // LeaveOneOutRateSpread of the training nodes: widens the intervals of
   // GPUs priced from their spec sheets.
   std::map<std::string, double> rate_spread;
+  // The vendors and PowerClass()es of the nodes the efficiencies were
+  // learned on, sorted: what a target's distance (distance.h) is measured
+  // from. Empty in model files written before distances were reported.
+  std::vector<std::string> training_vendors;
+  std::vector<std::string> training_power_classes;
   // Peak device memory and board power; empty in model files written before
   // they existed (predictions are then analytic / default).
   MemoryModel memory;

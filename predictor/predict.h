@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "models/hardware.h"
 #include "models/workload.h"
+#include "predictor/distance.h"
 #include "predictor/model.h"
 #include "predictor/rates.h"
 
@@ -75,6 +76,9 @@ struct Prediction {
   // Classes without a level-1 model, priced by uncalibrated roofline time.
   std::vector<std::string> uncalibrated_classes;
   RateSource rate_source = RateSource::kMeasured;
+  // How far the GPU is from the ones the model learned from; the band above
+  // widens with it (distance.h).
+  Distance distance;
   // Corrected by a calibration (PredictorModel::calibrations) fitted on
   // measured runs of this GPU, family and phase; features_used names it.
   bool calibrated = false;

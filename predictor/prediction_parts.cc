@@ -56,9 +56,12 @@ BandFactors BandFor(const FittedModel& model, const Target& target, double rate_
   return {std::exp(-below), std::exp(above)};
 }
 
-double BindingSpread(const PredictorModel& model, double compute_s, double memory_s) {
-  auto it = model.rate_spread.find(compute_s >= memory_s ? "fp32" : "memory");
-  return it == model.rate_spread.end() ? 0 : it->second;
+void WidenBand(double rate_spread, Prediction& prediction) {
+  if (!(rate_spread > 0) || !(prediction.lo_ms > 0) || !(prediction.hi_ms > 0)) return;
+  const double y = prediction.iteration_ms;
+  const double below = std::log(y / prediction.lo_ms), above = std::log(prediction.hi_ms / y);
+  prediction.lo_ms = y * std::exp(-std::hypot(std::max(0.0, below), kZ90 * rate_spread));
+  prediction.hi_ms = y * std::exp(std::hypot(std::max(0.0, above), kZ90 * rate_spread));
 }
 
 std::vector<models::Operation> SplitAttention(const models::Operation& op) {

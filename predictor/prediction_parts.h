@@ -46,9 +46,10 @@ struct BandFactors {
 BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread,
                     LoadWidth width = LoadWidth::kAny);
 
-// The spread of the rate that binds: math ("fp32") when compute_s >=
-// memory_s, else memory; 0 when the model has none.
-double BindingSpread(const PredictorModel& model, double compute_s, double memory_s);
+// Widens `prediction`'s band by a log-normal `rate_spread` in quadrature, as
+// BandFor adds a spec rate's spread (a precision path no training GPU
+// measured, PrecisionPathSpread). Nothing changes when it is 0.
+void WidenBand(double rate_spread, Prediction& prediction);
 
 // The operations an unfused attention core runs, for a model without an
 // attention class of its own: the QKᵀ and AV batched GEMMs, the scale and

@@ -19,7 +19,6 @@ namespace {
 
 using internal::BandFactors;
 using internal::BandFor;
-using internal::BindingSpread;
 using internal::OutsideTrainingRange;
 
 // Slots of a compiled table and feature values, on the stack for the
@@ -42,12 +41,6 @@ std::vector<std::string> Labels(const FittedModel& model) {
   labels.reserve(model.features.size());
   for (const std::string& feature : model.features) labels.push_back(prefix + feature);
   return labels;
-}
-
-// The rate spread BindingSpread gives a compute-bound (false) or
-// memory-bound (true) workload.
-double Spread(const PredictorModel& model, bool memory_bound) {
-  return memory_bound ? BindingSpread(model, 0, 1) : BindingSpread(model, 1, 0);
 }
 
 // Appends `label` to `list` unless a label of that text is there already
@@ -208,19 +201,30 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
   if (!rates_.ok()) return;  // every Predict answers its error
   launch_free_ = LaunchFree(*rates_);
   const internal::Target target{node.gpu.model, rates_->source != RateSource::kMeasured};
+  // How far the node is from the training GPUs sets the spread its bands
+  // carry; each precision's path adds its own (PredictPlanned).
+  const models::Node rated = WithProfileRates(node, model.profile_rates);
+  Distance hardware = HardwareDistance(model, rated);
+  const double spread[2] = {DistanceSpread(model, false, hardware),
+                            DistanceSpread(model, true, hardware)};
+  for (int p = 0; p < models::kPrecisionCount; ++p) {
+    distances_[p] = hardware;
+    SetPrecisionPath(model, rated, static_cast<models::Precision>(p), distances_[p]);
+    precision_spread_[p] = PrecisionPathSpread(model, distances_[p]);
+  }
   for (const auto& [op_class, fitted] : model.level1) {
     const int c = static_cast<int>(op_class);
     if (c < 0 || c >= Level1Plan::kOpClasses) continue;
     for (bool memory_bound : {false, true}) {
       for (LoadWidth regime : {LoadWidth::kWide, LoadWidth::kNarrow, LoadWidth::kBatched}) {
         bands_[c][memory_bound][RegimeIndex(regime)] =
-            BandFor(fitted, target, Spread(model, memory_bound), regime);
+            BandFor(fitted, target, spread[memory_bound], regime);
       }
     }
   }
   for (const auto& [phase, fitted] : model.level2) {
     const int p = static_cast<int>(phase);
-    if (p == 0 || p == 1) phases_[p].global = MakeLevel2(fitted, target);
+    if (p == 0 || p == 1) phases_[p].global = MakeLevel2(fitted, target, spread);
   }
   // Keys are FamilyScope(family, phase): the family is what precedes the
   // last '/'. A key of no phase is one Predict never looks up.
@@ -230,7 +234,7 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
     for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
       if (absl::string_view(scope).substr(slash + 1) == models::PhaseName(phase)) {
         phases_[static_cast<int>(phase)].by_family.emplace(scope.substr(0, slash),
-                                                           MakeLevel2(fitted, target));
+                                                           MakeLevel2(fitted, target, spread));
       }
     }
   }
@@ -253,7 +257,8 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
 }
 
 PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
-                                            const internal::Target& target) const {
+                                            const internal::Target& target,
+                                            const double spread[2]) const {
   Level2 level2;
   level2.model = &fitted;
   auto uses = [&](absl::string_view feature) {
@@ -272,7 +277,7 @@ PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
                level1_.labels_.end();
       });
   for (bool memory_bound : {false, true}) {
-    level2.band[memory_bound] = BandFor(fitted, target, Spread(model_, memory_bound));
+    level2.band[memory_bound] = BandFor(fitted, target, spread[memory_bound]);
   }
   return level2;
 }
@@ -542,6 +547,11 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
     internal::AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation,
                                prediction);
     host_ms = 0;
+  }
+  const int precision = static_cast<int>(descriptor.spec.precision);
+  if (precision >= 0 && precision < models::kPrecisionCount) {
+    prediction.distance = distances_[precision];
+    internal::WidenBand(precision_spread_[precision], prediction);
   }
   if (!std::isfinite(prediction.iteration_ms) || !(prediction.iteration_ms > 0)) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "models/descriptor.h"
 #include "models/hardware.h"
+#include "predictor/distance.h"
 #include "predictor/features.h"
 #include "predictor/memory.h"
 #include "predictor/model.h"
@@ -239,7 +240,10 @@ class PricingPlan {
     absl::flat_hash_map<std::string, Calibrated> calibrations;
   };
 
-  Level2 MakeLevel2(const FittedModel& fitted, const internal::Target& target) const;
+  // `spread`: the rate spread of compute-bound [0] and memory-bound [1]
+  // work on the node (DistanceSpread).
+  Level2 MakeLevel2(const FittedModel& fitted, const internal::Target& target,
+                    const double spread[2]) const;
   // `host_ms`: what the model's host terms add (internal::HostTermsMs).
   absl::StatusOr<double> ApplyLevel2(const Level2& level2, const WorkloadInputArray& inputs,
                                      PlannedPrediction& prediction, double& host_ms) const;
@@ -254,6 +258,10 @@ class PricingPlan {
   Level1Plan level1_;
   Level1Plan::Bands bands_;     // level1_'s interval factors on this node
   Phase phases_[2];             // by models::Phase
+  // By models::Precision: the node's distance from the training GPUs with
+  // that precision's path, and the spread a new path adds to the band.
+  std::array<Distance, models::kPrecisionCount> distances_;
+  std::array<double, models::kPrecisionCount> precision_spread_ = {};
 };
 
 // Level 1 alone, per operation record: the ms per iteration (count × one

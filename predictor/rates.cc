@@ -69,6 +69,39 @@ double Resolve(const models::Node& node, const RateField& field,
   return spec * efficiency;
 }
 
+// Whether `node` teaches LearnEfficiencies anything: a rate it has both a
+// measurement and a spec value of.
+bool HasRates(const models::Node& node) {
+  return std::any_of(std::begin(kRateFields), std::end(kRateFields), [&](const RateField& f) {
+    return f.measured != nullptr && (node.measured.*f.measured).value_or(0) > 0 &&
+           node.gpu.*f.spec > 0;
+  });
+}
+
+// Appends |log(spec × efficiency / measured)| of every rate `node` has both
+// of to errors[key + suffix], the efficiency from `table` (its
+// architecture's, else the global one).
+void AddRateErrors(const models::Node& node, const EfficiencyTable& table,
+                   absl::string_view suffix, std::map<std::string, std::vector<double>>& errors) {
+  for (const RateField& field : kRateFields) {
+    if (field.measured == nullptr) continue;
+    const std::optional<double>& measured = node.measured.*field.measured;
+    const double spec = node.gpu.*field.spec;
+    if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
+    const std::string key(field.key);
+    double efficiency = 0;
+    if (auto arch = table.by_architecture.find(node.gpu.architecture);
+        arch != table.by_architecture.end() && arch->second.count(key)) {
+      efficiency = arch->second.at(key);
+    } else if (auto global = table.global.find(key); global != table.global.end()) {
+      efficiency = global->second;
+    } else {
+      continue;
+    }
+    errors[absl::StrCat(key, suffix)].push_back(std::abs(std::log(spec * efficiency / *measured)));
+  }
+}
+
 }  // namespace
 
 absl::string_view RateSourceName(RateSource source) {
@@ -129,29 +162,68 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
   return table;
 }
 
+std::string PowerClass(double tdp_watts) {
+  if (!(tdp_watts > 0)) return "";
+  if (tdp_watts <= 100) return "<=100W";
+  return tdp_watts <= 450 ? "100-450W" : ">450W";
+}
+
+absl::string_view DistanceKindName(DistanceKind kind) {
+  switch (kind) {
+    case DistanceKind::kArchitecture:
+      return "architecture";
+    case DistanceKind::kVendor:
+      return "vendor";
+    case DistanceKind::kPowerClass:
+      return "power class";
+  }
+  return "unknown";
+}
+
+std::string DistanceSpreadKey(absl::string_view rate_key, DistanceKind kind) {
+  switch (kind) {
+    case DistanceKind::kArchitecture:
+      return absl::StrCat(rate_key, "/new-architecture");
+    case DistanceKind::kVendor:
+      return absl::StrCat(rate_key, "/new-vendor");
+    case DistanceKind::kPowerClass:
+      return absl::StrCat(rate_key, "/new-power-class");
+  }
+  return std::string(rate_key);
+}
+
+std::string DistanceGroup(const models::GpuSpec& gpu, DistanceKind kind) {
+  switch (kind) {
+    case DistanceKind::kArchitecture:
+      return gpu.architecture;
+    case DistanceKind::kVendor:
+      return gpu.vendor;
+    case DistanceKind::kPowerClass:
+      return PowerClass(gpu.tdp_watts);
+  }
+  return "";
+}
+
 std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes) {
+  constexpr DistanceKind kKinds[] = {DistanceKind::kArchitecture, DistanceKind::kVendor,
+                                     DistanceKind::kPowerClass};
   std::map<std::string, std::vector<double>> errors;
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::vector<const models::Node*> others(nodes.begin(), nodes.end());
     others.erase(others.begin() + i);
     const EfficiencyTable table = LearnEfficiencies(others);
     const models::Node& node = *nodes[i];
-    for (const RateField& field : kRateFields) {
-      if (field.measured == nullptr) continue;
-      const std::optional<double>& measured = node.measured.*field.measured;
-      const double spec = node.gpu.*field.spec;
-      if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
-      const std::string key(field.key);
-      double efficiency = 0;
-      if (auto arch = table.by_architecture.find(node.gpu.architecture);
-          arch != table.by_architecture.end() && arch->second.count(key)) {
-        efficiency = arch->second.at(key);
-      } else if (auto global = table.global.find(key); global != table.global.end()) {
-        efficiency = global->second;
-      } else {
-        continue;
-      }
-      errors[key].push_back(std::abs(std::log(spec * efficiency / *measured)));
+    AddRateErrors(node, table, "", errors);
+    // Left out, a node that no other node with rates shares a group with
+    // was as far from the rest as a target new in that kind is from the
+    // fit: its error also counts toward that kind's spread.
+    for (DistanceKind kind : kKinds) {
+      const std::string group = DistanceGroup(node.gpu, kind);
+      if (group.empty()) continue;
+      const bool alone = std::none_of(others.begin(), others.end(), [&](const models::Node* o) {
+        return HasRates(*o) && DistanceGroup(o->gpu, kind) == group;
+      });
+      if (alone) AddRateErrors(node, table, DistanceSpreadKey("", kind), errors);
     }
   }
   // 1.4826 × the median absolute error estimates a normal spread robustly:
@@ -166,6 +238,26 @@ std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Nod
     spread[key] = 1.4826 * median;
   }
   return spread;
+}
+
+RatePath PrecisionRatePath(const models::Node& node, const EfficiencyTable& efficiencies,
+                           models::Precision precision) {
+  if (precision == models::Precision::kStrictFp32) precision = models::Precision::kFp32;
+  auto measured_rate = [&](const RateField& field) {
+    return field.measured == nullptr ? 0.0 : (node.measured.*field.measured).value_or(0);
+  };
+  const RateField* field = &kRateFields[static_cast<int>(precision)];
+  if (!(measured_rate(*field) > 0) && !(node.gpu.*field->spec > 0)) field = &kRateFields[0];
+  RatePath path;
+  path.key = std::string(field->key);
+  if (measured_rate(*field) > 0) {
+    path.seen = true;
+  } else if (!field->borrow.empty()) {
+    path.borrowed_from = std::string(field->borrow);
+  } else {
+    path.seen = efficiencies.global.contains(path.key);
+  }
+  return path;
 }
 
 EffectiveRates WithRunConditions(const EffectiveRates& rates,

@@ -66,8 +66,44 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
 // absolute value, a robust standard deviation) of log(spec × efficiency
 // without the node / measured) over the nodes that have both (absent with
 // fewer than two). The spread of a spec-only GPU's
-// rates, which its prediction intervals must carry.
+// rates, which its prediction intervals must carry. Beside each key,
+// DistanceSpreadKey(key, kind) holds the same over the nodes that no other
+// node shares an architecture, vendor or power class with (DistanceGroup):
+// left out, each was as far from the rest as a target new in that kind is
+// from the fit (absent with fewer than two such nodes).
 std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes);
+
+// How a target differs from the GPUs a fit learned from, in the order of
+// their reach: a new vendor is a new architecture too.
+enum class DistanceKind { kArchitecture, kVendor, kPowerClass };
+// "architecture", "vendor", "power class".
+absl::string_view DistanceKindName(DistanceKind kind);
+// "fp32/new-architecture", "memory/new-vendor", "fp32/new-power-class":
+// LeaveOneOutRateSpread's key for a rate of a GPU new in `kind`.
+std::string DistanceSpreadKey(absl::string_view rate_key, DistanceKind kind);
+// The group a GPU belongs to in `kind`: its architecture, its vendor (empty
+// when unknown), or PowerClass(tdp_watts).
+std::string DistanceGroup(const models::GpuSpec& gpu, DistanceKind kind);
+
+// The board-power class whose GPUs sustain similar fractions of their spec
+// rates: "<=100W" (low-profile inference cards, power-capped below their
+// boost clock), "100-450W" (PCIe and early SXM boards), ">450W" (SXM5, OAM
+// and newer); empty when the board power is unknown.
+std::string PowerClass(double tdp_watts);
+
+// The rate `precision` runs at on `node`, as EffectiveRates::FlopsPerSecond
+// chooses it (a rate the GPU lacks falls back to fp32): its key ("fp32",
+// "bf16", "fp8", ...), and whether the fit has seen it: measured on `node`,
+// or learned by `efficiencies` from GPUs that measured it. A rate priced by
+// another's efficiency (FP8 and INT8 by bf16's) is not seen; `borrowed_from`
+// names the other.
+struct RatePath {
+  std::string key;
+  bool seen = false;
+  std::string borrowed_from;
+};
+RatePath PrecisionRatePath(const models::Node& node, const EfficiencyTable& efficiencies,
+                           models::Precision precision);
 
 struct EffectiveRates {
   double flops_per_s[models::kPrecisionCount] = {};  // indexed by models::Precision

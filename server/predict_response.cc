@@ -8,6 +8,35 @@
 
 namespace perfcast::server {
 
+namespace {
+
+absl::string_view SeenName(predictor::Seen seen) {
+  switch (seen) {
+    case predictor::Seen::kSeen:
+      return "seen";
+    case predictor::Seen::kNew:
+      return "new";
+    case predictor::Seen::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+void EncodeDistance(const predictor::Distance& d, v1::Distance* out) {
+  out->set_architecture(d.architecture);
+  out->set_architecture_seen(std::string(SeenName(d.architecture_seen)));
+  out->set_vendor(d.vendor);
+  out->set_vendor_seen(std::string(SeenName(d.vendor_seen)));
+  out->set_power_class(d.power_class);
+  out->set_power_class_seen(std::string(SeenName(d.power_class_seen)));
+  out->set_precision_path(d.precision_path);
+  out->set_precision_path_seen(std::string(SeenName(d.precision_path_seen)));
+  for (const std::string& component : d.unlearned) out->add_unlearned(component);
+  out->set_summary(d.Summary());
+}
+
+}  // namespace
+
 void EncodePrice(const serving::Price& price, bool brief, v1::PredictResponse* out) {
   const predictor::Prediction& p = price.prediction;
   out->set_iteration_ms(p.iteration_ms);
@@ -27,6 +56,7 @@ void EncodePrice(const serving::Price& price, bool brief, v1::PredictResponse* o
     op->set_share(total > 0 ? ms / total : 0);
   }
   out->set_rate_source(std::string(predictor::RateSourceName(p.rate_source)));
+  EncodeDistance(p.distance, out->mutable_distance());
   out->set_gpu_model(price.node->gpu.model);
   out->set_cv_mape(price.cv_mape);
   out->set_method(std::string(predictor::MethodName(p.method, p.calibrated)));

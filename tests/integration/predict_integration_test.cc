@@ -69,6 +69,16 @@ TEST_F(PredictIntegrationTest, PredictsRegisteredCatalogAndHeldOutGpus) {
   CommandResult l40s = Predict({"--gpu", "L40S-48GB", "--iterations", "100"});
   ASSERT_EQ(l40s.exit_code, 0) << l40s.err;
   EXPECT_NE(l40s.out.find("spec"), std::string::npos) << l40s.out;  // never profiled
+  // How far each target is from the fit's GPUs (the H200s): the catalog's
+  // L40S is an Ada board of another power class, the H200 the fit itself.
+  EXPECT_NE(l40s.out.find("distance: new architecture (ada), vendor seen (NVIDIA), new power "
+                          "class (100-450W), precision path seen (bf16)"),
+            std::string::npos)
+      << l40s.out;
+  EXPECT_NE(h200.out.find("distance: architecture seen (hopper), vendor seen (NVIDIA), power "
+                          "class seen (>450W), precision path seen (bf16)\n"),
+            std::string::npos)
+      << h200.out;
   CommandResult node = Predict({"--node", "l40s-1", "--iterations", "100"});
   ASSERT_EQ(node.exit_code, 0) << node.err;
   EXPECT_DOUBLE_EQ(IterationMs(node.out), IterationMs(l40s.out));
@@ -327,6 +337,9 @@ TEST_F(PredictIntegrationTest, JsonOutputHasNumbersAndEveryField) {
   EXPECT_TRUE(answer["model_id"].is_number_integer()) << r.out;
   ASSERT_TRUE(answer.contains("extrapolated_features")) << r.out;  // empty, still there
   EXPECT_TRUE(answer.contains("job_seconds_low"));
+  EXPECT_EQ(answer["distance"]["architecture_seen"], "new") << r.out;
+  EXPECT_EQ(answer["distance"]["vendor_seen"], "seen") << r.out;
+  EXPECT_EQ(answer["distance"]["precision_path"], "bf16") << r.out;
 
   // An iteration count no job has: a range error, not trillions of hours.
   r = Predict({"--gpu", "L40S", "--iterations", "9223372036854775807"});

@@ -606,6 +606,132 @@ TEST(Intervals, UnseenGpuBandIsTheTypicalHeldOutGpusNotThePools) {
   }
 }
 
+// Spec-sheet nodes of one architecture (efficiency as given) with measured
+// rates, for LeaveOneOutRateSpread.
+models::Node RatedNode(const std::string& name, const std::string& arch, double efficiency,
+                       double tdp_watts) {
+  models::Node node;
+  node.name = name;
+  node.gpu.model = name;
+  node.gpu.architecture = arch;
+  node.gpu.vendor = "NVIDIA";
+  node.gpu.tdp_watts = tdp_watts;
+  node.gpu.fp32_tflops = 20;
+  node.gpu.memory_bandwidth_gbs = 1000;
+  node.measured.fp32_tflops = 20 * efficiency;
+  node.measured.memory_bandwidth_gbs = 800;
+  return node;
+}
+
+// The spread of a new architecture comes from the nodes that, left out, had
+// no sibling to teach their architecture; a kind with no such node (one
+// vendor; a power class alone only once) learns none.
+TEST(Distance, SpreadsComeFromNodesAloneInTheirGroup) {
+  const std::vector<models::Node> nodes = {
+      RatedNode("p1", "pascal", 0.9, 250), RatedNode("p2", "pascal", 0.9, 250),
+      RatedNode("v", "volta", 1.0, 250), RatedNode("t", "turing", 0.5, 70),
+      RatedNode("a", "ampere", 0.8, 250)};
+  std::vector<const models::Node*> list;
+  for (const models::Node& node : nodes) list.push_back(&node);
+  const std::map<std::string, double> spread = LeaveOneOutRateSpread(list);
+  ASSERT_TRUE(spread.contains("fp32"));
+  ASSERT_TRUE(spread.contains("fp32/new-architecture"));
+  // The pascal pair teach each other: their errors are 0 in the pooled
+  // spread only, so a new architecture's is wider.
+  EXPECT_GT(spread.at("fp32/new-architecture"), spread.at("fp32"));
+  EXPECT_FALSE(spread.contains("fp32/new-vendor"));
+  EXPECT_FALSE(spread.contains("fp32/new-power-class"));
+}
+
+// The interval widens with the target's distance from the training GPUs
+// (a new architecture, a precision path no GPU measured), the answer says
+// how far, and a GPU the fit saw, or one of an architecture it saw, answers
+// exactly as with a model that knows nothing of distances.
+TEST(Distance, IntervalWidensWithDistanceAndSeenGpusAreUnchanged) {
+  Data data = MakeData(12, 31);
+  for (auto& [name, node] : data.nodes) {
+    node.gpu.vendor = "NVIDIA";
+    node.gpu.tdp_watts = 300;
+  }
+  data.nodes.at("g4").gpu.architecture = "a";  // g1's sibling
+  // Spec sheets that promise far more (g2) or less (g3) than the GPU runs:
+  // the architectures alone in training are far from the global efficiency.
+  data.nodes.at("g2").gpu.fp32_tflops = 28;
+  data.nodes.at("g3").gpu.fp32_tflops = 15;
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(model->rate_spread.contains("fp32/new-architecture"));
+  EXPECT_EQ(model->training_vendors, std::vector<std::string>{"NVIDIA"});
+  EXPECT_EQ(model->training_power_classes, std::vector<std::string>{"100-450W"});
+  // What a model knew before distances: the pooled spreads alone.
+  PredictorModel blind = *model;
+  blind.training_vendors.clear();
+  blind.training_power_classes.clear();
+  std::erase_if(blind.rate_spread,
+                [](const auto& kv) { return kv.first.find('/') != std::string::npos; });
+
+  const models::WorkloadDescriptor step = Model(8, 2048, models::Phase::kTrain);
+  auto predict = [&](const PredictorModel& m, const models::Node& node,
+                     const models::WorkloadDescriptor& d) {
+    absl::StatusOr<Prediction> p = PricingPlan(m, node).Predict(d);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Prediction();
+  };
+  auto width = [](const Prediction& p) { return std::log(p.hi_ms / p.lo_ms); };
+
+  // Seen: a training GPU, and a spec-sheet GPU of a seen architecture.
+  models::Node sibling = data.nodes.at("t1");
+  sibling.gpu.architecture = "a";
+  for (const models::Node& node : {data.nodes.at("g2"), sibling}) {
+    const Prediction now = predict(*model, node, step);
+    const Prediction before = predict(blind, node, step);
+    EXPECT_EQ(now.iteration_ms, before.iteration_ms) << node.name;
+    EXPECT_EQ(now.lo_ms, before.lo_ms) << node.name;
+    EXPECT_EQ(now.hi_ms, before.hi_ms) << node.name;
+    EXPECT_EQ(now.distance.architecture_seen, Seen::kSeen) << node.name;
+    EXPECT_EQ(now.distance.vendor_seen, Seen::kSeen) << node.name;
+  }
+
+  // A new architecture: the same spec priced by the global efficiency, its
+  // band wider.
+  const Prediction seen = predict(*model, sibling, step);
+  const Prediction unseen = predict(*model, data.nodes.at("t1"), step);
+  EXPECT_GT(width(unseen), width(seen) + 0.05);
+  EXPECT_EQ(unseen.distance.Summary(),
+            "new architecture (e), vendor seen (NVIDIA), power class seen (100-450W), "
+            "precision path seen (fp32)");
+
+  // A new vendor and power class have no example to learn from: the
+  // new-architecture spread stands in, and the answer says so.
+  models::Node far = data.nodes.at("t1");
+  far.gpu.vendor = "AMD";
+  far.gpu.tdp_watts = 750;
+  const Prediction farther = predict(*model, far, step);
+  EXPECT_EQ(farther.iteration_ms, unseen.iteration_ms);
+  EXPECT_NEAR(width(farther), width(unseen), 1e-12);
+  EXPECT_EQ(farther.distance.unlearned, (std::vector<std::string>{"vendor", "power class"}));
+  EXPECT_NE(farther.distance.Summary().find(
+                "new vendor (AMD), new power class (>450W), precision path seen (fp32); no "
+                "training example for the new vendor, power class: the new-architecture spread "
+                "stands in"),
+            std::string::npos)
+      << farther.distance.Summary();
+
+  // FP8 is priced by bf16's efficiency on any GPU: a new path, a wider band
+  // around the same time (the step's operations run in FP32 here).
+  models::Node fp8 = sibling;
+  fp8.gpu.fp8_tflops = 80;
+  models::WorkloadDescriptor in_fp8 = step;
+  in_fp8.spec.precision = models::Precision::kFp8;
+  const Prediction path = predict(*model, fp8, in_fp8);
+  EXPECT_EQ(path.iteration_ms, seen.iteration_ms);
+  EXPECT_GT(width(path), width(seen) + 0.05);
+  EXPECT_EQ(path.distance.precision_path, "fp8 as bf16");
+  EXPECT_EQ(path.distance.precision_path_seen, Seen::kNew);
+}
+
 TEST(Model, NewFieldsRoundTrip) {
   const Data data = MakeData(1, 19);
   absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, data.nodes, Options());
@@ -613,6 +739,8 @@ TEST(Model, NewFieldsRoundTrip) {
   EXPECT_FALSE(model->profile_rates.empty());
   EXPECT_FALSE(model->rate_spread.empty());
   EXPECT_FALSE(model->level1.at(OpClass::kGemm).transfer_error_quantiles.empty());
+  model->training_vendors = {"AMD", "NVIDIA"};
+  model->training_power_classes = {">450W"};
   absl::StatusOr<std::string> text = SerializeModel(*model);
   ASSERT_TRUE(text.ok()) << text.status();
   absl::StatusOr<PredictorModel> back = ParseModel(*text);
