@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/strings/string_view.h"
+
 #include "client/text_input.h"
 
 namespace perfcast::client {
@@ -12,6 +14,24 @@ size_t Total(const std::vector<size_t>& width) {
   size_t total = 0;
   for (size_t w : width) total += w;
   return total + (width.empty() ? 0 : 2 * (width.size() - 1));
+}
+
+// Columns a cell takes: its UTF-8 code points (a layout's "·" is one).
+size_t DisplayWidth(absl::string_view text) {
+  size_t width = 0;
+  for (char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return width;
+}
+
+// The byte offset `columns` code points after `start` (or the end).
+size_t AdvanceColumns(const std::string& text, size_t start, size_t columns) {
+  size_t at = start;
+  while (at < text.size() && columns > 0) {
+    ++at;
+    while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+    --columns;
+  }
+  return at;
 }
 
 }  // namespace
@@ -31,8 +51,8 @@ std::vector<size_t> FitWidths(const std::vector<size_t>& natural, size_t max_wid
 std::vector<std::string> WrapCell(const std::string& text, size_t width) {
   std::vector<std::string> pieces;
   size_t start = 0;
-  while (text.size() - start > width) {
-    size_t cut = start + width;
+  while (DisplayWidth(absl::string_view(text).substr(start)) > width) {
+    size_t cut = AdvanceColumns(text, start, width);
     // After a space (dropped), or after a '-', ',' or '/' that fits.
     const size_t space = text.rfind(' ', cut);
     if (space != std::string::npos && space > start) {
@@ -82,8 +102,8 @@ void Table::Flush(std::ostream& out, size_t max_width) {
 std::vector<size_t> Table::Widths() const {
   std::vector<size_t> width(header_.size());
   for (size_t c = 0; c < header_.size(); ++c) {
-    width[c] = header_[c].size();
-    for (const auto& row : rows_) width[c] = std::max(width[c], row[c].size());
+    width[c] = DisplayWidth(header_[c]);
+    for (const auto& row : rows_) width[c] = std::max(width[c], DisplayWidth(row[c]));
   }
   return width;
 }
@@ -101,7 +121,9 @@ void Table::Line(std::ostream& out, const std::vector<size_t>& width,
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string piece = l < pieces[c].size() ? pieces[c][l] : "";
       text += piece;
-      if (c + 1 < cells.size()) text.append(width[c] - std::min(width[c], piece.size()) + 2, ' ');
+      if (c + 1 < cells.size()) {
+        text.append(width[c] - std::min(width[c], DisplayWidth(piece)) + 2, ' ');
+      }
     }
     // Wrapped lines end where their last piece does.
     while (!text.empty() && text.back() == ' ' && l > 0) text.pop_back();

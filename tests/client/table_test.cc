@@ -28,6 +28,20 @@ TEST(TableTest, AWideTableWrapsItsWidestColumnToTheWidth) {
   EXPECT_EQ(lines[2], "         the GPU has 24 GiB");
 }
 
+// A layout's name has a middle dot: one column, two bytes.
+TEST(TableTest, ColumnsAreCountedInCharactersNotBytes) {
+  Table table({"LAYOUT", "GPUS"});
+  table.AddRow({"dp4·tp2·zero3", "8"});
+  table.AddRow({"dp1", "1"});
+  std::ostringstream out;
+  table.Print(out, /*max_width=*/0);
+  EXPECT_EQ(out.str(),
+            "LAYOUT         GPUS\n"
+            "dp4·tp2·zero3  8\n"
+            "dp1            1\n");
+  EXPECT_EQ(WrapCell("dp4·tp2·zero3", 13), (std::vector<std::string>{"dp4·tp2·zero3"}));
+}
+
 TEST(TableTest, ControlCharactersAreEscaped) {
   Table table({"NAME"});
   table.AddRow({"evil\x1b[2J"});
@@ -49,8 +63,9 @@ TEST(WrapCellTest, BreaksAtSpacesAndAfterDashesNeverInsideACharacter) {
   EXPECT_EQ(WrapCell("one two three", 8), (std::vector<std::string>{"one two", "three"}));
   EXPECT_EQ(WrapCell("H200-SXM-141GB", 10), (std::vector<std::string>{"H200-SXM-", "141GB"}));
   EXPECT_EQ(WrapCell("abcdefghij", 4), (std::vector<std::string>{"abcd", "efgh", "ij"}));
-  // "×" is two bytes: the cut moves before it.
-  EXPECT_EQ(WrapCell("8\xc3\x97H200", 2), (std::vector<std::string>{"8", "\xc3\x97", "H2", "00"}));
+  // "×" is two bytes and one column: a cut never falls inside it.
+  EXPECT_EQ(WrapCell("8\xc3\x97H200", 2), (std::vector<std::string>{"8\xc3\x97", "H2", "00"}));
+  EXPECT_EQ(WrapCell("ab\xc3\x97" "c", 2), (std::vector<std::string>{"ab", "\xc3\x97" "c"}));
 }
 
 }  // namespace
