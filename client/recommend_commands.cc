@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/command.h"
 #include "client/job_cost.h"
@@ -30,7 +32,10 @@ struct RecommendFlags {
   std::vector<std::string> nodes;
   bool catalog_only = false;
   bool nodes_only = false;
-  std::vector<int> counts;
+  std::vector<std::string> counts;
+  std::string framework = "pytorch";
+  bool all_layouts = false;
+  int top = 0;
   std::string deadline;
   double budget = 0;
   std::string rank_by = "cost";
@@ -125,23 +130,29 @@ std::string Memory(const v1::Candidate& c) {
 // The table of every candidate (--per-node), as the server ranked them.
 void PrintEveryCandidate(const ClientContext& context, const v1::RecommendResponse& r,
                          TimeUnit unit) {
-  Table table({"#", "TARGET", "GPUS", "VERDICT", absl::StrCat("JOB TIME ", unit.name, " (P10..P90)"),
-               "COST USD", "ENERGY KWH", "POWER", "MEMORY"});
+  Table table({"#", "TARGET", "GPUS", "LAYOUT", "VERDICT",
+               absl::StrCat("JOB TIME ", unit.name, " (P10..P90)"), "COST USD", "ENERGY KWH",
+               "POWER", "MEMORY"});
   for (const v1::Candidate& c : r.candidates()) {
-    table.AddRow({absl::StrCat(c.rank()), c.target(), absl::StrCat(c.gpu_count()), Verdict(c),
-                  JobTime(c, unit), Cost(c), Energy(c), Power(c), Memory(c)});
+    table.AddRow({absl::StrCat(c.rank()), c.target(), absl::StrCat(c.gpu_count()),
+                  c.layout_name(), Verdict(c), JobTime(c, unit), Cost(c), Energy(c), Power(c),
+                  Memory(c)});
   }
   table.Print(std::cout, context.TableWidth());
 }
 
-// One row per GPU model and count (see recommend_rows.h).
-void PrintAtAGlance(const ClientContext& context, const v1::RecommendResponse& r, TimeUnit unit) {
-  Table table({"#", "GPU", "GPUS", "ANSWERED FOR", "VERDICT",
+// The best `per_model` rows of each GPU model (0: every row); rows are per
+// GPU model, count and layout (see recommend_rows.h), in the response's order.
+void PrintAtAGlance(const ClientContext& context, const v1::RecommendResponse& r, TimeUnit unit,
+                    int per_model) {
+  Table table({"#", "GPU", "GPUS", "LAYOUT", "ANSWERED FOR", "VERDICT",
                absl::StrCat("JOB TIME ", unit.name, " (P10..P90)"), "NODE SPREAD", "COST USD",
                "ENERGY KWH", "POWER", "MEMORY"});
   int index = 0;
+  std::map<std::string, int> shown_of_model;
   for (const RecommendRow& row : SummariseCandidates(r)) {
     const v1::Candidate& c = *row.shown;
+    if (per_model > 0 && ++shown_of_model[c.gpu_model()] > per_model) continue;
     std::string target = "catalog (spec sheet)";
     std::string verdict = Verdict(c);
     std::string spread = "-";
@@ -157,13 +168,15 @@ void PrintAtAGlance(const ClientContext& context, const v1::RecommendResponse& r
                               InUnit(row.node_seconds_max, unit));
       }
     }
-    table.AddRow({absl::StrCat(++index), c.gpu_model(), absl::StrCat(c.gpu_count()), target,
-                  verdict, JobTime(c, unit), spread, Cost(c), Energy(c), Power(c), Memory(c)});
+    table.AddRow({absl::StrCat(++index), c.gpu_model(), absl::StrCat(c.gpu_count()),
+                  c.layout_name(), target, verdict, JobTime(c, unit), spread, Cost(c), Energy(c),
+                  Power(c), Memory(c)});
   }
   table.Print(std::cout, context.TableWidth());
 }
 
-void Print(const ClientContext& context, const v1::RecommendResponse& r, bool per_node) {
+void Print(const ClientContext& context, const v1::RecommendResponse& r, bool per_node,
+           int per_model) {
   std::cout << absl::StrFormat("%s, %d iterations, ranked by %s", r.workload_key(), r.iterations(),
                                r.rank_by());
   if (r.deadline_seconds() > 0) std::cout << ", deadline " << Duration(r.deadline_seconds());
@@ -178,7 +191,7 @@ void Print(const ClientContext& context, const v1::RecommendResponse& r, bool pe
     if (c.priced()) prices.push_back(FromProto(c.price()));
   }
   const TimeUnit unit = TimeUnitFor(longest);
-  per_node ? PrintEveryCandidate(context, r, unit) : PrintAtAGlance(context, r, unit);
+  per_node ? PrintEveryCandidate(context, r, unit) : PrintAtAGlance(context, r, unit, per_model);
   std::cout << recommended << " of " << r.candidates_size() << " candidates recommended";
   if (r.deadline_seconds() > 0 || r.budget_usd() > 0) {
     std::cout << " (deadline and budget met with >= 90% confidence)";
@@ -216,7 +229,18 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
   for (const std::string& n : flags.nodes) request.add_node_names(n);
   request.set_catalog_only(flags.catalog_only);
   request.set_nodes_only(flags.nodes_only);
-  for (int count : flags.counts) request.add_gpu_counts(count);
+  request.set_gpu_count_spec(absl::StrJoin(flags.counts, ","));
+  if (flags.framework == "megatron") {
+    request.set_framework(v1::FRAMEWORK_MEGATRON);
+  } else if (flags.framework == "deepspeed") {
+    request.set_framework(v1::FRAMEWORK_DEEPSPEED);
+  } else {
+    request.set_framework(v1::FRAMEWORK_PYTORCH);
+  }
+  if (flags.top < 0) {
+    return CliError{kExitUsage, absl::StrCat("--top must be >= 1, got ", flags.top)};
+  }
+  request.set_all_layouts(flags.all_layouts || flags.top > 0);
   request.set_rank_by(flags.rank_by);
   request.set_model_name(flags.job.model);
   if (!flags.prices.empty()) {
@@ -243,7 +267,9 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
   } else if (context.Structured()) {
     context.Out().Document(context.ToJson(response));
   } else {
-    Print(context, response, flags.per_node);
+    // By default a GPU model's best row; --top N its N best; --all-layouts every one.
+    const int per_model = flags.all_layouts ? 0 : flags.top > 0 ? flags.top : 1;
+    Print(context, response, flags.per_node, per_model);
     if (!flags.report.empty()) {
       std::cout << "report written to " << flags.report << " (data: " << flags.report
                 << ".json)\n";
@@ -286,8 +312,16 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
   r->add_flag("--catalog-only", flags->catalog_only, "Leave registered nodes out");
   r->add_flag("--nodes-only", flags->nodes_only, "Leave catalog GPUs out");
   r->add_option("--gpu-count", flags->counts,
-                "GPU counts to consider (repeatable; default 1; >1: data parallelism, the "
-                "batch split over the GPUs)");
+                "GPU counts to consider: 8, 1-64, 1,2,4,8 (repeatable; default 1); each count "
+                "searched over every valid layout (data/tensor/pipeline parallelism, ZeRO, "
+                "checkpointing, micro-batches) that fits");
+  r->add_option("--framework", flags->framework,
+                "The software that runs the layouts: pytorch, megatron or deepspeed")
+      ->check(CLI::IsMember({"pytorch", "megatron", "deepspeed"}))
+      ->capture_default_str();
+  r->add_flag("--all-layouts", flags->all_layouts,
+              "A row per layout that fits, not only each GPU model's best");
+  r->add_option("--top", flags->top, "The N best layouts of each GPU model");
   r->add_option("--rank-by", flags->rank_by, "cost, time or energy")
       ->check(CLI::IsMember({"cost", "time", "energy"}))
       ->capture_default_str();
@@ -298,8 +332,8 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
   r->add_option("--report", flags->report,
                 "Write a self-contained HTML report here (and its data to REPORT.json)");
   r->add_flag("--per-node", flags->per_node,
-              "A row per candidate (every registered node) rather than one per GPU model "
-              "and count, its measured nodes summarised by the median and their spread");
+              "A row per candidate (every registered node) rather than each GPU model's best, "
+              "its measured nodes summarised by the median and their spread");
   r->callback([&context, &dispatch, flags] {
     dispatch.action = [&context, flags] { return RunRecommend(context, *flags); };
   });

@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <tuple>
 #include <utility>
 
 namespace perfcast::client {
 
 std::vector<RecommendRow> SummariseCandidates(const v1::RecommendResponse& response) {
   std::vector<RecommendRow> rows;
-  std::map<std::pair<std::string, int>, size_t> row_of;
+  std::map<std::tuple<std::string, int, std::string>, size_t> row_of;
   for (const v1::Candidate& c : response.candidates()) {
-    auto [it, added] = row_of.try_emplace({c.gpu_model(), c.gpu_count()}, rows.size());
+    auto [it, added] =
+        row_of.try_emplace({c.gpu_model(), c.gpu_count(), c.layout_name()}, rows.size());
     if (added) rows.emplace_back();
     rows[it->second].members.push_back(&c);
   }

@@ -1,4 +1,6 @@
-// recommend's table at a glance: one row per GPU model and count. Measured
+// recommend's table at a glance: one row per GPU model, count and layout
+// (a response lists each target and count's best layout, or every layout
+// that fits). Measured
 // nodes of one model answer alike up to their hosts, so a dozen H200 nodes
 // are one row (the median node's figures and the nodes' spread) rather than
 // a dozen; the catalog's spec-sheet answer for a model stands in only where
@@ -15,9 +17,9 @@ namespace perfcast::client {
 
 struct RecommendRow {
   // Whose figures the row shows: the median registered node (by job time)
-  // of the model and count, else its catalog candidate.
+  // of the model, count and layout, else its catalog candidate.
   const v1::Candidate* shown = nullptr;
-  // Every candidate of the model and count, best-ranked first.
+  // Every candidate of the model, count and layout, best-ranked first.
   std::vector<const v1::Candidate*> members;
   int nodes = 0;        // registered nodes among members
   int recommended = 0;  // of the nodes (or of the catalog candidate)

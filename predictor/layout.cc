@@ -127,8 +127,20 @@ std::string DescribeLayout(const ParallelLayout& layout) {
   return absl::StrJoin(parts, " ");
 }
 
-absl::Status ValidateLayout(const models::WorkloadSpec& raw_spec, const ParallelLayout& layout,
-                            int max_gpus) {
+std::string LayoutName(const ParallelLayout& layout) {
+  std::string name = absl::StrCat("dp", layout.data);
+  if (layout.tensor > 1) absl::StrAppend(&name, "·tp", layout.tensor);
+  if (layout.pipeline > 1) absl::StrAppend(&name, "·pp", layout.pipeline);
+  if (layout.micro_batches > 1) absl::StrAppend(&name, "·m", layout.micro_batches);
+  if (layout.zero > 0) absl::StrAppend(&name, "·zero", layout.zero);
+  if (layout.activation_checkpointing) absl::StrAppend(&name, "·ckpt");
+  return name;
+}
+
+namespace {
+
+// ValidateLayout's checks of the layout alone.
+absl::Status ValidateDegrees(const ParallelLayout& layout, int max_gpus) {
   for (auto [flag, value] : {std::pair{"--data-parallel", layout.data},
                              std::pair{"--tensor-parallel", layout.tensor},
                              std::pair{"--pipeline-parallel", layout.pipeline},
@@ -157,7 +169,11 @@ absl::Status ValidateLayout(const models::WorkloadSpec& raw_spec, const Parallel
         layout.tensor, " × ", layout.pipeline, " = ", gpus, " GPUs, but the node has ",
         max_gpus));
   }
-  ASSIGN_OR_RETURN(models::WorkloadSpec spec, models::NormalizeSpec(raw_spec));
+  return absl::OkStatus();
+}
+
+// ValidateLayout's checks against the workload.
+absl::Status ValidateAgainst(const models::WorkloadSpec& spec, const ParallelLayout& layout) {
   if (spec.phase != models::Phase::kTrain &&
       (layout.zero > 0 || layout.activation_checkpointing)) {
     return absl::InvalidArgumentError(
@@ -206,6 +222,21 @@ absl::Status ValidateLayout(const models::WorkloadSpec& raw_spec, const Parallel
         "--pipeline-parallel (Megatron's runs with fewer: --framework megatron)"));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateLayout(const models::WorkloadSpec& raw_spec, const ParallelLayout& layout,
+                            int max_gpus) {
+  RETURN_IF_ERROR(ValidateDegrees(layout, max_gpus));
+  ASSIGN_OR_RETURN(models::WorkloadSpec spec, models::NormalizeSpec(raw_spec));
+  return ValidateAgainst(spec, layout);
+}
+
+absl::Status ValidateNormalizedLayout(const models::WorkloadSpec& spec,
+                                      const ParallelLayout& layout, int max_gpus) {
+  RETURN_IF_ERROR(ValidateDegrees(layout, max_gpus));
+  return ValidateAgainst(spec, layout);
 }
 
 }  // namespace perfcast::predictor

@@ -64,6 +64,11 @@ struct ParallelLayout {
 // ("1 GPU" when nothing is left).
 std::string DescribeLayout(const ParallelLayout& layout);
 
+// For rows of a layout search: "dp4·tp2·pp2·m8·zero3·ckpt" — the degrees
+// above 1 (the data-parallel degree always), the ZeRO stage above 0,
+// checkpointing; the framework is the search's, not the row's.
+std::string LayoutName(const ParallelLayout& layout);
+
 // Checks a layout against a workload: every degree >= 1, ZeRO in [0, 3] and
 // only with more than one replica, the batch a multiple of data ×
 // micro-batches, tensor parallelism dividing the heads (and key/value heads)
@@ -77,6 +82,10 @@ std::string DescribeLayout(const ParallelLayout& layout);
 // (0: no limit). InvalidArgument naming the flag and the constraint.
 absl::Status ValidateLayout(const models::WorkloadSpec& spec, const ParallelLayout& layout,
                             int max_gpus);
+// The same for a spec already normalised (models::NormalizeSpec's answer):
+// what a search that checks thousands of layouts of one workload calls.
+absl::Status ValidateNormalizedLayout(const models::WorkloadSpec& normalized,
+                                      const ParallelLayout& layout, int max_gpus);
 
 // What a layout does to a described operation, read from the names the
 // descriptor builder gives them (models/iteration_builder.h):

@@ -82,16 +82,39 @@ double LayoutMemory::allocated() const {
   return std::max(step, optimizer_step);
 }
 
-LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
-                                  const models::WorkloadDescriptor& micro,
-                                  const ParallelLayout& layout) {
+LayoutMemoryInputs PrepareLayoutMemory(const MemoryModel& model,
+                                       const models::WorkloadDescriptor& micro) {
+  LayoutMemoryInputs prepared;
+  prepared.spec = micro.spec;
   const MemoryInputs inputs = MemoryInputsOf(micro);
-  // The calibrated rest alone: the persistent terms are sharded below.
+  prepared.terms = inputs.terms;
+  // The calibrated rest alone: the persistent terms are sharded per layout.
   MemoryInputs transient_only = inputs;
   MemoryTerms& t = transient_only.terms;
   t.weights = t.gradients = t.optimizer_state = t.amp_copies = t.optimizer_temporaries = 0;
-  const MemoryEstimate transient = EstimateMemory(model, transient_only);
-  const MemoryTerms& terms = inputs.terms;
+  prepared.transient = EstimateMemory(model, transient_only);
+  // Which operations tensor parallelism splits does not depend on its degree.
+  const Shares shares = SharesOf(micro, /*tensor=*/2);
+  prepared.layers = shares.layers;
+  prepared.layer_share = shares.layer;
+  prepared.split_share = shares.split;
+  if (micro.spec.phase == models::Phase::kTrain) {
+    prepared.largest_gathered_unit = LargestGatheredUnit(micro);
+  }
+  return prepared;
+}
+
+LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
+                                  const models::WorkloadDescriptor& micro,
+                                  const ParallelLayout& layout) {
+  return EstimateLayoutMemory(PrepareLayoutMemory(model, micro), layout);
+}
+
+LayoutMemory EstimateLayoutMemory(const LayoutMemoryInputs& prepared,
+                                  const ParallelLayout& layout) {
+  const models::WorkloadSpec& spec = prepared.spec;
+  const MemoryEstimate& transient = prepared.transient;
+  const MemoryTerms& terms = prepared.terms;
 
   const int n = layout.data, tp = layout.tensor, p = layout.pipeline;
   const double model_split = static_cast<double>(tp) * p;
@@ -105,11 +128,11 @@ LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
   m.optimizer = shard(terms.optimizer_state, 1);
   m.optimizer_temporaries = shard(terms.optimizer_temporaries, 1);
   m.amp_copies = shard(terms.amp_copies, 3);
-  const bool training = micro.spec.phase == models::Phase::kTrain;
+  const bool training = spec.phase == models::Phase::kTrain;
   if (training && layout.zero >= 3) {
-    const double master = micro.spec.precision == models::Precision::kFp64 ? 8 : 4;
-    m.gathered = LargestGatheredUnit(micro) / tp *
-                 (2 * models::ElementBytes(micro.spec.precision) + master);
+    const double master = spec.precision == models::Precision::kFp64 ? 8 : 4;
+    m.gathered = prepared.largest_gathered_unit / tp *
+                 (2 * models::ElementBytes(spec.precision) + master);
   }
   if (training && n > 1) {
     // DDP copies every gradient into its buckets; Megatron reduces its
@@ -122,15 +145,17 @@ LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
                            : std::min(m.gradients, 2 * kDdpBucketBytes);
   }
 
-  const Shares shares = SharesOf(micro, tp);
+  const Shares shares{.layers = prepared.layers,
+                      .layer = prepared.layer_share,
+                      .split = tp > 1 ? prepared.split_share : 0};
   double in_layers = transient.peak_bytes * shares.layer;
   const double outside = transient.peak_bytes - in_layers;
   if (layout.activation_checkpointing && shares.layers > 0) {
     // Each layer keeps its input; the layer being recomputed holds its own.
-    const int64_t boundary = micro.spec.batch_size * models::Param(micro.spec, "seq_len") *
-                             models::Param(micro.spec, "hidden");
+    const int64_t boundary = spec.batch_size * models::Param(spec, "seq_len") *
+                             models::Param(spec, "hidden");
     const double inputs_kept =
-        boundary > 0 ? static_cast<double>(boundary) * models::ElementBytes(micro.spec.precision) *
+        boundary > 0 ? static_cast<double>(boundary) * models::ElementBytes(spec.precision) *
                            shares.layers
                      : in_layers / shares.layers;
     in_layers = std::min(in_layers, inputs_kept + in_layers / shares.layers);
@@ -158,6 +183,20 @@ absl::StatusOr<LayoutMemory> EstimateLayoutMemory(const MemoryModel& model,
       std::max<int64_t>(1, spec.batch_size / (int64_t{layout.data} * layout.micro_batches));
   ASSIGN_OR_RETURN(models::WorkloadDescriptor described, models::Describe(micro));
   return EstimateLayoutMemory(model, described, layout);
+}
+
+MemoryEstimate AsMemoryEstimate(const LayoutMemory& memory) {
+  MemoryEstimate out;
+  out.terms.weights = memory.parameters;
+  out.terms.gradients = memory.gradients;
+  out.terms.optimizer_state = memory.optimizer;
+  out.terms.amp_copies = memory.amp_copies;
+  out.terms.activations = memory.activations;
+  out.terms.optimizer_temporaries = memory.optimizer_temporaries;
+  out.peak_bytes = out.low_bytes = out.high_bytes = memory.allocated();
+  out.required_bytes = memory.required();
+  out.method = memory.method;
+  return out;
 }
 
 std::optional<ParallelLayout> NearestFittingLayout(const MemoryModel& model,

@@ -21,6 +21,7 @@
 #ifndef PERFCAST_PREDICTOR_LAYOUT_MEMORY_H_
 #define PERFCAST_PREDICTOR_LAYOUT_MEMORY_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -61,11 +62,34 @@ LayoutMemory EstimateLayoutMemory(const MemoryModel& model,
                                   const models::WorkloadDescriptor& micro,
                                   const ParallelLayout& layout);
 
+// What the estimate reads of a micro-batch's description, worked out once:
+// a layout search prices many layouts of one micro-batch, and reading the
+// terms walks every operation.
+struct LayoutMemoryInputs {
+  models::WorkloadSpec spec;  // of the micro-batch
+  MemoryTerms terms;          // AnalyticMemory's
+  MemoryEstimate transient;   // the calibrated estimate without the persistent terms
+  int64_t layers = 0;
+  double layer_share = 0;  // of the forward traffic, inside the layers
+  double split_share = 0;  // of the forward traffic, what tensor parallelism splits
+  double largest_gathered_unit = 0;  // parameters ZeRO-3 gathers at once (training)
+};
+LayoutMemoryInputs PrepareLayoutMemory(const MemoryModel& model,
+                                       const models::WorkloadDescriptor& micro);
+// EstimateLayoutMemory(model, micro, layout) from PrepareLayoutMemory(model, micro).
+LayoutMemory EstimateLayoutMemory(const LayoutMemoryInputs& prepared,
+                                  const ParallelLayout& layout);
+
 // The same for the global workload `spec` (batch of one step): describes
 // its micro-batch first. Errors: models::Describe's.
 absl::StatusOr<LayoutMemory> EstimateLayoutMemory(const MemoryModel& model,
                                                   const models::WorkloadSpec& spec,
                                                   const ParallelLayout& layout);
+
+// `memory` in the form a single-GPU estimate takes (CheckMemoryFit's): the
+// allocated peak and what the device must hold; the layout model has no
+// band, so low and high are the peak.
+MemoryEstimate AsMemoryEstimate(const LayoutMemory& memory);
 
 // The nearest valid layout from `layout` that fits on `gpu` (required() <=
 // its memory): raising ZeRO, then activation checkpointing, then both, then

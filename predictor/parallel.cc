@@ -1,6 +1,9 @@
 #include "predictor/parallel.h"
 
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <utility>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -10,10 +13,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/descriptor.h"
 #include "models/iteration_builder.h"
 #include "predictor/memory.h"
 #include "predictor/pricing_plan.h"
+#include "predictor/profile_rates.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -25,9 +30,12 @@ std::optional<int64_t> SpecParam(const models::WorkloadSpec& spec, const char* n
 }
 
 
+constexpr int kOpClasses = static_cast<int>(models::OpClass::kSoftmax) + 1;
+
 // Per micro-batch totals of one pipeline stage.
 struct Stage {
-  std::map<std::string, double> class_ms;  // compute by operation class
+  std::array<double, kOpClasses> class_ms{};  // compute by operation class
+  std::array<bool, kOpClasses> has_class{};   // classes the stage runs
   double compute_ms = 0;
   double backward_ms = 0;
   double recompute_ms = 0;  // forward run again in backward (part of compute_ms)
@@ -40,63 +48,164 @@ struct Stage {
 
 }  // namespace
 
-absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
-                                                   const models::WorkloadSpec& raw_spec,
-                                                   const models::Node& node,
-                                                   const ParallelLayout& layout,
-                                                   const ParallelOptions& options) {
-  if (absl::Status s = ValidateLayout(raw_spec, layout, options.max_gpus); !s.ok()) return s;
-  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(raw_spec);
-  if (!spec.ok()) return spec.status();
-  const bool training = spec->phase == models::Phase::kTrain;
-  const int n = layout.data, t = layout.tensor, p = layout.pipeline, m = layout.micro_batches;
-
-  models::WorkloadSpec micro_spec = *spec;
-  micro_spec.batch_size = spec->batch_size / (int64_t{n} * m);
-  absl::StatusOr<models::WorkloadDescriptor> full = models::Describe(micro_spec);
-  if (!full.ok()) return full.status();
-
-  ParallelPrediction out;
-  out.layout = layout;
-  absl::StatusOr<Prediction> micro = PricingPlan(model, node).Predict(*full);
-  if (!micro.ok()) return micro.status();
-  out.micro_batch = *micro;
-  const double level1_total = micro->level1_ms;
-  // Level 2's correction of the whole model, spread evenly over its parts.
-  const double scale = level1_total > 0 ? micro->iteration_ms / level1_total : 1.0;
-
-  // The per-GPU share of every operation, re-priced at level 1.
+// One micro-batch size: the whole model described and priced on one GPU.
+struct ParallelPlan::MicroBatch {
+  absl::Status status;  // why it cannot be priced; the fields below are set when ok
+  models::WorkloadSpec spec;
+  models::WorkloadDescriptor full;
+  Prediction prediction;
+  double scale = 1;  // level 2's correction of the whole model, spread evenly over its parts
   bool has_lm_head = false;
   int64_t layer_count = 0;
-  for (const models::Operation& op : full->operations) {
-    has_lm_head |= absl::StartsWith(op.name, "lm_head");
-    if (std::optional<int64_t> l = OperationLayer(op.name)) layer_count = std::max(layer_count, *l + 1);
+  LayoutMemoryInputs memory;
+  absl::flat_hash_map<int, std::unique_ptr<Shard>> shards;  // by tensor-parallel degree
+};
+
+// What one GPU of a tensor-parallel group computes of a micro-batch: every
+// operation's share re-priced at level 1 and scaled by level 2, with what
+// placing it on a pipeline stage reads.
+struct ParallelPlan::Shard {
+  struct Op {
+    double ms = 0;
+    double launches = 0;  // count × launches per call
+    models::OpClass op_class = models::OpClass::kGemm;
+    int64_t layer = -1;        // -1: outside the layers
+    bool after_layers = false; // outside the layers, after the first one
+    bool backward = false;
+  };
+  absl::Status status;
+  std::vector<Op> ops;
+};
+
+ParallelPlan::ParallelPlan(const PredictorModel& model, const models::WorkloadSpec& spec,
+                           const models::Node& node, ParallelOptions options)
+    : model_(model),
+      raw_spec_(spec),
+      spec_(models::NormalizeSpec(spec)),
+      node_(node),
+      options_(std::move(options)),
+      single_(model, node),
+      level1_(model),
+      rates_(ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies)) {}
+
+ParallelPlan::~ParallelPlan() = default;
+
+ParallelPlan::MicroBatch& ParallelPlan::MicroBatchOf(int64_t batch) {
+  std::unique_ptr<MicroBatch>& slot = micro_batches_[batch];
+  if (slot != nullptr) return *slot;
+  slot = std::make_unique<MicroBatch>();
+  MicroBatch& micro = *slot;
+  micro.spec = *spec_;
+  micro.spec.batch_size = batch;
+  absl::StatusOr<models::WorkloadDescriptor> full = models::Describe(micro.spec);
+  if (!full.ok()) {
+    micro.status = full.status();
+    return micro;
   }
-  models::WorkloadDescriptor shard = *full;
+  micro.full = *std::move(full);
+  absl::StatusOr<Prediction> predicted = single_.Predict(micro.full);
+  if (!predicted.ok()) {
+    micro.status = predicted.status();
+    return micro;
+  }
+  micro.prediction = *std::move(predicted);
+  const double level1_total = micro.prediction.level1_ms;
+  micro.scale = level1_total > 0 ? micro.prediction.iteration_ms / level1_total : 1.0;
+  for (const models::Operation& op : micro.full.operations) {
+    micro.has_lm_head |= absl::StartsWith(op.name, "lm_head");
+    if (std::optional<int64_t> l = OperationLayer(op.name)) {
+      micro.layer_count = std::max(micro.layer_count, *l + 1);
+    }
+  }
+  micro.memory = PrepareLayoutMemory(model_.memory, micro.full);
+  return micro;
+}
+
+const ParallelPlan::Shard& ParallelPlan::ShardOf(MicroBatch& micro, int tensor) {
+  std::unique_ptr<Shard>& slot = micro.shards[tensor];
+  if (slot != nullptr) return *slot;
+  slot = std::make_unique<Shard>();
+  Shard& out = *slot;
+  // The per-GPU share of every operation, re-priced at level 1.
+  models::WorkloadDescriptor shard = micro.full;
   for (models::Operation& op : shard.operations) {
-    if (t == 1 || !TensorParallelSplits(op.name, has_lm_head)) continue;
-    op.flops /= t;
-    op.bytes /= t;
-    op.work_items = std::max(1.0, op.work_items / t);
+    if (tensor == 1 || !TensorParallelSplits(op.name, micro.has_lm_head)) continue;
+    op.flops /= tensor;
+    op.bytes /= tensor;
+    op.work_items = std::max(1.0, op.work_items / tensor);
     // An attention record's shape says its heads, and a model without an
     // attention class prices it from that shape (as its batched GEMMs and
     // softmax): each GPU holds heads / T of them.
-    if (auto heads = op.shape.find("heads"); heads != op.shape.end()) heads->second /= t;
+    if (auto heads = op.shape.find("heads"); heads != op.shape.end()) heads->second /= tensor;
   }
-  absl::StatusOr<std::vector<double>> times = PredictOperationTimes(model, shard, node);
-  if (!times.ok()) return times.status();
+  // PredictOperationTimes(model_, shard, node_), with its plan and rates kept.
+  absl::StatusOr<std::vector<double>> times =
+      rates_.ok() ? level1_.RecordTimes(PreparedWorkload(shard), *rates_)
+                  : absl::StatusOr<std::vector<double>>(rates_.status());
+  if (!times.ok()) {
+    out.status = times.status();
+    return out;
+  }
+  out.ops.reserve(shard.operations.size());
+  bool seen_layer = false;
+  for (size_t i = 0; i < shard.operations.size(); ++i) {
+    const models::Operation& op = shard.operations[i];
+    Shard::Op& o = out.ops.emplace_back();
+    o.ms = micro.scale * (*times)[i];
+    o.launches = op.count * op.launches;
+    o.op_class = op.op_class;
+    o.backward = IsBackwardOperation(op.name);
+    if (op.op_class == models::OpClass::kOptimizer ||
+        op.op_class == models::OpClass::kHostOverhead) {
+      continue;
+    }
+    o.after_layers = seen_layer;
+    if (std::optional<int64_t> l = OperationLayer(op.name)) {
+      seen_layer = true;
+      o.layer = *l;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<LayoutMemory> ParallelPlan::Memory(const ParallelLayout& layout) {
+  RETURN_IF_ERROR(spec_.status());
+  const MicroBatch& micro = MicroBatchOf(std::max<int64_t>(
+      1, spec_->batch_size / (int64_t{layout.data} * layout.micro_batches)));
+  RETURN_IF_ERROR(micro.status);
+  return EstimateLayoutMemory(micro.memory, layout);
+}
+
+absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& layout) {
+  if (!spec_.ok()) return ValidateLayout(raw_spec_, layout, options_.max_gpus);
+  RETURN_IF_ERROR(ValidateNormalizedLayout(*spec_, layout, options_.max_gpus));
+  const models::WorkloadSpec* spec = &*spec_;
+  const bool training = spec->phase == models::Phase::kTrain;
+  const int n = layout.data, t = layout.tensor, p = layout.pipeline, m = layout.micro_batches;
+
+  MicroBatch& micro = MicroBatchOf(spec->batch_size / (int64_t{n} * m));
+  RETURN_IF_ERROR(micro.status);
+  const models::WorkloadSpec& micro_spec = micro.spec;
+  const models::WorkloadDescriptor* full = &micro.full;
+  const Prediction* predicted = &micro.prediction;
+
+  ParallelPrediction out;
+  out.layout = layout;
+  out.micro_batch = *predicted;
+  const bool has_lm_head = micro.has_lm_head;
+  const int64_t layer_count = micro.layer_count;
+  const Shard& shard = ShardOf(micro, t);
+  RETURN_IF_ERROR(shard.status);
 
   // Stages: contiguous runs of layers; embeddings before the first layer on
   // stage 0, everything after the last on stage P-1.
   std::vector<Stage> stages(p);
   for (int64_t l = 0; l < layer_count; ++l) ++stages[l * p / std::max<int64_t>(1, layer_count)].layers;
   double optimizer_level1 = 0, host_level1 = 0, total_launches = 0;
-  bool seen_layer = false;
   const bool recompute = training && layout.activation_checkpointing;
-  for (size_t i = 0; i < shard.operations.size(); ++i) {
-    const models::Operation& op = shard.operations[i];
-    const double ms = scale * (*times)[i];
-    total_launches += op.count * op.launches;
+  for (const Shard::Op& op : shard.ops) {
+    const double ms = op.ms;
+    total_launches += op.launches;
     if (op.op_class == models::OpClass::kOptimizer) {
       optimizer_level1 += ms;
       continue;
@@ -105,32 +214,34 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
       host_level1 += ms;
       continue;
     }
-    int s = seen_layer ? p - 1 : 0;
-    if (std::optional<int64_t> l = OperationLayer(op.name)) {
-      seen_layer = true;
-      s = static_cast<int>(*l * p / layer_count);
-    }
+    int s = op.after_layers ? p - 1 : 0;
+    if (op.layer >= 0) s = static_cast<int>(op.layer * p / layer_count);
     if (op.op_class == models::OpClass::kHostToDevice) s = 0;
     Stage& stage = stages[s];
     // Checkpointing runs each layer's forward again in backward.
-    const bool backward = IsBackwardOperation(op.name);
-    const double rerun = recompute && !backward && OperationLayer(op.name).has_value() ? ms : 0;
-    stage.class_ms[std::string(models::OpClassName(op.op_class))] += ms + rerun;
+    const double rerun = recompute && !op.backward && op.layer >= 0 ? ms : 0;
+    const int c = static_cast<int>(op.op_class);
+    stage.class_ms[c] += ms + rerun;
+    stage.has_class[c] = true;
     stage.compute_ms += ms + rerun;
     stage.recompute_ms += rerun;
-    if (backward) stage.backward_ms += ms;
+    if (op.backward) stage.backward_ms += ms;
     stage.backward_ms += rerun;
-    stage.launches += op.count * op.launches * (rerun > 0 ? 2 : 1);
+    stage.launches += op.launches * (rerun > 0 ? 2 : 1);
   }
   // Host dispatch is per kernel: each stage pays its share of the launches.
+  constexpr int kHost = static_cast<int>(models::OpClass::kHostOverhead);
   for (Stage& stage : stages) {
     const double host = total_launches > 0 ? host_level1 * stage.launches / total_launches
                                            : host_level1 / p;
-    stage.class_ms[std::string(models::OpClassName(models::OpClass::kHostOverhead))] += host;
+    stage.class_ms[kHost] += host;
+    stage.has_class[kHost] = true;
     stage.compute_ms += host;
   }
 
   // Links, with ranks placed tensor-innermost, then data, then pipeline.
+  const models::Node& node = node_;
+  const ParallelOptions& options = options_;
   const int per_node = options.gpus_per_node > 0 ? options.gpus_per_node
                                                  : std::max(8, node.gpu.nvlink_gpus);
   auto link_for = [&](int group, bool cross_node) -> absl::StatusOr<Link> {
@@ -205,7 +316,11 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   const double bound = std::max(out.step_ms * (1 + term.gpu_scale), host);
   out.implementation_ms = bound - out.step_ms;
   out.step_ms = bound;
-  for (const auto& [op_class, ms] : critical.class_ms) out.breakdown_ms[op_class] += m * ms;
+  for (int c = 0; c < kOpClasses; ++c) {
+    if (!critical.has_class[c]) continue;
+    out.breakdown_ms[std::string(models::OpClassName(static_cast<models::OpClass>(c)))] +=
+        m * critical.class_ms[c];
+  }
   if (out.optimizer_ms > 0) {
     out.breakdown_ms[std::string(models::OpClassName(models::OpClass::kOptimizer))] +=
         out.optimizer_ms;
@@ -221,11 +336,19 @@ absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
   const double uncertain =
       out.compute_ms + out.bubble_ms + out.optimizer_ms + out.implementation_ms;
   const double certain = out.step_ms - uncertain;
-  out.lo_ms = certain + uncertain * micro->lo_ms / micro->iteration_ms;
-  out.hi_ms = certain + uncertain * micro->hi_ms / micro->iteration_ms;
+  out.lo_ms = certain + uncertain * predicted->lo_ms / predicted->iteration_ms;
+  out.hi_ms = certain + uncertain * predicted->hi_ms / predicted->iteration_ms;
 
-  out.memory = EstimateLayoutMemory(model.memory, *full, layout);
+  out.memory = EstimateLayoutMemory(micro.memory, layout);
   return out;
+}
+
+absl::StatusOr<ParallelPrediction> PredictParallel(const PredictorModel& model,
+                                                   const models::WorkloadSpec& spec,
+                                                   const models::Node& node,
+                                                   const ParallelLayout& layout,
+                                                   const ParallelOptions& options) {
+  return ParallelPlan(model, spec, node, options).Predict(layout);
 }
 
 Prediction AsPrediction(const ParallelPrediction& parallel) {

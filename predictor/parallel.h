@@ -47,10 +47,13 @@
 #ifndef PERFCAST_PREDICTOR_PARALLEL_H_
 #define PERFCAST_PREDICTOR_PARALLEL_H_
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "models/hardware.h"
@@ -61,6 +64,8 @@
 #include "predictor/parallel_terms.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
+#include "predictor/pricing_plan.h"
+#include "predictor/rates.h"
 
 namespace perfcast::predictor {
 
@@ -111,6 +116,53 @@ struct ParallelPrediction {
   LayoutMemory memory;
   // The links each kind of communication used (empty source: not used).
   Link tp_link, dp_link, pp_link;
+};
+
+// Prices layouts of one workload on GPUs like one node's. What layouts
+// share is worked out on first use and kept: each micro-batch size's
+// description, single-GPU prediction and memory terms, and each
+// tensor-parallel degree's per-operation times; a layout then costs a walk
+// over the operations. A layout search prices thousands of layouts at the
+// cost of a few distinct micro-batches and degrees.
+//
+// Not thread-safe (it fills its memo): one plan per thread. `model` must
+// outlive the plan.
+class ParallelPlan {
+ public:
+  ParallelPlan(const PredictorModel& model, const models::WorkloadSpec& spec,
+               const models::Node& node, ParallelOptions options = {});
+  ~ParallelPlan();
+  ParallelPlan(const ParallelPlan&) = delete;
+  ParallelPlan& operator=(const ParallelPlan&) = delete;
+
+  // PredictParallel(model, spec, node, layout, options).
+  absl::StatusOr<ParallelPrediction> Predict(const ParallelLayout& layout);
+  // The memory per GPU of `layout` alone (what Predict's answer carries),
+  // without pricing it: what a search drops layouts by before pricing them.
+  // The layout is not validated. Errors: models::Describe's and those of
+  // the single-GPU prediction of its micro-batch.
+  absl::StatusOr<LayoutMemory> Memory(const ParallelLayout& layout);
+
+  const models::Node& node() const { return node_; }
+  const ParallelOptions& options() const { return options_; }
+
+ private:
+  struct MicroBatch;
+  struct Shard;
+  MicroBatch& MicroBatchOf(int64_t batch);
+  const Shard& ShardOf(MicroBatch& micro, int tensor);
+
+  const PredictorModel& model_;
+  const models::WorkloadSpec raw_spec_;
+  const absl::StatusOr<models::WorkloadSpec> spec_;  // normalised
+  const models::Node node_;
+  const ParallelOptions options_;
+  const PricingPlan single_;
+  // What PredictOperationTimes works out per call, once: level 1 compiled
+  // and the node's rates.
+  const Level1Plan level1_;
+  const absl::StatusOr<EffectiveRates> rates_;
+  absl::flat_hash_map<int64_t, std::unique_ptr<MicroBatch>> micro_batches_;  // by batch size
 };
 
 // Predicts one training step of `spec` laid out as `layout` on GPUs like

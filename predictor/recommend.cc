@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <optional>
+#include <string>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "predictor/layout_memory.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -26,6 +26,98 @@ double RankKey(const Recommendation& r, RankBy rank_by) {
     case RankBy::kEnergy: return r.power.watts > 0 ? r.energy_kwh : HUGE_VAL;
   }
   return r.seconds;
+}
+
+
+// Which of deadline and budget a step whose 90th-percentile time is
+// `seconds_high` on `count` GPUs misses (kNone: neither).
+Exclusion MissedLimit(double seconds_high, int count, const std::optional<models::GpuPrice>& price,
+                      const RecommendOptions& options) {
+  if (options.deadline_seconds > 0 && seconds_high > options.deadline_seconds) {
+    return Exclusion::kDeadline;
+  }
+  if (options.budget_usd > 0 &&
+      (!price.has_value() ||
+       seconds_high * (count / 3600.0) * price->usd_per_gpu_hour > options.budget_usd)) {
+    return Exclusion::kBudget;
+  }
+  return Exclusion::kNone;
+}
+
+// The step's job time, cost and energy with their intervals, and whether it
+// meets the deadline and budget.
+void Price(const PricedLayout& priced, double iterations, const RecommendOptions& options,
+           Recommendation& r) {
+  if (!priced.step.ok()) {
+    r.exclusion = Exclusion::kNoPrediction;
+    r.reason = std::string(priced.step.status().message());
+    return;
+  }
+  r.predicted = true;
+  r.step = **priced.step;
+  r.seconds = iterations * r.step.iteration_ms / 1e3;
+  r.seconds_low = iterations * r.step.lo_ms / 1e3;
+  r.seconds_high = iterations * r.step.hi_ms / 1e3;
+  r.meets_deadline = options.deadline_seconds == 0 || r.seconds_high <= options.deadline_seconds;
+  const double gpu_hours = r.gpu_count / 3600.0;
+  if (r.price.has_value()) {
+    r.cost_usd = r.seconds * gpu_hours * r.price->usd_per_gpu_hour;
+    r.cost_low_usd = r.seconds_low * gpu_hours * r.price->usd_per_gpu_hour;
+    r.cost_high_usd = r.seconds_high * gpu_hours * r.price->usd_per_gpu_hour;
+  }
+  const double kw = r.power.watts / 1e3;
+  r.energy_kwh = r.seconds * gpu_hours * kw;
+  r.energy_low_kwh = r.seconds_low * gpu_hours * kw;
+  r.energy_high_kwh = r.seconds_high * gpu_hours * kw;
+  r.exclusion = MissedLimit(r.seconds_high, r.gpu_count, r.price, options);
+  if (r.exclusion == Exclusion::kDeadline) {
+    r.reason = absl::StrCat("90th-percentile time ", Hours(r.seconds_high),
+                            " misses the deadline of ", Hours(options.deadline_seconds));
+  } else if (r.exclusion == Exclusion::kBudget && !r.price.has_value()) {
+    r.reason = absl::StrCat("no price for ", r.gpu, ": the budget cannot be checked");
+  } else if (r.exclusion == Exclusion::kBudget) {
+    r.reason = absl::StrFormat("90th-percentile cost $%.2f exceeds the budget of $%.2f",
+                               r.cost_high_usd, options.budget_usd);
+  }
+}
+
+// Recommended first, then the nearest misses.
+int ExclusionOrder(Exclusion exclusion) {
+  switch (exclusion) {
+    case Exclusion::kNone: return 0;
+    case Exclusion::kDeadline: return 1;
+    case Exclusion::kBudget: return 2;
+    case Exclusion::kMemory: return 3;
+    case Exclusion::kNoPrediction: return 4;
+  }
+  return 4;
+}
+
+// Whether `a` ranks before `b`: recommended first, then the nearest misses
+// (deadline, budget, memory, no prediction); within a group by the rank key,
+// then time, then the memory a layout needs, then target, count and layout.
+bool Before(const Recommendation& a, const Recommendation& b, RankBy rank_by) {
+  if (a.exclusion != b.exclusion) {
+    if (a.exclusion == Exclusion::kNone || b.exclusion == Exclusion::kNone) {
+      return a.exclusion == Exclusion::kNone;
+    }
+    return ExclusionOrder(a.exclusion) < ExclusionOrder(b.exclusion);
+  }
+  const double ka = a.predicted ? RankKey(a, rank_by) : HUGE_VAL;
+  const double kb = b.predicted ? RankKey(b, rank_by) : HUGE_VAL;
+  if (ka != kb) return ka < kb;
+  const double ta = a.predicted ? a.seconds : HUGE_VAL;
+  const double tb = b.predicted ? b.seconds : HUGE_VAL;
+  if (ta != tb) return ta < tb;
+  if (a.memory.required_bytes != b.memory.required_bytes) {
+    return a.memory.required_bytes < b.memory.required_bytes;
+  }
+  auto key = [](const Recommendation& r) {
+    const ParallelLayout& l = r.layout;
+    return std::make_tuple(r.target, r.gpu_count, l.tensor, l.pipeline, l.micro_batches, l.zero,
+                           l.activation_checkpointing);
+  };
+  return key(a) < key(b);
 }
 
 }  // namespace
@@ -51,8 +143,8 @@ absl::StatusOr<RankBy> ParseRankBy(absl::string_view name) {
 
 absl::StatusOr<std::vector<Recommendation>> Recommend(
     const models::WorkloadDescriptor& descriptor, const std::vector<Target>& targets,
-    const StepPredictor& predict_step, const MemoryModel& memory, const PowerModel& power,
-    const models::PriceTable& prices, const RecommendOptions& options) {
+    const LayoutSearch& search, const PowerModel& power, const models::PriceTable& prices,
+    const RecommendOptions& options) {
   if (options.iterations < 1) {
     return absl::InvalidArgumentError("recommend: the job needs at least one iteration");
   }
@@ -71,143 +163,99 @@ absl::StatusOr<std::vector<Recommendation>> Recommend(
           "recommend: GPU count ", count, " is outside [1, ", models::kMaxGpusPerNode, "]"));
     }
   }
-  // Each count's share of the batch, and the memory it needs per GPU.
-  struct Share {
-    absl::Status status;  // why this count cannot split the batch
-    MemoryEstimate memory;
-  };
-  std::map<int, Share> shares;
-  for (int count : options.gpu_counts) {
-    Share& share = shares[count];
-    const int64_t batch = descriptor.spec.batch_size;
-    if (count == 1) {
-      share.memory = EstimateMemory(memory, descriptor);
-      continue;
-    }
-    if (batch % count != 0) {
-      share.status = absl::InvalidArgumentError(absl::StrCat(
-          "a batch of ", batch, " does not split evenly over ", count, " data-parallel GPUs"));
-      continue;
-    }
-    models::WorkloadSpec replica = descriptor.spec;
-    replica.batch_size = batch / count;
-    absl::StatusOr<models::WorkloadDescriptor> described = models::Describe(replica);
-    if (!described.ok()) {
-      share.status = described.status();
-      continue;
-    }
-    // The layout memory model's answer, as Predict refuses it: the
-    // replica's peak plus what data parallelism adds (DDP's buckets).
-    const MemoryEstimate replica_memory = EstimateMemory(memory, *described);
-    const LayoutMemory layout_memory =
-        EstimateLayoutMemory(memory, *described, ParallelLayout{.data = count});
-    share.memory = replica_memory;
-    const double scale = replica_memory.peak_bytes > 0
-                             ? layout_memory.allocated() / replica_memory.peak_bytes
-                             : 1.0;
-    share.memory.peak_bytes = layout_memory.allocated();
-    share.memory.low_bytes *= scale;
-    share.memory.high_bytes *= scale;
-    share.memory.required_bytes = layout_memory.required();
-  }
   const double iterations = static_cast<double>(options.iterations);
   std::vector<Recommendation> out;
   for (const Target& target : targets) {
     const PowerEstimate watts = EstimatePower(power, descriptor.spec, target.node.gpu);
     const models::GpuPrice* price = prices.Find(target.node.gpu.model);
     for (int count : options.gpu_counts) {
-      Recommendation r;
-      r.target = target.node.name;
-      r.gpu = target.node.gpu.model;
-      r.registered = target.registered;
-      r.gpu_count = count;
-      r.power = watts;
-      if (price != nullptr) r.price = *price;
+      Recommendation base;
+      base.target = target.node.name;
+      base.gpu = target.node.gpu.model;
+      base.registered = target.registered;
+      base.gpu_count = count;
+      base.layout.data = count;
+      base.power = watts;
+      if (price != nullptr) base.price = *price;
       if (target.registered && count > target.node.gpu_count) {
-        r.exclusion = Exclusion::kNoPrediction;
-        r.reason = absl::StrCat("node ", target.node.name, " has ", target.node.gpu_count,
-                                " GPU(s), not ", count);
-        out.push_back(std::move(r));
+        base.exclusion = Exclusion::kNoPrediction;
+        base.reason = absl::StrCat("node ", target.node.name, " has ", target.node.gpu_count,
+                                   " GPU(s), not ", count);
+        out.push_back(std::move(base));
         continue;
       }
-      const Share& share = shares.at(count);
-      if (!share.status.ok()) {
-        r.exclusion = Exclusion::kNoPrediction;
-        r.reason = std::string(share.status.message());
-        out.push_back(std::move(r));
+      absl::StatusOr<std::vector<PricedLayout>> layouts = search(target.node, count);
+      if (!layouts.ok() || layouts->empty()) {
+        base.exclusion = Exclusion::kNoPrediction;
+        base.reason = layouts.ok() ? absl::StrCat("no layout of ", count, " GPUs runs the job")
+                                   : std::string(layouts.status().message());
+        out.push_back(std::move(base));
         continue;
       }
-      r.memory = share.memory;
-      r.memory_verdict = CheckMemoryFit(share.memory, target.node.gpu);
-      if (!r.memory_verdict.fits) {
-        r.exclusion = Exclusion::kMemory;
-        r.reason = r.memory_verdict.reason;
-        out.push_back(std::move(r));
-        continue;
+      // Among one target and count every rank key (time, cost, energy) grows
+      // with the step's time and the exclusions with its 90th percentile, so
+      // the best layout is found from the step alone; all_layouts keeps every
+      // one that fits.
+      const PricedLayout* best = nullptr;
+      std::tuple<int, double, double> best_key;
+      std::optional<Recommendation> nearest;  // to fitting, when none does
+      size_t fitting = 0;
+      for (const PricedLayout& priced : *layouts) {
+        const MemoryVerdict verdict = CheckMemoryFit(priced.memory, target.node.gpu);
+        if (!verdict.fits) {
+          if (fitting == 0 &&
+              (!nearest.has_value() ||
+               priced.memory.required_bytes < nearest->memory.required_bytes)) {
+            Recommendation& r = nearest.emplace(base);
+            r.layout = priced.layout;
+            r.memory = priced.memory;
+            r.memory_verdict = verdict;
+            r.exclusion = Exclusion::kMemory;
+            r.reason = layouts->size() == 1
+                           ? verdict.reason
+                           : absl::StrCat("no layout fits; the nearest, ", LayoutName(r.layout),
+                                          ", ", verdict.reason);
+          }
+          continue;
+        }
+        ++fitting;
+        if (options.all_layouts) {
+          Recommendation& r = out.emplace_back(base);
+          r.layout = priced.layout;
+          r.memory = priced.memory;
+          r.memory_verdict = verdict;
+          Price(priced, iterations, options, r);
+          continue;
+        }
+        // Unpriced layouts rank after priced ones, as Before has it; among
+        // them the first (the plainest) stands for the count.
+        const std::tuple<int, double, double> key =
+            priced.step.ok()
+                ? std::make_tuple(
+                      ExclusionOrder(MissedLimit(iterations * (*priced.step)->hi_ms / 1e3, count,
+                                                 base.price, options)),
+                      (*priced.step)->iteration_ms, priced.memory.required_bytes)
+                : std::make_tuple(ExclusionOrder(Exclusion::kNoPrediction), HUGE_VAL, 0.0);
+        if (best == nullptr || key < best_key) {
+          best = &priced;
+          best_key = key;
+        }
       }
-      absl::StatusOr<Prediction> step = predict_step(target.node, count);
-      if (!step.ok()) {
-        r.exclusion = Exclusion::kNoPrediction;
-        r.reason = std::string(step.status().message());
-        out.push_back(std::move(r));
-        continue;
+      if (fitting == 0) {
+        out.push_back(*std::move(nearest));
+      } else if (best != nullptr) {
+        Recommendation& r = out.emplace_back(base);
+        r.layout = best->layout;
+        r.memory = best->memory;
+        r.memory_verdict = CheckMemoryFit(best->memory, target.node.gpu);
+        Price(*best, iterations, options, r);
       }
-      r.predicted = true;
-      r.step = *std::move(step);
-      r.seconds = iterations * r.step.iteration_ms / 1e3;
-      r.seconds_low = iterations * r.step.lo_ms / 1e3;
-      r.seconds_high = iterations * r.step.hi_ms / 1e3;
-      r.meets_deadline = options.deadline_seconds == 0 || r.seconds_high <= options.deadline_seconds;
-      const double gpu_hours = count / 3600.0;
-      if (price != nullptr) {
-        r.cost_usd = r.seconds * gpu_hours * price->usd_per_gpu_hour;
-        r.cost_low_usd = r.seconds_low * gpu_hours * price->usd_per_gpu_hour;
-        r.cost_high_usd = r.seconds_high * gpu_hours * price->usd_per_gpu_hour;
-      }
-      const double kw = watts.watts / 1e3;
-      r.energy_kwh = r.seconds * gpu_hours * kw;
-      r.energy_low_kwh = r.seconds_low * gpu_hours * kw;
-      r.energy_high_kwh = r.seconds_high * gpu_hours * kw;
-      if (!r.meets_deadline) {
-        r.exclusion = Exclusion::kDeadline;
-        r.reason = absl::StrCat("90th-percentile time ", Hours(r.seconds_high),
-                                " misses the deadline of ", Hours(options.deadline_seconds));
-      } else if (options.budget_usd > 0 && price == nullptr) {
-        r.exclusion = Exclusion::kBudget;
-        r.reason = absl::StrCat("no price for ", r.gpu, ": the budget cannot be checked");
-      } else if (options.budget_usd > 0 && r.cost_high_usd > options.budget_usd) {
-        r.exclusion = Exclusion::kBudget;
-        r.reason = absl::StrFormat("90th-percentile cost $%.2f exceeds the budget of $%.2f",
-                                   r.cost_high_usd, options.budget_usd);
-      }
-      out.push_back(std::move(r));
     }
   }
-  const RankBy rank_by = options.rank_by;
-  std::stable_sort(out.begin(), out.end(), [rank_by](const Recommendation& a, const Recommendation& b) {
-    if (a.exclusion != b.exclusion) {
-      if (a.exclusion == Exclusion::kNone || b.exclusion == Exclusion::kNone) {
-        return a.exclusion == Exclusion::kNone;
-      }
-      // Excluded: the nearest misses (deadline, budget) before the others.
-      auto order = [](Exclusion e) {
-        switch (e) {
-          case Exclusion::kDeadline: return 1;
-          case Exclusion::kBudget: return 2;
-          case Exclusion::kMemory: return 3;
-          default: return 4;
-        }
-      };
-      return order(a.exclusion) < order(b.exclusion);
-    }
-    const double ka = a.predicted ? RankKey(a, rank_by) : HUGE_VAL;
-    const double kb = b.predicted ? RankKey(b, rank_by) : HUGE_VAL;
-    if (ka != kb) return ka < kb;
-    const double ta = a.predicted ? a.seconds : HUGE_VAL;
-    const double tb = b.predicted ? b.seconds : HUGE_VAL;
-    return std::tie(ta, a.target, a.gpu_count) < std::tie(tb, b.target, b.gpu_count);
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [rank_by = options.rank_by](const Recommendation& a, const Recommendation& b) {
+                     return Before(a, b, rank_by);
+                   });
   return out;
 }
-
 }  // namespace perfcast::predictor

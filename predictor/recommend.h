@@ -1,6 +1,6 @@
 // Recommendation: from per-GPU predictions to a decision. For one job, ranks
 // candidate targets (catalog GPUs and registered nodes, each at one or more
-// GPU counts) by predicted job time, cost and energy, each with its interval,
+// GPU counts, each count in the layouts a search gives) by predicted job time, cost and energy, each with its interval,
 // and says which meet a deadline and a budget with >= 90% confidence and why
 // the others are excluded (the job does not fit in memory, no prediction,
 // too slow, too dear).
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "models/descriptor.h"
 #include "models/gpu_prices.h"
 #include "models/hardware.h"
+#include "predictor/layout.h"
 #include "predictor/memory.h"
 #include "predictor/power.h"
 #include "predictor/predictor.h"
@@ -53,6 +55,9 @@ struct RecommendOptions {
   double budget_usd = 0;           // 0: none
   std::vector<int> gpu_counts = {1};
   RankBy rank_by = RankBy::kCost;
+  // Every layout that fits, each its own candidate; otherwise the best
+  // layout of each target and count.
+  bool all_layouts = false;
 };
 
 // A target to consider: a registered node (its own GPU count caps the
@@ -62,17 +67,30 @@ struct Target {
   bool registered = false;
 };
 
-// Predicts one step of the job on `count` GPUs of `node`: the single-GPU
-// predictor for count 1, data parallelism over `count` replicas (each the
-// whole model and batch ÷ count samples, gradients all-reduced) above it.
-using StepPredictor =
-    std::function<absl::StatusOr<Prediction>(const models::Node& node, int count)>;
+// One layout of the job on a candidate's GPUs: its memory per GPU and,
+// when that fits, its step.
+struct PricedLayout {
+  ParallelLayout layout;
+  MemoryEstimate memory;  // per GPU
+  // Per step (shared: a search's answers are priced once and not copied);
+  // an error saying why when the layout was not priced.
+  absl::StatusOr<std::shared_ptr<const Prediction>> step =
+      absl::FailedPreconditionError("not priced");
+};
+
+// Lays the job out on `count` GPUs of `node` in every layout the search
+// considers (a single-GPU step for one plain GPU), each with its memory per
+// GPU and, where it fits, its priced step. An error says why no layout of
+// that count can run the job (e.g. the batch does not split over it).
+using LayoutSearch = std::function<absl::StatusOr<std::vector<PricedLayout>>(
+    const models::Node& node, int count)>;
 
 struct Recommendation {
   std::string target;  // node name, or "catalog:<GPU>"
   std::string gpu;     // GPU model
   bool registered = false;
   int gpu_count = 1;
+  ParallelLayout layout;  // how the job runs on gpu_count GPUs
   Exclusion exclusion = Exclusion::kNone;
   std::string reason;  // why excluded, for people; empty when recommended
 
@@ -91,19 +109,22 @@ struct Recommendation {
   double energy_kwh = 0, energy_low_kwh = 0, energy_high_kwh = 0;
 };
 
-// Ranks every (target, count). A count above 1 is data parallelism: each GPU
-// must hold the whole model and its share of the batch (the memory estimate
-// of the job at batch ÷ count), and a batch that does not split evenly over
-// the count is not predicted. Recommended candidates come first, ordered by
-// `rank_by` (ties, and candidates without a price or power, by time);
-// excluded ones follow, the near misses first (deadline, budget, then
-// memory, no prediction), each group ordered as above. InvalidArgument for iterations < 1, a
-// negative or non-finite deadline or budget, no counts or a count outside
-// [1, models::kMaxGpusPerNode].
+// Ranks every (target, count) by its best layout (with
+// options.all_layouts: every layout that fits). The search gives each
+// count's layouts and their memory; a layout that does not fit on the GPU
+// is dropped, and a count none of whose layouts fits is listed once as
+// excluded by memory, with the layout nearest to fitting. Layouts are never
+// dropped for being slow or dear: every one that fits is priced and ranked.
+// Recommended candidates come first, ordered by `rank_by` (ties, and
+// candidates without a price or power, by time); excluded ones follow, the
+// near misses first (deadline, budget, then memory, no prediction), each
+// group ordered as above. InvalidArgument for iterations < 1, a negative or
+// non-finite deadline or budget, no counts or a count outside [1,
+// models::kMaxGpusPerNode].
 absl::StatusOr<std::vector<Recommendation>> Recommend(
     const models::WorkloadDescriptor& descriptor, const std::vector<Target>& targets,
-    const StepPredictor& predict_step, const MemoryModel& memory, const PowerModel& power,
-    const models::PriceTable& prices, const RecommendOptions& options);
+    const LayoutSearch& search, const PowerModel& power, const models::PriceTable& prices,
+    const RecommendOptions& options);
 
 }  // namespace perfcast::predictor
 

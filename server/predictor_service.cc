@@ -41,12 +41,28 @@ absl::StatusOr<serving::Answer> Ask(serving::Pricer& pricer, const v1::PredictRe
   return pricer.Ask(query);
 }
 
+void EncodeLayout(const predictor::ParallelLayout& layout, v1::ParallelLayout* out) {
+  out->set_data_parallel(layout.data);
+  out->set_tensor_parallel(layout.tensor);
+  out->set_pipeline_parallel(layout.pipeline);
+  out->set_micro_batches(layout.micro_batches);
+  out->set_zero(layout.zero);
+  out->set_activation_checkpointing(layout.activation_checkpointing);
+  switch (layout.framework) {
+    case predictor::Framework::kPytorch: out->set_framework(v1::FRAMEWORK_PYTORCH); break;
+    case predictor::Framework::kMegatron: out->set_framework(v1::FRAMEWORK_MEGATRON); break;
+    case predictor::Framework::kDeepspeed: out->set_framework(v1::FRAMEWORK_DEEPSPEED); break;
+  }
+}
+
 void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate* out) {
   out->set_rank(rank);
   out->set_target(r.target);
   out->set_gpu_model(r.gpu);
   out->set_registered_node(r.registered);
   out->set_gpu_count(r.gpu_count);
+  EncodeLayout(r.layout, out->mutable_layout());
+  out->set_layout_name(predictor::LayoutName(r.layout));
   out->set_recommended(r.exclusion == predictor::Exclusion::kNone);
   out->set_excluded_by(std::string(predictor::ExclusionName(r.exclusion)));
   out->set_reason(r.reason);
@@ -380,6 +396,8 @@ grpc::Status PredictorService::Recommend(grpc::ServerContext* context,
   query.deadline_seconds = checked->deadline_seconds;
   query.budget_usd = checked->budget_usd;
   query.gpu_counts = checked->gpu_counts;
+  query.framework = checked->framework;
+  query.all_layouts = checked->all_layouts;
   query.rank_by = checked->rank_by;
   query.model_name = request->model_name();
   absl::StatusOr<serving::RecommendAnswer> answer =

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <tuple>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "models/model_source.h"
+#include "predictor/layout_search.h"
 #include "proto/convert.h"
 
 namespace perfcast::server {
@@ -464,14 +466,35 @@ absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequ
   }
   query.deadline_seconds = request.deadline_seconds();
   query.budget_usd = request.budget_usd();
-  query.gpu_counts.assign(request.gpu_counts().begin(), request.gpu_counts().end());
-  if (query.gpu_counts.empty()) query.gpu_counts = {1};
-  for (int count : query.gpu_counts) {
+  std::set<int> counts;
+  for (int count : request.gpu_counts()) {
     if (count < 1 || count > models::kMaxGpusPerNode) {
       return absl::InvalidArgumentError(absl::StrCat("gpu_counts: ", count, " is outside [1, ",
                                                      models::kMaxGpusPerNode, "]"));
     }
+    counts.insert(count);
   }
+  if (!request.gpu_count_spec().empty()) {
+    absl::StatusOr<std::vector<int>> parsed = predictor::ParseGpuCounts(request.gpu_count_spec());
+    if (!parsed.ok()) return parsed.status();
+    counts.insert(parsed->begin(), parsed->end());
+  }
+  if (counts.size() > static_cast<size_t>(predictor::kMaxGpuCounts)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gpu_counts: more than ", predictor::kMaxGpuCounts, " GPU counts"));
+  }
+  query.gpu_counts.assign(counts.begin(), counts.end());
+  if (query.gpu_counts.empty()) query.gpu_counts = {1};
+  switch (request.framework()) {
+    case v1::FRAMEWORK_UNSPECIFIED:
+    case v1::FRAMEWORK_PYTORCH: query.framework = predictor::Framework::kPytorch; break;
+    case v1::FRAMEWORK_MEGATRON: query.framework = predictor::Framework::kMegatron; break;
+    case v1::FRAMEWORK_DEEPSPEED: query.framework = predictor::Framework::kDeepspeed; break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("framework: unknown value ", request.framework()));
+  }
+  query.all_layouts = request.all_layouts();
   absl::StatusOr<predictor::RankBy> rank_by =
       predictor::ParseRankBy(request.rank_by().empty() ? "cost" : request.rank_by());
   if (!rank_by.ok()) return rank_by.status();

@@ -101,7 +101,9 @@ struct RecommendQuery {
   std::vector<models::GpuPrice> prices;
   double deadline_seconds = 0;
   double budget_usd = 0;
-  std::vector<int> gpu_counts;
+  std::vector<int> gpu_counts;  // ascending, each once
+  predictor::Framework framework = predictor::Framework::kPytorch;
+  bool all_layouts = false;
   predictor::RankBy rank_by = predictor::RankBy::kCost;
   std::string model_name;
 };

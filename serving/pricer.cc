@@ -182,9 +182,59 @@ std::shared_ptr<const Pricer::Described> Pricer::Describe(const WorkloadRef& wor
   return described;
 }
 
+Pricer::Linked Pricer::LinkedFor(const Query& query, const models::Node& node) {
+  Linked linked;
+  linked.node = node;
+  // Nodes stored before the link fields existed take them from the catalog.
+  models::CompleteFromCatalog(catalog_, linked.node.gpu);
+  if (query.target.kind == Target::Kind::kNode) {
+    linked.options.max_gpus = std::max(1, linked.node.gpu_count);
+    linked.options.gpus_per_node = linked.options.max_gpus;
+    linked.options.measured_link = MeasuredLink(linked.node.name);
+  }
+  return linked;
+}
+
+absl::StatusOr<std::vector<LayoutPrice>> Pricer::PriceLayouts(
+    const Query& query, const std::vector<predictor::ParallelLayout>& layouts) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const models::Node> node, ResolveTarget(query.target));
+  std::shared_ptr<const Described> described = Describe(query.workload);
+  RETURN_IF_ERROR(described->descriptor.status());
+  ASSIGN_OR_RETURN(std::shared_ptr<const LoadedModel> model, Model(query.model_name));
+  const models::WorkloadSpec& spec = described->descriptor->spec;
+  const Linked linked = LinkedFor(query, *node);
+  predictor::ParallelPlan plan(model->model, spec, linked.node, linked.options);
+  Query one;
+  one.model_name = query.model_name;
+  one.target = query.target;
+  std::vector<LayoutPrice> out;
+  out.reserve(layouts.size());
+  for (const predictor::ParallelLayout& layout : layouts) {
+    LayoutPrice& priced = out.emplace_back();
+    priced.layout = layout;
+    if (layout.single_gpu()) {
+      priced.memory = predictor::EstimateMemory(model->model.memory,
+                                                described->prepared->memory_inputs());
+    } else {
+      absl::StatusOr<predictor::LayoutMemory> memory = plan.Memory(layout);
+      if (!memory.ok()) {
+        priced.price = memory.status();
+        continue;
+      }
+      priced.memory = predictor::AsMemoryEstimate(*memory);
+    }
+    if (!predictor::CheckMemoryFit(priced.memory, node->gpu).fits) continue;
+    one.layout.reset();
+    if (!layout.single_gpu()) one.layout = layout;
+    priced.price = PriceQuery(one, model, node, *described, &plan);
+  }
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
     const Query& query, std::shared_ptr<const LoadedModel> model,
-    std::shared_ptr<const models::Node> node, const Described& described) {
+    std::shared_ptr<const models::Node> node, const Described& described,
+    predictor::ParallelPlan* plan) {
   const models::WorkloadDescriptor& workload = *described.descriptor;
   // A precision the GPU has no native path for is refused or priced as what
   // PyTorch runs there, with a note: never silently at full speed.
@@ -209,21 +259,15 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
     }
     ASSIGN_OR_RETURN(price->prediction, PlanFor(model, node)->plan.Predict(*described.prepared));
   } else {
-    predictor::ParallelOptions options;
-    models::Node linked = *node;
-    // Nodes stored before the link fields existed take them from the catalog.
-    models::CompleteFromCatalog(catalog_, linked.gpu);
-    if (query.target.kind == Target::Kind::kNode) {
-      options.max_gpus = std::max(1, linked.gpu_count);
-      options.gpus_per_node = options.max_gpus;
-      options.measured_link = MeasuredLink(linked.name);
+    std::optional<predictor::ParallelPlan> own;
+    if (plan == nullptr) {
+      const Linked linked = LinkedFor(query, *node);
+      plan = &own.emplace(model->model, workload.spec, linked.node, linked.options);
     }
-    ASSIGN_OR_RETURN(
-        predictor::ParallelPrediction parallel,
-        predictor::PredictParallel(model->model, workload.spec, linked, *query.layout, options));
-    RETURN_IF_ERROR(predictor::CheckLayoutFits(model->model.memory, workload.spec, linked.gpu,
-                                               *query.layout, parallel.memory,
-                                               options.max_gpus));
+    ASSIGN_OR_RETURN(predictor::ParallelPrediction parallel, plan->Predict(*query.layout));
+    RETURN_IF_ERROR(predictor::CheckLayoutFits(model->model.memory, workload.spec,
+                                               plan->node().gpu, *query.layout, parallel.memory,
+                                               plan->options().max_gpus));
     price->prediction = predictor::AsPrediction(parallel);
     price->parallel = std::move(parallel);
   }

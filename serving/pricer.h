@@ -126,6 +126,16 @@ struct Answer {
   predictor::JobEstimate job;
 };
 
+// One layout of a question, as Pricer::PriceLayouts prices it.
+struct LayoutPrice {
+  predictor::ParallelLayout layout;
+  predictor::MemoryEstimate memory;  // per GPU
+  // Ask's price of the question with this layout (one GPU's for the plain
+  // single-GPU layout); unset (an error saying why) when it does not fit.
+  absl::StatusOr<std::shared_ptr<const Price>> price =
+      absl::FailedPreconditionError("does not fit");
+};
+
 class Pricer {
  public:
   struct Options {
@@ -163,6 +173,17 @@ class Pricer {
   // predictor::EstimateJob's.
   absl::StatusOr<Answer> Ask(const Query& query);
 
+  // Prices `query` in each of `layouts` (its own layout is ignored): each
+  // layout's memory per GPU from the one layout memory model and, where it
+  // fits on the target's GPU, the price Ask gives that question — through
+  // the same code, with what the layouts share (each micro-batch's
+  // description and single-GPU prediction, each tensor-parallel degree's
+  // operation times) worked out once. The answers are not kept: a search
+  // would flood the answer cache. Errors: Ask's for the target, workload
+  // and model; a layout's own error is its price's.
+  absl::StatusOr<std::vector<LayoutPrice>> PriceLayouts(
+      const Query& query, const std::vector<predictor::ParallelLayout>& layouts);
+
   // The latest model of `name` (empty: the default model); see ModelCache.
   absl::StatusOr<std::shared_ptr<const LoadedModel>> Model(absl::string_view name);
   // Makes a model this process just saved the latest of its name at once.
@@ -199,10 +220,21 @@ class Pricer {
 
   // `workload` described, from the cache when its key was met before.
   std::shared_ptr<const Described> Describe(const WorkloadRef& workload);
-  // The job-independent answer to `query` on `node` with `model`.
+  // The node a layout is priced on (its links completed from the catalog)
+  // and the options its target gives (a registered node's GPU count and
+  // measured link).
+  struct Linked {
+    models::Node node;
+    predictor::ParallelOptions options;
+  };
+  Linked LinkedFor(const Query& query, const models::Node& node);
+  // The job-independent answer to `query` on `node` with `model`; a layout
+  // is priced by `plan` when one is given (it must be LinkedFor's for this
+  // query's target, model and workload).
   absl::StatusOr<std::shared_ptr<const Price>> PriceQuery(
       const Query& query, std::shared_ptr<const LoadedModel> model,
-      std::shared_ptr<const models::Node> node, const Described& described);
+      std::shared_ptr<const models::Node> node, const Described& described,
+      predictor::ParallelPlan* plan = nullptr);
   // The node's bus bandwidth and latency from its all-reduce benchmark
   // profiles (perfcast-agent collectives), when it has at least two sizes.
   std::optional<predictor::Link> MeasuredLink(const std::string& node_name);

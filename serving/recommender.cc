@@ -1,5 +1,7 @@
 #include "serving/recommender.h"
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -7,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "predictor/layout_search.h"
 
 namespace perfcast::serving {
 namespace {
@@ -71,21 +74,70 @@ absl::StatusOr<RecommendAnswer> Recommend(Pricer& pricer, db::Store& store,
   }
 
   // The pricer is keyed by target; predictor::Recommend hands back the node.
-  // Counts above 1 are data-parallel replicas (predictor::PredictParallel):
-  // the same job, its global batch split over the GPUs. Every target's
-  // question shares one description of the workload.
+  // Each target's layouts over every count are enumerated and priced
+  // together on first use, so that the counts share micro-batches. Every
+  // target's question shares one description of the workload.
   Query asked;
   asked.model_name = query.model_name;
   asked.workload = WorkloadOf(query.workload);
   asked.job = predictor::JobSize{.iterations = answer.iterations};
-  auto step = [&](const models::Node& node, int count) -> absl::StatusOr<predictor::Prediction> {
+  const std::vector<int> counts =
+      query.gpu_counts.empty() ? std::vector<int>{1} : query.gpu_counts;
+  using Searched = absl::StatusOr<std::vector<predictor::PricedLayout>>;
+  std::vector<std::map<int, Searched>> searched(targets.size());
+  auto search_target = [&](size_t i) -> absl::Status {
+    const models::Node& node = targets[i].node;
+    const int max_gpus = targets[i].registered ? std::max(1, node.gpu_count) : 0;
+    std::vector<predictor::ParallelLayout> layouts;
+    std::vector<int> first;  // index of each count's first layout
+    for (int count : counts) {
+      first.push_back(static_cast<int>(layouts.size()));
+      if (max_gpus > 0 && count > max_gpus) continue;
+      std::vector<predictor::ParallelLayout> of_count =
+          predictor::EnumerateLayouts(query.workload.spec, query.framework, count, max_gpus);
+      layouts.insert(layouts.end(), of_count.begin(), of_count.end());
+    }
+    first.push_back(static_cast<int>(layouts.size()));
+    asked.target = pricer_targets[i];
+    ASSIGN_OR_RETURN(std::vector<LayoutPrice> priced, pricer.PriceLayouts(asked, layouts));
+    for (size_t c = 0; c < counts.size(); ++c) {
+      std::vector<predictor::PricedLayout> of_count;
+      for (int k = first[c]; k < first[c + 1]; ++k) {
+        predictor::PricedLayout& out = of_count.emplace_back();
+        out.layout = priced[k].layout;
+        out.memory = std::move(priced[k].memory);
+        if (priced[k].price.ok()) {
+          const std::shared_ptr<const Price>& price = *priced[k].price;
+          out.step = std::shared_ptr<const predictor::Prediction>(price, &price->prediction);
+        } else {
+          out.step = priced[k].price.status();
+        }
+      }
+      if (of_count.empty()) {
+        // Why the plainest layout of the count cannot run the job.
+        const absl::Status plain = predictor::ValidateLayout(
+            query.workload.spec,
+            predictor::ParallelLayout{.data = counts[c], .framework = query.framework},
+            max_gpus);
+        searched[i][counts[c]] =
+            plain.ok() ? absl::InvalidArgumentError(absl::StrCat(
+                             "no layout of ", counts[c], " GPUs runs the job"))
+                       : plain;
+        continue;
+      }
+      searched[i][counts[c]] = std::move(of_count);
+    }
+    return absl::OkStatus();
+  };
+  auto search = [&](const models::Node& node, int count) -> Searched {
     for (size_t i = 0; i < targets.size(); ++i) {
       if (targets[i].node.name != node.name) continue;
-      asked.target = pricer_targets[i];
-      asked.layout.reset();
-      if (count > 1) asked.layout = predictor::ParallelLayout{.data = count};
-      ASSIGN_OR_RETURN(Answer priced, pricer.Ask(asked));
-      return priced.price->prediction;
+      if (searched[i].empty()) RETURN_IF_ERROR(search_target(i));
+      auto it = searched[i].find(count);
+      if (it == searched[i].end()) {
+        return absl::InternalError(absl::StrCat("count ", count, " was not searched"));
+      }
+      return std::move(it->second);
     }
     return absl::InternalError(absl::StrCat("no target named ", node.name));
   };
@@ -95,9 +147,10 @@ absl::StatusOr<RecommendAnswer> Recommend(Pricer& pricer, db::Store& store,
   options.budget_usd = query.budget_usd;
   options.gpu_counts = query.gpu_counts.empty() ? std::vector<int>{1} : query.gpu_counts;
   options.rank_by = query.rank_by;
+  options.all_layouts = query.all_layouts;
   const models::PriceTable prices = models::PriceTable::BuiltIn().Merged(query.prices);
   ASSIGN_OR_RETURN(answer.ranked,
-                   predictor::Recommend(query.workload, targets, step, answer.model->model.memory,
+                   predictor::Recommend(query.workload, targets, search,
                                         answer.model->model.power, prices, options));
   if (answer.model->model.memory.empty()) {
     answer.notes.push_back(

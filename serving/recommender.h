@@ -1,6 +1,8 @@
 // What the Recommend RPC does, without gRPC: gathers the candidates (catalog
-// GPUs and registered nodes, narrowed as asked), prices the job on each
-// through the Pricer (on one GPU, or data-parallel on each count above 1),
+// GPUs and registered nodes, narrowed as asked), lays the job out on each
+// count in every valid layout (predictor::EnumerateLayouts: data, tensor and
+// pipeline parallelism, ZeRO, checkpointing, micro-batches) for the asked
+// framework, prices those that fit through the Pricer (Pricer::PriceLayouts),
 // and ranks them with predictor::Recommend against the
 // deadline and budget, with the model's memory and power calibrations and
 // the price table (the shipped one with the request's overrides).
@@ -36,6 +38,8 @@ struct RecommendQuery {
   double deadline_seconds = 0;
   double budget_usd = 0;
   std::vector<int> gpu_counts = {1};
+  predictor::Framework framework = predictor::Framework::kPytorch;
+  bool all_layouts = false;  // every fitting layout a candidate, not each count's best
   predictor::RankBy rank_by = predictor::RankBy::kCost;
   std::string model_name;
 };

@@ -2,6 +2,7 @@
 // profiles measured on the H100 and the H200 (data/): recommend, memory fit
 // in predict, what-if sweeps, and both HTML reports checked in a real
 // headless browser.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -261,6 +263,86 @@ TEST_F(DecideIntegrationTest, SweepPricesTheWholeGrid) {
   }
   EXPECT_EQ(ok, 2);
   EXPECT_EQ(failed, 2);
+}
+
+// Issue 33 item 4: recommend searches every valid layout of each GPU count,
+// drops what does not fit, and names the layout of each row; its best per
+// count is the best of every layout it priced.
+TEST_F(DecideIntegrationTest, RecommendSearchesLayoutsOverGpuCounts) {
+  CommandResult r = Recommend({"--gpu-count", "1-8", "--gpu", "H100-SXM5-80GB", "--catalog-only",
+                               "--rank-by", "time", "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json best = nlohmann::json::parse(r.out);
+  std::map<int, nlohmann::json> by_count;
+  for (const nlohmann::json& c : best["candidates"]) {
+    EXPECT_TRUE(by_count.emplace(c["gpu_count"].get<int>(), c).second) << c.dump();
+  }
+  ASSERT_EQ(by_count.size(), 8u) << r.out;
+  // Six layers, 8 heads, a batch of 32: no layout runs on 7 GPUs.
+  EXPECT_EQ(by_count[7].value("excluded_by", ""), "no-prediction") << by_count[7].dump();
+  EXPECT_NE(by_count[7].value("reason", "").find("divide the global batch size 32"),
+            std::string::npos)
+      << by_count[7].dump();
+  for (int count : {1, 2, 3, 4, 5, 6, 8}) {
+    const nlohmann::json& c = by_count[count];
+    ASSERT_TRUE(c.value("recommended", false)) << c.dump();
+    const nlohmann::json& layout = c["layout"];
+    EXPECT_EQ(layout.value("data_parallel", 1) * layout.value("tensor_parallel", 1) *
+                  layout.value("pipeline_parallel", 1),
+              count)
+        << c.dump();
+    EXPECT_TRUE(absl::StartsWith(c.value("layout_name", ""), "dp")) << c.dump();
+  }
+  // Three GPUs are pipeline stages: 8 heads do not split three ways.
+  EXPECT_EQ(by_count[3]["layout"].value("pipeline_parallel", 1), 3) << by_count[3].dump();
+
+  // Every layout: each count's best is the first of its layouts, and none
+  // of those is faster.
+  r = Recommend({"--gpu-count", "1-8", "--gpu", "H100-SXM5-80GB", "--catalog-only",
+                 "--rank-by", "time", "--all-layouts", "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json all = nlohmann::json::parse(r.out);
+  std::map<int, int> layouts_of;
+  std::set<std::string> names;
+  for (const nlohmann::json& c : all["candidates"]) {
+    const int count = c["gpu_count"].get<int>();
+    ++layouts_of[count];
+    if (!c.value("predicted", false)) continue;
+    EXPECT_TRUE(names.insert(absl::StrCat(count, c.value("layout_name", ""))).second)
+        << "twice: " << c.dump();
+    EXPECT_GE(c["job_seconds"].get<double>(), by_count[count]["job_seconds"].get<double>())
+        << c.dump();
+  }
+  EXPECT_GT(all["candidates"].size(), 50u);
+  EXPECT_GT(layouts_of[8], layouts_of[1]);
+
+  // The table: one row per GPU model, its layout named; --top 3 its three best.
+  r = Recommend({"--gpu-count", "1-8", "--gpu", "H100-SXM5-80GB", "--gpu", "L4-24GB",
+                 "--catalog-only", "--rank-by", "time"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows_of = [](const std::string& out, const std::string& gpu) {
+    int rows = 0;
+    for (absl::string_view line : absl::StrSplit(out, '\n')) {
+      rows += absl::StrContains(line, gpu + " ") && absl::StrContains(line, " dp");
+    }
+    return rows;
+  };
+  EXPECT_EQ(rows_of(r.out, "H100-SXM5-80GB"), 1) << r.out;
+  EXPECT_EQ(rows_of(r.out, "L4-24GB"), 1) << r.out;
+  EXPECT_NE(r.out.find("LAYOUT"), std::string::npos) << r.out;
+  r = Recommend({"--gpu-count", "1,2,4,8", "--gpu", "H100-SXM5-80GB", "--catalog-only",
+                 "--top", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(rows_of(r.out, "H100-SXM5-80GB"), 3) << r.out;
+
+  // Bad counts: one line, INVALID_ARGUMENT, exit 1.
+  for (const char* bad : {"0", "1-0", "eight", "1-2000"}) {
+    r = Recommend({"--gpu-count", bad});
+    EXPECT_EQ(r.exit_code, 1) << bad << r.out << r.err;
+    EXPECT_NE(r.err.find("INVALID_ARGUMENT"), std::string::npos) << bad << r.err;
+    EXPECT_NE(r.err.find("--gpu-count"), std::string::npos) << bad << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << r.err;
+  }
 }
 
 TEST_F(DecideIntegrationTest, BadRecommendationsGetClearErrors) {

@@ -1,8 +1,13 @@
 #include "predictor/recommend.h"
 
+#include <algorithm>
+#include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "models/gpu_catalog.h"
 #include "predictor/layout_memory.h"
@@ -19,12 +24,34 @@ Target Catalog(const std::string& model) {
 
 // Step time inversely proportional to FP32 rate, band ±20%; on several GPUs
 // the step shrinks with the count, plus 10% for the all-reduce.
-absl::StatusOr<Prediction> FakeStep(const models::Node& node, int count) {
+Prediction FakeStep(const models::Node& node, int count) {
   Prediction p;
   p.iteration_ms = 1000 / node.gpu.fp32_tflops * (count == 1 ? 1 : 1.1 / count);
   p.lo_ms = 0.8 * p.iteration_ms;
   p.hi_ms = 1.2 * p.iteration_ms;
   return p;
+}
+
+// Plain data parallelism over `count` GPUs at FakeStep's time, with the
+// layout memory model's memory per GPU; a batch the count does not split is
+// an error, as a search finds no layout for it.
+LayoutSearch DataParallel(const models::WorkloadDescriptor& job) {
+  return [job](const models::Node& node, int count) -> absl::StatusOr<std::vector<PricedLayout>> {
+    if (job.spec.batch_size % count != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("a batch of ", job.spec.batch_size,
+                                                     " does not split evenly over ", count));
+    }
+    PricedLayout priced;
+    priced.layout.data = count;
+    if (count == 1) {
+      priced.memory = EstimateMemory(MemoryModel{}, job);
+    } else {
+      priced.memory = AsMemoryEstimate(
+          *EstimateLayoutMemory(MemoryModel{}, job.spec, priced.layout));
+    }
+    priced.step = std::make_shared<const Prediction>(FakeStep(node, count));
+    return std::vector<PricedLayout>{priced};
+  };
 }
 
 models::WorkloadDescriptor Small() {
@@ -58,7 +85,7 @@ TEST(Recommend, RanksByTimeCostAndEnergyWithIntervals) {
   for (RankBy rank_by : {RankBy::kTime, RankBy::kCost, RankBy::kEnergy}) {
     options.rank_by = rank_by;
     absl::StatusOr<std::vector<Recommendation>> rs =
-        Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+        Recommend(Small(), Targets(), DataParallel(Small()), PowerModel{},
                   models::PriceTable::BuiltIn(), options);
     ASSERT_TRUE(rs.ok()) << rs.status();
     ASSERT_EQ(rs->size(), 4u);
@@ -74,7 +101,7 @@ TEST(Recommend, RanksByTimeCostAndEnergyWithIntervals) {
     }
   }
   const absl::StatusOr<std::vector<Recommendation>> rs = Recommend(
-      Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{}, models::PriceTable::BuiltIn(),
+      Small(), Targets(), DataParallel(Small()), PowerModel{}, models::PriceTable::BuiltIn(),
       options);
   ASSERT_TRUE(rs.ok());
   const Recommendation& l4 = Find(*rs, "catalog:L4-24GB");
@@ -96,7 +123,7 @@ TEST(Recommend, DeadlineBudgetMemoryAndCountsExcludeWithReasons) {
   // T4 (8.1 TFLOPS): 123 ms/step, 444 s, high 533 s; L4 (30.3): 119 s high.
   options.deadline_seconds = 300;
   absl::StatusOr<std::vector<Recommendation>> rs =
-      Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+      Recommend(Small(), Targets(), DataParallel(Small()), PowerModel{},
                 models::PriceTable::BuiltIn(), options);
   ASSERT_TRUE(rs.ok()) << rs.status();
   EXPECT_EQ(rs->size(), 12u);
@@ -118,7 +145,7 @@ TEST(Recommend, DeadlineBudgetMemoryAndCountsExcludeWithReasons) {
 
   // A batch that does not split over the count is not predicted, and says so.
   options.gpu_counts = {3};
-  rs = Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+  rs = Recommend(Small(), Targets(), DataParallel(Small()), PowerModel{},
                  models::PriceTable::BuiltIn(), options);
   ASSERT_TRUE(rs.ok());
   EXPECT_EQ(Find(*rs, "catalog:L4-24GB", 3).exclusion, Exclusion::kNoPrediction);
@@ -129,7 +156,7 @@ TEST(Recommend, DeadlineBudgetMemoryAndCountsExcludeWithReasons) {
   options.gpu_counts = {1};
   options.deadline_seconds = 0;
   options.budget_usd = 0.05;  // L4: 119 s x $0.80/h = 2.7 cents (high 3.2)
-  rs = Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+  rs = Recommend(Small(), Targets(), DataParallel(Small()), PowerModel{},
                  models::PriceTable::BuiltIn(), options);
   ASSERT_TRUE(rs.ok());
   EXPECT_EQ(Find(*rs, "catalog:L4-24GB").exclusion, Exclusion::kNone);
@@ -143,7 +170,8 @@ TEST(Recommend, DeadlineBudgetMemoryAndCountsExcludeWithReasons) {
                 {"seq_len", 2048}, {"vocab", 32000}};
   big.precision = models::Precision::kBf16Amp;
   options.budget_usd = 0;
-  rs = Recommend(*models::Describe(big), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+  rs = Recommend(*models::Describe(big), Targets(), DataParallel(*models::Describe(big)),
+                 PowerModel{},
                  models::PriceTable::BuiltIn(), options);
   ASSERT_TRUE(rs.ok());
   for (const Recommendation& r : *rs) {
@@ -171,7 +199,7 @@ TEST(Recommend, DataParallelGpusEachHoldTheirShareOfTheBatch) {
   options.iterations = 100;
   options.gpu_counts = {1, 4};
   absl::StatusOr<std::vector<Recommendation>> rs =
-      Recommend(whole, {Catalog("T4-16GB")}, FakeStep, MemoryModel{}, PowerModel{},
+      Recommend(whole, {Catalog("T4-16GB")}, DataParallel(whole), PowerModel{},
                 models::PriceTable::BuiltIn(), options);
   ASSERT_TRUE(rs.ok()) << rs.status();
   EXPECT_EQ(Find(*rs, "catalog:T4-16GB", 1).exclusion, Exclusion::kMemory);
@@ -185,10 +213,70 @@ TEST(Recommend, DataParallelGpusEachHoldTheirShareOfTheBatch) {
   EXPECT_GT(four.memory.peak_bytes, EstimateMemory(MemoryModel{}, quarter).peak_bytes);
 }
 
+// A search's layouts: each count's best is its candidate, every fitting one
+// with all_layouts; a layout that does not fit is dropped, never a faster or
+// cheaper one, and a count none of whose layouts fits is one memory row.
+TEST(Recommend, EachCountIsItsBestFittingLayout) {
+  const models::WorkloadDescriptor job = Small();
+  const double device = models::GpuCatalog::BuiltIn().Find("L4-24GB")->memory_gib * 1024.0 *
+                        1024 * 1024;
+  // Per count: ZeRO 0-3, each stage slower by 5% and needing less memory;
+  // on 2 GPUs only ZeRO 3 fits, on 4 ZeRO >= 1; on 8 none.
+  auto search = [&](const models::Node& node, int count)
+      -> absl::StatusOr<std::vector<PricedLayout>> {
+    std::vector<PricedLayout> out;
+    for (int zero = 0; zero <= 3; ++zero) {
+      PricedLayout& priced = out.emplace_back();
+      priced.layout = {.data = count, .zero = zero};
+      const int fits_from = count == 2 ? 3 : count == 4 ? 1 : 4;
+      priced.memory.required_bytes = device * (zero >= fits_from ? 0.5 : 1.5 - 0.1 * zero);
+      priced.memory.peak_bytes = 0.9 * priced.memory.required_bytes;
+      Prediction step = FakeStep(node, count);
+      step.iteration_ms *= 1 + 0.05 * zero;
+      step.lo_ms *= 1 + 0.05 * zero;
+      step.hi_ms *= 1 + 0.05 * zero;
+      priced.step = std::make_shared<const Prediction>(step);
+    }
+    return out;
+  };
+  RecommendOptions options;
+  options.iterations = 100;
+  options.gpu_counts = {2, 4, 8};
+  options.rank_by = RankBy::kTime;
+  absl::StatusOr<std::vector<Recommendation>> rs =
+      Recommend(job, {Catalog("L4-24GB")}, search, PowerModel{}, models::PriceTable::BuiltIn(),
+                options);
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  ASSERT_EQ(rs->size(), 3u);
+  EXPECT_EQ(Find(*rs, "catalog:L4-24GB", 2).layout.zero, 3);
+  EXPECT_EQ(Find(*rs, "catalog:L4-24GB", 4).layout.zero, 1);
+  EXPECT_EQ(Find(*rs, "catalog:L4-24GB", 4).exclusion, Exclusion::kNone);
+  const Recommendation& eight = Find(*rs, "catalog:L4-24GB", 8);
+  EXPECT_EQ(eight.exclusion, Exclusion::kMemory);
+  EXPECT_EQ(eight.layout.zero, 3);  // the nearest to fitting
+  EXPECT_NE(eight.reason.find("no layout fits; the nearest, dp8·zero3"), std::string::npos)
+      << eight.reason;
+  // The four GPUs of ZeRO-1 beat the two of ZeRO-3.
+  EXPECT_EQ(rs->front().gpu_count, 4);
+
+  options.all_layouts = true;
+  rs = Recommend(job, {Catalog("L4-24GB")}, search, PowerModel{}, models::PriceTable::BuiltIn(),
+                 options);
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  // 2 GPUs: ZeRO-3; 4: ZeRO 1-3; 8: the memory row.
+  ASSERT_EQ(rs->size(), 5u);
+  for (size_t i = 0; i + 1 < rs->size(); ++i) {
+    if ((*rs)[i + 1].exclusion == Exclusion::kNone) {
+      EXPECT_LE((*rs)[i].seconds, (*rs)[i + 1].seconds);
+    }
+  }
+  EXPECT_EQ(rs->back().exclusion, Exclusion::kMemory);
+}
+
 TEST(Recommend, BadOptionsAreRefused) {
   RecommendOptions options;
   auto run = [&] {
-    return Recommend(Small(), Targets(), FakeStep, MemoryModel{}, PowerModel{},
+    return Recommend(Small(), Targets(), DataParallel(Small()), PowerModel{},
                      models::PriceTable::BuiltIn(), options)
         .status()
         .code();

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
+#include "predictor/layout_search.h"
 #include "predictor/predictor.h"
 #include "predictor/pricing_plan.h"
 #include "serving/training.h"
@@ -408,6 +409,67 @@ TEST_F(PricerTest, ALayoutThatDoesNotFitIsRefusedWithTheNearestFit) {
   absl::StatusOr<Answer> deepspeed = pricer.Ask(query);
   ASSERT_TRUE(deepspeed.ok()) << deepspeed.status();
   EXPECT_NE(deepspeed->price, checkpointed->price);
+}
+
+// A layout search prices through Ask's road: each layout's price is Ask's
+// to the last bit, and a layout is left unpriced exactly when Ask refuses
+// it for memory.
+TEST_F(PricerTest, PriceLayoutsAnswersAsAskForEveryLayout) {
+  ASSERT_TRUE(FitWithoutBeta2().ok());
+  models::WorkloadSpec transformer;
+  transformer.family = "transformer";
+  transformer.params = {{"layers", 4}, {"hidden", 256}, {"heads", 8}, {"seq_len", 128}};
+  transformer.batch_size = 16;
+  models::WorkloadSpec large = Lstm().spec;
+  large.params = {{"layers", 8}, {"hidden", 6144}};
+  large.batch_size = 8;
+  int priced_layouts = 0, unfit_layouts = 0;
+  for (const auto& [spec, gpu] : {std::pair{transformer, "H100-SXM5-80GB"},
+                                  std::pair{large, "L4-24GB"}}) {
+    absl::StatusOr<models::WorkloadDescriptor> described = models::Describe(spec);
+    ASSERT_TRUE(described.ok()) << described.status();
+    std::vector<predictor::ParallelLayout> layouts;
+    for (int count : {1, 2, 4}) {
+      for (const predictor::ParallelLayout& l :
+           predictor::EnumerateLayouts(spec, predictor::Framework::kPytorch, count, 0)) {
+        layouts.push_back(l);
+      }
+    }
+    Pricer searching(*store_, models::GpuCatalog::BuiltIn(), {});
+    absl::StatusOr<std::vector<LayoutPrice>> priced =
+        searching.PriceLayouts(QueryFor(*described, Target::CatalogGpu(gpu)), layouts);
+    ASSERT_TRUE(priced.ok()) << priced.status();
+    ASSERT_EQ(priced->size(), layouts.size());
+    Pricer asking(*store_, models::GpuCatalog::BuiltIn(), {.keep_answers = false});
+    for (const LayoutPrice& p : *priced) {
+      Query query = QueryFor(*described, Target::CatalogGpu(gpu));
+      if (!p.layout.single_gpu()) query.layout = p.layout;
+      absl::StatusOr<Answer> asked = asking.Ask(query);
+      const std::string name = predictor::DescribeLayout(p.layout);
+      if (!p.price.ok()) {
+        ASSERT_FALSE(asked.ok()) << name;
+        EXPECT_NE(asked.status().message().find("does not fit"), std::string::npos)
+            << name << ": " << asked.status();
+        ++unfit_layouts;
+        continue;
+      }
+      ASSERT_TRUE(asked.ok()) << name << ": " << asked.status();
+      ++priced_layouts;
+      EXPECT_EQ((*p.price)->prediction.iteration_ms, asked->price->prediction.iteration_ms)
+          << name;
+      EXPECT_EQ((*p.price)->prediction.lo_ms, asked->price->prediction.lo_ms) << name;
+      EXPECT_EQ((*p.price)->prediction.hi_ms, asked->price->prediction.hi_ms) << name;
+      EXPECT_EQ((*p.price)->prediction.breakdown_ms, asked->price->prediction.breakdown_ms)
+          << name;
+      if (p.layout.single_gpu()) {
+        EXPECT_EQ(p.memory.required_bytes, asked->price->memory.required_bytes) << name;
+      } else {
+        EXPECT_EQ(p.memory.required_bytes, asked->price->parallel->memory.required()) << name;
+      }
+    }
+  }
+  EXPECT_GT(priced_layouts, 20);
+  EXPECT_GT(unfit_layouts, 0);
 }
 
 TEST_F(PricerTest, AnEmptyTargetNameIsInvalid) {
