@@ -319,6 +319,7 @@ absl::StatusOr<GpuCatalog> GpuCatalog::Parse(absl::string_view text) {
   auto gpus = doc->find("gpus");
   if (gpus == doc->end() || !gpus->is_array()) {
     return absl::InvalidArgumentError("GPU catalog: expected an array 'gpus'");
+  std::set<std::string> seen_vendor_names;
   }
   GpuCatalog catalog;
   std::set<std::string> seen;
@@ -326,6 +327,13 @@ absl::StatusOr<GpuCatalog> GpuCatalog::Parse(absl::string_view text) {
   for (const json& entry : *gpus) {
     absl::StatusOr<GpuSpec> spec = GpuSpecFromObject(entry, SpecOrigin::kCatalog, extra);
     if (!spec.ok()) return absl::InvalidArgumentError(absl::StrCat("GPU catalog: ", spec.status().message()));
+    // The agent names its GPU by the name the driver reports: one model each.
+    if (!spec->vendor_name.empty() &&
+        !seen_vendor_names.insert(absl::AsciiStrToLower(spec->vendor_name)).second) {
+      return absl::InvalidArgumentError(absl::StrCat("GPU catalog: '", spec->model,
+                                                     "': duplicate vendor_name '",
+                                                     spec->vendor_name, "'"));
+    }
     if (!seen.insert(absl::AsciiStrToLower(spec->model)).second) {
       return absl::InvalidArgumentError(absl::StrCat("GPU catalog: duplicate model ", spec->model));
     }

@@ -28,7 +28,8 @@ class GpuCatalog {
   // whose keys are field names (several joined by commas) or "*" for every
   // other field, and whose values name the datasheet and its date. Every field
   // must have a source. InvalidArgument for malformed JSON, unknown keys,
-  // out-of-range or missing fields, missing sources or duplicate models.
+  // out-of-range or missing fields, missing sources, duplicate models or
+  // duplicate vendor names.
   static absl::StatusOr<GpuCatalog> Parse(absl::string_view json);
 
   // Looks a model up by catalog name, case-insensitively ("h100-sxm5-80gb"),
@@ -40,8 +41,9 @@ class GpuCatalog {
   // Only the full catalog name, case-insensitively; NotFound otherwise.
   absl::StatusOr<GpuSpec> FindExact(absl::string_view model) const;
 
-  // Looks a GPU up by the name its driver reports (cudaDeviceProp::name,
-  // e.g. "NVIDIA H100 80GB HBM3"). NotFound if no entry matches.
+  // Looks a GPU up, case-insensitively, by the name its driver reports
+  // (cudaDeviceProp::name, as nvidia-smi shows it: "NVIDIA H100 80GB HBM3",
+  // "Tesla T4"). NotFound if no entry matches.
   absl::StatusOr<GpuSpec> FindByVendorName(absl::string_view vendor_name) const;
 
   // Where the catalog's value of `field` (a GpuSpecSchema() name) for

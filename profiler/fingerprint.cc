@@ -20,6 +20,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
+#include "models/gpu_catalog.h"
 #include "profiler/device.h"
 #include "profiler/host_features.h"
 
@@ -32,34 +34,6 @@ namespace perfcast::profiler {
 namespace {
 
 using models::Precision;
-
-// CUDA's device names (cudaDeviceProp::name) -> catalog models
-// (models/gpu_catalog.json), spelled exactly as the catalog does: a node's
-// GPU model is compared as a string when profiles are selected by GPU
-// (`evaluate --test-gpu L4-24GB`) and completed from the catalog's spec
-// sheet. The last three have no catalog entry.
-constexpr std::pair<absl::string_view, absl::string_view> kCatalogNames[] = {
-    {"NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"},
-    {"NVIDIA H100 PCIe", "H100-PCIE-80GB"},
-    {"NVIDIA H100 NVL", "H100-NVL-94GB"},
-    {"NVIDIA H200", "H200-SXM-141GB"},
-    {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
-    {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"},
-    {"NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"},
-    {"NVIDIA A100-PCIE-40GB", "A100-PCIE-40GB"},
-    {"NVIDIA A30", "A30-24GB"},
-    {"NVIDIA A10", "A10-24GB"},
-    {"NVIDIA L40S", "L40S-48GB"},
-    {"NVIDIA L4", "L4-24GB"},
-    {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},
-    {"Tesla V100-PCIE-32GB", "V100-PCIE-32GB"},
-    {"Tesla T4", "T4-16GB"},
-    {"Tesla P100-PCIE-16GB", "P100-PCIE-16GB"},
-    {"Tesla P4", "P4-8GB"},
-    {"NVIDIA H200 NVL", "H200-NVL-141GB"},
-    {"NVIDIA GH200 480GB", "GH200-96GB"},
-    {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
-};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -303,10 +277,9 @@ void DescribeCudaDevice(const Device& device, models::Node& node) {
 }  // namespace
 
 std::string CatalogModelName(absl::string_view cuda_device_name) {
-  for (const auto& [cuda_name, model] : kCatalogNames) {
-    if (cuda_name == cuda_device_name) return std::string(model);
-  }
-  return std::string(cuda_device_name);
+  absl::StatusOr<models::GpuSpec> known =
+      models::GpuCatalog::BuiltIn().FindByVendorName(cuda_device_name);
+  return known.ok() ? known->model : std::string(cuda_device_name);
 }
 
 void MeasureHostFeatures(const Device& device, models::MeasuredRates& rates) {

@@ -24,7 +24,9 @@ class Device;
 absl::StatusOr<models::Node> Fingerprint(const DeviceOptions& options, absl::string_view name,
                                          bool measure_rates);
 
-// The catalog model name for a CUDA device name, or the name itself.
+// The catalog model whose vendor_name is the CUDA device name
+// (GpuCatalog::FindByVendorName), or the device name itself for a GPU the
+// catalog does not hold: its spec-sheet fields then stay empty.
 std::string CatalogModelName(absl::string_view cuda_device_name);
 
 // A fixed, deterministic single-threaded integer workload; returns millions

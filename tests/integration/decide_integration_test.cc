@@ -106,8 +106,8 @@ TEST_F(DecideIntegrationTest, RecommendRanksEveryCatalogGpuAndNode) {
   }
   EXPECT_TRUE(saw_node);
   EXPECT_TRUE(saw_measured_rates);
-  // P4, P100, V100 (two) and T4.
-  EXPECT_EQ(without_bf16, 5);
+  // P4, P100, V100 (three) and T4.
+  EXPECT_EQ(without_bf16, 6);
 
   // A deadline between the fastest and slowest candidate splits them; each
   // excluded one says why, and the table says how many made it.
@@ -212,8 +212,9 @@ TEST_F(DecideIntegrationTest, MemoryFitRefusesWhatDoesNotFit) {
   ASSERT_GE(refused["candidates"].size(), 15u);
   // 121 GB of weights, gradients, AdamW states and bf16 copies before
   // activations: only GPUs of 141 GB and more hold it.
-  const std::set<std::string> holds_it = {"H200-SXM-141GB", "B200-SXM-180GB", "B100-SXM-180GB",
-                                          "GB200-186GB",    "MI300X-192GB",   "MI325X-256GB"};
+  const std::set<std::string> holds_it = {"H200-SXM-141GB", "H200NVL-141GB", "B200-SXM-180GB",
+                                          "B100-SXM-180GB", "GB200-186GB",   "MI300X-192GB",
+                                          "MI325X-256GB"};
   for (const nlohmann::json& c : refused["candidates"]) {
     if (holds_it.contains(c["gpu_model"].get<std::string>())) {
       EXPECT_TRUE(c.value("recommended", false)) << c.dump();

@@ -83,7 +83,11 @@ TEST(GpuCatalogTest, LookupIsCaseInsensitiveAndUnknownNamesListTheCatalog) {
   EXPECT_NE(missing.status().message().find("nearest: H100-SXM5-80GB"), std::string::npos)
       << missing.status();
   EXPECT_EQ(catalog.FindByVendorName("NVIDIA H100 80GB HBM3")->model, "H100-SXM5-80GB");
-  EXPECT_FALSE(catalog.FindByVendorName("Voodoo 2").ok());
+  EXPECT_EQ(catalog.FindByVendorName("tesla t4")->model, "T4-16GB");
+  EXPECT_EQ(catalog.FindByVendorName("Voodoo 2").status().code(), absl::StatusCode::kNotFound);
+  // The H200 NVL's name keeps "H200" the one H200 of the short-name rule.
+  EXPECT_EQ(catalog.FindByVendorName("NVIDIA H200 NVL")->model, "H200NVL-141GB");
+  EXPECT_EQ(catalog.Find("H200")->model, "H200-SXM-141GB");
 }
 
 TEST(GpuCatalogTest, UnambiguousShortNamesResolveAndAmbiguousOnesListCandidates) {
@@ -121,6 +125,14 @@ TEST(GpuCatalogTest, ParseRejectsBadDocuments) {
                                               R"(, "sources": {"*": "a"}}, {"model": "x", )",
                                               entry, R"(, "sources": {"*": "a"}}]})"))
                    .ok());
+  // Two models the driver reports by one name: the agent could not tell them apart.
+  auto same_reported_name = GpuCatalog::Parse(absl::StrCat(
+      R"({"gpus": [{"model": "X", "vendor_name": "NVIDIA X", )", entry,
+      R"(, "sources": {"*": "a"}}, {"model": "Y", "vendor_name": "nvidia x", )", entry,
+      R"(, "sources": {"*": "a"}}]})"));
+  ASSERT_FALSE(same_reported_name.ok());
+  EXPECT_NE(same_reported_name.status().message().find("duplicate vendor_name"), std::string::npos)
+      << same_reported_name.status();
   // Every value keeps its source.
   auto unsourced = GpuCatalog::Parse(
       absl::StrCat(R"({"gpus": [{"model": "X", )", entry, R"(, "sources": {"model": "a"}}]})"));
