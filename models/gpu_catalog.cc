@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/shipped.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -304,12 +305,8 @@ std::string SpecFileSchemaHelp() {
 }
 
 const GpuCatalog& GpuCatalog::BuiltIn() {
-  static const GpuCatalog* const kCatalog = [] {
-    absl::StatusOr<GpuCatalog> parsed = Parse(kGpuCatalogJson);
-    // The shipped file is checked by tests; a broken one is a build defect.
-    if (!parsed.ok()) std::abort();
-    return new GpuCatalog(*std::move(parsed));
-  }();
+  static const GpuCatalog* const kCatalog =
+      ShippedOrDie("gpu_catalog.json", Parse(kGpuCatalogJson));
   return *kCatalog;
 }
 
@@ -319,23 +316,23 @@ absl::StatusOr<GpuCatalog> GpuCatalog::Parse(absl::string_view text) {
   auto gpus = doc->find("gpus");
   if (gpus == doc->end() || !gpus->is_array()) {
     return absl::InvalidArgumentError("GPU catalog: expected an array 'gpus'");
-  std::set<std::string> seen_vendor_names;
   }
   GpuCatalog catalog;
   std::set<std::string> seen;
+  std::set<std::string> seen_vendor_names;
   const std::vector<std::string> extra = {"sources"};
   for (const json& entry : *gpus) {
     absl::StatusOr<GpuSpec> spec = GpuSpecFromObject(entry, SpecOrigin::kCatalog, extra);
     if (!spec.ok()) return absl::InvalidArgumentError(absl::StrCat("GPU catalog: ", spec.status().message()));
+    if (!seen.insert(absl::AsciiStrToLower(spec->model)).second) {
+      return absl::InvalidArgumentError(absl::StrCat("GPU catalog: duplicate model ", spec->model));
+    }
     // The agent names its GPU by the name the driver reports: one model each.
     if (!spec->vendor_name.empty() &&
         !seen_vendor_names.insert(absl::AsciiStrToLower(spec->vendor_name)).second) {
       return absl::InvalidArgumentError(absl::StrCat("GPU catalog: '", spec->model,
                                                      "': duplicate vendor_name '",
                                                      spec->vendor_name, "'"));
-    }
-    if (!seen.insert(absl::AsciiStrToLower(spec->model)).second) {
-      return absl::InvalidArgumentError(absl::StrCat("GPU catalog: duplicate model ", spec->model));
     }
     // Every value keeps its source: each key names known fields, and each
     // field has one (its own or "*").

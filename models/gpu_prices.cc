@@ -1,7 +1,6 @@
 #include "models/gpu_prices.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/shipped.h"
 #include "models/csv_reader.h"
 
 namespace perfcast::models {
@@ -67,13 +67,8 @@ absl::Status ValidateGpuPrice(const GpuPrice& p) {
 }
 
 const PriceTable& PriceTable::BuiltIn() {
-  static const PriceTable* const kTable = [] {
-    absl::StatusOr<PriceTable> table = ParseCsv(kGpuPricesCsv, "gpu_prices.csv");
-    // The shipped table is checked by its unit test; a broken build must not
-    // start with silently missing prices.
-    if (!table.ok()) std::abort();
-    return new PriceTable(*std::move(table));
-  }();
+  static const PriceTable* const kTable =
+      ShippedOrDie("gpu_prices.csv", ParseCsv(kGpuPricesCsv, "gpu_prices.csv"));
   return *kTable;
 }
 

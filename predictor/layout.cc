@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "models/architecture.h"
 #include "models/descriptor.h"
 
 namespace perfcast::predictor {
@@ -20,12 +21,6 @@ namespace {
 // Bounds that keep every product of degrees exact and far from overflow;
 // no job runs on a million GPUs.
 constexpr int64_t kMaxDegree = int64_t{1} << 20;
-
-std::optional<int64_t> SpecParam(const models::WorkloadSpec& spec, const char* name) {
-  auto it = spec.params.find(name);
-  if (it == spec.params.end()) return std::nullopt;
-  return it->second;
-}
 
 absl::Status Degree(const char* flag, int value) {
   if (value < 1 || value > kMaxDegree) {
@@ -186,33 +181,35 @@ absl::Status ValidateAgainst(const models::WorkloadSpec& spec, const ParallelLay
         " must divide the global batch size ", spec.batch_size));
   }
   if (layout.tensor == 1 && layout.pipeline == 1) return absl::OkStatus();
-  const std::optional<int64_t> heads = SpecParam(spec, "heads");
-  const std::optional<int64_t> layers = SpecParam(spec, "layers");
-  if (!heads || !layers || !SpecParam(spec, "hidden") || !SpecParam(spec, "seq_len")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        layout.tensor > 1 ? "--tensor-parallel" : "--pipeline-parallel",
-        " splits transformer layers (families with layers, heads, hidden and seq_len); family '",
-        spec.family, "' has none"));
+  for (const char* name : {"layers", "heads", "hidden", "seq_len"}) {
+    if (!spec.params.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          layout.tensor > 1 ? "--tensor-parallel" : "--pipeline-parallel",
+          " splits transformer layers (families with layers, heads, hidden and seq_len); family '",
+          spec.family, "' has none"));
+    }
   }
-  if (*heads % layout.tensor != 0) {
+  const int64_t heads = models::Param(spec, "heads");
+  const int64_t layers = models::Param(spec, "layers");
+  if (heads % layout.tensor != 0) {
     return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
-                                                   " must divide the attention heads (", *heads,
+                                                   " must divide the attention heads (", heads,
                                                    ")"));
   }
-  if (std::optional<int64_t> kv = SpecParam(spec, "kv_heads");
-      kv && *kv > 0 && *kv % layout.tensor != 0) {
+  // kv_heads and ffn are optional (0 when absent: nothing to divide).
+  if (const int64_t kv = models::Param(spec, "kv_heads"); kv > 0 && kv % layout.tensor != 0) {
     return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
-                                                   " must divide the key/value heads (", *kv,
+                                                   " must divide the key/value heads (", kv,
                                                    ")"));
   }
-  if (std::optional<int64_t> ffn = SpecParam(spec, "ffn"); ffn && *ffn % layout.tensor != 0) {
+  if (const int64_t ffn = models::Param(spec, "ffn"); ffn % layout.tensor != 0) {
     return absl::InvalidArgumentError(absl::StrCat("--tensor-parallel ", layout.tensor,
-                                                   " must divide the MLP width ffn (", *ffn,
+                                                   " must divide the MLP width ffn (", ffn,
                                                    ")"));
   }
-  if (layout.pipeline > *layers) {
+  if (layout.pipeline > layers) {
     return absl::InvalidArgumentError(absl::StrCat("--pipeline-parallel ", layout.pipeline,
-                                                   " exceeds the ", *layers,
+                                                   " exceeds the ", layers,
                                                    " layers (at most one stage per layer)"));
   }
   if (layout.framework == Framework::kPytorch && layout.micro_batches < layout.pipeline) {

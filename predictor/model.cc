@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/quantile.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -89,64 +92,62 @@ absl::Status Read(const json& object, const char* key, T& out) {
   return absl::OkStatus();
 }
 
-#define PERFCAST_READ(object, key, out)                                 \
-  if (absl::Status status = Read(object, key, out); !status.ok()) return status
-
 absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   if (!j.is_object()) return absl::InvalidArgumentError("model: a fitted model must be an object");
   FittedModel m;
   std::string scoring;
-  PERFCAST_READ(j, "level", m.level);
-  PERFCAST_READ(j, "target", m.target);
-  PERFCAST_READ(j, "scope", m.scope);
-  if (j.contains("reduced")) PERFCAST_READ(j, "reduced", m.reduced);
-  PERFCAST_READ(j, "features", m.features);
-  PERFCAST_READ(j, "mean", m.fit.mean);
-  PERFCAST_READ(j, "scale", m.fit.scale);
-  PERFCAST_READ(j, "coefficients", m.fit.coefficients);
-  PERFCAST_READ(j, "intercept", m.fit.intercept);
-  PERFCAST_READ(j, "ridge", m.regression.ridge);
-  PERFCAST_READ(j, "non_negative", m.regression.non_negative);
-  PERFCAST_READ(j, "relative_weights", m.regression.relative_weights);
+  RETURN_IF_ERROR(Read(j, "level", m.level));
+  RETURN_IF_ERROR(Read(j, "target", m.target));
+  RETURN_IF_ERROR(Read(j, "scope", m.scope));
+  if (j.contains("reduced")) RETURN_IF_ERROR(Read(j, "reduced", m.reduced));
+  RETURN_IF_ERROR(Read(j, "features", m.features));
+  RETURN_IF_ERROR(Read(j, "mean", m.fit.mean));
+  RETURN_IF_ERROR(Read(j, "scale", m.fit.scale));
+  RETURN_IF_ERROR(Read(j, "coefficients", m.fit.coefficients));
+  RETURN_IF_ERROR(Read(j, "intercept", m.fit.intercept));
+  RETURN_IF_ERROR(Read(j, "ridge", m.regression.ridge));
+  RETURN_IF_ERROR(Read(j, "non_negative", m.regression.non_negative));
+  RETURN_IF_ERROR(Read(j, "relative_weights", m.regression.relative_weights));
   // Absent from models saved before the loss was a choice: squared.
   if (j.contains("loss")) {
     std::string loss;
-    PERFCAST_READ(j, "loss", loss);
+    RETURN_IF_ERROR(Read(j, "loss", loss));
     absl::StatusOr<Loss> parsed = ParseLoss(loss);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("model: ", parsed.status().message()));
     }
     m.regression.loss = *parsed;
   }
-  PERFCAST_READ(j, "scoring", scoring);
-  PERFCAST_READ(j, "cv_loss", m.cv_loss);
-  PERFCAST_READ(j, "cv_mape", m.cv_mape);
-  PERFCAST_READ(j, "cv_error_quantiles", m.cv_error_quantiles);
+  RETURN_IF_ERROR(Read(j, "scoring", scoring));
+  RETURN_IF_ERROR(Read(j, "cv_loss", m.cv_loss));
+  RETURN_IF_ERROR(Read(j, "cv_mape", m.cv_mape));
+  RETURN_IF_ERROR(Read(j, "cv_error_quantiles", m.cv_error_quantiles));
   // Absent from models saved before leave-one-GPU-out errors were kept.
   if (j.contains("transfer_error_quantiles")) {
-    PERFCAST_READ(j, "transfer_error_quantiles", m.transfer_error_quantiles);
+    RETURN_IF_ERROR(Read(j, "transfer_error_quantiles", m.transfer_error_quantiles));
   }
   // Absent from models saved before errors were kept per load regime.
   if (j.contains("narrow_cv_error_quantiles")) {
-    PERFCAST_READ(j, "narrow_cv_error_quantiles", m.narrow_cv_error_quantiles);
-    PERFCAST_READ(j, "narrow_transfer_error_quantiles", m.narrow_transfer_error_quantiles);
-    PERFCAST_READ(j, "wide_cv_error_quantiles", m.wide_cv_error_quantiles);
-    PERFCAST_READ(j, "wide_transfer_error_quantiles", m.wide_transfer_error_quantiles);
+    RETURN_IF_ERROR(Read(j, "narrow_cv_error_quantiles", m.narrow_cv_error_quantiles));
+    RETURN_IF_ERROR(Read(j, "narrow_transfer_error_quantiles", m.narrow_transfer_error_quantiles));
+    RETURN_IF_ERROR(Read(j, "wide_cv_error_quantiles", m.wide_cv_error_quantiles));
+    RETURN_IF_ERROR(Read(j, "wide_transfer_error_quantiles", m.wide_transfer_error_quantiles));
   }
   // Absent from models saved before batched GEMMs had a regime of their own.
   if (j.contains("batched_cv_error_quantiles")) {
-    PERFCAST_READ(j, "batched_cv_error_quantiles", m.batched_cv_error_quantiles);
-    PERFCAST_READ(j, "batched_transfer_error_quantiles", m.batched_transfer_error_quantiles);
+    RETURN_IF_ERROR(Read(j, "batched_cv_error_quantiles", m.batched_cv_error_quantiles));
+    RETURN_IF_ERROR(
+        Read(j, "batched_transfer_error_quantiles", m.batched_transfer_error_quantiles));
   }
   // Absent from models saved before a family's band had the global one's as reference.
   if (j.contains("reference_error_quantiles")) {
-    PERFCAST_READ(j, "reference_error_quantiles", m.reference_error_quantiles);
+    RETURN_IF_ERROR(Read(j, "reference_error_quantiles", m.reference_error_quantiles));
   }
-  PERFCAST_READ(j, "training_rows", m.training_rows);
-  PERFCAST_READ(j, "training_gpus", m.training_gpus);
-  PERFCAST_READ(j, "feature_min", m.feature_min);
-  PERFCAST_READ(j, "feature_max", m.feature_max);
-  PERFCAST_READ(j, "created_at_us", m.created_at_us);
+  RETURN_IF_ERROR(Read(j, "training_rows", m.training_rows));
+  RETURN_IF_ERROR(Read(j, "training_gpus", m.training_gpus));
+  RETURN_IF_ERROR(Read(j, "feature_min", m.feature_min));
+  RETURN_IF_ERROR(Read(j, "feature_max", m.feature_max));
+  RETURN_IF_ERROR(Read(j, "created_at_us", m.created_at_us));
   ASSIGN_OR_RETURN(m.scoring, ParseScoring(scoring));
   const size_t p = m.features.size();
   if (m.fit.mean.size() != p || m.fit.scale.size() != p || m.fit.coefficients.size() != p ||
@@ -179,55 +180,74 @@ json ToJson(const PowerModel& m) {
   return out;
 }
 
-absl::StatusOr<MemoryModel> MemoryFromJson(const json& j) {
-  if (!j.is_object()) return absl::InvalidArgumentError("model: 'memory' must be an object");
-  MemoryModel m;
-  for (const auto& [scope, value] : j.items()) {
-    if (!value.is_object()) return absl::InvalidArgumentError("model: bad memory calibration");
-    MemoryCalibration c;
-    c.scope = scope;
-    PERFCAST_READ(value, "coefficients", c.coefficients);
-    PERFCAST_READ(value, "rows", c.rows);
-    PERFCAST_READ(value, "fit_mape", c.fit_mape);
-    PERFCAST_READ(value, "cv_mape", c.cv_mape);
-    PERFCAST_READ(value, "cv_max_error", c.cv_max_error);
-    PERFCAST_READ(value, "error_p10", c.error_p10);
-    PERFCAST_READ(value, "error_p90", c.error_p90);
-    // Models saved before the memory fit split the transient bytes into
-    // activations and inputs and added the fp32 largest operation carry five
-    // coefficients: constant, activations + inputs, fp32 activations,
-    // largest operation, forward bytes. The same answer in today's order:
-    if (c.coefficients.size() == 5) {
-      const std::vector<double> old = c.coefficients;
-      c.coefficients = {old[0], old[1], old[1], old[2], old[3], 0.0, old[4]};
-    }
-    if (c.coefficients.size() != kMemoryFeatures) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("model: memory calibration '", scope, "' needs ", kMemoryFeatures,
-                       " coefficients"));
-    }
-    m.calibrations[scope] = std::move(c);
+// Reads `j`, an object of objects keyed by scope (`what`: "memory",
+// "power", "calibrations"), into `out` with `read_one(scope, object)`.
+template <typename T, typename ReadOne>
+absl::Status ReadScoped(const json& j, absl::string_view what, ReadOne read_one,
+                        std::map<std::string, T>& out) {
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("model: '", what, "' must be an object"));
   }
-  return m;
+  for (const auto& [scope, value] : j.items()) {
+    if (!value.is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat("model: bad ", what, " entry '", scope, "'"));
+    }
+    ASSIGN_OR_RETURN(out[scope], read_one(scope, value));
+  }
+  return absl::OkStatus();
 }
 
-absl::StatusOr<PowerModel> PowerFromJson(const json& j) {
-  if (!j.is_object()) return absl::InvalidArgumentError("model: 'power' must be an object");
-  PowerModel m;
-  for (const auto& [scope, value] : j.items()) {
-    if (!value.is_object()) return absl::InvalidArgumentError("model: bad power calibration");
-    PowerCalibration c;
-    c.scope = scope;
-    PERFCAST_READ(value, "utilisation", c.utilisation);
-    PERFCAST_READ(value, "p10", c.p10);
-    PERFCAST_READ(value, "p90", c.p90);
-    PERFCAST_READ(value, "rows", c.rows);
-    if (!(c.utilisation > 0)) {
-      return absl::InvalidArgumentError("model: a power utilisation is not positive");
-    }
-    m.calibrations[scope] = std::move(c);
+absl::StatusOr<MemoryCalibration> MemoryCalibrationFromJson(const std::string& scope,
+                                                            const json& value) {
+  MemoryCalibration c;
+  c.scope = scope;
+  RETURN_IF_ERROR(Read(value, "coefficients", c.coefficients));
+  RETURN_IF_ERROR(Read(value, "rows", c.rows));
+  RETURN_IF_ERROR(Read(value, "fit_mape", c.fit_mape));
+  RETURN_IF_ERROR(Read(value, "cv_mape", c.cv_mape));
+  RETURN_IF_ERROR(Read(value, "cv_max_error", c.cv_max_error));
+  RETURN_IF_ERROR(Read(value, "error_p10", c.error_p10));
+  RETURN_IF_ERROR(Read(value, "error_p90", c.error_p90));
+  // Models saved before the memory fit split the transient bytes into
+  // activations and inputs and added the fp32 largest operation carry five
+  // coefficients: constant, activations + inputs, fp32 activations,
+  // largest operation, forward bytes. The same answer in today's order:
+  if (c.coefficients.size() == 5) {
+    const std::vector<double> old = c.coefficients;
+    c.coefficients = {old[0], old[1], old[1], old[2], old[3], 0.0, old[4]};
   }
-  return m;
+  if (c.coefficients.size() != kMemoryFeatures) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model: memory calibration '", scope, "' needs ", kMemoryFeatures, " coefficients"));
+  }
+  return c;
+}
+
+absl::StatusOr<PowerCalibration> PowerCalibrationFromJson(const std::string& scope,
+                                                          const json& value) {
+  PowerCalibration c;
+  c.scope = scope;
+  RETURN_IF_ERROR(Read(value, "utilisation", c.utilisation));
+  RETURN_IF_ERROR(Read(value, "p10", c.p10));
+  RETURN_IF_ERROR(Read(value, "p90", c.p90));
+  RETURN_IF_ERROR(Read(value, "rows", c.rows));
+  if (!(c.utilisation > 0)) {
+    return absl::InvalidArgumentError("model: a power utilisation is not positive");
+  }
+  return c;
+}
+
+absl::StatusOr<Calibration> CalibrationFromJson(const std::string& key, const json& value) {
+  Calibration c;
+  RETURN_IF_ERROR(Read(value, "factor", c.factor));
+  RETURN_IF_ERROR(Read(value, "log_sd", c.log_sd));
+  RETURN_IF_ERROR(Read(value, "rows", c.rows));
+  RETURN_IF_ERROR(Read(value, "raw_log_ratio", c.raw_log_ratio));
+  if (!(c.factor > 0) || !(c.log_sd >= 0) || c.rows < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model: calibration '", key, "' needs a positive factor and rows"));
+  }
+  return c;
 }
 
 }  // namespace
@@ -241,21 +261,6 @@ absl::StatusOr<models::OpClass> ParseOpClassKey(absl::string_view name) {
   }
   return op_class;
 }
-
-namespace {
-
-// The value at quantile q in [0, 1] of quantiles at 0, 1, ..., 100 percent,
-// interpolated; 0 when there are none.
-double Interpolate(const std::vector<double>& quantiles, double q) {
-  if (quantiles.empty()) return 0;
-  const double position = std::clamp(q, 0.0, 1.0) * (quantiles.size() - 1);
-  const size_t below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, quantiles.size() - 1);
-  const double t = position - below;
-  return quantiles[below] * (1 - t) + quantiles[above] * t;
-}
-
-}  // namespace
 
 double FittedModel::ErrorQuantile(double q, bool unseen_gpu, LoadWidth width) const {
   // The regime's own quantiles where the model kept them, else the pooled.
@@ -273,11 +278,12 @@ double FittedModel::ErrorQuantile(double q, bool unseen_gpu, LoadWidth width) co
   const std::vector<double>& transfer =
       pick(narrow_transfer_error_quantiles, wide_transfer_error_quantiles,
            batched_transfer_error_quantiles, transfer_error_quantiles);
-  return Interpolate(unseen_gpu && !transfer.empty() ? transfer : cv, q);
+  // Quantile curves are ascending: interpolated between their percents.
+  return SortedQuantile(unseen_gpu && !transfer.empty() ? transfer : cv, q);
 }
 
 double FittedModel::ReferenceErrorQuantile(double q) const {
-  return Interpolate(reference_error_quantiles, q);
+  return SortedQuantile(reference_error_quantiles, q);
 }
 
 absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
@@ -328,13 +334,13 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
     return absl::InvalidArgumentError("model: not a JSON object");
   }
   PredictorModel model;
-  PERFCAST_READ(root, "format_version", model.format_version);
+  RETURN_IF_ERROR(Read(root, "format_version", model.format_version));
   if (model.format_version != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("model: unknown format version ", model.format_version));
   }
-  PERFCAST_READ(root, "notes", model.notes);
-  PERFCAST_READ(root, "created_at_us", model.created_at_us);
+  RETURN_IF_ERROR(Read(root, "notes", model.notes));
+  RETURN_IF_ERROR(Read(root, "created_at_us", model.created_at_us));
   for (const char* key : {"level1", "level2", "efficiency_by_architecture", "efficiency_global"}) {
     if (!root.contains(key) || !root[key].is_object()) {
       return absl::InvalidArgumentError(absl::StrCat("model: '", key, "' must be an object"));
@@ -409,29 +415,17 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
   }
   // Optional: models fitted before memory and power were modelled lack them.
   if (root.contains("memory")) {
-    ASSIGN_OR_RETURN(model.memory, MemoryFromJson(root["memory"]));
+    RETURN_IF_ERROR(ReadScoped(root["memory"], "memory", MemoryCalibrationFromJson,
+                               model.memory.calibrations));
   }
   if (root.contains("power")) {
-    ASSIGN_OR_RETURN(model.power, PowerFromJson(root["power"]));
+    RETURN_IF_ERROR(
+        ReadScoped(root["power"], "power", PowerCalibrationFromJson, model.power.calibrations));
   }
   // Absent from models fitted without measured runs to calibrate on.
   if (root.contains("calibrations")) {
-    if (!root["calibrations"].is_object()) {
-      return absl::InvalidArgumentError("model: 'calibrations' must be an object");
-    }
-    for (const auto& [key, value] : root["calibrations"].items()) {
-      if (!value.is_object()) return absl::InvalidArgumentError("model: bad calibration");
-      Calibration c;
-      PERFCAST_READ(value, "factor", c.factor);
-      PERFCAST_READ(value, "log_sd", c.log_sd);
-      PERFCAST_READ(value, "rows", c.rows);
-      PERFCAST_READ(value, "raw_log_ratio", c.raw_log_ratio);
-      if (!(c.factor > 0) || !(c.log_sd >= 0) || c.rows < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("model: calibration '", key, "' needs a positive factor and rows"));
-      }
-      model.calibrations[key] = c;
-    }
+    RETURN_IF_ERROR(ReadScoped(root["calibrations"], "calibrations", CalibrationFromJson,
+                               model.calibrations));
   }
   return model;
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "models/architecture.h"
 #include "models/descriptor.h"
 #include "models/iteration_builder.h"
 #include "predictor/memory.h"
@@ -22,13 +23,6 @@
 
 namespace perfcast::predictor {
 namespace {
-
-std::optional<int64_t> SpecParam(const models::WorkloadSpec& spec, const char* name) {
-  auto it = spec.params.find(name);
-  if (it == spec.params.end()) return std::nullopt;
-  return it->second;
-}
-
 
 constexpr int kOpClasses = static_cast<int>(models::OpClass::kSoftmax) + 1;
 
@@ -249,8 +243,8 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
     return SpecLink(node.gpu, std::min(group, per_node), cross_node);
   };
   const double act_bytes = static_cast<double>(micro_spec.batch_size) *
-                           static_cast<double>(SpecParam(micro_spec, "seq_len").value_or(0)) *
-                           static_cast<double>(SpecParam(micro_spec, "hidden").value_or(0)) *
+                           static_cast<double>(models::Param(micro_spec, "seq_len")) *
+                           static_cast<double>(models::Param(micro_spec, "hidden")) *
                            models::ElementBytes(spec->precision);
   if (t > 1) {
     absl::StatusOr<Link> link = link_for(t, t > per_node);
@@ -261,7 +255,7 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
     if (!one.ok()) return one.status();
     const double per_layer = (training ? 4 : 2) * *one * 1e3;
     for (int s = 0; s < p; ++s) stages[s].tp_ms = stages[s].layers * per_layer;
-    if (SpecParam(micro_spec, "vocab").has_value()) stages[0].tp_ms += *one * 1e3;
+    if (micro_spec.params.contains("vocab")) stages[0].tp_ms += *one * 1e3;
     if (has_lm_head && training) stages[p - 1].tp_ms += *one * 1e3;
   }
   if (p > 1) {

@@ -1,9 +1,10 @@
 #include "predictor/parallel_terms.h"
 
 #include <cmath>
-#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "base/shipped.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace perfcast::predictor {
@@ -47,8 +48,7 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
       return absl::InvalidArgumentError(
           "parallel terms: each term needs a string 'framework' and 'strategy'");
     }
-    absl::StatusOr<Framework> framework = ParseFramework(entry["framework"].get<std::string>());
-    if (!framework.ok()) return framework.status();
+    ASSIGN_OR_RETURN(Framework framework, ParseFramework(entry["framework"].get<std::string>()));
     ImplementationTerm term;
     absl::StatusOr<double> gpu = Term(entry, "gpu_scale");
     absl::StatusOr<double> launch = Term(entry, "host_ms_per_launch");
@@ -61,18 +61,14 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     term.host_ms_per_launch = *launch;
     term.host_ms_per_unit = *unit;
     term.rows = static_cast<int>(*rows);
-    out.terms_[{*framework, entry["strategy"].get<std::string>()}] = term;
+    out.terms_[{framework, entry["strategy"].get<std::string>()}] = term;
   }
   return out;
 }
 
 const ParallelTerms& ParallelTerms::BuiltIn() {
-  static const ParallelTerms* const kTerms = [] {
-    absl::StatusOr<ParallelTerms> parsed = FromJson(kParallelTermsJson);
-    // The shipped file is checked by tests; a broken one is a build defect.
-    if (!parsed.ok()) std::abort();
-    return new ParallelTerms(*std::move(parsed));
-  }();
+  static const ParallelTerms* const kTerms =
+      ShippedOrDie("parallel_terms.json", FromJson(kParallelTermsJson));
   return *kTerms;
 }
 

@@ -16,15 +16,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
-DATA=data/external/neusight
+# shellcheck source=data/tools/neusight_common.sh
+. data/tools/neusight_common.sh
 NVIDIA=(P4-8GB P100-PCIE-16GB V100-PCIE-32GB T4-16GB A100-PCIE-40GB A100-PCIE-80GB
         H100-SXM5-80GB L4-24GB)
 AMD=(MI250-GCD-64GB MI210-64GB MI100-32GB)
-EXTRA=${PERFCAST_PROTOCOL_ARGS:---group-by gpu}
 WORK=$(mktemp -d /tmp/neusight-amd.XXXXXX)
 
-# shellcheck source=data/tools/start_perfcastd.sh
-. data/tools/start_perfcastd.sh
 start_perfcastd neusight_amd_protocol "$BUILD" "$WORK"
 "$PERFCAST" import "$DATA/kernels.csv" "$DATA/e2e.csv" "$DATA/amd_kernels.csv" \
   "$DATA/amd_e2e.csv" > /dev/null

@@ -17,7 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
-DATA=data/external/neusight
+# shellcheck source=data/tools/neusight_common.sh
+. data/tools/neusight_common.sh
 ARCHS=(
   "pascal P4-8GB P100-PCIE-16GB"
   "volta V100-PCIE-32GB"
@@ -28,12 +29,8 @@ ARCHS=(
   "cdna MI100-32GB"
   "cdna2 MI210-64GB MI250-GCD-64GB"
 )
-EXTRA=${PERFCAST_PROTOCOL_ARGS:---group-by gpu}
 WORK=$(mktemp -d /tmp/neusight-architectures.XXXXXX)
-join() { local IFS=,; echo "$*"; }
 
-# shellcheck source=data/tools/start_perfcastd.sh
-. data/tools/start_perfcastd.sh
 start_perfcastd neusight_architecture_protocol "$BUILD" "$WORK"
 "$PERFCAST" import "$DATA/kernels.csv" "$DATA/e2e.csv" "$DATA/amd_kernels.csv" \
   "$DATA/amd_e2e.csv" > /dev/null

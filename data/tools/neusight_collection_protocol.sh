@@ -18,16 +18,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
-DATA=data/external/neusight
-TRAIN=(P4-8GB P100-PCIE-16GB V100-PCIE-32GB T4-16GB A100-PCIE-40GB)
-TEST=(H100-SXM5-80GB L4-24GB A100-PCIE-80GB)
-EXTRA=${PERFCAST_PROTOCOL_ARGS:---group-by gpu}
 ROOT=$(mktemp -d /tmp/neusight-collections.XXXXXX)
 trap 'rm -rf "$ROOT"' EXIT
-join() { local IFS=,; echo "$*"; }
-
-# shellcheck source=data/tools/start_perfcastd.sh
-. data/tools/start_perfcastd.sh
+# shellcheck source=data/tools/neusight_common.sh
+. data/tools/neusight_common.sh
 
 # run LABEL KERNELS.csv TRAIN_GPU...: one protocol on its own server.
 run() {

@@ -17,22 +17,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
-DATA=data/external/neusight
-TRAIN=(P4-8GB P100-PCIE-16GB V100-PCIE-32GB T4-16GB A100-PCIE-40GB)
-TEST=(H100-SXM5-80GB L4-24GB A100-PCIE-80GB)
-EXTRA=${PERFCAST_PROTOCOL_ARGS:---group-by gpu}
 WORK=$(mktemp -d /tmp/neusight-protocol.XXXXXX)
-join() { local IFS=,; echo "$*"; }
-
-# shellcheck source=data/tools/start_perfcastd.sh
-. data/tools/start_perfcastd.sh
+# shellcheck source=data/tools/neusight_common.sh
+. data/tools/neusight_common.sh
 start_perfcastd neusight_protocol "$BUILD" "$WORK"
 
 echo "== perfcastd on $PERFCAST_SERVER: import the NeuSight profiles"
 "$PERFCAST" import "$DATA/kernels.csv" "$DATA/e2e.csv"
 train_flags=()
 for gpu in "${TRAIN[@]}"; do train_flags+=(--train-gpu "$gpu"); done
-# shellcheck disable=SC2086  # EXTRA is a list of flags
+# shellcheck disable=SC2206  # EXTRA is a list of flags
 protocol=(evaluate "${train_flags[@]}" --test-gpu "$(join "${TEST[@]}")" $EXTRA)
 
 echo
