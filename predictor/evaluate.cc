@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/quantile.h"
 #include "base/status_macros.h"
 #include "predictor/folds.h"
 #include "predictor/pricing_plan.h"
@@ -39,21 +40,14 @@ void SetMedianBias(EvaluationReport& report) {
     g.phase[p.phase].push_back(error);
     if (!p.op_class.empty()) g.op_class[p.op_class].push_back(error);
   }
-  auto median = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    const size_t half = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + half, v.end());
-    if (v.size() % 2 == 1) return v[half];
-    return (v[half] + *std::max_element(v.begin(), v.begin() + half)) / 2;
-  };
   auto set = [&](std::map<std::string, ErrorSummary>& summaries,
                  const std::map<std::string, std::vector<double>>& errors) {
-    for (auto& [name, summary] : summaries) summary.median_bias = median(errors.at(name));
+    for (auto& [name, summary] : summaries) summary.median_bias = Quantile(errors.at(name), 0.5);
   };
   for (int level = 0; level < 2; ++level) {
     LevelReport& out = level == 0 ? report.level1 : report.level2;
     const Groups& g = groups[level];
-    out.overall.median_bias = median(g.overall);
+    out.overall.median_bias = Quantile(g.overall, 0.5);
     set(out.by_gpu, g.gpu);
     set(out.by_family, g.family);
     set(out.by_precision, g.precision);

@@ -12,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/quantile.h"
+#include "base/status_macros.h"
 #include "models/iteration_builder.h"
 #include "predictor/features.h"
 #include "predictor/folds.h"
@@ -38,12 +40,7 @@ std::vector<double> ErrorQuantiles(std::vector<double> errors) {
   std::vector<double> out;
   if (errors.empty()) return out;
   std::sort(errors.begin(), errors.end());
-  for (int q = 0; q <= 100; ++q) {
-    const double position = q / 100.0 * (errors.size() - 1);
-    const size_t below = static_cast<size_t>(position);
-    const size_t above = std::min(below + 1, errors.size() - 1);
-    out.push_back(errors[below] + (position - below) * (errors[above] - errors[below]));
-  }
+  for (int q = 0; q <= 100; ++q) out.push_back(SortedQuantile(errors, q / 100.0));
   return out;
 }
 
@@ -132,9 +129,7 @@ std::vector<double> TypicalGpuQuantiles(const Dataset& data, const std::vector<d
   std::vector<double> column(curves.size());
   for (size_t q = 0; q < typical.size(); ++q) {
     for (size_t g = 0; g < curves.size(); ++g) column[g] = curves[g][q];
-    std::sort(column.begin(), column.end());
-    const size_t half = column.size() / 2;
-    typical[q] = column.size() % 2 == 1 ? column[half] : (column[half - 1] + column[half]) / 2;
+    typical[q] = Quantile(column, 0.5);
   }
   return typical;
 }
@@ -268,8 +263,7 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   regression.non_negative = non_negative;
   regression.relative_weights = true;
   regression.loss = loss;
-  absl::StatusOr<CrossValidator> cv = CrossValidator::Create(data.x, data.y, *folds, regression);
-  if (!cv.ok()) return cv.status();
+  ASSIGN_OR_RETURN(CrossValidator cv, CrossValidator::Create(data.x, data.y, *folds, regression));
   SfsOptions sfs;
   sfs.max_features = options.max_features;
   sfs.min_improvement = options.min_improvement;
@@ -283,8 +277,7 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
       if (it != data.feature_names.end()) sfs.forced.push_back(it - data.feature_names.begin());
     }
   }
-  absl::StatusOr<SfsResult> selection = SelectForward(*cv, sfs);
-  if (!selection.ok()) return selection.status();
+  ASSIGN_OR_RETURN(SfsResult selection, SelectForward(cv, sfs));
 
   FittedModel model;
   model.level = level;
@@ -292,8 +285,8 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   model.scope = std::string(scope);
   model.regression = regression;
   model.scoring = options.scoring;
-  model.cv_loss = selection->loss;
-  const std::vector<int>& selected = selection->selected;
+  model.cv_loss = selection.loss;
+  const std::vector<int>& selected = selection.selected;
   Eigen::MatrixXd x(data.x.rows(), selected.size());
   for (size_t a = 0; a < selected.size(); ++a) {
     x.col(a) = data.x.col(selected[a]);
@@ -305,12 +298,11 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   if (!fit.ok()) return absl::FailedPreconditionError(absl::StrCat(name, ": ", fit.status().message()));
   model.fit = *std::move(fit);
 
-  absl::StatusOr<Eigen::VectorXd> held_out = cv->HeldOutPredictions(selected);
-  if (!held_out.ok()) return held_out.status();
+  ASSIGN_OR_RETURN(Eigen::VectorXd held_out, cv.HeldOutPredictions(selected));
   std::vector<double> errors(data.y.size());
   double mape = 0;
   for (Eigen::Index i = 0; i < data.y.size(); ++i) {
-    errors[i] = ((*held_out)(i) - data.y(i)) / data.y(i);
+    errors[i] = (held_out(i) - data.y(i)) / data.y(i);
     mape += std::abs(errors[i]);
   }
   model.cv_mape = mape / data.y.size();
@@ -470,10 +462,8 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   model.power = FitPower(power);
 
   if (options.fit_level1) {
-    absl::StatusOr<std::map<models::OpClass, Dataset>> datasets =
-        BuildOperationDatasets(profiles, nodes, model.efficiencies);
-    if (!datasets.ok()) return datasets.status();
-    for (const auto& [op_class, data] : *datasets) {
+    ASSIGN_OR_RETURN(auto datasets, BuildOperationDatasets(profiles, nodes, model.efficiencies));
+    for (const auto& [op_class, data] : datasets) {
       absl::StatusOr<FittedModel> fitted =
           FitOne(data, fit_options, 1, OpClassKey(op_class), options.level1_non_negative,
                  options.level1_loss, model.notes);
@@ -529,7 +519,7 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
         runs.push_back(p);
       }
     }
-    if (absl::Status s = Calibrate(model, runs, given_nodes); !s.ok()) return s;
+    RETURN_IF_ERROR(Calibrate(model, runs, given_nodes));
   }
   return model;
 }

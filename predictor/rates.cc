@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/quantile.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -231,11 +232,7 @@ std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Nod
   std::map<std::string, double> spread;
   for (auto& [key, values] : errors) {
     if (values.size() < 2) continue;
-    std::sort(values.begin(), values.end());
-    const size_t half = values.size() / 2;
-    const double median =
-        values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
-    spread[key] = 1.4826 * median;
+    spread[key] = 1.4826 * Quantile(values, 0.5);
   }
   return spread;
 }
