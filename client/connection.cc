@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "client/request_id.h"
@@ -68,9 +69,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& 
 // The first token of a token file (perfcastd's format: one per line, '#'
 // comments and blank lines ignored).
 absl::StatusOr<std::string> ReadToken(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFile("token-file", path);
-  if (!text.ok()) return text.status();
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile("token-file", path));
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (!line.empty() && line.front() != '#') return std::string(line);
   }
@@ -118,22 +118,20 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const std::string& se
     for (auto [flag, path, pem] : {std::tuple("tls-ca", &flags.tls_ca, &ssl.pem_root_certs),
                                    std::tuple("tls-cert", &flags.tls_cert, &ssl.pem_cert_chain),
                                    std::tuple("tls-key", &flags.tls_key, &ssl.pem_private_key)}) {
-      absl::StatusOr<std::string> text = ReadPem(flag, *path);
-      if (!text.ok()) return text.status();
-      *pem = *std::move(text);
+      ASSIGN_OR_RETURN(std::string text, ReadPem(flag, *path));
+      *pem = std::move(text);
     }
     credentials = grpc::SslCredentials(ssl);
   }
 
   std::string token = flags.token;
   if (!flags.token_file.empty()) {
-    absl::StatusOr<std::string> read = ReadToken(flags.token_file);
-    if (!read.ok()) return read.status();
-    token = *std::move(read);
+    ASSIGN_OR_RETURN(std::string read, ReadToken(flags.token_file));
+    token = std::move(read);
   } else if (const char* env = std::getenv("PERFCAST_TOKEN"); token.empty() && env != nullptr) {
     token = std::string(absl::StripAsciiWhitespace(env));
   }
-  if (absl::Status valid = CheckToken(token); !valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckToken(token));
 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/node_columns.h"
 #include "db/postgres_rows.h"
 #include "db/postgres_schema.h"
@@ -40,8 +41,8 @@ class PostgresImport final : public ImportTransaction {
   }
 
   absl::Status UpsertNode(const Node& node) override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    RETURN_IF_ERROR(state_.Usable());
+    RETURN_IF_ERROR(ValidateNode(node));
     try {
       Node stored = node;
       if (stored.registered_at_us <= 0) stored.registered_at_us = NowMicros();
@@ -70,7 +71,7 @@ class PostgresImport final : public ImportTransaction {
   }
 
   absl::Status AddPrepared(int64_t index, absl::StatusOr<PreparedProfile>&& prepared) override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
+    RETURN_IF_ERROR(state_.Usable());
     if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
     try {
       const Profile& profile = prepared->profile();
@@ -105,7 +106,7 @@ class PostgresImport final : public ImportTransaction {
   }
 
   absl::StatusOr<ImportSummary> Commit() override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
+    RETURN_IF_ERROR(state_.Usable());
     try {
       FlushPending();
       tx_->commit();
@@ -270,27 +271,26 @@ class PostgresImport final : public ImportTransaction {
 
 absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginPostgresImport(PostgresConnectionPool& pool) {
   for (int attempt = 1;; ++attempt) {
-    absl::StatusOr<PostgresConnectionPool::Lease> lease = pool.Acquire();
-    if (!lease.ok()) return lease.status();
+    ASSIGN_OR_RETURN(PostgresConnectionPool::Lease lease, pool.Acquire());
     try {
-      auto tx = std::make_unique<pqxx::work>(**lease);
+      auto tx = std::make_unique<pqxx::work>(*lease);
       // An import that never ends (a stalled client stream) must not block
       // every other replica's imports for ever.
       tx->exec(absl::StrCat("SET LOCAL lock_timeout = '", kImportLockTimeoutSeconds, "s'"));
       tx->exec_params("SELECT pg_advisory_xact_lock($1, $2)", kPostgresLockSpace,
                       kPostgresImportLock);
       return std::unique_ptr<ImportTransaction>(
-          new PostgresImport(*std::move(lease), std::move(tx)));
+          new PostgresImport(std::move(lease), std::move(tx)));
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() == "55P03") {  // lock_not_available
         return absl::AbortedError(absl::StrCat(
             "another import has held the store's import lock for ", kImportLockTimeoutSeconds,
             " s; retry later"));
       }
-      if (PqxxConnectionLost()) lease->MarkBroken();
+      if (PqxxConnectionLost()) lease.MarkBroken();
       if (attempt > 1 || !PqxxSafeToRetry()) return PqxxExceptionToStatus();
     } catch (...) {
-      if (PqxxConnectionLost()) lease->MarkBroken();
+      if (PqxxConnectionLost()) lease.MarkBroken();
       if (attempt > 1 || !PqxxSafeToRetry()) return PqxxExceptionToStatus();
     }
   }

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/node_columns.h"
 #include "db/prepared_profile.h"
 #include "db/sqlite_rows.h"
@@ -79,8 +80,8 @@ class SqliteImport final : public ImportTransaction {
   }
 
   absl::Status UpsertNode(const Node& node) override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+    RETURN_IF_ERROR(state_.Usable());
+    RETURN_IF_ERROR(ValidateNode(node));
     ImportStatements& st = statements_;
     st.find_node->Bind(1, node.name);
     absl::StatusOr<bool> row = st.find_node->Step();
@@ -114,7 +115,7 @@ class SqliteImport final : public ImportTransaction {
   }
 
   absl::Status AddPrepared(int64_t index, absl::StatusOr<PreparedProfile>&& prepared) override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
+    RETURN_IF_ERROR(state_.Usable());
     if (!prepared.ok()) return state_.Reject(index, prepared.status().message());
     const Profile& profile = prepared->profile();
     absl::StatusOr<int64_t> node_id = NodeId(prepared->node_name());
@@ -149,8 +150,8 @@ class SqliteImport final : public ImportTransaction {
   }
 
   absl::StatusOr<ImportSummary> Commit() override {
-    if (absl::Status s = state_.Usable(); !s.ok()) return s;
-    if (absl::Status s = InsertStaged(); !s.ok()) return s;
+    RETURN_IF_ERROR(state_.Usable());
+    RETURN_IF_ERROR(InsertStaged());
     absl::Status status = writer_.Execute("COMMIT");
     if (!status.ok()) {
       RollBack();
@@ -206,9 +207,8 @@ class SqliteImport final : public ImportTransaction {
     if (auto it = node_ids_.find(name); it != node_ids_.end()) return it->second;
     Statement& find = *statements_.find_node;
     find.Bind(1, name.text);
-    absl::StatusOr<bool> row = find.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) {
+    ASSIGN_OR_RETURN(bool row, find.Step());
+    if (!row) {
       return absl::NotFoundError(absl::StrCat(
           "unknown node '", name.text, "' (register it first: perfcast nodes register)"));
     }
@@ -222,10 +222,9 @@ class SqliteImport final : public ImportTransaction {
     if (auto it = workload_ids_.find(key); it != workload_ids_.end()) return it->second;
     ImportStatements& st = statements_;
     st.find_workload->Bind(1, key.text);
-    absl::StatusOr<bool> row = st.find_workload->Step();
-    if (!row.ok()) return row.status();
+    ASSIGN_OR_RETURN(bool row, st.find_workload->Step());
     int64_t id = 0;
-    if (*row) {
+    if (row) {
       id = st.find_workload->Int(0);
       st.find_workload->Reset();
     } else {
@@ -242,7 +241,7 @@ class SqliteImport final : public ImportTransaction {
       } else {
         insert.BindNull(7).BindNull(8).BindNull(9);
       }
-      if (absl::Status s = insert.Run(); !s.ok()) return s;
+      RETURN_IF_ERROR(insert.Run());
       id = writer_.last_insert_rowid();
     }
     workload_ids_.emplace(std::string(key.text), id);
@@ -289,7 +288,7 @@ absl::Status ImportStatements::Prepare(Connection& writer) {
            {&refresh_node, absl::StrCat("UPDATE nodes SET ", NodeRefreshAssignments("?"),
                                         " WHERE name = ?1 AND ", NodeRefreshGuard("?"))},
        }) {
-    if (absl::Status s = prepare(*slot, sql); !s.ok()) return s;
+    RETURN_IF_ERROR(prepare(*slot, sql));
   }
   return absl::OkStatus();
 }
@@ -318,7 +317,7 @@ absl::StatusOr<std::unique_ptr<ImportTransaction>> BeginSqliteImport(
   auto import = std::make_unique<SqliteImport>(writer, statements, std::move(lock),
                                                stored.ok() ? *stored : 0);
   if (!stored.ok()) return stored.status();  // the import rolls back
-  if (absl::Status s = import->FitCache(); !s.ok()) return s;
+  RETURN_IF_ERROR(import->FitCache());
   return std::unique_ptr<ImportTransaction>(std::move(import));
 }
 

@@ -4,11 +4,11 @@
 // vit_b_16 ...). The caller adds batch size, precision, phase and optimizer
 // to make a WorkloadSpec.
 //
-//   auto model = FromHuggingFaceConfig(text, /*seq_len=*/512);
-//   if (!model.ok()) return model.status();      // InvalidArgument, names the key
+//   // InvalidArgument names the key:
+//   ASSIGN_OR_RETURN(ResolvedModel model, FromHuggingFaceConfig(text, /*seq_len=*/512));
 //   WorkloadSpec spec;
-//   spec.family = model->family;
-//   spec.params = model->params;
+//   spec.family = model.family;
+//   spec.params = model.params;
 //
 // Thread-safe: all functions are pure.
 #ifndef PERFCAST_MODELS_MODEL_SOURCE_H_

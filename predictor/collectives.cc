@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -128,10 +129,9 @@ absl::StatusOr<OverlapResult> OverlappedAllReduce(double gradient_bytes, int gpu
                      bucket_bytes, " bytes and ", backward_seconds, " s"));
   }
   OverlapResult result;
-  absl::StatusOr<double> probe =
-      CollectiveSeconds(Collective::kAllReduce, CollectiveAlgorithm::kAuto, gradient_bytes, gpus,
-                        link);
-  if (!probe.ok()) return probe.status();
+  ASSIGN_OR_RETURN(double probe, CollectiveSeconds(Collective::kAllReduce,
+                                                   CollectiveAlgorithm::kAuto, gradient_bytes,
+                                                   gpus, link));
   if (gpus == 1 || gradient_bytes == 0) return result;
   result.buckets = static_cast<int>(std::ceil(gradient_bytes / bucket_bytes));
   double produced = 0, comm_end = 0;
@@ -139,11 +139,11 @@ absl::StatusOr<OverlapResult> OverlappedAllReduce(double gradient_bytes, int gpu
     const double size = std::min(bucket_bytes, gradient_bytes - produced);
     produced += size;
     const double ready = backward_seconds * produced / gradient_bytes;
-    absl::StatusOr<double> seconds = CollectiveSeconds(
-        Collective::kAllReduce, CollectiveAlgorithm::kAuto, size, gpus, link);
-    if (!seconds.ok()) return seconds.status();
-    result.comm_seconds += *seconds;
-    comm_end = std::max(comm_end, ready) + *seconds;
+    ASSIGN_OR_RETURN(double seconds, CollectiveSeconds(Collective::kAllReduce,
+                                                       CollectiveAlgorithm::kAuto, size, gpus,
+                                                       link));
+    result.comm_seconds += seconds;
+    comm_end = std::max(comm_end, ready) + seconds;
   }
   result.exposed_seconds = std::max(0.0, comm_end - backward_seconds);
   return result;

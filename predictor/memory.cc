@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/quantile.h"
+#include "base/status_macros.h"
 #include "predictor/folds.h"
 #include "predictor/regression.h"
 
@@ -114,8 +115,7 @@ absl::StatusOr<MemoryCalibration> FitRows(absl::Span<const Row* const> rows) {
 // same workload measured on two GPUs never sits on both sides of a split.
 absl::StatusOr<MemoryCalibration> Calibrate(const std::string& scope,
                                             absl::Span<const Row* const> rows) {
-  absl::StatusOr<MemoryCalibration> all = FitRows(rows);
-  if (!all.ok()) return all.status();
+  ASSIGN_OR_RETURN(MemoryCalibration all, FitRows(rows));
   absl::flat_hash_map<std::string, int> workload_index;
   std::vector<int> group_of_row;
   for (const Row* row : rows) {
@@ -127,23 +127,21 @@ absl::StatusOr<MemoryCalibration> Calibrate(const std::string& scope,
     return absl::FailedPreconditionError(absl::StrCat(scope, ": too few workloads"));
   }
   const int folds = static_cast<int>(std::min<int64_t>(kMemoryFolds, groups));
-  absl::StatusOr<std::vector<int>> fold_of_group = RandomFolds(groups, folds, 1);
-  if (!fold_of_group.ok()) return fold_of_group.status();
+  ASSIGN_OR_RETURN(std::vector<int> fold_of_group, RandomFolds(groups, folds, 1));
   std::vector<double> errors(rows.size());
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<const Row*> train;
     for (size_t i = 0; i < rows.size(); ++i) {
-      if ((*fold_of_group)[group_of_row[i]] != fold) train.push_back(rows[i]);
+      if (fold_of_group[group_of_row[i]] != fold) train.push_back(rows[i]);
     }
-    absl::StatusOr<MemoryCalibration> part = FitRows(train);
-    if (!part.ok()) return part.status();
+    ASSIGN_OR_RETURN(MemoryCalibration part, FitRows(train));
     for (size_t i = 0; i < rows.size(); ++i) {
-      if ((*fold_of_group)[group_of_row[i]] == fold) {
-        errors[i] = (part->Predict(rows[i]->terms) - rows[i]->peak) / rows[i]->peak;
+      if (fold_of_group[group_of_row[i]] == fold) {
+        errors[i] = (part.Predict(rows[i]->terms) - rows[i]->peak) / rows[i]->peak;
       }
     }
   }
-  MemoryCalibration c = *std::move(all);
+  MemoryCalibration c = std::move(all);
   c.scope = scope;
   double sum = 0;
   for (double e : errors) {

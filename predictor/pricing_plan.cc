@@ -329,10 +329,9 @@ absl::StatusOr<Level1Plan::CallPrice> Level1Plan::PriceCall(
       }
     }
   }
-  absl::StatusOr<double> y = Evaluate(model, notes.values);
-  if (!y.ok()) return y.status();
+  ASSIGN_OR_RETURN(double y, Evaluate(model, notes.values));
   // An intercept can push a tiny call below zero; it cannot take less than no time.
-  call.ms = std::max(0.0, *y);
+  call.ms = std::max(0.0, y);
   if (noting) {
     // The node's rates are in `inputs` already (SetNodeInputs).
     const double compute_s = inputs[kFlopsInput] / inputs[kFlopsPerSecondInput];
@@ -379,9 +378,8 @@ absl::StatusOr<double> Level1Plan::Sum(const PreparedWorkload& workload,
     if (op.same_as >= 0) {
       calls[i] = calls[op.same_as];
     } else {
-      absl::StatusOr<CallPrice> call = PriceCall(op, rates, bands, notes);
-      if (!call.ok()) return call.status();
-      calls[i] = *call;
+      ASSIGN_OR_RETURN(CallPrice call, PriceCall(op, rates, bands, notes));
+      calls[i] = call;
     }
     const CallPrice& call = calls[i];
     if (prediction != nullptr) {
@@ -450,7 +448,7 @@ absl::StatusOr<Prediction> PricingPlan::Predict(
 
 absl::StatusOr<Prediction> PricingPlan::Predict(const PreparedWorkload& workload) const {
   PlannedPrediction planned;
-  if (absl::Status s = PredictPlanned(workload, &planned); !s.ok()) return s;
+  RETURN_IF_ERROR(PredictPlanned(workload, &planned));
   return planned.ToPrediction();
 }
 
@@ -482,7 +480,7 @@ absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
 absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
     const PreparedWorkload& workload) const {
   PlannedPrediction planned;
-  if (absl::Status s = PredictPlanned(workload, &planned); !s.ok()) return s;
+  RETURN_IF_ERROR(PredictPlanned(workload, &planned));
   return planned;
 }
 
@@ -505,10 +503,9 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
     if (family != models.by_family.end()) level2 = &family->second;
   }
   const bool have_level2 = level2 != nullptr;
-  if (absl::Status s = internal::CheckCanPrice(model_, descriptor, have_level2); !s.ok()) return s;
-  absl::StatusOr<double> level1_ms = level1_.Sum(workload, *rates_, &bands_, &planned, nullptr);
-  if (!level1_ms.ok()) return level1_ms.status();
-  prediction.level1_ms = *level1_ms;
+  RETURN_IF_ERROR(internal::CheckCanPrice(model_, descriptor, have_level2));
+  ASSIGN_OR_RETURN(double level1_ms, level1_.Sum(workload, *rates_, &bands_, &planned, nullptr));
+  prediction.level1_ms = level1_ms;
   // The operations' level-1 bands, before a level-2 band replaces them.
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
@@ -516,35 +513,33 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
   double host_ms = 0;            // what level 2's host terms add
   if (have_level2) {
     WorkloadInputArray inputs = workload.InputValues(*rates_);
-    inputs[kLevel1MsInput] = *level1_ms;
+    inputs[kLevel1MsInput] = level1_ms;
     if (level2->uses_gpu) {
       // A second level-1 pass, for the family models that ask for it.
-      absl::StatusOr<double> gpu_ms = level1_.Sum(workload, launch_free_);
-      if (!gpu_ms.ok()) return gpu_ms.status();
-      inputs[kLevel1GpuMsInput] = *gpu_ms;
+      ASSIGN_OR_RETURN(double gpu_ms, level1_.Sum(workload, launch_free_));
+      inputs[kLevel1GpuMsInput] = gpu_ms;
     }
-    absl::StatusOr<double> y = ApplyLevel2(*level2, inputs, planned, host_ms);
-    if (!y.ok()) return y.status();
-    prediction.iteration_ms = *y;
+    ASSIGN_OR_RETURN(double y, ApplyLevel2(*level2, inputs, planned, host_ms));
+    prediction.iteration_ms = y;
     prediction.method =
         internal::Level2Method(level2->uses_level1, level2->uses_gpu, level2->model->reduced);
     const int bound = inputs[kComputeMsInput] >= inputs[kMemoryMsInput] ? 0 : 1;
     // A family's model carries the global model's scatter on its rows as
     // the least its band shows (BandFor).
-    prediction.lo_ms = *y * level2->band[bound].lo;
-    prediction.hi_ms = *y * level2->band[bound].hi;
+    prediction.lo_ms = y * level2->band[bound].lo;
+    prediction.hi_ms = y * level2->band[bound].hi;
     // No step runs faster than its math and memory traffic at the node's
     // rates. A level-2 answer below that has extrapolated its correction
     // terms (e.g. host terms fitted on one host, applied to a slower one)
     // past their meaning: the level-1 sum answers instead, its band widened.
-    if (!(*y >= inputs[kRooflineMsInput])) {
+    if (!(y >= inputs[kRooflineMsInput])) {
       use_level1 = true;
       prediction.method = Method::kLevel1Fallback;
       fallback_floor_ms = inputs[kRooflineMsInput];
     }
   }
   if (use_level1) {
-    internal::AnswerWithLevel1(*level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation,
+    internal::AnswerWithLevel1(level1_ms, level1_lo, level1_hi, fallback_floor_ms, operation,
                                prediction);
     host_ms = 0;
   }
@@ -569,7 +564,7 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
   }
   // The breakdown adds up to the answer: level 2's host terms as the host's
   // share, level-1 shares of the rest.
-  ScaleBreakdown(*level1_ms, host_ms, planned);
+  ScaleBreakdown(level1_ms, host_ms, planned);
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 
 namespace perfcast::profiler {
 namespace {
@@ -56,21 +57,18 @@ absl::StatusOr<std::vector<int64_t>> ParseMessageSizes(absl::string_view text) {
     if (ends.size() != 2) {
       return absl::InvalidArgumentError(absl::StrCat("message range '", text, "' is not FROM:TO"));
     }
-    absl::StatusOr<int64_t> from = ParseSize(ends[0]);
-    if (!from.ok()) return from.status();
-    absl::StatusOr<int64_t> to = ParseSize(ends[1]);
-    if (!to.ok()) return to.status();
-    if (*to < *from) {
+    ASSIGN_OR_RETURN(int64_t from, ParseSize(ends[0]));
+    ASSIGN_OR_RETURN(int64_t to, ParseSize(ends[1]));
+    if (to < from) {
       return absl::InvalidArgumentError(
           absl::StrCat("message range '", text, "' ends below its start"));
     }
-    for (int64_t size = *from; size <= *to; size *= 4) sizes.push_back(size);
+    for (int64_t size = from; size <= to; size *= 4) sizes.push_back(size);
     return sizes;
   }
   for (absl::string_view part : absl::StrSplit(text, ',')) {
-    absl::StatusOr<int64_t> size = ParseSize(part);
-    if (!size.ok()) return size.status();
-    sizes.push_back(*size);
+    ASSIGN_OR_RETURN(int64_t size, ParseSize(part));
+    sizes.push_back(size);
   }
   return sizes;
 }

@@ -330,32 +330,30 @@ double CpuSingleThreadScore() {
 
 absl::StatusOr<models::Node> Fingerprint(const DeviceOptions& options, absl::string_view name,
                                          bool measure_rates) {
-  absl::StatusOr<Device> device = Device::Open(options);
-  if (!device.ok()) return device.status();
+  ASSIGN_OR_RETURN(Device device, Device::Open(options));
   models::Node node;
   node.source = models::NodeSource::kAgent;
   node.host.hostname = Hostname();
   node.host.cpu_model = CpuModel();
   node.host.cpu_cores = static_cast<int>(std::thread::hardware_concurrency());
   node.host.torch_version = TORCH_VERSION;
-  node.labels["device"] = device->is_cuda() ? "cuda" : "cpu";
-  node.labels["threads"] = absl::StrCat(device->threads());
-  absl::Status status = RunGuarded(*device, [&]() -> absl::Status {
+  node.labels["device"] = device.is_cuda() ? "cuda" : "cpu";
+  node.labels["threads"] = absl::StrCat(device.threads());
+  RETURN_IF_ERROR(RunGuarded(device, [&]() -> absl::Status {
 #ifdef PERFCAST_AGENT_CUDA
-    if (device->is_cuda()) DescribeCudaDevice(*device, node);
+    if (device.is_cuda()) DescribeCudaDevice(device, node);
 #endif
-    if (!device->is_cuda()) {
+    if (!device.is_cuda()) {
       node.gpu_count = 0;
-      node.gpu.model = absl::StrCat("cpu-", device->threads(), "t");
+      node.gpu.model = absl::StrCat("cpu-", device.threads(), "t");
       node.gpu.vendor_name = node.host.cpu_model;
       node.gpu.architecture = "cpu";
-      node.gpu.sm_count = device->threads();
+      node.gpu.sm_count = device.threads();
       node.gpu.memory_gib = HostMemoryGib();
     }
-    if (measure_rates) MeasureRates(*device, node.measured);
+    if (measure_rates) MeasureRates(device, node.measured);
     return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  }));
   node.name = name.empty() ? absl::StrCat(node.host.hostname, "-", node.gpu.model) : std::string(name);
   node.registered_at_us = absl::ToUnixMicros(absl::Now());
   return node;

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "profiler/collectives_plan.h"
 
 extern char** environ;
@@ -60,8 +61,7 @@ absl::StatusOr<std::string> GpuOfRank(const std::string& visible, int rank) {
 
 absl::Status LaunchWorkers(const std::string& program, const std::vector<std::string>& base_args,
                            int world, bool one_gpu_each) {
-  absl::StatusOr<int> port = FreeLocalPort();
-  if (!port.ok()) return port.status();
+  ASSIGN_OR_RETURN(int port, FreeLocalPort());
   const char* visible_env = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::string visible = visible_env == nullptr ? "" : visible_env;
 
@@ -69,7 +69,7 @@ absl::Status LaunchWorkers(const std::string& program, const std::vector<std::st
   absl::Status failure;
   for (int rank = 0; rank < world && failure.ok(); ++rank) {
     std::vector<std::string> args = {program};
-    for (std::string& arg : WorkerArgs(base_args, {rank, world, *port})) {
+    for (std::string& arg : WorkerArgs(base_args, {rank, world, port})) {
       args.push_back(std::move(arg));
     }
     std::map<std::string, std::string> overrides;

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "models/descriptor.h"
 #include "nlohmann/json.hpp"
 #include "profiler/architectures_plan.h"
@@ -54,12 +55,12 @@ absl::StatusOr<std::vector<T>> ListOf(const Json& value, absl::string_view where
     return absl::OkStatus();
   };
   if (!value.is_array()) {
-    if (absl::Status s = add(value); !s.ok()) return s;
+    RETURN_IF_ERROR(add(value));
     return out;
   }
   if (value.empty()) return FieldError(where, "empty list");
   for (const Json& item : value) {
-    if (absl::Status s = add(item); !s.ok()) return s;
+    RETURN_IF_ERROR(add(item));
   }
   return out;
 }
@@ -83,9 +84,8 @@ absl::StatusOr<std::string> JsonString(const Json& item) {
 template <typename T>
 auto NamedValue(absl::StatusOr<T> (*parse)(absl::string_view)) {
   return [parse](const Json& item) -> absl::StatusOr<T> {
-    absl::StatusOr<std::string> text = JsonString(item);
-    if (!text.ok()) return text.status();
-    return parse(*text);
+    ASSIGN_OR_RETURN(std::string text, JsonString(item));
+    return parse(text);
   };
 }
 
@@ -130,17 +130,15 @@ absl::StatusOr<Grid> ParseGrid(const Json& node, absl::string_view where) {
     const Json& params = node["params"];
     if (!params.is_object()) return FieldError(where, "'params' must be a mapping");
     for (const auto& [name, values] : params.items()) {
-      absl::StatusOr<std::vector<int64_t>> list =
-          ListOf<int64_t>(values, absl::StrCat(where, ".params.", name), JsonInt);
-      if (!list.ok()) return list.status();
-      grid.params[name] = *std::move(list);
+      ASSIGN_OR_RETURN(std::vector<int64_t> list,
+                       ListOf<int64_t>(values, absl::StrCat(where, ".params.", name), JsonInt));
+      grid.params[name] = std::move(list);
     }
   }
   if (node.contains("batch")) {
-    absl::StatusOr<std::vector<int64_t>> list =
-        ListOf<int64_t>(node["batch"], absl::StrCat(where, ".batch"), JsonInt);
-    if (!list.ok()) return list.status();
-    grid.batch_sizes = *std::move(list);
+    ASSIGN_OR_RETURN(std::vector<int64_t> list,
+                     ListOf<int64_t>(node["batch"], absl::StrCat(where, ".batch"), JsonInt));
+    grid.batch_sizes = std::move(list);
   }
   if (node.contains("precision")) {
     auto list = ListOf<Precision>(node["precision"], absl::StrCat(where, ".precision"),
@@ -157,12 +155,11 @@ absl::StatusOr<Grid> ParseGrid(const Json& node, absl::string_view where) {
   if (node.contains("optimizer")) {
     auto list = ListOf<std::string>(node["optimizer"], absl::StrCat(where, ".optimizer"),
                                     [](const Json& item) -> absl::StatusOr<std::string> {
-                                      absl::StatusOr<std::string> s = JsonString(item);
-                                      if (!s.ok()) return s.status();
-                                      const std::string lower = absl::AsciiStrToLower(*s);
+                                      ASSIGN_OR_RETURN(std::string s, JsonString(item));
+                                      const std::string lower = absl::AsciiStrToLower(s);
                                       if (lower != "adam" && lower != "adamw" && lower != "sgd") {
                                         return absl::InvalidArgumentError(
-                                            absl::StrCat("unknown optimizer '", *s,
+                                            absl::StrCat("unknown optimizer '", s,
                                                          "' (expected adam, adamw or sgd)"));
                                       }
                                       return lower;
@@ -200,7 +197,7 @@ absl::Status ParseTiming(const Json& node, TimingPolicy& timing) {
   std::set<std::string> allowed;
   for (const IntField& f : ints) allowed.insert(f.name);
   for (const RealField& f : reals) allowed.insert(f.name);
-  if (absl::Status s = CheckKeys(node, "timing", allowed); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKeys(node, "timing", allowed));
   for (const IntField& f : ints) {
     if (!node.contains(f.name)) continue;
     absl::StatusOr<int64_t> v = JsonInt(node[f.name]);
@@ -249,15 +246,14 @@ absl::StatusOr<RunPlan> PlanFromJson(const Json& root) {
     plan.max_minutes = root["max_minutes"].get<double>();
   }
   if (root.contains("timing")) {
-    if (absl::Status s = ParseTiming(root["timing"], plan.timing); !s.ok()) return s;
+    RETURN_IF_ERROR(ParseTiming(root["timing"], plan.timing));
   }
   if (!root.contains("grids") || !root["grids"].is_array() || root["grids"].empty()) {
     return FieldError("grids", "expected a non-empty list of grids");
   }
   for (size_t i = 0; i < root["grids"].size(); ++i) {
-    absl::StatusOr<Grid> grid = ParseGrid(root["grids"][i], absl::StrCat("grids[", i, "]"));
-    if (!grid.ok()) return grid.status();
-    plan.grids.push_back(*std::move(grid));
+    ASSIGN_OR_RETURN(Grid grid, ParseGrid(root["grids"][i], absl::StrCat("grids[", i, "]")));
+    plan.grids.push_back(std::move(grid));
   }
   return plan;
 }

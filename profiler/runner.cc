@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "models/profile.h"
 #include "profiler/stats.h"
 
@@ -19,10 +20,9 @@ namespace perfcast::profiler {
 namespace {
 
 absl::Status UpsertNode(db::Store& store, const models::Node& node) {
-  absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = store.BeginImport();
-  if (!import.ok()) return import.status();
-  if (absl::Status s = (*import)->UpsertNode(node); !s.ok()) return s;
-  return (*import)->Commit().status();
+  ASSIGN_OR_RETURN(std::unique_ptr<db::ImportTransaction> import, store.BeginImport());
+  RETURN_IF_ERROR(import->UpsertNode(node));
+  return import->Commit().status();
 }
 
 // Exceptions from deep inside a framework carry multi-line backtraces; the
@@ -199,7 +199,7 @@ absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>&
   const absl::Time start = options.now();
   RunSummary summary;
   summary.planned = static_cast<int64_t>(specs.size());
-  if (absl::Status s = UpsertNode(store, node); !s.ok()) return s;
+  RETURN_IF_ERROR(UpsertNode(store, node));
 
   const int passes = std::max(1, timing.passes);
   std::vector<models::MeasuredRates> host_samples = {node.measured};
@@ -230,17 +230,15 @@ absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>&
     profile.method_version = models::kCurrentMethodVersion;
     SetHostConditions(host_samples, profile.conditions);
     profile.content_hash = models::ComputeContentHash(profile);
-    absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = store.BeginImport();
-    if (!import.ok()) return import.status();
-    if (absl::Status s = (*import)->Add(0, profile); !s.ok()) return s;
-    absl::StatusOr<db::ImportSummary> committed = (*import)->Commit();
-    if (!committed.ok()) return committed.status();
-    if (!committed->rejected.empty()) {
+    ASSIGN_OR_RETURN(std::unique_ptr<db::ImportTransaction> import, store.BeginImport());
+    RETURN_IF_ERROR(import->Add(0, profile));
+    ASSIGN_OR_RETURN(db::ImportSummary committed, import->Commit());
+    if (!committed.rejected.empty()) {
       return record_skipped(i, absl::StrCat("rejected by the store: ",
-                                            committed->rejected[0].reason));
+                                            committed.rejected[0].reason));
     }
-    summary.measured += committed->accepted;
-    summary.duplicates += committed->duplicates;
+    summary.measured += committed.accepted;
+    summary.duplicates += committed.duplicates;
     if (static_cast<int>(p.passes.size()) < passes) ++summary.partial;
     ++done;
     progress.Report(done, specs[i],
@@ -277,13 +275,13 @@ absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>&
           summary.notes.push_back(absl::StrCat(specs[i].Key(), ": pass ", pass + 1,
                                                " failed (", measured.status().message(),
                                                "); stored with ", p.passes.size(), " passes"));
-          if (absl::Status s = write(i); !s.ok()) return s;
+          RETURN_IF_ERROR(write(i));
         }
         continue;
       }
       p.passes.push_back(*std::move(measured));
       if (pass == passes - 1) {
-        if (absl::Status s = write(i); !s.ok()) return s;
+        RETURN_IF_ERROR(write(i));
         continue;
       }
       const Measurement& m = p.passes.back();
@@ -301,7 +299,7 @@ absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>&
       ++summary.not_run;
       continue;
     }
-    if (absl::Status s = write(i); !s.ok()) return s;
+    RETURN_IF_ERROR(write(i));
   }
 
   // Drift between the passes: the median ratio of a configuration's last
@@ -339,7 +337,7 @@ absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>&
                                                 kHostFeatureNames[f], *before, *after));
       }
     }
-    if (absl::Status s = UpsertNode(store, updated); !s.ok()) return s;
+    RETURN_IF_ERROR(UpsertNode(store, updated));
   } else if (!absl::IsUnimplemented(end.status())) {
     summary.notes.push_back(
         absl::StrCat("the host could not be measured at the end: ", end.status().message()));

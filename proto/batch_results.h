@@ -8,7 +8,7 @@
 // the server sent; perfcastd writes the table with CompactResultsBuilder.
 //
 // Example:
-//   if (absl::Status s = ValidateBatchResponse(response); !s.ok()) return s;
+//   RETURN_IF_ERROR(ValidateBatchResponse(response));
 //   v1::PredictResult result;
 //   for (int i = 0; i < BatchResultCount(response); ++i) {
 //     BatchResult(response, i, &result);

@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "db/store.h"
 #include "models/gpu_catalog.h"
 #include "server/authenticator.h"
@@ -151,19 +152,15 @@ absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::stri
 // TLS files, tokens and limits from the flags into `options`.
 absl::Status ApplySecurityFlags(const Flags& flags, perfcast::server::ServerOptions& options,
                                 perfcast::server::Logger& logger) {
-  absl::StatusOr<std::string> cert = ReadPemFile("tls-cert", flags.tls_cert);
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadPemFile("tls-key", flags.tls_key);
-  if (!key.ok()) return key.status();
-  absl::StatusOr<std::string> ca = ReadPemFile("tls-client-ca", flags.tls_client_ca);
-  if (!ca.ok()) return ca.status();
-  options.tls_cert_pem = *std::move(cert);
-  options.tls_key_pem = *std::move(key);
-  options.tls_client_ca_pem = *std::move(ca);
+  ASSIGN_OR_RETURN(std::string cert, ReadPemFile("tls-cert", flags.tls_cert));
+  ASSIGN_OR_RETURN(std::string key, ReadPemFile("tls-key", flags.tls_key));
+  ASSIGN_OR_RETURN(std::string ca, ReadPemFile("tls-client-ca", flags.tls_client_ca));
+  options.tls_cert_pem = std::move(cert);
+  options.tls_key_pem = std::move(key);
+  options.tls_client_ca_pem = std::move(ca);
   if (const std::string& path = flags.token_file; !path.empty()) {
-    absl::StatusOr<std::vector<std::string>> tokens = perfcast::server::ReadTokenFile(path);
-    if (!tokens.ok()) return tokens.status();
-    options.tokens = *std::move(tokens);
+    ASSIGN_OR_RETURN(std::vector<std::string> tokens, perfcast::server::ReadTokenFile(path));
+    options.tokens = std::move(tokens);
     logger.Info("bearer tokens loaded", {{"file", path},
                                          {"count", absl::StrCat(options.tokens.size())}});
     const bool loopback = absl::StartsWith(options.listen_address, "127.") ||

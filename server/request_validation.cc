@@ -29,9 +29,8 @@ absl::StatusOr<models::Node> NodeFromRegisterRequest(const v1::RegisterNodeReque
   if (node.name.empty()) return absl::InvalidArgumentError("node name is required");
   switch (request.hardware_case()) {
     case v1::RegisterNodeRequest::kCatalogGpu: {
-      absl::StatusOr<models::GpuSpec> spec = catalog.Find(request.catalog_gpu());
-      if (!spec.ok()) return spec.status();
-      node.gpu = *std::move(spec);
+      ASSIGN_OR_RETURN(models::GpuSpec spec, catalog.Find(request.catalog_gpu()));
+      node.gpu = std::move(spec);
       node.source = models::NodeSource::kCatalog;
       break;
     }
@@ -81,11 +80,10 @@ absl::StatusOr<db::NodeFilter> NodeFilterFromRequest(const v1::ListNodesRequest&
 
 absl::StatusOr<models::Node> NodeFromImport(const v1::Node& wire,
                                             const models::GpuCatalog& catalog) {
-  absl::StatusOr<models::Node> node = proto::FromProto(wire);
-  if (!node.ok()) return node.status();
+  ASSIGN_OR_RETURN(models::Node node, proto::FromProto(wire));
   // Agents know what they measured, not the vendor's peak rates; the
   // predictor learns per-architecture efficiencies from nodes with both.
-  models::CompleteFromCatalog(catalog, node->gpu);
+  models::CompleteFromCatalog(catalog, node.gpu);
   return node;
 }
 
@@ -96,14 +94,12 @@ absl::StatusOr<ExportQuery> ExportQueryFromRequest(const v1::ExportRequest& requ
   filter.gpu_model = request.gpu_model();
   filter.family = request.family();
   if (request.phase() != v1::PHASE_UNSPECIFIED) {
-    absl::StatusOr<models::Phase> phase = proto::FromProto(request.phase());
-    if (!phase.ok()) return phase.status();
-    filter.phase = *phase;
+    ASSIGN_OR_RETURN(models::Phase phase, proto::FromProto(request.phase()));
+    filter.phase = phase;
   }
   if (request.kind() != v1::WORKLOAD_KIND_UNSPECIFIED) {
-    absl::StatusOr<models::WorkloadKind> kind = proto::FromProto(request.kind());
-    if (!kind.ok()) return kind.status();
-    filter.kind = *kind;
+    ASSIGN_OR_RETURN(models::WorkloadKind kind, proto::FromProto(request.kind()));
+    filter.kind = kind;
   }
   if (request.since_us() < 0 || request.until_us() < 0 || request.limit() < 0 ||
       request.batch_size() < 0) {
@@ -179,9 +175,8 @@ absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictReq
   if (!request.has_workload()) return absl::InvalidArgumentError("workload is required");
   v1::Workload w = request.workload();
   if (!w.hf_config_json().empty() || !w.torchvision().empty()) {
-    absl::StatusOr<v1::Workload> resolved = ResolveModelSource(w);
-    if (!resolved.ok()) return resolved.status();
-    w = *std::move(resolved);
+    ASSIGN_OR_RETURN(v1::Workload resolved, ResolveModelSource(w));
+    w = std::move(resolved);
   }
   if (w.family().empty()) return absl::InvalidArgumentError("workload.family is required");
   if (w.batch_size() <= 0) {
@@ -202,7 +197,7 @@ absl::StatusOr<predictor::JobSize> JobFromRequest(const v1::PredictRequest& requ
   predictor::JobSize job{.samples = request.job().samples(),
                          .epochs = request.job().epochs(),
                          .iterations = request.job().iterations()};
-  if (absl::Status valid = predictor::ValidateJobSize(job); !valid.ok()) return valid;
+  RETURN_IF_ERROR(predictor::ValidateJobSize(job));
   return job;
 }
 
@@ -364,20 +359,19 @@ absl::StatusOr<predictor::ProfileSelection> SelectionFromRequest(
 
 absl::StatusOr<predictor::EvaluateOptions> EvaluateOptionsFromRequest(
     const v1::EvaluateRequest& request) {
-  absl::StatusOr<predictor::FitOptions> fit = ToFitOptions(request.options());
-  if (!fit.ok()) return fit.status();
+  ASSIGN_OR_RETURN(predictor::FitOptions fit, ToFitOptions(request.options()));
   // A calibration on held-out rows would grade answers by what they were
   // corrected toward.
-  if (fit->calibrate) {
+  if (fit.calibrate) {
     return absl::InvalidArgumentError("options.calibrate: a fit option, not an evaluation's");
   }
   if (request.size_threshold() < 0) {
     return absl::InvalidArgumentError("size_threshold must be >= 0");
   }
   predictor::EvaluateOptions options;
-  options.fit = *fit;
-  options.folds = fit->folds;
-  options.seed = fit->seed;
+  options.fit = fit;
+  options.folds = fit.folds;
+  options.seed = fit.seed;
   switch (request.split()) {
     case v1::SPLIT_K_FOLD: options.split = predictor::Split::kRandomKFold; break;
     case v1::SPLIT_LEAVE_ONE_GPU_OUT: options.split = predictor::Split::kLeaveOneGpuOut; break;
@@ -419,9 +413,8 @@ absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequ
   v1::PredictRequest as_predict;
   *as_predict.mutable_workload() = request.workload();
   if (request.has_job()) *as_predict.mutable_job() = request.job();
-  absl::StatusOr<models::WorkloadDescriptor> workload = DescribeWorkload(as_predict);
-  if (!workload.ok()) return workload.status();
-  query.workload = *std::move(workload);
+  ASSIGN_OR_RETURN(models::WorkloadDescriptor workload, DescribeWorkload(as_predict));
+  query.workload = std::move(workload);
   if (!request.has_job()) return absl::InvalidArgumentError("job: a job size is required");
   if (absl::StatusOr<predictor::JobSize> size = JobFromRequest(as_predict); !size.ok()) {
     return size.status();
@@ -446,7 +439,7 @@ absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequ
   query.catalog_gpus.assign(request.catalog_gpus().begin(), request.catalog_gpus().end());
   query.node_names.assign(request.node_names().begin(), request.node_names().end());
   for (const std::string& name : query.node_names) {
-    if (absl::Status s = ValidateNodeName(name); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateNodeName(name));
   }
   query.catalog_only = request.catalog_only();
   query.nodes_only = request.nodes_only();
@@ -475,9 +468,8 @@ absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequ
     counts.insert(count);
   }
   if (!request.gpu_count_spec().empty()) {
-    absl::StatusOr<std::vector<int>> parsed = predictor::ParseGpuCounts(request.gpu_count_spec());
-    if (!parsed.ok()) return parsed.status();
-    counts.insert(parsed->begin(), parsed->end());
+    ASSIGN_OR_RETURN(std::vector<int> parsed, predictor::ParseGpuCounts(request.gpu_count_spec()));
+    counts.insert(parsed.begin(), parsed.end());
   }
   if (counts.size() > static_cast<size_t>(predictor::kMaxGpuCounts)) {
     return absl::InvalidArgumentError(
@@ -495,10 +487,9 @@ absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequ
           absl::StrCat("framework: unknown value ", request.framework()));
   }
   query.all_layouts = request.all_layouts();
-  absl::StatusOr<predictor::RankBy> rank_by =
-      predictor::ParseRankBy(request.rank_by().empty() ? "cost" : request.rank_by());
-  if (!rank_by.ok()) return rank_by.status();
-  query.rank_by = *rank_by;
+  ASSIGN_OR_RETURN(predictor::RankBy rank_by,
+                   predictor::ParseRankBy(request.rank_by().empty() ? "cost" : request.rank_by()));
+  query.rank_by = rank_by;
   query.model_name = request.model_name();
   return query;
 }

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/grpcpp.h"
@@ -68,8 +69,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                                                       db::Store& store,
                                                       const models::GpuCatalog& catalog,
                                                       Logger& logger) {
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials(options);
-  if (!credentials.ok()) return credentials.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials(options));
   std::unique_ptr<Server> server(new Server());
   server->services_ = std::make_unique<Services>(store, catalog, logger, options);
   server->max_message_bytes_ = options.max_message_bytes;
@@ -88,7 +88,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   // would start, and clients would alternate between two databases.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   const bool listens = !options.listen_address.empty();
-  if (listens) builder.AddListeningPort(options.listen_address, *credentials, &server->port_);
+  if (listens) builder.AddListeningPort(options.listen_address, credentials, &server->port_);
   builder.RegisterService(&server->services_->nodes);
   builder.RegisterService(&server->services_->profiles);
   builder.RegisterService(&server->services_->predictor);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::serving {
 
@@ -44,12 +45,11 @@ absl::StatusOr<std::shared_ptr<const LoadedModel>> ModelCache::Latest(const std:
     return stored.status();
   }
   if (current != nullptr && current->meta.id == stored->id) return current;
-  absl::StatusOr<std::shared_ptr<const LoadedModel>> loaded = LoadModel(*std::move(stored));
-  if (!loaded.ok()) return loaded.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<const LoadedModel> loaded, LoadModel(*std::move(stored)));
   absl::MutexLock lock(&mu_);
   Slot& slot = slots_[name];
-  if (slot.loaded == nullptr || slot.loaded->meta.version < (*loaded)->meta.version) {
-    slot.loaded = *std::move(loaded);
+  if (slot.loaded == nullptr || slot.loaded->meta.version < loaded->meta.version) {
+    slot.loaded = std::move(loaded);
   }
   return slot.loaded;
 }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "db/store_rules.h"
 
 namespace perfcast::serving {
@@ -130,29 +131,28 @@ absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
   if (absl::Status s = db::ValidateModelName(name); !s.ok()) return Prefixed("fit: ", s);
   absl::StatusOr<Selection> loaded = LoadSelection(store, selection);
   if (!loaded.ok()) return Prefixed("fit: ", loaded.status());
-  if (absl::Status s = keep_going(); !s.ok()) return s;
-  absl::StatusOr<predictor::PredictorModel> model =
-      predictor::Fit(loaded->profiles, loaded->nodes, options);
-  if (!model.ok()) return model.status();
+  RETURN_IF_ERROR(keep_going());
+  ASSIGN_OR_RETURN(predictor::PredictorModel model,
+                   predictor::Fit(loaded->profiles, loaded->nodes, options));
   // What the selection left out, and why, first among the fit's notes.
   std::vector<std::string> notes = SelectionNotes(*loaded);
-  if (options.calibrate && model->calibrations.empty()) {
+  if (options.calibrate && model.calibrations.empty()) {
     notes.push_back(
         "calibrate: no imported whole-model profile to calibrate on (import your measured runs "
         "as a CSV or JSON Lines file first)");
   }
-  model->notes.insert(model->notes.begin(), notes.begin(), notes.end());
-  if (absl::Status s = keep_going(); !s.ok()) return s;
-  if (!predictor::HasAnyFeature(*model)) {
+  model.notes.insert(model.notes.begin(), notes.begin(), notes.end());
+  RETURN_IF_ERROR(keep_going());
+  if (!predictor::HasAnyFeature(model)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "fit: no feature varies over the ", loaded->profiles.size(),
         " selected profiles (a singular design): every regression would predict a constant; "
         "profile more shapes, sizes or GPUs"));
   }
-  absl::StatusOr<std::string> payload = predictor::SerializeModel(*model);
+  absl::StatusOr<std::string> payload = predictor::SerializeModel(model);
   if (!payload.ok()) return Prefixed("fit: ", payload.status());
   SavedFit fitted;
-  fitted.summary = predictor::Summarize(*model);
+  fitted.summary = predictor::Summarize(model);
   fitted.profiles = static_cast<int64_t>(loaded->profiles.size());
   db::StoredModel stored;
   stored.name = ModelName(name);
@@ -160,14 +160,13 @@ absl::StatusOr<SavedFit> FitAndSave(db::Store& store, absl::string_view name,
   stored.summary =
       absl::StrCat(fitted.summary.line, "; ", loaded->method_note);
   stored.cv_mape = fitted.summary.cv_mape;
-  stored.created_at_us = model->created_at_us;
+  stored.created_at_us = model.created_at_us;
   stored.payload = *std::move(payload);
-  absl::StatusOr<db::StoredModel> saved = store.SaveModel(stored);
-  if (!saved.ok()) return saved.status();
+  ASSIGN_OR_RETURN(db::StoredModel saved, store.SaveModel(stored));
   auto result = std::make_shared<LoadedModel>();
-  result->meta = *std::move(saved);
+  result->meta = std::move(saved);
   result->meta.payload.clear();
-  result->model = *std::move(model);
+  result->model = std::move(model);
   fitted.loaded = std::move(result);
   return fitted;
 }
@@ -177,7 +176,7 @@ absl::StatusOr<predictor::EvaluationResult> EvaluateSelection(
     const predictor::EvaluateOptions& options, const predictor::KeepGoing& keep_going) {
   absl::StatusOr<Selection> loaded = LoadSelection(store, selection);
   if (!loaded.ok()) return Prefixed("evaluate: ", loaded.status());
-  if (absl::Status s = keep_going(); !s.ok()) return s;
+  RETURN_IF_ERROR(keep_going());
   absl::StatusOr<predictor::EvaluationResult> result = predictor::EvaluateAndReport(
       std::move(loaded->profiles), loaded->nodes, options,
       {.description = predictor::DescribeSelection(selection),

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/architecture.h"
 #include "models/torch/nets.h"
 #include "models/torch/oscillators.h"
@@ -298,9 +299,8 @@ SyntheticDataSource::~SyntheticDataSource() = default;
 ProxyModel::~ProxyModel() = default;
 
 absl::StatusOr<Proxy> MakeProxy(const models::WorkloadSpec& spec, const ProxyOptions& options) {
-  absl::StatusOr<WorkloadDescriptor> descriptor = Describe(spec);
-  if (!descriptor.ok()) return descriptor.status();
-  const WorkloadSpec& normal = descriptor->spec;
+  ASSIGN_OR_RETURN(WorkloadDescriptor descriptor, Describe(spec));
+  const WorkloadSpec& normal = descriptor.spec;
   if (normal.kind != WorkloadKind::kModel) {
     return absl::InvalidArgumentError(absl::StrCat(
         "'", normal.family, "' is an operation family: it has no proxy model"));
@@ -318,7 +318,7 @@ absl::StatusOr<Proxy> MakeProxy(const models::WorkloadSpec& spec, const ProxyOpt
     proxy.model = BuildNet(normal, system.NormalizedAdjacency());
     proxy.model->To(options.device, torch::kFloat32);
     proxy.data = MakeSource(normal, std::move(system), options);
-    proxy.descriptor = *std::move(descriptor);
+    proxy.descriptor = std::move(descriptor);
     return proxy;
   } catch (const c10::Error& e) {
     return absl::InternalError(

@@ -8,16 +8,16 @@
 // proxy here: the profiler's micro-benchmarks build their own tensors.
 //
 // Typical training step, as the agent runs it:
-//   auto proxy = MakeProxy(spec, {.device = torch::kCUDA, .pin_memory = true});
-//   if (!proxy.ok()) return proxy.status();
-//   proxy->model->To(torch::kCUDA, torch::kFloat32);
-//   proxy->model->Train(true);
-//   torch::optim::Adam adam(proxy->model->Parameters());
-//   HostBatch batch = proxy->data->Next();                        // data load
+//   ASSIGN_OR_RETURN(Proxy proxy,
+//                    MakeProxy(spec, {.device = torch::kCUDA, .pin_memory = true}));
+//   proxy.model->To(torch::kCUDA, torch::kFloat32);
+//   proxy.model->Train(true);
+//   torch::optim::Adam adam(proxy.model->Parameters());
+//   HostBatch batch = proxy.data->Next();                        // data load
 //   std::vector<torch::Tensor> inputs;                            // host -> device
 //   for (auto& t : batch.inputs) inputs.push_back(t.to(device, /*non_blocking=*/true));
 //   torch::Tensor target = batch.target.to(device, true);
-//   torch::Tensor loss = proxy->model->Loss(proxy->model->Forward(inputs), target);
+//   torch::Tensor loss = proxy.model->Loss(proxy.model->Forward(inputs), target);
 //   adam.zero_grad(); loss.backward(); adam.step();               // backward, step
 //
 // Thread safety: a Proxy, its model and its data source are not safe to use

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/store.h"
 #include "perfcast/v1/predictor.pb.h"
 #include "tests/server/synthetic_store.h"
@@ -51,10 +52,9 @@ inline absl::StatusOr<SyntheticStore> OpenSyntheticStore(const std::string& benc
   SyntheticStore opened;
   opened.dir = std::filesystem::temp_directory_path() / absl::StrCat(bench, "_", ::getpid());
   std::filesystem::create_directories(opened.dir);
-  absl::StatusOr<std::unique_ptr<db::Store>> store =
-      db::OpenStore((opened.dir / "bench.db").string());
-  if (!store.ok()) return store.status();
-  opened.store = *std::move(store);
+  ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store,
+                   db::OpenStore((opened.dir / "bench.db").string()));
+  opened.store = std::move(store);
   if (absl::Status s =
           testing::FillSyntheticStore(*opened.store, testing::SyntheticNodes(), {"beta2"});
       !s.ok()) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/status_macros.h"
 #include "client/profile_files.h"
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
@@ -13,8 +14,7 @@ absl::Status LoadDescribedProfiles(const std::vector<std::string>& files,
                                    std::vector<predictor::DescribedProfile>& profiles,
                                    const std::function<bool(const models::Profile&)>& keep) {
   for (const std::string& file : files) {
-    absl::StatusOr<client::ProfileFormat> format = client::FormatOfPath(file);
-    if (!format.ok()) return format.status();
+    ASSIGN_OR_RETURN(client::ProfileFormat format, client::FormatOfPath(file));
     client::ProfileSink sink;
     sink.node = [&](const models::Node& node) {
       if (nodes == nullptr) return;
@@ -32,7 +32,7 @@ absl::Status LoadDescribedProfiles(const std::vector<std::string>& files,
       std::fprintf(stderr, "%s:%lld: %s\n", file.c_str(), static_cast<long long>(line),
                    why.c_str());
     };
-    if (absl::Status s = client::ReadProfiles(file, *format, sink); !s.ok()) return s;
+    RETURN_IF_ERROR(client::ReadProfiles(file, format, sink));
   }
   return absl::OkStatus();
 }

@@ -22,6 +22,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace perfcast::testing {
@@ -133,7 +134,7 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return absl::InternalError(absl::StrCat("initdb failed: ", Tail(log)));
   }
-  if (absl::Status s = server->Launch(bin_dir); !s.ok()) return s;
+  RETURN_IF_ERROR(server->Launch(bin_dir));
   return server;
 }
 

@@ -1,3 +1,4 @@
+#include "base/status_macros.h"
 #include "predictor/predictor.h"
 
 #include <algorithm>
@@ -77,10 +78,9 @@ absl::StatusOr<double> PriceCall(const PredictorModel& model, const Operation& o
   models::WorkloadDescriptor d;
   d.spec.kind = models::WorkloadKind::kOperation;
   d.operations = {op};
-  absl::StatusOr<Prediction> p = PricingPlan(model, node).Predict(d);
-  if (!p.ok()) return p.status();
-  EXPECT_EQ(p->method, Method::kLevel1Operation);
-  return p->iteration_ms;
+  ASSIGN_OR_RETURN(Prediction p, PricingPlan(model, node).Predict(d));
+  EXPECT_EQ(p.method, Method::kLevel1Operation);
+  return p.iteration_ms;
 }
 
 Operation Elementwise(double elements) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/store.h"
 #include "gtest/gtest.h"
 #include "models/descriptor.h"
@@ -112,9 +113,8 @@ TEST(ShippedData, HostBoundStepsShowTheHostInTheirBreakdown) {
   auto predict = [&](models::WorkloadSpec spec) -> absl::StatusOr<Prediction> {
     spec.kind = models::WorkloadKind::kModel;
     spec.phase = models::Phase::kTrain;
-    absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
-    if (!d.ok()) return d.status();
-    return PricingPlan(*model, node).Predict(*d);
+    ASSIGN_OR_RETURN(models::WorkloadDescriptor d, models::Describe(spec));
+    return PricingPlan(*model, node).Predict(d);
   };
   auto adds_up = [](const Prediction& p) {
     double sum = 0;

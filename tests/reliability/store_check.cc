@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 
 namespace perfcast::testing {
 namespace {
@@ -76,37 +77,35 @@ std::string CheckIntegrity(const std::string& path) {
 
 absl::StatusOr<std::map<std::string, int64_t>> ProfilesPerNode(const std::string& path,
                                                                const std::string& prefix) {
-  absl::StatusOr<Database> db = OpenReadOnly(path);
-  if (!db.ok()) return db.status();
-  absl::StatusOr<Statement> stmt =
-      Prepare(db->get(),
+  ASSIGN_OR_RETURN(Database db, OpenReadOnly(path));
+  ASSIGN_OR_RETURN(
+      Statement stmt,
+      Prepare(db.get(),
               "SELECT n.name, COUNT(p.id) FROM nodes n LEFT JOIN profiles p ON p.node_id = n.id "
-              "WHERE substr(n.name, 1, length(?1)) = ?1 GROUP BY n.id");
-  if (!stmt.ok()) return stmt.status();
-  sqlite3_bind_text(stmt->get(), 1, prefix.c_str(), -1, SQLITE_TRANSIENT);
+              "WHERE substr(n.name, 1, length(?1)) = ?1 GROUP BY n.id"));
+  sqlite3_bind_text(stmt.get(), 1, prefix.c_str(), -1, SQLITE_TRANSIENT);
   std::map<std::string, int64_t> counts;
   int rc;
-  while ((rc = sqlite3_step(stmt->get())) == SQLITE_ROW) {
-    counts[Text(stmt->get(), 0)] = sqlite3_column_int64(stmt->get(), 1);
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    counts[Text(stmt.get(), 0)] = sqlite3_column_int64(stmt.get(), 1);
   }
-  if (rc != SQLITE_DONE) return absl::InternalError(sqlite3_errmsg(db->get()));
+  if (rc != SQLITE_DONE) return absl::InternalError(sqlite3_errmsg(db.get()));
   return counts;
 }
 
 absl::StatusOr<std::set<std::string>> WorkloadKeysOf(const std::string& path,
                                                      const std::string& node) {
-  absl::StatusOr<Database> db = OpenReadOnly(path);
-  if (!db.ok()) return db.status();
-  absl::StatusOr<Statement> stmt =
-      Prepare(db->get(),
+  ASSIGN_OR_RETURN(Database db, OpenReadOnly(path));
+  ASSIGN_OR_RETURN(
+      Statement stmt,
+      Prepare(db.get(),
               "SELECT w.key FROM profiles p JOIN workloads w ON w.id = p.workload_id "
-              "JOIN nodes n ON n.id = p.node_id WHERE n.name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  sqlite3_bind_text(stmt->get(), 1, node.c_str(), -1, SQLITE_TRANSIENT);
+              "JOIN nodes n ON n.id = p.node_id WHERE n.name = ?1"));
+  sqlite3_bind_text(stmt.get(), 1, node.c_str(), -1, SQLITE_TRANSIENT);
   std::set<std::string> keys;
   int rc;
-  while ((rc = sqlite3_step(stmt->get())) == SQLITE_ROW) keys.insert(Text(stmt->get(), 0));
-  if (rc != SQLITE_DONE) return absl::InternalError(sqlite3_errmsg(db->get()));
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) keys.insert(Text(stmt.get(), 0));
+  if (rc != SQLITE_DONE) return absl::InternalError(sqlite3_errmsg(db.get()));
   return keys;
 }
 

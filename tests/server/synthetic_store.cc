@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace perfcast::testing {
 namespace {
@@ -122,25 +123,23 @@ absl::Status FillSyntheticStore(db::Store& store, const std::vector<models::Node
       }
     }
   }
-  absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = store.BeginImport();
-  if (!import.ok()) return import.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<db::ImportTransaction> import, store.BeginImport());
   int64_t index = 0;
   for (const models::Node& node : nodes) {
-    if (absl::Status s = (*import)->UpsertNode(node); !s.ok()) return s;
+    RETURN_IF_ERROR(import->UpsertNode(node));
     if (std::find(unprofiled.begin(), unprofiled.end(), node.name) != unprofiled.end()) continue;
     for (const models::WorkloadSpec& spec : specs) {
-      absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
-      if (!d.ok()) return d.status();
+      ASSIGN_OR_RETURN(models::WorkloadDescriptor d, models::Describe(spec));
       const models::Profile p =
-          MakeProfile(node.name, d->spec, TrueIterationMs(*d, node), 1'700'000'000'000'000 + index);
-      if (absl::Status s = (*import)->Add(index++, p); !s.ok()) return s;
+          MakeProfile(node.name, d.spec, TrueIterationMs(d, node), 1'700'000'000'000'000 + index);
+      RETURN_IF_ERROR(import->Add(index++, p));
     }
   }
-  if (!(*import)->summary().rejected.empty()) {
+  if (!import->summary().rejected.empty()) {
     return absl::InternalError(absl::StrCat("synthetic profile rejected: ",
-                                            (*import)->summary().rejected.front().reason));
+                                            import->summary().rejected.front().reason));
   }
-  absl::StatusOr<db::ImportSummary> summary = (*import)->Commit();
+  absl::StatusOr<db::ImportSummary> summary = import->Commit();
   return summary.status();
 }
 
