@@ -104,6 +104,8 @@ std::vector<std::string> CompletionValues(const std::string& name, ClientContext
     values = {"train", "inference"};
   } else if (name == "--optimizer") {
     values = {"adam", "adamw", "sgd", "none"};
+  } else if (name == "--loop") {
+    values = {"python", "cpp"};
   } else if (name == "--kind") {
     values = {"model", "op"};
   }

@@ -84,6 +84,11 @@ std::optional<CliError> BuildWorkload(const PredictFlags& f, v1::Workload* w) {
   if (!phase.ok()) return CliError{kExitUsage, std::string(phase.status().message())};
   w->set_phase(proto::ToProto(*phase));
   w->set_optimizer(f.optimizer);
+  absl::StatusOr<models::Loop> loop = models::ParseLoop(f.loop);
+  if (!loop.ok()) {
+    return CliError{kExitUsage, absl::StrCat("--loop: ", Printable(loop.status().message()))};
+  }
+  w->set_loop(proto::ToProto(*loop));
   return std::nullopt;
 }
 

@@ -24,6 +24,9 @@ inline constexpr char kLocalHelp[] =
     "and a model fitted on them as `make demo` fits it (fitted on first use, then cached under "
     "$XDG_CACHE_HOME/perfcast; where it comes from is printed on stderr)";
 inline constexpr char kOptimizerHelp[] = "adam, adamw, sgd or none (forward + backward only)";
+inline constexpr char kLoopHelp[] =
+    "The loop that runs it: python (eager PyTorch from Python, what most scripts run; adds the "
+    "interpreter's host work per operation) or cpp (a LibTorch loop, as the agent measures)";
 
 struct PredictFlags {
   std::string family;
@@ -35,6 +38,7 @@ struct PredictFlags {
   std::string precision = "fp32";
   std::string phase = "train";
   std::string optimizer;
+  std::string loop = "python";  // python or cpp (models::ParseLoop)
   std::string node;
   std::string gpu;
   int64_t samples = 0;

@@ -183,6 +183,16 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
                                r.iteration_ms_low(), r.iteration_ms_high(), r.level(),
                                r.method(), r.rate_source());
   if (!r.distance().summary().empty()) std::cout << "distance: " << r.distance().summary() << "\n";
+  if (r.loop().loop() == v1::LOOP_PYTHON) {
+    std::cout << absl::StrFormat(
+        "loop python: %.3f ms of Python host work per step (%.0f launches, %.1f us per "
+        "operation from %s) against the C++ loop's %.3f ms: %s\n",
+        r.loop().host_ms(), r.loop().kernel_launches(), r.loop().per_op_us(),
+        r.loop().per_op_source(), r.loop().cpp_ms(),
+        r.loop().host_bound() ? "the host binds the step" : "the GPU binds the step");
+  } else if (r.loop().loop() == v1::LOOP_CPP) {
+    std::cout << "loop cpp: the agent's LibTorch loop, as profiles measure it\n";
+  }
   if (r.method() == "two-level-reduced") {
     std::cout << "too few whole-model rows to select features: the level-1 sum times one "
                  "fitted ratio, with a wider interval\n";
@@ -221,12 +231,10 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
         r.breakdown_scale(), r.level1_ms());
   } else if (r.level1_ms() > 0 && r.host_ms() > 0) {
     std::cout << absl::StrFormat(
-        "breakdown: %.3f ms (%.0f%%) is level 2's host terms, in \"host\" (the step is %s); the "
+        "breakdown: %.3f ms (%.0f%%) is host work, in \"host\" (the step is %s); the "
         "level-1 estimates (%.3f ms in all) scaled by %.4f make up the rest\n",
         r.host_ms(), 100 * r.host_ms() / r.iteration_ms(),
-        r.host_ms() >= 0.5 * r.iteration_ms() ? "host-bound: a Python training loop does more host "
-                                                 "work per operation than the agent's C++ one"
-                                              : "mostly device work",
+        r.host_ms() >= 0.5 * r.iteration_ms() ? "host-bound" : "mostly device work",
         r.level1_ms(), r.breakdown_scale());
   } else if (r.level1_ms() > 0 && r.breakdown_scale() != 1) {
     std::cout << absl::StrFormat(
@@ -281,7 +289,7 @@ std::string RelativeTo(const std::string& file, const std::string& path) {
 }
 
 // jobs.csv: a header naming some of family, params, batch_size, precision,
-// phase, optimizer, node, gpu, samples, epochs, iterations, model, and
+// phase, optimizer, loop, node, gpu, samples, epochs, iterations, model, and
 // hf_config,seq_len or torchvision,image instead of family,params, or op
 // (and the layout: data_parallel, tensor_parallel, pipeline_parallel,
 // micro_batches, zero, activation_checkpointing, framework)
@@ -303,7 +311,7 @@ class BatchFile {
     if (!*has_header) return CliError{kExitFailure, absl::StrCat(name, ": no queries (an empty file?)")};
     static const std::set<std::string> kColumns = {
         "family",     "params",  "batch_size", "precision", "phase",      "optimizer",
-        "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
+        "loop",       "node",       "gpu",     "samples",    "epochs",    "iterations", "model",
         "hf_config",  "seq_len", "torchvision", "image",    "op",
         "data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches", "zero",
         "activation_checkpointing", "framework"};
@@ -347,6 +355,7 @@ class BatchFile {
       else if (c == "precision") f.precision = v;
       else if (c == "phase") f.phase = v;
       else if (c == "optimizer") f.optimizer = v;
+      else if (c == "loop") f.loop = v.empty() ? flags_.loop : v;
       else if (c == "node") f.node = v;
       else if (c == "gpu") f.gpu = v;
       else if (c == "samples") ok = v.empty() || absl::SimpleAtoi(v, &f.samples);
@@ -727,6 +736,7 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->group(kWorkload);
   p->add_option("--optimizer", predict->optimizer, kOptimizerHelp)
       ->group(kWorkload);
+  p->add_option("--loop", predict->loop, kLoopHelp)->capture_default_str()->group(kWorkload);
   p->add_option("--model", predict->model, "Model name (default: default)");
   p->add_flag("--local", context.local, kLocalHelp);
   p->add_option("--data-parallel", predict->data_parallel,
@@ -748,7 +758,7 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->capture_default_str();
   p->add_option("--batch-file", predict->batch_file,
                 "CSV of queries, one per row; header columns: family, params, batch_size, "
-                "precision, phase, optimizer, node, gpu, samples, epochs, iterations, model, "
+                "precision, phase, optimizer, loop, node, gpu, samples, epochs, iterations, model, "
                 "or hf_config,seq_len / torchvision,image for family,params, or op (an "
                 "operation, as --op) for family; layout: data_parallel, tensor_parallel, "
                 "pipeline_parallel, micro_batches, zero, activation_checkpointing, framework "

@@ -300,6 +300,7 @@ void RegisterRecommendCommands(CLI::App& app, ClientContext& context, Dispatch& 
       ->capture_default_str();
   r->add_option("--phase", flags->job.phase, kPhaseHelp)->capture_default_str();
   r->add_option("--optimizer", flags->job.optimizer, kOptimizerHelp);
+  r->add_option("--loop", flags->job.loop, kLoopHelp)->capture_default_str();
   r->add_option("--samples", flags->job.samples, "Samples per epoch");
   r->add_option("--epochs", flags->job.epochs, "Epochs");
   r->add_option("--iterations", flags->job.iterations, "Iterations (instead of samples x epochs)");

@@ -26,7 +26,7 @@ bool KnownKey(absl::string_view key) {
       "optimizer",  "samples",       "epochs",        "iterations",      "hf-config",
       "torchvision", "seq-len",      "image",         "gpu-count",       "data-parallel",
       "tensor-parallel", "pipeline-parallel", "micro-batches", "zero",
-      "activation-checkpointing", "framework"};
+      "activation-checkpointing", "framework", "loop"};
   if (absl::StartsWith(key, "param.")) return key.size() > 6;
   return kKeys.count(std::string(key)) > 0;
 }
@@ -118,6 +118,7 @@ absl::StatusOr<PredictFlags> ApplySweepPoint(
     else if (key == "precision") f.precision = value;
     else if (key == "phase") f.phase = value;
     else if (key == "optimizer") f.optimizer = value;
+    else if (key == "loop") f.loop = value;
     else if (key == "hf-config") { f.hf_config = value; f.torchvision.clear(); f.family.clear(); }
     else if (key == "torchvision") { f.torchvision = value; f.hf_config.clear(); f.family.clear(); }
     else if (key == "seq-len") status = integer(f.seq_len);

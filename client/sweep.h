@@ -21,7 +21,7 @@ namespace perfcast::client {
 inline constexpr char kSweepKeys[] =
     "batch, gpu, node, precision, phase, optimizer, samples, epochs, iterations, hf-config, "
     "torchvision, seq-len, image, gpu-count (= data-parallel), data-parallel, tensor-parallel, "
-    "pipeline-parallel, micro-batches, zero, activation-checkpointing, framework, param.NAME";
+    "pipeline-parallel, micro-batches, zero, activation-checkpointing, framework, loop, param.NAME";
 // The most grid points one call prices.
 inline constexpr size_t kMaxSweepPoints = 10'000;
 

@@ -60,6 +60,8 @@ absl::string_view WorkloadKindName(WorkloadKind kind) {
   return kind == WorkloadKind::kModel ? "model" : "op";
 }
 
+absl::string_view LoopName(Loop loop) { return loop == Loop::kPython ? "python" : "cpp"; }
+
 absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
   std::string lower = absl::AsciiStrToLower(name);
   if (lower == "fp16" || lower == "amp-fp16") return Precision::kFp16Amp;
@@ -78,6 +80,14 @@ absl::StatusOr<Phase> ParsePhase(absl::string_view name) {
   if (lower == "inference" || lower == "infer") return Phase::kInference;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown phase '", name, "' (expected train or inference)"));
+}
+
+absl::StatusOr<Loop> ParseLoop(absl::string_view name) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "python") return Loop::kPython;
+  if (lower == "cpp" || lower == "c++" || lower == "libtorch") return Loop::kCpp;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown loop '", name, "' (expected python or cpp)"));
 }
 
 absl::StatusOr<WorkloadKind> ParseWorkloadKind(absl::string_view name) {

@@ -40,17 +40,28 @@ enum class Phase { kTrain, kInference };
 // Whether a workload is a whole model run or one operation micro-benchmark.
 enum class WorkloadKind { kModel, kOperation };
 
+// The training or inference loop that runs a workload (DESIGN.md, "Whose
+// loop"): kPython is an eager PyTorch loop written in Python, what users run;
+// kCpp is the agent's own LibTorch loop, which every profile measures. A
+// Python loop pays the interpreter's host work per dispatched operation
+// (predictor/python_loop.h). Not part of a WorkloadSpec: the same work
+// measured by either loop is the same profile key.
+enum class Loop { kPython, kCpp };
+
 // Stable lower-case names used in files, flags and the API:
 // "fp32", "tf32", "fp16-amp", "bf16-amp", "fp64", "fp8", "int8",
 // "strict-fp32"; "train", "inference".
 absl::string_view PrecisionName(Precision precision);
 absl::string_view PhaseName(Phase phase);
 absl::string_view WorkloadKindName(WorkloadKind kind);
+// "python", "cpp".
+absl::string_view LoopName(Loop loop);
 // Parse the names above (case-insensitive; "fp16"/"bf16" are accepted for the
 // amp variants). InvalidArgument names the accepted values on failure.
 absl::StatusOr<Precision> ParsePrecision(absl::string_view name);
 absl::StatusOr<Phase> ParsePhase(absl::string_view name);
 absl::StatusOr<WorkloadKind> ParseWorkloadKind(absl::string_view name);
+absl::StatusOr<Loop> ParseLoop(absl::string_view name);
 
 // A workload as a user or an agent states it. Architecture parameters are
 // integers keyed by name ("layers", "hidden", "seq_len", ...); which names a

@@ -92,7 +92,10 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
     }
     std::unique_ptr<PricingPlan>& plan = plans[node->first];
     if (plan == nullptr) plan = std::make_unique<PricingPlan>(model, node->second);
-    absl::StatusOr<Prediction> predicted = plan->Predict(run.descriptor);
+    // A user's own runs are Python loops (models::MeasuredByAgent is what
+    // sets a profile apart as the agent's C++ loop): they correct the answer
+    // a Python loop gets.
+    absl::StatusOr<Prediction> predicted = plan->Predict(run.descriptor, models::Loop::kPython);
     if (!predicted.ok()) {
       model.notes.push_back(absl::StrCat("calibration: ", p.workload.Key(), " on ",
                                          p.node_name, " left out: ",

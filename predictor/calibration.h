@@ -5,7 +5,8 @@
 // every GPU and family; a user's whole-model runs on one GPU say how far off
 // that answer is there. A calibration is one multiplicative correction per
 // (GPU model, family, phase), fitted on those runs against the model's own
-// answers for them: the mean log ratio measured / predicted, shrunk toward 1
+// answers for them as a Python loop runs them (python_loop.h; a correction
+// of the composed answer, applied to either loop's answer): the mean log ratio measured / predicted, shrunk toward 1
 // as a random effect (prior spread: the model's own interval on those runs;
 // noise: the runs' scatter around their mean), so that one run moves the
 // answer less than five that agree. The interval of a calibrated answer is

@@ -38,9 +38,9 @@ absl::StatusOr<PredictorModel> Fit(absl::Span<const models::Profile> profiles,
 }
 
 absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
-                                   const models::Node& node) {
+                                   const models::Node& node, models::Loop loop) {
   ASSIGN_OR_RETURN(models::WorkloadDescriptor descriptor, models::Describe(spec));
-  return PricingPlan(model, node).Predict(descriptor);
+  return PricingPlan(model, node).Predict(descriptor, loop);
 }
 
 absl::StatusOr<EvaluationReport> Evaluate(absl::Span<const models::Profile> profiles,

@@ -16,6 +16,7 @@
 #include "models/workload.h"
 #include "predictor/distance.h"
 #include "predictor/model.h"
+#include "predictor/python_loop.h"
 #include "predictor/rates.h"
 
 namespace perfcast::predictor {
@@ -82,12 +83,19 @@ struct Prediction {
   // Corrected by a calibration (PredictorModel::calibrations) fitted on
   // measured runs of this GPU, family and phase; features_used names it.
   bool calibrated = false;
+  // The loop priced (python_loop.h): kCpp is the agent's step as the model
+  // learned it; kPython composes it with a Python loop's host work, which
+  // host_ms and the "host" breakdown entry include (a model workload only:
+  // an operation is one call whatever the loop).
+  models::Loop loop = models::Loop::kCpp;
+  PythonLoopPart python;  // kPython only
 };
 
 // Describes `spec` with models::Describe, then prices it with
 // PricingPlan(model, node).Predict (pricing_plan.h), with its errors.
 absl::StatusOr<Prediction> Predict(const PredictorModel& model, const models::WorkloadSpec& spec,
-                                   const models::Node& node);
+                                   const models::Node& node,
+                                   models::Loop loop = models::Loop::kCpp);
 
 }  // namespace perfcast::predictor
 

@@ -196,6 +196,7 @@ Level1Plan::Level1Plan(const PredictorModel& model)
 PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
     : model_(model),
       node_name_(node.name),
+      python_cost_(HostCostOf(node, FittedPythonLoopTerms())),
       rates_(ResolveRates(WithProfileRates(node, model.profile_rates), model.efficiencies)),
       level1_(model) {
   if (!rates_.ok()) return;  // every Predict answers its error
@@ -441,14 +442,15 @@ absl::StatusOr<double> PricingPlan::ApplyLevel2(const Level2& level2,
   return Evaluate(model, values);
 }
 
-absl::StatusOr<Prediction> PricingPlan::Predict(
-    const models::WorkloadDescriptor& descriptor) const {
-  return Predict(PreparedWorkload(descriptor));
+absl::StatusOr<Prediction> PricingPlan::Predict(const models::WorkloadDescriptor& descriptor,
+                                                models::Loop loop) const {
+  return Predict(PreparedWorkload(descriptor), loop);
 }
 
-absl::StatusOr<Prediction> PricingPlan::Predict(const PreparedWorkload& workload) const {
+absl::StatusOr<Prediction> PricingPlan::Predict(const PreparedWorkload& workload,
+                                                models::Loop loop) const {
   PlannedPrediction planned;
-  RETURN_IF_ERROR(PredictPlanned(workload, &planned));
+  RETURN_IF_ERROR(PredictPlanned(workload, &planned, loop));
   return planned.ToPrediction();
 }
 
@@ -473,19 +475,19 @@ void PricingPlan::ScaleBreakdown(double level1_ms, double host_ms,
 }
 
 absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
-    const models::WorkloadDescriptor& descriptor) const {
-  return PredictPlanned(PreparedWorkload(descriptor));
+    const models::WorkloadDescriptor& descriptor, models::Loop loop) const {
+  return PredictPlanned(PreparedWorkload(descriptor), loop);
 }
 
-absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(
-    const PreparedWorkload& workload) const {
+absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(const PreparedWorkload& workload,
+                                                              models::Loop loop) const {
   PlannedPrediction planned;
-  RETURN_IF_ERROR(PredictPlanned(workload, &planned));
+  RETURN_IF_ERROR(PredictPlanned(workload, &planned, loop));
   return planned;
 }
 
-absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
-                                         PlannedPrediction* out) const {
+absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, PlannedPrediction* out,
+                                         models::Loop loop) const {
   const models::WorkloadDescriptor& descriptor = workload.descriptor();
   if (!rates_.ok()) return rates_.status();
   PlannedPrediction& planned = *out;
@@ -552,6 +554,14 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload,
     return absl::FailedPreconditionError(absl::StrCat(
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node_name_, ": outside what it can extrapolate to"));
+  }
+  if (!operation && loop == models::Loop::kPython) {
+    prediction.loop = loop;
+    prediction.python = ApplyPythonLoop(descriptor.kernel_launches, descriptor.spec.phase,
+                                        python_cost_, FittedPythonLoopTerms(),
+                                        prediction.iteration_ms, prediction.lo_ms,
+                                        prediction.hi_ms);
+    host_ms += prediction.python.added_ms;
   }
   // The user's measured runs of this GPU, family and phase correct the
   // answer (calibration.h).

@@ -200,17 +200,26 @@ class PricingPlan {
   // the model has nothing for this workload (no level-2 model for its phase
   // and no level-1 models, or no level-1 model for an operation workload's
   // class) or predicts a non-positive or non-finite time.
-  absl::StatusOr<Prediction> Predict(const models::WorkloadDescriptor& descriptor) const;
+  // `loop`: the loop that runs the step (python_loop.h); a model workload in
+  // a Python loop is the C++ step composed with the node's Python host work
+  // (before a calibration, which corrects the composed answer).
+  absl::StatusOr<Prediction> Predict(const models::WorkloadDescriptor& descriptor,
+                                     models::Loop loop = models::Loop::kCpp) const;
   // The same from a workload prepared once (what a server prices again and again).
-  absl::StatusOr<Prediction> Predict(const PreparedWorkload& workload) const;
+  absl::StatusOr<Prediction> Predict(const PreparedWorkload& workload,
+                                     models::Loop loop = models::Loop::kCpp) const;
   // Predict's answer with its strings in this plan (see PlannedPrediction).
   absl::StatusOr<PlannedPrediction> PredictPlanned(
-      const models::WorkloadDescriptor& descriptor) const;
+      const models::WorkloadDescriptor& descriptor, models::Loop loop = models::Loop::kCpp) const;
   // The same from a workload prepared once (what a server prices again and again).
-  absl::StatusOr<PlannedPrediction> PredictPlanned(const PreparedWorkload& workload) const;
+  absl::StatusOr<PlannedPrediction> PredictPlanned(const PreparedWorkload& workload,
+                                                   models::Loop loop = models::Loop::kCpp) const;
   // The same written into `out` (cleared first), for a caller that keeps
   // the answer in place instead of moving it out of a StatusOr.
-  absl::Status PredictPlanned(const PreparedWorkload& workload, PlannedPrediction* out) const;
+  absl::Status PredictPlanned(const PreparedWorkload& workload, PlannedPrediction* out,
+                              models::Loop loop = models::Loop::kCpp) const;
+  // The node's Python host cost per operation (HostCostOf).
+  const PythonHostCost& python_host_cost() const { return python_cost_; }
 
  private:
   // One level-2 model.
@@ -253,6 +262,7 @@ class PricingPlan {
 
   const PredictorModel& model_;
   std::string node_name_;
+  PythonHostCost python_cost_;  // HostCostOf(node, FittedPythonLoopTerms())
   absl::StatusOr<EffectiveRates> rates_;
   EffectiveRates launch_free_;  // rates_ without launch costs (LaunchFree)
   Level1Plan level1_;

@@ -185,6 +185,21 @@ v1::WorkloadKind ToProto(models::WorkloadKind k) {
   return k == models::WorkloadKind::kModel ? v1::WORKLOAD_KIND_MODEL : v1::WORKLOAD_KIND_OPERATION;
 }
 
+v1::Loop ToProto(models::Loop l) {
+  return l == models::Loop::kPython ? v1::LOOP_PYTHON : v1::LOOP_CPP;
+}
+
+absl::StatusOr<models::Loop> FromProto(v1::Loop l) {
+  switch (l) {
+    case v1::LOOP_UNSPECIFIED:
+    case v1::LOOP_PYTHON: return models::Loop::kPython;
+    case v1::LOOP_CPP: return models::Loop::kCpp;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown loop value ", l, " (expected LOOP_PYTHON or LOOP_CPP)"));
+  }
+}
+
 absl::StatusOr<models::Precision> FromProto(v1::Precision p) {
   switch (p) {
     case v1::PRECISION_UNSPECIFIED:

@@ -31,10 +31,13 @@ absl::StatusOr<models::Node> FromProto(const v1::Node& in);
 v1::Precision ToProto(models::Precision precision);
 v1::Phase ToProto(models::Phase phase);
 v1::WorkloadKind ToProto(models::WorkloadKind kind);
-// Unspecified values map to the defaults (fp32, train, model).
+v1::Loop ToProto(models::Loop loop);
+// Unspecified values map to the defaults (fp32, train, model, python).
 absl::StatusOr<models::Precision> FromProto(v1::Precision precision);
 absl::StatusOr<models::Phase> FromProto(v1::Phase phase);
 absl::StatusOr<models::WorkloadKind> FromProto(v1::WorkloadKind kind);
+// InvalidArgument naming the choices for a value outside the enum.
+absl::StatusOr<models::Loop> FromProto(v1::Loop loop);
 
 void ToProto(const models::WorkloadSpec& in, v1::Workload* out);
 absl::StatusOr<models::WorkloadSpec> FromProto(const v1::Workload& in);

@@ -70,6 +70,10 @@ void EncodePrice(const serving::Price& price, bool brief, v1::PredictResponse* o
   } else {
     EncodeMemory(price.memory, price.memory_verdict, out->mutable_memory());
   }
+  if (price.loop.has_value()) {
+    EncodeLoop(p, price.kernel_launches, out->mutable_loop());
+    out->mutable_workload()->set_loop(proto::ToProto(*price.loop));
+  }
   for (const std::string& label : p.features_used) out->add_features(label);
   for (const std::string& label : p.extrapolated) out->add_extrapolated_features(label);
   for (const std::string& op_class : p.uncalibrated_classes) {
@@ -81,6 +85,20 @@ void EncodePrice(const serving::Price& price, bool brief, v1::PredictResponse* o
 void EncodeAnswer(const serving::Answer& answer, bool brief, v1::PredictResponse* out) {
   EncodePrice(*answer.price, brief, out);
   EncodeJob(answer.job, out);
+}
+
+void EncodeLoop(const predictor::Prediction& p, double kernel_launches, v1::LoopEstimate* out) {
+  out->set_loop(proto::ToProto(p.loop));
+  out->set_kernel_launches(kernel_launches);
+  if (p.loop != models::Loop::kPython) {
+    out->set_cpp_ms(p.iteration_ms);
+    return;
+  }
+  out->set_cpp_ms(p.python.cpp_ms);
+  out->set_host_ms(p.python.step.host_ms);
+  out->set_per_op_us(p.python.cost.per_op_us);
+  out->set_per_op_source(std::string(predictor::HostCostSourceName(p.python.cost.source)));
+  out->set_host_bound(p.python.step.host_bound);
 }
 
 void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out) {

@@ -9,6 +9,7 @@
 #include "predictor/job.h"
 #include "predictor/memory.h"
 #include "predictor/parallel.h"
+#include "predictor/python_loop.h"
 #include "serving/pricer.h"
 
 namespace perfcast::server {
@@ -16,6 +17,8 @@ namespace perfcast::server {
 void EncodeMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVerdict& v,
                   v1::MemoryEstimate* out);
 void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out);
+// How the step's loop was priced: `p`'s loop, and `kernel_launches` per step.
+void EncodeLoop(const predictor::Prediction& p, double kernel_launches, v1::LoopEstimate* out);
 
 // Everything of a response that does not depend on the job size; `brief`
 // keeps the numbers only (see PredictBatchRequest.brief).

@@ -400,6 +400,7 @@ grpc::Status PredictorService::Recommend(grpc::ServerContext* context,
   query.all_layouts = checked->all_layouts;
   query.rank_by = checked->rank_by;
   query.model_name = request->model_name();
+  query.loop = checked->loop;
   absl::StatusOr<serving::RecommendAnswer> answer =
       serving::Recommend(pricer_, store_, catalog_, query);
   if (!answer.ok()) return ToGrpcStatus(answer.status());

@@ -227,11 +227,18 @@ void AppendWorkloadKey(const v1::Workload& w, std::string* key) {
   }
 }
 
+absl::StatusOr<models::Loop> LoopFromWorkload(const v1::Workload& workload) {
+  absl::StatusOr<models::Loop> loop = proto::FromProto(workload.loop());
+  if (!loop.ok()) return Prefixed("workload.loop: ", loop.status());
+  return loop;
+}
+
 absl::StatusOr<serving::Query> QueryFromRequest(const v1::PredictRequest& request) {
   serving::Query query;
   ASSIGN_OR_RETURN(query.target, TargetFromRequest(request));
   query.model_name = request.model_name();
   ASSIGN_OR_RETURN(query.layout, LayoutFromRequest(request));
+  ASSIGN_OR_RETURN(query.loop, LoopFromWorkload(request.workload()));
   query.job = JobFromRequest(request);
   // An absent workload is never kept (its error is priced afresh): an empty key.
   if (request.has_workload()) {
@@ -415,6 +422,7 @@ absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequ
   if (request.has_job()) *as_predict.mutable_job() = request.job();
   ASSIGN_OR_RETURN(models::WorkloadDescriptor workload, DescribeWorkload(as_predict));
   query.workload = std::move(workload);
+  ASSIGN_OR_RETURN(query.loop, LoopFromWorkload(request.workload()));
   if (!request.has_job()) return absl::InvalidArgumentError("job: a job size is required");
   if (absl::StatusOr<predictor::JobSize> size = JobFromRequest(as_predict); !size.ok()) {
     return size.status();

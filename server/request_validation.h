@@ -81,6 +81,9 @@ absl::StatusOr<std::optional<predictor::ParallelLayout>> LayoutFromRequest(
 // torchvision name) only when the pricer has not met it: the query refers
 // to `request`, which must outlive it.
 absl::StatusOr<serving::Query> QueryFromRequest(const v1::PredictRequest& request);
+// Predict / PredictBatch / Recommend: the workload's loop (unspecified:
+// python); InvalidArgument naming the choices for an unknown value.
+absl::StatusOr<models::Loop> LoopFromWorkload(const v1::Workload& workload);
 // Appends a key of every field of `workload` to `key`: equal content (the
 // parameters in any order), equal key; different content, different key.
 void AppendWorkloadKey(const v1::Workload& workload, std::string* key);
@@ -106,6 +109,7 @@ struct RecommendQuery {
   bool all_layouts = false;
   predictor::RankBy rank_by = predictor::RankBy::kCost;
   std::string model_name;
+  models::Loop loop = models::Loop::kPython;
 };
 absl::StatusOr<RecommendQuery> RecommendQueryFromRequest(const v1::RecommendRequest& request);
 

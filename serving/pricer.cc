@@ -57,6 +57,7 @@ void AnswerKey(const Query& query, std::string* key) {
   AppendString(query.model_name, key);
   AppendString(query.target.name, key);
   AppendString(query.workload.key, key);
+  absl::StrAppend(key, static_cast<int>(query.loop), ",");
   if (query.layout.has_value()) AppendLayoutKey(*query.layout, key);
 }
 
@@ -207,6 +208,7 @@ absl::StatusOr<std::vector<LayoutPrice>> Pricer::PriceLayouts(
   Query one;
   one.model_name = query.model_name;
   one.target = query.target;
+  one.loop = query.loop;
   std::vector<LayoutPrice> out;
   out.reserve(layouts.size());
   for (const predictor::ParallelLayout& layout : layouts) {
@@ -257,7 +259,12 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
       }
       return absl::FailedPreconditionError(reason);
     }
-    ASSIGN_OR_RETURN(price->prediction, PlanFor(model, node)->plan.Predict(*described.prepared));
+    ASSIGN_OR_RETURN(price->prediction,
+                     PlanFor(model, node)->plan.Predict(*described.prepared, query.loop));
+    if (workload.spec.kind == models::WorkloadKind::kModel) {
+      price->loop = query.loop;
+      price->kernel_launches = workload.kernel_launches;
+    }
   } else {
     std::optional<predictor::ParallelPlan> own;
     if (plan == nullptr) {
@@ -279,6 +286,10 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
   price->workload = workload.spec;
   price->notes = described.notes;
   if (precision_note.has_value()) price->notes.push_back(*std::move(precision_note));
+  if (price->prediction.loop == models::Loop::kPython) {
+    price->notes.push_back(
+        predictor::PythonLoopNote(price->prediction.python.cost, price->node->name));
+  }
   price->batch_size = workload.spec.batch_size;
   return price;
 }

@@ -93,6 +93,10 @@ struct Query {
   // predictor::ParallelLayout means adding it to the answer's key (pricer.cc:
   // AppendLayoutKey), which a static_assert there enforces.
   std::optional<predictor::ParallelLayout> layout;
+  // The loop that runs the step: python (the API's default) adds a Python
+  // loop's host work to the agent's C++ step (predictor/python_loop.h) on
+  // one GPU; a layout is priced alike for both.
+  models::Loop loop = models::Loop::kPython;
   // The job to time, or why the request has none: reported after the
   // question's own errors, as Predict always has.
   absl::StatusOr<predictor::JobSize> job = predictor::JobSize{};
@@ -116,6 +120,11 @@ struct Price {
   // reports its memory per GPU in `parallel`).
   predictor::MemoryEstimate memory;
   predictor::MemoryVerdict memory_verdict;
+  // On one GPU, a model workload: the loop priced (prediction.loop and
+  // .python say how) and the step's kernel launches; none for a layout or
+  // an operation.
+  std::optional<models::Loop> loop;
+  double kernel_launches = 0;
   int64_t batch_size = 0;  // samples per iteration (global)
   double cv_mape = 0;      // of the level that answered
 };

@@ -80,6 +80,7 @@ absl::StatusOr<RecommendAnswer> Recommend(Pricer& pricer, db::Store& store,
   Query asked;
   asked.model_name = query.model_name;
   asked.workload = WorkloadOf(query.workload);
+  asked.loop = query.loop;
   asked.job = predictor::JobSize{.iterations = answer.iterations};
   const std::vector<int> counts =
       query.gpu_counts.empty() ? std::vector<int>{1} : query.gpu_counts;

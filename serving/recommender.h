@@ -42,6 +42,7 @@ struct RecommendQuery {
   bool all_layouts = false;  // every fitting layout a candidate, not each count's best
   predictor::RankBy rank_by = predictor::RankBy::kCost;
   std::string model_name;
+  models::Loop loop = models::Loop::kPython;  // see Query::loop
 };
 
 struct RecommendAnswer {

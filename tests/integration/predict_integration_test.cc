@@ -251,8 +251,10 @@ TEST_F(PredictIntegrationTest, HuggingFaceConfigsAndTorchvisionNames) {
   EXPECT_NE(vit.out.find("note: torchvision's nn.MultiheadAttention"), std::string::npos)
       << vit.out;
   EXPECT_NE(vit.out.find("30-38%"), std::string::npos) << vit.out;
+  // In the agent's loop: no note at all (a Python loop's says where its host cost came from).
   CommandResult resnet = server_->Cli({"predict", "--torchvision", "resnet50", "--batch", "64",
-                                       "--gpu", "L40S-48GB", "--iterations", "100"});
+                                       "--gpu", "L40S-48GB", "--iterations", "100", "--loop",
+                                       "cpp"});
   ASSERT_EQ(resnet.exit_code, 0) << resnet.err;
   EXPECT_NE(resnet.out.find("resnet_imagenet{classes=1000,depth=50,image=224}"),
             std::string::npos)

@@ -96,6 +96,8 @@ class PredictorServiceTest : public ::testing::Test {
     w->set_batch_size(64);
     w->set_precision(v1::PRECISION_BF16_AMP);
     w->set_phase(v1::PHASE_TRAIN);
+    // The synthetic profiles are the agent's loop, and so is their truth.
+    w->set_loop(v1::LOOP_CPP);
     request.set_node_name(node);
     request.mutable_job()->set_samples(100'000);
     request.mutable_job()->set_epochs(3);
@@ -109,6 +111,42 @@ class PredictorServiceTest : public ::testing::Test {
   std::unique_ptr<Server> server_;
   std::unique_ptr<v1::Predictor::Stub> stub_;
 };
+
+TEST_F(PredictorServiceTest, LoopIsPythonUnlessTheRequestSaysCpp) {
+  FitHoldingOutBeta2();
+  v1::PredictResponse cpp;
+  ASSERT_TRUE(Predict(LstmQuery("beta2"), &cpp).ok());
+  EXPECT_EQ(cpp.loop().loop(), v1::LOOP_CPP);
+  EXPECT_EQ(cpp.workload().loop(), v1::LOOP_CPP);
+  EXPECT_EQ(cpp.loop().cpp_ms(), cpp.iteration_ms());
+  EXPECT_GT(cpp.loop().kernel_launches(), 0);
+
+  v1::PredictRequest unspecified = LstmQuery("beta2");
+  unspecified.mutable_workload()->clear_loop();
+  v1::PredictResponse python;
+  ASSERT_TRUE(Predict(unspecified, &python).ok());
+  EXPECT_EQ(python.loop().loop(), v1::LOOP_PYTHON);
+  EXPECT_EQ(python.workload().loop(), v1::LOOP_PYTHON);
+  EXPECT_EQ(python.loop().cpp_ms(), cpp.iteration_ms());
+  EXPECT_GE(python.iteration_ms(), cpp.iteration_ms());
+  EXPECT_GT(python.loop().host_ms(), 0);
+  EXPECT_GT(python.loop().per_op_us(), 0);
+  EXPECT_FALSE(python.loop().per_op_source().empty());
+  double breakdown = 0;
+  for (const v1::OperationEstimate& op : python.breakdown()) breakdown += op.ms();
+  EXPECT_NEAR(breakdown, python.iteration_ms(), 1e-6 * python.iteration_ms());
+  bool noted = false;
+  for (const std::string& note : python.notes()) noted |= note.find("loop python") == 0;
+  EXPECT_TRUE(noted);
+
+  v1::PredictRequest java = LstmQuery("beta2");
+  java.mutable_workload()->set_loop(static_cast<v1::Loop>(7));
+  v1::PredictResponse refused;
+  grpc::Status status = Predict(java, &refused);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("LOOP_PYTHON or LOOP_CPP"), std::string::npos)
+      << status.error_message();
+}
 
 TEST_F(PredictorServiceTest, FitThenPredictHeldOutGpuWithinAFewPercent) {
   FitHoldingOutBeta2();

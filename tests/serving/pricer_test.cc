@@ -46,6 +46,8 @@ class PricerTest : public ::testing::Test {
     query.target = std::move(target);
     query.workload = WorkloadOf(workload);
     query.job = job;
+    // The synthetic profiles are the agent's loop; the Python loop has a test of its own.
+    query.loop = models::Loop::kCpp;
     return query;
   }
 
@@ -60,6 +62,35 @@ class PricerTest : public ::testing::Test {
   std::unique_ptr<db::Store> store_;
   std::vector<models::Node> nodes_;
 };
+
+TEST_F(PricerTest, PythonLoopIsPlannedAndKeptApartFromCpp) {
+  absl::StatusOr<SavedFit> fitted = FitWithoutBeta2();
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  Pricer pricer(*store_, models::GpuCatalog::BuiltIn(), {});
+  const models::WorkloadDescriptor lstm = Lstm();
+  Query query = QueryFor(lstm, Target::Node("beta2"));
+  absl::StatusOr<Answer> cpp = pricer.Ask(query);
+  ASSERT_TRUE(cpp.ok()) << cpp.status();
+  query.loop = models::Loop::kPython;
+  absl::StatusOr<Answer> python = pricer.Ask(query);
+  ASSERT_TRUE(python.ok()) << python.status();
+  // Not the C++ answer kept under the same question.
+  EXPECT_GE(python->price->prediction.iteration_ms, cpp->price->prediction.iteration_ms);
+  EXPECT_EQ(cpp->price->prediction.loop, models::Loop::kCpp);
+  EXPECT_GT(python->price->prediction.python.step.host_ms, 0);
+  EXPECT_EQ(python->price->prediction.python.cpp_ms, cpp->price->prediction.iteration_ms);
+  EXPECT_EQ(python->price->prediction.loop, models::Loop::kPython);
+  EXPECT_EQ(python->price->loop, models::Loop::kPython);
+  EXPECT_EQ(python->price->kernel_launches, lstm.kernel_launches);
+  absl::StatusOr<models::Node> node = store_->GetNode("beta2");
+  ASSERT_TRUE(node.ok()) << node.status();
+  absl::StatusOr<predictor::Prediction> reference =
+      predictor::PricingPlan(fitted->loaded->model, *node).Predict(lstm, models::Loop::kPython);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  EXPECT_EQ(python->price->prediction.iteration_ms, reference->iteration_ms);
+  ASSERT_FALSE(python->price->notes.empty());
+  EXPECT_NE(python->price->notes.back().find("loop python"), std::string::npos);
+}
 
 TEST_F(PricerTest, PricesAHeldOutNodeNearTheTruthAndJobsFromIt) {
   absl::StatusOr<SavedFit> fitted = FitWithoutBeta2();

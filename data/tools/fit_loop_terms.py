@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""Fits and validates the Python loop's host terms (issue 30 item 2, predictor/python_loop.h).
+
+A Python eager loop's step is composed from the agent's C++ step G and the
+Python host time per step H = fixed_ms + ops_per_launch[phase] x launches x
+per-op cost:  step = max(H + tail x G, G + lead x H).
+
+Two stages.
+  collect: starts perfcastd on a fresh database, imports the agent's files, fits, and
+           predicts every configuration of a plain-loop campaign file with --loop cpp on
+           the agent's node (its C++ step G, band and kernel launches); adds the agent's
+           own measured step of the same configuration where it measured one, the plain
+           loop's per-op cost (1e6 / dispatch_python_ops_per_s of its rows) and the CPU
+           scores of both hosts. Writes one JSON line per configuration.
+  fit:     fits the terms on the collected rows that the agent measured (G = the agent's
+           step: plain-loop rows against agent rows of the same configuration), prints
+           leave-one-family-out validation (MAPE, signed bias, 10-90% coverage per group,
+           with G = perfcast's C++ prediction and the per-op cost estimated from the agent
+           host's CPU score, as the server does for a node without a probe), and writes
+           the terms for predictor/python_loop_terms.json.
+
+Usage:
+  data/tools/fit_loop_terms.py collect --perfcastd build-ci/server/perfcastd \\
+      --perfcast build-ci/client/perfcast --import data/h200-m13-default.sqlite \\
+      --import data/h200-m13-architectures.sqlite --plain-host-score 342.95 \\
+      data/plain-loop/h200-m13-plain-loop.jsonl > /tmp/m13.rows
+  data/tools/fit_loop_terms.py fit /tmp/m13.rows [/tmp/other.rows ...] \\
+      [--write-terms predictor/python_loop_terms.json]
+"""
+import argparse
+import json
+import math
+import os
+import sqlite3
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import validate_plain_loop as vpl  # noqa: E402
+
+REAL = vpl.REAL
+# What the fit composes: the agent's measured C++ step at the plain loop's probed per-op cost
+# (the default: plain-loop rows against agent rows of the same configuration), or with
+# --against-predictions perfcast's C++ prediction at the cost the server estimates.
+G, OP = "agent_ms", "plain_op_us"
+
+
+def agent_rows(paths):
+    """key -> (median_ms, node name) of the newest method; node name -> CPU score."""
+    steps, scores = {}, {}
+    for path in paths:
+        if not path.endswith(".sqlite"):
+            continue
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        for name, score in db.execute("select name, cpu_single_thread_score from nodes"):
+            scores[name] = score
+        for key, median, method, node in db.execute(
+                "select w.key, p.median_ms, p.method_version, n.name from profiles p "
+                "join workloads w on p.workload_id = w.id join nodes n on p.node_id = n.id"):
+            best = steps.get(key)
+            if best is None or method > best[2]:
+                steps[key] = (median, node, method)
+        db.close()
+    return {k: (v[0], v[1]) for k, v in steps.items()}, scores
+
+
+def plain_costs(path):
+    """key -> mean per-op Python cost (us) over the rounds' dispatch probes."""
+    costs = {}
+    with open(path) as f:
+        for line in f:
+            row = json.loads(line)
+            rate = row.get("dispatch_python_ops_per_s")
+            if row.get("kind") == "plain_loop" and rate:
+                costs.setdefault(row["key"], []).append(1e6 / rate)
+    return {k: statistics.mean(v) for k, v in costs.items()}
+
+
+def collect(args):
+    configs = vpl.load(args.campaign)
+    steps, scores = agent_rows(args.imports)
+    nodes = sorted({node for _, node in steps.values()})
+    node = args.node or (nodes[0] if len(nodes) == 1 else None)
+    if node is None:
+        sys.exit(f"--node: the imports hold nodes {nodes}; name the agent's")
+    server, cli = vpl.start_server(args.perfcastd, [args.perfcast], args.imports, [])
+    try:
+        results = predict_cpp(cli, node, configs)
+    finally:
+        server.terminate()
+        server.wait()
+    costs = plain_costs(args.campaign)
+    for c, r in zip(configs, results):
+        if r.get("code", 0) != 0:
+            print(f"not predicted: {c['key']}: {r.get('error', '')}", file=sys.stderr)
+            continue
+        p = r["prediction"]
+        agent = steps.get(c["key"])
+        print(json.dumps({
+            "campaign": os.path.basename(args.campaign), "key": c["key"],
+            "family": c["family"], "phase": c["phase"], "precision": c["precision"],
+            "real": c["family"] in REAL, "measured_ms": c["measured_ms"], "noise": c["noise"],
+            "plain_op_us": costs.get(c["key"]), "plain_host_score": args.plain_host_score,
+            "agent_ms": agent[0] if agent else None, "agent_host_score": scores.get(node),
+            "cpp_ms": p["iteration_ms"], "cpp_lo_ms": p["iteration_ms_low"],
+            "cpp_hi_ms": p["iteration_ms_high"],
+            "launches": p.get("loop", {}).get("kernel_launches", 0)}))
+
+
+def predict_cpp(cli, node, configs):
+    import csv
+    import tempfile
+    handle, path = tempfile.mkstemp(suffix=".csv")
+    with os.fdopen(handle, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["family", "params", "batch_size", "precision", "phase", "optimizer", "loop",
+                    "node", "iterations"])
+        for c in configs:
+            w.writerow([c["family"], c["params"], c["batch"], c["precision"], c["phase"],
+                        c["optimizer"], "cpp", node, 1])
+    r = vpl.run(cli + ["predict", "--batch-file", path, "-o", "json"], check=False)
+    os.unlink(path)
+    if r.returncode not in (0, 3):
+        sys.exit(f"perfcast predict --batch-file: exit {r.returncode}\n{r.stderr}")
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+# The composition, as predictor/python_loop.cc computes it.
+def compose(g, launches, phase, op_us, t):
+    per = t["ops_per_launch_train"] if phase == "train" else t["ops_per_launch_inference"]
+    h = t["fixed_ms"] + per * launches * op_us / 1e3
+    host_bound = h + t["tail"] * g
+    gpu_bound = g + t["lead"] * h
+    return max(host_bound, gpu_bound), h
+
+
+def band(row, t, op_us, op_lo, op_hi):
+    step, _ = compose(row["cpp_ms"], row["launches"], row["phase"], op_us, t)
+    share = (step - row["cpp_ms"]) / step
+    lo = compose(row["cpp_lo_ms"], row["launches"], row["phase"], op_lo, t)[0] * math.exp(
+        share * t["log_error_p10"])
+    hi = compose(row["cpp_hi_ms"], row["launches"], row["phase"], op_hi, t)[0] * math.exp(
+        share * t["log_error_p90"])
+    return step, min(lo, step), max(hi, step), share
+
+
+NAMES = ["ops_per_launch_train", "ops_per_launch_inference", "fixed_ms", "tail", "lead"]
+
+
+def terms_of(x):
+    ot, oi, fixed, tail, lead = x
+    return {"ops_per_launch_train": abs(ot), "ops_per_launch_inference": abs(oi),
+            "fixed_ms": abs(fixed), "tail": min(abs(tail), 1.0), "lead": min(abs(lead), 1.0)}
+
+
+def loss(x, rows):
+    t = terms_of(x)
+    total = 0.0
+    for r in rows:
+        step, _ = compose(r[G], r["launches"], r["phase"], r[OP], t)
+        total += math.log(r["measured_ms"] / step) ** 2
+    return total / len(rows)
+
+
+def nelder_mead(f, x0, steps, iterations=3000):
+    n = len(x0)
+    simplex = [list(x0)] + [[x0[j] + (steps[j] if j == i else 0) for j in range(n)]
+                            for i in range(n)]
+    values = [f(x) for x in simplex]
+    for _ in range(iterations):
+        order = sorted(range(n + 1), key=lambda i: values[i])
+        simplex = [simplex[i] for i in order]
+        values = [values[i] for i in order]
+        centroid = [sum(simplex[i][j] for i in range(n)) / n for j in range(n)]
+        worst = simplex[-1]
+        reflected = [centroid[j] + (centroid[j] - worst[j]) for j in range(n)]
+        fr = f(reflected)
+        if fr < values[0]:
+            expanded = [centroid[j] + 2 * (centroid[j] - worst[j]) for j in range(n)]
+            fe = f(expanded)
+            simplex[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
+        elif fr < values[-2]:
+            simplex[-1], values[-1] = reflected, fr
+        else:
+            contracted = [centroid[j] + 0.5 * (worst[j] - centroid[j]) for j in range(n)]
+            fc = f(contracted)
+            if fc < values[-1]:
+                simplex[-1], values[-1] = contracted, fc
+            else:
+                best = simplex[0]
+                simplex = [best] + [[best[j] + 0.5 * (s[j] - best[j]) for j in range(n)]
+                                    for s in simplex[1:]]
+                values = [values[0]] + [f(s) for s in simplex[1:]]
+        if max(values) - min(values) < 1e-10:
+            break
+    i = min(range(n + 1), key=lambda k: values[k])
+    return simplex[i]
+
+
+def fit_terms(rows):
+    x0 = [2.0, 1.0, 0.1, 0.1, 0.05]
+    best = None
+    for start in (x0, [4.0, 2.0, 0.0, 0.3, 0.0], [1.0, 0.5, 0.5, 0.0, 0.2]):
+        x = nelder_mead(lambda v: loss(v, rows), start, [0.5, 0.5, 0.1, 0.1, 0.05])
+        if best is None or loss(x, rows) < loss(best, rows):
+            best = x
+    return terms_of(best)
+
+
+def quantile(values, q):
+    return vpl.percentile(values, q)
+
+
+def cost_terms(rows):
+    """score_us, its spread, and the reference host's cost and spread, from the plain rows."""
+    with_score = [r for r in rows if r["plain_op_us"] and r["plain_host_score"]]
+    products = [r["plain_op_us"] * r["plain_host_score"] for r in with_score]
+    score_us = statistics.median(products)
+    ratios = [p / score_us for p in products]
+    all_costs = [r["plain_op_us"] for r in rows if r["plain_op_us"]]
+    reference = statistics.median(all_costs)
+    per_campaign = {}
+    for r in rows:
+        if r["plain_op_us"]:
+            per_campaign.setdefault(r["campaign"], []).append(r["plain_op_us"])
+    medians = [statistics.median(v) for v in per_campaign.values()]
+    # An unknown host: the rows' spread around their campaign's median, widened by the
+    # hosts' own spread (their medians' range, at least the 1.5x DESIGN.md names).
+    host_spread = max(max(medians) / min(medians), 1.5)
+    within = [r["plain_op_us"] / statistics.median(per_campaign[r["campaign"]])
+              for r in rows if r["plain_op_us"]]
+    return {"score_us": score_us, "score_low": min(quantile(ratios, 0.1), 1.0),
+            "score_high": max(quantile(ratios, 0.9), 1.0), "reference_us": reference,
+            "reference_low": min(quantile(within, 0.1), 1.0) / math.sqrt(host_spread),
+            "reference_high": max(quantile(within, 0.9), 1.0) * math.sqrt(host_spread)}
+
+
+def errors_of(rows, t):
+    """Held-out log errors of host-bound rows (the share the host adds), for the band."""
+    out = []
+    for r in rows:
+        step, _ = compose(r["cpp_ms"], r["launches"], r["phase"], r["est_op_us"], t)
+        share = (step - r["cpp_ms"]) / step
+        if share > 0.25:
+            out.append(math.log(r["measured_ms"] / step) / share)
+    return out
+
+
+def summarize(name, rows, key):
+    errors = [r[key] / r["measured_ms"] - 1 for r in rows]
+    covered = [r[key + "_lo"] <= r["measured_ms"] <= r[key + "_hi"] for r in rows]
+    return (f"{name:26} {len(rows):4d} {100 * statistics.mean(abs(e) for e in errors):6.1f}% "
+            f"{100 * statistics.median(errors):+8.1f}% {100 * sum(covered) / len(covered):5.0f}%")
+
+
+def fit(args):
+    rows = []
+    for path in args.rows:
+        with open(path) as f:
+            rows += [json.loads(line) for line in f if line.strip()]
+    for r in rows:
+        r["est_op_us"] = None
+    costs = cost_terms([r for r in rows if not args.fit_on or args.fit_on in r["campaign"]])
+    for r in rows:
+        r["est_op_us"] = costs["score_us"] / r["agent_host_score"]
+    global G, OP
+    if args.against_predictions:
+        G, OP = "cpp_ms", "est_op_us"
+    fitted_on = [r for r in rows if not args.fit_on or args.fit_on in r["campaign"]]
+    trainable = [r for r in fitted_on if r[G] and r[OP] and r["launches"]]
+    families = sorted({r["family"] for r in rows})
+    # Leave one family out: terms (and the band's errors) fitted without the family.
+    for family in families:
+        train = [r for r in trainable if r["family"] != family]
+        t = fit_terms(train)
+        errs = errors_of([r for r in fitted_on if r["family"] != family], t)
+        t["log_error_p10"] = min(quantile(errs, 0.1), 0.0) if errs else 0.0
+        t["log_error_p90"] = max(quantile(errs, 0.9), 0.0) if errs else 0.0
+        for r in rows:
+            if r["family"] != family:
+                continue
+            for key, op_us in (("py", r["est_op_us"]), ("probe", r["plain_op_us"])):
+                if op_us is None:
+                    op_us = r["est_op_us"]
+                lo_f, hi_f = (costs["score_low"], costs["score_high"]) if key == "py" else (1, 1)
+                step, lo, hi, _ = band(r, t, op_us, op_us * lo_f, op_us * hi_f)
+                r[key], r[key + "_lo"], r[key + "_hi"] = step, lo, hi
+            r["cpp"], r["cpp_lo"], r["cpp_hi"] = r["cpp_ms"], r["cpp_lo_ms"], r["cpp_hi_ms"]
+    t = fit_terms(trainable)
+    errs = errors_of(fitted_on, t)
+    t["log_error_p10"] = min(quantile(errs, 0.1), 0.0)
+    t["log_error_p90"] = max(quantile(errs, 0.9), 0.0)
+    t.update(costs)
+    t = {k: round(v, 6) for k, v in t.items()}
+    t = {"source": "data/tools/fit_loop_terms.py fit " + " ".join(
+        os.path.basename(p) for p in args.rows) +
+        (" --against-predictions" if args.against_predictions else "") +
+        (f" --fit-on {args.fit_on}" if args.fit_on else "") +
+        " (data/README.md: the Python loop)", **t}
+    print(f"{len(rows)} configurations, {len(trainable)} with an agent row of the same "
+          f"configuration (fit); terms on all of them:\n{json.dumps(t, indent=1)}")
+    print("\nleave one family out (terms and band fitted without the family; G = perfcast's "
+          "C++ prediction on the agent's node):")
+    print(f"{'group':26} {'rows':>4} {'MAPE':>7} {'bias med':>9} {'cover':>6}   "
+          f"{'loop':6}")
+    groups = {}
+    for r in rows:
+        kind = "real" if r["real"] else "small"
+        groups.setdefault(f"{kind} {r['phase']}", []).append(r)
+        groups.setdefault(kind, []).append(r)
+        if args.by_campaign:
+            campaign = r["campaign"].split("-plain-loop")[0]
+            groups.setdefault(f"{campaign} {kind} {r['phase']}", []).append(r)
+    for name in sorted(groups):
+        for key, label in (("cpp", "cpp (today)"), ("py", "python, cost from CPU score"),
+                           ("probe", "python, cost probed per row")):
+            print(summarize(name, groups[name], key) + f"   {label}")
+    if args.write_terms:
+        with open(args.write_terms, "w") as f:
+            json.dump(t, f, indent=1)
+            f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="stage", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("campaign")
+    c.add_argument("--perfcastd", required=True)
+    c.add_argument("--perfcast", required=True)
+    c.add_argument("--import", dest="imports", action="append", default=[])
+    c.add_argument("--node", help="the agent's node (default: the only node of the imports)")
+    c.add_argument("--plain-host-score", type=float, default=None,
+                   help="the plain loop's host CPU score (perfcast-agent fingerprint)")
+    f = sub.add_parser("fit")
+    f.add_argument("rows", nargs="+")
+    f.add_argument("--write-terms")
+    f.add_argument("--fit-on", help="fit the terms and the band on the campaigns whose file "
+                   "name contains this only (the others are predicted with them)")
+    f.add_argument("--by-campaign", action="store_true",
+                   help="also print each campaign's groups")
+    f.add_argument("--against-predictions", action="store_true",
+                   help="fit on every row against perfcast's C++ prediction instead of the "
+                        "agent's rows of the same configuration")
+    args = ap.parse_args()
+    return collect(args) if args.stage == "collect" else fit(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

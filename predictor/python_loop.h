@@ -1,0 +1,125 @@
+// A Python eager loop's step from the agent's C++ loop's (DESIGN.md, "Whose
+// loop").
+//
+// Every profile times the agent's LibTorch loop; users run PyTorch from
+// Python, whose interpreter does host work for every operation it dispatches
+// (forward, each autograd node of backward, the optimizer's per-parameter
+// work). The host enqueues ahead of the GPU, so the two overlap: a step bound
+// by the host takes its host time plus the tail of GPU work that follows the
+// last launch; a step bound by the GPU takes its GPU time plus the host's
+// first launches, before the GPU has work. With G the C++ loop's step and H
+// the Python loop's host time per step,
+//   H    = fixed_ms + ops_per_launch[phase] × kernel launches × per-op cost
+//   step = max(H + tail × G, G + lead × H).
+// The terms are fitted on plain-loop rows against agent rows of the same
+// configurations (data/tools/fit_loop_terms.py; python_loop_terms.json is
+// compiled in) and validated leaving one model family out (data/README.md).
+//
+// The per-operation cost is the node's: estimated from the host's measured
+// single-thread CPU score, else (a GPU known only from its spec sheet) a
+// reference host's; the estimates widen the interval and the answer says
+// which it used.
+//
+// Thread-safe: pure functions over plain values.
+#ifndef PERFCAST_PREDICTOR_PYTHON_LOOP_H_
+#define PERFCAST_PREDICTOR_PYTHON_LOOP_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "models/hardware.h"
+#include "models/workload.h"
+
+namespace perfcast::predictor {
+
+// The fitted terms of the composition above.
+struct PythonLoopTerms {
+  // Python dispatches, in units of the probe's operation, per kernel launch
+  // of the descriptor, by phase (backward's autograd nodes and the
+  // optimizer's per-parameter work cost more host time per kernel than a
+  // forward op).
+  double ops_per_launch_train = 0;
+  double ops_per_launch_inference = 0;
+  double fixed_ms = 0;  // host work per step outside the operations
+  double tail = 0;      // of G: GPU work after the host's last launch
+  double lead = 0;      // of H: host work before the GPU's first kernel
+  // The 10th and 90th percentile of held-out log(measured / composed) over
+  // host-bound rows: the loop's own scatter, scaled by the host's share of
+  // the step when it widens an interval.
+  double log_error_p10 = 0;
+  double log_error_p90 = 0;
+  // Per-op cost × single-thread CPU score on the hosts where both were
+  // measured (cost = score_us / score), and that estimate's 10-90% spread
+  // as factors.
+  double score_us = 0;
+  double score_low = 1;
+  double score_high = 1;
+  // A host known only as "a GPU server": its per-op cost and 10-90% spread.
+  double reference_us = 0;
+  double reference_low = 1;
+  double reference_high = 1;
+  std::string source;  // what they were fitted on
+
+  // InvalidArgument when a term is missing, not finite, or out of range.
+  static absl::StatusOr<PythonLoopTerms> FromJson(absl::string_view text);
+};
+
+// The terms compiled in (predictor/python_loop_terms.json).
+const PythonLoopTerms& FittedPythonLoopTerms();
+
+// Where a node's per-operation Python host cost comes from.
+enum class HostCostSource { kCpuScore, kReference };
+// "cpu-score", "reference": the names the API reports.
+absl::string_view HostCostSourceName(HostCostSource source);
+
+// Host microseconds per operation a Python loop dispatches on one node, with
+// its 10-90% band.
+struct PythonHostCost {
+  double per_op_us = 0;
+  double low_us = 0;
+  double high_us = 0;
+  HostCostSource source = HostCostSource::kReference;
+};
+
+// `node`'s per-operation cost: from its CPU score, else the reference host
+// (see the file comment).
+PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms);
+
+// One composed step.
+struct PythonStep {
+  double step_ms = 0;
+  double host_ms = 0;      // H
+  bool host_bound = false;  // H + tail × G won the max
+};
+
+// The composition above for a C++ step of `cpp_ms` with `launches` kernel
+// launches per step of `phase` at `per_op_us`.
+PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase,
+                             double per_op_us, const PythonLoopTerms& terms);
+
+// What a Python loop made of a C++ answer (Prediction::python).
+struct PythonLoopPart {
+  PythonHostCost cost;
+  PythonStep step;
+  double cpp_ms = 0;    // the C++ loop's step it was composed from
+  double added_ms = 0;  // step.step_ms - cpp_ms
+};
+
+// Composes a C++ answer of `ms` (band `lo_ms`..`hi_ms`) for a step of
+// `launches` kernel launches and `phase` into the Python loop's, in place:
+// the step composed at the cost's centre, the band from the C++ band and
+// the cost's band composed, widened by the loop's held-out scatter in
+// proportion to the host's share of the step (a step the GPU binds keeps
+// the C++ band).
+PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase, const PythonHostCost& cost,
+                               const PythonLoopTerms& terms, double& ms, double& lo_ms,
+                               double& hi_ms);
+
+// The note an answer carries about where its per-op cost came from (never
+// empty: both sources are estimates).
+std::string PythonLoopNote(const PythonHostCost& cost, absl::string_view node_name);
+
+}  // namespace perfcast::predictor
+
+#endif  // PERFCAST_PREDICTOR_PYTHON_LOOP_H_

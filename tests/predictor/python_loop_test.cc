@@ -1,0 +1,135 @@
+#include "predictor/python_loop.h"
+
+#include <cmath>
+
+#include "gtest/gtest.h"
+
+namespace perfcast::predictor {
+namespace {
+
+PythonLoopTerms Terms() {
+  PythonLoopTerms t;
+  t.ops_per_launch_train = 2;
+  t.ops_per_launch_inference = 1;
+  t.fixed_ms = 0.1;
+  t.tail = 0.2;
+  t.lead = 0.05;
+  t.log_error_p10 = -0.3;
+  t.log_error_p90 = 0.3;
+  t.score_us = 3000;
+  t.score_low = 0.8;
+  t.score_high = 1.25;
+  t.reference_us = 10;
+  t.reference_low = 0.5;
+  t.reference_high = 2;
+  return t;
+}
+
+TEST(ComposePythonStepTest, GpuBoundStepIsGpuTimePlusTheFirstLaunches) {
+  // 100 launches at 10 us, one op each: 1 ms of host work under 50 ms of GPU work.
+  const PythonStep step = ComposePythonStep(50, 100, models::Phase::kInference, 10, Terms());
+  EXPECT_DOUBLE_EQ(step.host_ms, 0.1 + 1.0);
+  EXPECT_FALSE(step.host_bound);
+  EXPECT_DOUBLE_EQ(step.step_ms, 50 + 0.05 * 1.1);
+}
+
+TEST(ComposePythonStepTest, HostBoundStepIsHostTimePlusTheGpuTail) {
+  // 1000 launches at 10 us, two ops each in training: 20 ms of host work, 2 ms of GPU work.
+  const PythonStep step = ComposePythonStep(2, 1000, models::Phase::kTrain, 10, Terms());
+  EXPECT_DOUBLE_EQ(step.host_ms, 0.1 + 20.0);
+  EXPECT_TRUE(step.host_bound);
+  EXPECT_DOUBLE_EQ(step.step_ms, 20.1 + 0.2 * 2);
+}
+
+TEST(ComposePythonStepTest, NeverFasterThanTheCppStep) {
+  for (double g : {0.01, 1.0, 10.0, 1000.0}) {
+    for (double launches : {0.0, 10.0, 1e4}) {
+      EXPECT_GE(ComposePythonStep(g, launches, models::Phase::kTrain, 8, Terms()).step_ms, g);
+    }
+  }
+}
+
+TEST(PythonLoopTermsTest, ShippedTermsParse) {
+  const PythonLoopTerms& t = FittedPythonLoopTerms();
+  EXPECT_GT(t.ops_per_launch_train, 0);
+  EXPECT_GT(t.score_us, 0);
+  EXPECT_LE(t.log_error_p10, 0);
+  EXPECT_GE(t.log_error_p90, 0);
+  EXPECT_FALSE(t.source.empty());
+}
+
+TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
+  EXPECT_EQ(PythonLoopTerms::FromJson("[]").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PythonLoopTerms::FromJson(R"({"ops_per_launch_train": 1})").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const std::string good =
+      R"({"ops_per_launch_train": 2, "ops_per_launch_inference": 1, "fixed_ms": 0.1,
+          "tail": 0.2, "lead": 0.05, "log_error_p10": -0.3, "log_error_p90": 0.3,
+          "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "reference_us": 10,
+          "reference_low": 0.5, "reference_high": 2})";
+  ASSERT_TRUE(PythonLoopTerms::FromJson(good).ok());
+  std::string bad = good;
+  bad.replace(bad.find("\"tail\": 0.2"), 11, "\"tail\": 1.5");
+  absl::StatusOr<PythonLoopTerms> refused = PythonLoopTerms::FromJson(bad);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("tail"), std::string::npos);
+}
+
+TEST(HostCostOfTest, CpuScoreElseReference) {
+  models::Node measured;
+  measured.measured.cpu_single_thread_score = 300;
+  const PythonHostCost from_score = HostCostOf(measured, Terms());
+  EXPECT_EQ(from_score.source, HostCostSource::kCpuScore);
+  EXPECT_DOUBLE_EQ(from_score.per_op_us, 10);
+  EXPECT_DOUBLE_EQ(from_score.low_us, 8);
+  EXPECT_DOUBLE_EQ(from_score.high_us, 12.5);
+
+  const PythonHostCost unknown = HostCostOf(models::Node{}, Terms());
+  EXPECT_EQ(unknown.source, HostCostSource::kReference);
+  EXPECT_DOUBLE_EQ(unknown.per_op_us, 10);
+  EXPECT_LT(unknown.high_us / unknown.low_us, 4.01);
+  EXPECT_GT(unknown.high_us / unknown.low_us, from_score.high_us / from_score.low_us);
+}
+
+TEST(ApplyPythonLoopTest, HostBoundAnswerTakesTheHostAndAWiderBand) {
+  double ms = 2, lo = 1.8, hi = 2.2;
+  const PythonHostCost cost{.per_op_us = 10, .low_us = 8, .high_us = 12.5,
+                            .source = HostCostSource::kCpuScore};
+  const PythonLoopPart part =
+      ApplyPythonLoop(1000, models::Phase::kTrain, cost, Terms(), ms, lo, hi);
+  EXPECT_TRUE(part.step.host_bound);
+  EXPECT_DOUBLE_EQ(part.cpp_ms, 2);
+  EXPECT_DOUBLE_EQ(ms, 20.1 + 0.2 * 2);
+  EXPECT_DOUBLE_EQ(part.added_ms, ms - 2);
+  EXPECT_LE(lo, ms);
+  EXPECT_GE(hi, ms);
+  // The cost's band and the loop's scatter: wider than the C++ band's ±10%.
+  EXPECT_GT(hi / lo, 2.2 / 1.8);
+  // Below: the cost's low end composed, times the scatter at the host's share.
+  const double share = part.added_ms / ms;
+  EXPECT_NEAR(lo, (0.1 + 2 * 1000 * 8 / 1e3 + 0.2 * 1.8) * std::exp(-0.3 * share), 1e-9);
+}
+
+TEST(ApplyPythonLoopTest, GpuBoundAnswerKeepsItsBand) {
+  double ms = 50, lo = 45, hi = 55;
+  const PythonHostCost cost{.per_op_us = 10, .low_us = 10, .high_us = 10,
+                            .source = HostCostSource::kCpuScore};
+  const PythonLoopPart part =
+      ApplyPythonLoop(100, models::Phase::kInference, cost, Terms(), ms, lo, hi);
+  EXPECT_FALSE(part.step.host_bound);
+  EXPECT_NEAR(ms, 50 + 0.05 * 1.1, 1e-12);
+  EXPECT_NEAR(hi / ms, 55.0 / 50, 2e-3);
+  EXPECT_NEAR(ms / lo, 50.0 / 45, 2e-3);
+}
+
+TEST(PythonLoopNoteTest, SaysWhereTheCostCameFrom) {
+  const std::string scored =
+      PythonLoopNote({.per_op_us = 10, .source = HostCostSource::kCpuScore}, "h200-a");
+  EXPECT_NE(scored.find("CPU score"), std::string::npos);
+  EXPECT_NE(scored.find("h200-a"), std::string::npos);
+  EXPECT_NE(PythonLoopNote({.per_op_us = 10}, "catalog:H200").find("reference host"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfcast::predictor
