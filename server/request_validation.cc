@@ -212,7 +212,9 @@ void AppendString(absl::string_view text, std::string* out) {
 
 void AppendWorkloadKey(const v1::Workload& w, std::string* key) {
   absl::StrAppend(key, static_cast<int>(w.kind()), ",", w.batch_size(), ",",
-                  static_cast<int>(w.precision()), ",", static_cast<int>(w.phase()), ",");
+                  static_cast<int>(w.precision()), ",", static_cast<int>(w.phase()), ",",
+                  // Unset means python: one key for one answer.
+                  w.loop() == v1::LOOP_CPP ? "cpp," : "python,");
   AppendString(w.family(), key);
   AppendString(w.optimizer(), key);
   AppendString(w.hf_config_json(), key);

@@ -54,6 +54,8 @@ serving::Price FullPrice() {
   price.memory_verdict.required_bytes = 1.5e9;
   price.batch_size = 64;
   price.cv_mape = 0.12;
+  price.loop = models::Loop::kPython;
+  price.kernel_launches = 120;
   return price;
 }
 
@@ -124,6 +126,7 @@ TEST(PredictResponseTest, AFullAnswerIsThePrice) {
   EXPECT_EQ(out.notes(0), "a caveat");
   v1::Workload echo;
   proto::ToProto(price.workload, &echo);
+  echo.set_loop(v1::LOOP_PYTHON);  // the loop the answer priced
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(out.workload(), echo));
   EXPECT_EQ(out.memory().peak_bytes(), 1e9);
   EXPECT_TRUE(out.memory().fits());
