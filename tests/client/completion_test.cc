@@ -41,7 +41,7 @@ TEST_F(CompletionTest, CommandsFlagsAndValues) {
   EXPECT_EQ(Complete({"nodes", "l"}), (std::vector<std::string>{"list"}));
   EXPECT_EQ(Complete({"predict", "--gpu-"}), (std::vector<std::string>{"--gpu-count"}));
   EXPECT_EQ(Complete({"predict", "--gpu", "H20"}),
-            (std::vector<std::string>{"H200-SXM-141GB", "H20-96GB"}));
+            (std::vector<std::string>{"H200-SXM-141GB", "H200NVL-141GB", "H20-96GB"}));
   EXPECT_EQ(Complete({"-o", "y"}), (std::vector<std::string>{"yaml"}));
   // Global flags are offered after a command, and a flag without a value
   // does not take the next word.
