@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "profiler/stats.h"
 
 #if defined(PERFCAST_AGENT_GLOO) || defined(PERFCAST_AGENT_NCCL)
@@ -114,7 +115,7 @@ absl::StatusOr<Measurement> AllReduceMeasurer::Measure(const models::WorkloadSpe
   Measurement m;
   models::Profile& profile = m.profile;
   profile.workload = spec;
-  absl::Status status = RunGuarded(device_, [&]() -> absl::Status {
+  RETURN_IF_ERROR(RunGuarded(device_, [&]() -> absl::Status {
     torch::Tensor tensor = torch::ones(
         {std::max<int64_t>(1, bytes->second / 4)},
         torch::TensorOptions().dtype(torch::kFloat32).device(device_.torch_device()));
@@ -142,8 +143,7 @@ absl::StatusOr<Measurement> AllReduceMeasurer::Measure(const models::WorkloadSpe
     profile.repeats = blocks;
     profile.repeat_cv = CoefficientOfVariation(m.block_ms);
     return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  }));
   profile.throughput_per_s = 1e3 / profile.iteration.mean_ms;
   return m;
 }

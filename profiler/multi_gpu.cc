@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "db/sqlite_store.h"
 #include "db/store.h"
 #include "models/descriptor.h"
@@ -31,15 +32,12 @@ constexpr std::chrono::milliseconds kGroupTimeout = std::chrono::minutes(10);
 
 absl::Status RunCollectivesWorker(const DeviceOptions& device_options, const WorkerPlace& place,
                                   const CollectivesFlags& flags) {
-  absl::StatusOr<std::vector<int64_t>> sizes = ParseMessageSizes(flags.sizes);
-  if (!sizes.ok()) return sizes.status();
-  absl::StatusOr<Device> device = Device::Open(device_options);
-  if (!device.ok()) return device.status();
-  absl::StatusOr<std::unique_ptr<Communicator>> communicator =
-      Communicator::Join(place, *device, kGroupTimeout);
-  if (!communicator.ok()) return communicator.status();
-  AllReduceMeasurer measurer(*device, **communicator);
-  const std::vector<models::WorkloadSpec> specs = AllReduceSpecs(*sizes, place.world);
+  ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ParseMessageSizes(flags.sizes));
+  ASSIGN_OR_RETURN(Device device, Device::Open(device_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Communicator> communicator,
+                   Communicator::Join(place, device, kGroupTimeout));
+  AllReduceMeasurer measurer(device, *communicator);
+  const std::vector<models::WorkloadSpec> specs = AllReduceSpecs(sizes, place.world);
   // One pass over the sizes: every rank must issue the same collectives in
   // the same order, which the run loop's reversed second pass would only
   // complicate.
@@ -53,33 +51,29 @@ absl::Status RunCollectivesWorker(const DeviceOptions& device_options, const Wor
     }
     return absl::OkStatus();
   }
-  absl::StatusOr<models::Node> node = Fingerprint(device_options, flags.name, true);
-  if (!node.ok()) return node.status();
-  if (node->gpu_count > 0) node->gpu_count = flags.node_gpus > 0 ? flags.node_gpus : place.world;
-  absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenSqliteAgentStore(flags.out);
-  if (!store.ok()) return store.status();
+  ASSIGN_OR_RETURN(models::Node node, Fingerprint(device_options, flags.name, true));
+  if (node.gpu_count > 0) node.gpu_count = flags.node_gpus > 0 ? flags.node_gpus : place.world;
+  ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, db::OpenSqliteAgentStore(flags.out));
   RunOptions options;
   options.progress = &std::cerr;
-  absl::StatusOr<RunSummary> summary = RunWorkloads(specs, timing, *node, measurer, **store, options);
-  if (!summary.ok()) return summary.status();
+  ASSIGN_OR_RETURN(RunSummary summary,
+                   RunWorkloads(specs, timing, node, measurer, *store, options));
   std::cerr << absl::StrCat("perfcast-agent: all-reduce over ", place.world, " ",
-                            device->is_cuda() ? "GPUs (NCCL)" : "processes (Gloo)", ": ",
-                            summary->measured, " sizes measured, ", summary->skipped,
+                            device.is_cuda() ? "GPUs (NCCL)" : "processes (Gloo)", ": ",
+                            summary.measured, " sizes measured, ", summary.skipped,
                             " skipped -> ", flags.out, "\n");
   return absl::OkStatus();
 }
 
 absl::StatusOr<models::WorkloadSpec> CheckDdpFlags(const DdpFlags& flags, int world) {
-  absl::StatusOr<models::WorkloadSpec> parsed = models::ParseWorkloadKey(flags.workload);
-  if (!parsed.ok()) return parsed.status();
-  absl::StatusOr<models::WorkloadSpec> spec = models::NormalizeSpec(*parsed);
-  if (!spec.ok()) return spec.status();
-  if (spec->kind != models::WorkloadKind::kModel || spec->phase != models::Phase::kTrain) {
+  ASSIGN_OR_RETURN(models::WorkloadSpec parsed, models::ParseWorkloadKey(flags.workload));
+  ASSIGN_OR_RETURN(models::WorkloadSpec spec, models::NormalizeSpec(parsed));
+  if (spec.kind != models::WorkloadKind::kModel || spec.phase != models::Phase::kTrain) {
     return absl::InvalidArgumentError(
         absl::StrCat(flags.workload, ": a data-parallel run needs a model workload in training"));
   }
-  if (world < 1 || spec->batch_size % world != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("the global batch ", spec->batch_size,
+  if (world < 1 || spec.batch_size % world != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("the global batch ", spec.batch_size,
                                                    " does not split over ", world, " GPUs"));
   }
   if (flags.steps < 1 || flags.warmup < 0 || !(flags.bucket_mib > 0)) {
@@ -96,31 +90,27 @@ absl::Status RunDdpWorker(const DeviceOptions& device_options, const WorkerPlace
   (void)flags;
   return absl::FailedPreconditionError("this perfcast-agent was built without the proxy models");
 #else
-  absl::StatusOr<models::WorkloadSpec> spec = CheckDdpFlags(flags, place.world);
-  if (!spec.ok()) return spec.status();
-  models::WorkloadSpec local = *spec;
-  local.batch_size = spec->batch_size / place.world;
-  absl::StatusOr<Device> device = Device::Open(device_options);
-  if (!device.ok()) return device.status();
-  absl::StatusOr<std::unique_ptr<Communicator>> communicator =
-      Communicator::Join(place, *device, kGroupTimeout);
-  if (!communicator.ok()) return communicator.status();
+  ASSIGN_OR_RETURN(models::WorkloadSpec spec, CheckDdpFlags(flags, place.world));
+  models::WorkloadSpec local = spec;
+  local.batch_size = spec.batch_size / place.world;
+  ASSIGN_OR_RETURN(Device device, Device::Open(device_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Communicator> communicator,
+                   Communicator::Join(place, device, kGroupTimeout));
 
   nlohmann::json result;
-  absl::Status status = RunGuarded(*device, [&]() -> absl::Status {
-    absl::StatusOr<std::unique_ptr<ProxySession>> session =
-        ProxySession::Create(*device, local, device_options.seed);
-    if (!session.ok()) return session.status();
+  absl::Status status = RunGuarded(device, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(std::unique_ptr<ProxySession> session,
+                     ProxySession::Create(device, local, device_options.seed));
     // Steady-state steps from a prefetched ring (as the agent's profiles),
     // timed one block per step so that the median drops stragglers; the
     // backward (with the exposed gradient averaging) from instrumented steps.
-    (*session)->Prefetch(8);
+    session->Prefetch(8);
     auto timed = [&](int steps) {
       std::vector<double> total, backward;
-      for (int i = 0; i < flags.warmup; ++i) (*session)->SteadyStep();
-      for (int i = 0; i < steps; ++i) total.push_back((*session)->TimedBlockMs(1));
+      for (int i = 0; i < flags.warmup; ++i) session->SteadyStep();
+      for (int i = 0; i < steps; ++i) total.push_back(session->TimedBlockMs(1));
       for (int i = 0; i < std::min(steps, 3); ++i) {
-        backward.push_back((*session)->InstrumentedStep().backward_ms);
+        backward.push_back(session->InstrumentedStep().backward_ms);
       }
       return std::pair{Summarize(total), Summarize(backward)};
     };
@@ -129,23 +119,23 @@ absl::Status RunDdpWorker(const DeviceOptions& device_options, const WorkerPlace
       result["single_step_ms"] = alone.median_ms;
       result["single_backward_ms"] = alone_backward.median_ms;
     }
-    (*communicator)->Barrier();
-    GradientBuckets buckets(**communicator, (*session)->parameters(),
+    communicator->Barrier();
+    GradientBuckets buckets(*communicator, session->parameters(),
                             flags.bucket_mib * 1024 * 1024);
-    (*session)->set_after_backward([&buckets] { buckets.Finish(); });
-    (*communicator)->Barrier();
+    session->set_after_backward([&buckets] { buckets.Finish(); });
+    communicator->Barrier();
     const auto [together, together_backward] = timed(flags.steps);
     result["ddp_step_ms"] = together.median_ms;
     result["ddp_backward_ms"] = together_backward.median_ms;
     result["buckets"] = buckets.buckets();
-    (*communicator)->Barrier();
+    communicator->Barrier();
     return absl::OkStatus();
   });
   if (!status.ok() || place.rank != 0) return status;
-  result["workload"] = spec->Key();
+  result["workload"] = spec.Key();
   result["per_gpu_batch"] = local.batch_size;
   result["gpus"] = place.world;
-  result["backend"] = device->is_cuda() ? "nccl" : "gloo";
+  result["backend"] = device.is_cuda() ? "nccl" : "gloo";
   result["bucket_mib"] = flags.bucket_mib;
   result["agent_version"] = kAgentVersion;
   std::ofstream out(flags.out, std::ios::app);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/descriptor.h"
 #include "models/torch/layers.h"
 #include "models/torch/optimizers.h"
@@ -237,24 +238,22 @@ absl::StatusOr<Measurement> MeasureOperation(const Device& device,
   if (spec.kind != models::WorkloadKind::kOperation) {
     return absl::InvalidArgumentError(absl::StrCat(spec.Key(), " is not an operation"));
   }
-  if (absl::Status s = device.Supports(spec.precision); !s.ok()) return s;
-  absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(spec);
-  if (!descriptor.ok()) return descriptor.status();
+  RETURN_IF_ERROR(device.Supports(spec.precision));
+  ASSIGN_OR_RETURN(models::WorkloadDescriptor descriptor, models::Describe(spec));
 
   Measurement m;
   models::Profile& profile = m.profile;
   profile.workload = spec;
-  absl::Status status = RunGuarded(device, [&]() -> absl::Status {
+  RETURN_IF_ERROR(RunGuarded(device, [&]() -> absl::Status {
     MathModeScope math(spec.precision);
     AutocastScope autocast(device, RunsUnderAutocast(spec.family) ? spec.precision
                                                                    : Precision::kFp32);
     device.ResetPeakMemory();
-    absl::StatusOr<OpCall> op = BuildCall(device, spec);
-    if (!op.ok()) return op.status();
+    ASSIGN_OR_RETURN(OpCall op, BuildCall(device, spec));
     // Warm-up (allocator, library handles, lazy init), then one timed call
     // to size the blocks.
-    for (int i = 0; i < std::max(1, timing.warmup_iterations); ++i) op->call();
-    const double first_ms = std::max(1e-4, TimePerCallMs(device, 1, op->call));
+    for (int i = 0; i < std::max(1, timing.warmup_iterations); ++i) op.call();
+    const double first_ms = std::max(1e-4, TimePerCallMs(device, 1, op.call));
     const int calls = static_cast<int>(
         std::clamp(std::ceil(timing.op_target_block_ms / first_ms), 1.0,
                    static_cast<double>(timing.op_max_calls)));
@@ -266,7 +265,7 @@ absl::StatusOr<Measurement> MeasureOperation(const Device& device,
     BlockMonitor monitor(sensor);
     for (int r = 0; r < blocks; ++r) {
       monitor.BeginBlock();
-      m.block_ms.push_back(TimePerCallMs(device, calls, op->call));
+      m.block_ms.push_back(TimePerCallMs(device, calls, op.call));
       monitor.EndBlock();
     }
     m.steps = static_cast<int64_t>(calls) * blocks;
@@ -277,13 +276,12 @@ absl::StatusOr<Measurement> MeasureOperation(const Device& device,
     profile.repeat_cv = CoefficientOfVariation(m.block_ms);
     profile.peak_memory_bytes = device.PeakMemoryBytes();
     return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  }));
 
   const double call_s = profile.iteration.median_ms * 1e-3;
   profile.throughput_per_s = 1.0 / call_s;
   if (spec.family == "h2d") profile.phases.h2d_ms = profile.iteration.median_ms;
-  const double flops = descriptor->total_flops();
+  const double flops = descriptor.total_flops();
   if (flops > 0) {
     profile.achieved_tflops = flops / call_s / 1e12;
     if (std::optional<double> peak = PeakTflops(rates, spec.precision); peak && *peak > 0) {

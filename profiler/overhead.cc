@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/descriptor.h"
 #include "profiler/device.h"
 #include "profiler/proxy_session.h"
@@ -41,25 +42,22 @@ absl::StatusOr<OverheadReport> MeasureOverhead(const DeviceOptions& device_optio
     models::WorkloadSpec spec;
     spec.family = family;
     spec.batch_size = options.batch;
-    absl::StatusOr<models::WorkloadSpec> normal = models::NormalizeSpec(spec);
-    if (!normal.ok()) return normal.status();
-    if (normal->kind != models::WorkloadKind::kModel) {
+    ASSIGN_OR_RETURN(models::WorkloadSpec normal, models::NormalizeSpec(spec));
+    if (normal.kind != models::WorkloadKind::kModel) {
       return absl::InvalidArgumentError(absl::StrCat(family, " is not a model family"));
     }
-    specs.push_back(*normal);
+    specs.push_back(normal);
   }
-  absl::StatusOr<Device> device = Device::Open(device_options);
-  if (!device.ok()) return device.status();
+  ASSIGN_OR_RETURN(Device device, Device::Open(device_options));
 
   OverheadReport report;
   const int per_family =
       std::max(1, static_cast<int>(std::ceil(static_cast<double>(options.pairs) / specs.size())));
   for (const models::WorkloadSpec& spec : specs) {
-    absl::Status status = RunGuarded(*device, [&]() -> absl::Status {
-      absl::StatusOr<std::unique_ptr<ProxySession>> session =
-          ProxySession::Create(*device, spec, device_options.seed);
-      if (!session.ok()) return session.status();
-      ProxySession& s = **session;
+    RETURN_IF_ERROR(RunGuarded(device, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(std::unique_ptr<ProxySession> session,
+                       ProxySession::Create(device, spec, device_options.seed));
+      ProxySession& s = *session;
       s.Prefetch(8);
       double step_ms = 0;
       for (int i = 0; i < 3; ++i) step_ms = s.TimedBlockMs(1);
@@ -70,16 +68,15 @@ absl::StatusOr<OverheadReport> MeasureOverhead(const DeviceOptions& device_optio
         OverheadPair pair{.workload_key = spec.Key()};
         if (p % 2 == 0) {
           pair.agent_ms = s.TimedBlockMs(steps);
-          pair.bare_ms = BareBlockMs(*device, s, steps);
+          pair.bare_ms = BareBlockMs(device, s, steps);
         } else {
-          pair.bare_ms = BareBlockMs(*device, s, steps);
+          pair.bare_ms = BareBlockMs(device, s, steps);
           pair.agent_ms = s.TimedBlockMs(steps);
         }
         report.pairs.push_back(pair);
       }
       return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
+    }));
   }
   std::vector<double> ratios;
   for (const OverheadPair& pair : report.pairs) {

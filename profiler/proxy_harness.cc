@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/torch/proxy.h"
 #include "profiler/fingerprint.h"
 #include "profiler/op_bench.h"
@@ -38,16 +39,16 @@ absl::StatusOr<Measurement> MeasureModel(const Device& device, const models::Wor
   if (spec.kind != models::WorkloadKind::kModel) {
     return absl::InvalidArgumentError(absl::StrCat(spec.Key(), " is not a model workload"));
   }
-  if (absl::Status s = device.Supports(spec.precision); !s.ok()) return s;
+  RETURN_IF_ERROR(device.Supports(spec.precision));
 
   Measurement m;
   models::Profile& profile = m.profile;
   profile.workload = spec;
   absl::Status status = RunGuarded(device, [&]() -> absl::Status {
     device.ResetPeakMemory();
-    absl::StatusOr<std::unique_ptr<ProxySession>> session = ProxySession::Create(device, spec, seed);
-    if (!session.ok()) return session.status();
-    ProxySession& s = **session;
+    ASSIGN_OR_RETURN(std::unique_ptr<ProxySession> session,
+                     ProxySession::Create(device, spec, seed));
+    ProxySession& s = *session;
     s.Prefetch(timing.prefetch_batches);
 
     // Single steps first (lazy initialisation, allocator growth), the last

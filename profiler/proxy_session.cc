@@ -1,4 +1,5 @@
 #include "profiler/proxy_session.h"
+#include "base/status_macros.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,9 +23,8 @@ absl::StatusOr<std::unique_ptr<ProxySession>> ProxySession::Create(
   options.device = device.torch_device();
   options.pin_memory = device.is_cuda();
   options.seed = seed;
-  absl::StatusOr<models::torch_proxy::Proxy> proxy = models::torch_proxy::MakeProxy(spec, options);
-  if (!proxy.ok()) return proxy.status();
-  return std::unique_ptr<ProxySession>(new ProxySession(device, spec, *std::move(proxy)));
+  ASSIGN_OR_RETURN(models::torch_proxy::Proxy proxy, models::torch_proxy::MakeProxy(spec, options));
+  return std::unique_ptr<ProxySession>(new ProxySession(device, spec, std::move(proxy)));
 }
 
 ProxySession::ProxySession(const Device& device, const models::WorkloadSpec& spec,

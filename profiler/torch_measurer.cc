@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "profiler/device.h"
 #include "profiler/host_features.h"
 #include "profiler/nvml.h"
@@ -44,11 +45,10 @@ class TorchMeasurer : public Measurer {
 
   absl::StatusOr<models::MeasuredRates> MeasureHost() override {
     models::MeasuredRates rates;
-    absl::Status status = RunGuarded(device_, [&]() -> absl::Status {
+    RETURN_IF_ERROR(RunGuarded(device_, [&]() -> absl::Status {
       MeasureHostFeatures(device_, rates);
       return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
+    }));
     return rates;
   }
 
@@ -78,15 +78,14 @@ std::string PciBusId(const Device& device) {
 absl::StatusOr<std::unique_ptr<Measurer>> MakeTorchMeasurer(
     const DeviceOptions& options, const models::MeasuredRates& rates,
     const TorchMeasurerOptions& measurer_options, std::string* note) {
-  absl::StatusOr<Device> device = Device::Open(options);
-  if (!device.ok()) return device.status();
+  ASSIGN_OR_RETURN(Device device, Device::Open(options));
   std::unique_ptr<Nvml> nvml;
   std::optional<GpuSensor> sensor;
-  if (device->is_cuda()) {
+  if (device.is_cuda()) {
     absl::StatusOr<std::unique_ptr<Nvml>> opened = Nvml::Open(measurer_options.nvml_library);
     absl::Status problem = opened.status();
     if (opened.ok()) {
-      absl::StatusOr<GpuSensor> gpu = (*opened)->Device(PciBusId(*device), 0);
+      absl::StatusOr<GpuSensor> gpu = (*opened)->Device(PciBusId(device), 0);
       if (gpu.ok()) {
         nvml = *std::move(opened);
         sensor = *gpu;
@@ -99,7 +98,7 @@ absl::StatusOr<std::unique_ptr<Measurer>> MakeTorchMeasurer(
                            ")");
     }
   }
-  return std::make_unique<TorchMeasurer>(*std::move(device), options, rates, std::move(nvml),
+  return std::make_unique<TorchMeasurer>(std::move(device), options, rates, std::move(nvml),
                                          sensor);
 }
 
