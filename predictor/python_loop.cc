@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/shipped.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -67,12 +67,8 @@ absl::StatusOr<PythonLoopTerms> PythonLoopTerms::FromJson(absl::string_view text
 }
 
 const PythonLoopTerms& FittedPythonLoopTerms() {
-  static const PythonLoopTerms* const terms = [] {
-    absl::StatusOr<PythonLoopTerms> parsed = PythonLoopTerms::FromJson(kPythonLoopTermsJson);
-    // The file is compiled in and checked by a test: a bad one is a build defect.
-    if (!parsed.ok()) std::abort();
-    return new PythonLoopTerms(*std::move(parsed));
-  }();
+  static const PythonLoopTerms* const terms = ShippedOrDie(
+      "python_loop_terms.json", PythonLoopTerms::FromJson(kPythonLoopTermsJson));
   return *terms;
 }
 
