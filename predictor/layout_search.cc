@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "models/descriptor.h"
 #include "models/hardware.h"
 
@@ -87,19 +88,16 @@ absl::StatusOr<std::vector<int>> ParseGpuCounts(absl::string_view text) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     part = absl::StripAsciiWhitespace(part);
     std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
-    absl::StatusOr<int> first = ParseCount(absl::StripAsciiWhitespace(ends[0]), text);
-    if (!first.ok()) return first.status();
-    int last = *first;
+    ASSIGN_OR_RETURN(const int first, ParseCount(absl::StripAsciiWhitespace(ends[0]), text));
+    int last = first;
     if (ends.size() == 2) {
-      absl::StatusOr<int> end = ParseCount(absl::StripAsciiWhitespace(ends[1]), text);
-      if (!end.ok()) return end.status();
-      last = *end;
-      if (last < *first) {
+      ASSIGN_OR_RETURN(last, ParseCount(absl::StripAsciiWhitespace(ends[1]), text));
+      if (last < first) {
         return absl::InvalidArgumentError(absl::StrCat("--gpu-count '", text, "': the range ",
                                                        part, " ends below its start"));
       }
     }
-    for (int count = *first; count <= last; ++count) {
+    for (int count = first; count <= last; ++count) {
       counts.insert(count);
       if (counts.size() > static_cast<size_t>(kMaxGpuCounts)) {
         return absl::InvalidArgumentError(absl::StrCat("--gpu-count '", text, "': more than ",
