@@ -85,7 +85,7 @@ def collect(args):
         sys.exit(f"--node: the imports hold nodes {nodes}; name the agent's")
     server, cli = vpl.start_server(args.perfcastd, [args.perfcast], args.imports, [])
     try:
-        results = predict_cpp(cli, node, configs)
+        results, _ = vpl.predict(cli, ("node", node), configs, {}, loop="cpp")
     finally:
         server.terminate()
         server.wait()
@@ -105,24 +105,6 @@ def collect(args):
             "cpp_ms": p["iteration_ms"], "cpp_lo_ms": p["iteration_ms_low"],
             "cpp_hi_ms": p["iteration_ms_high"],
             "launches": p.get("loop", {}).get("kernel_launches", 0)}))
-
-
-def predict_cpp(cli, node, configs):
-    import csv
-    import tempfile
-    handle, path = tempfile.mkstemp(suffix=".csv")
-    with os.fdopen(handle, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["family", "params", "batch_size", "precision", "phase", "optimizer", "loop",
-                    "node", "iterations"])
-        for c in configs:
-            w.writerow([c["family"], c["params"], c["batch"], c["precision"], c["phase"],
-                        c["optimizer"], "cpp", node, 1])
-    r = vpl.run(cli + ["predict", "--batch-file", path, "-o", "json"], check=False)
-    os.unlink(path)
-    if r.returncode not in (0, 3):
-        sys.exit(f"perfcast predict --batch-file: exit {r.returncode}\n{r.stderr}")
-    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
 
 
 # The composition, as predictor/python_loop.cc computes it.

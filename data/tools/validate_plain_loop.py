@@ -75,18 +75,19 @@ def run(cmd, check=True):
     return r
 
 
-def predict(cli, target, configs, fallback):
-    """One PredictBatch over every configuration; returns results in order."""
+def predict(cli, target, configs, fallback, loop=None):
+    """One PredictBatch over every configuration (with loop: that --loop for all);
+    returns results in order."""
     def write(names):
         handle, path = tempfile.mkstemp(suffix=".csv")
         with os.fdopen(handle, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["family", "params", "batch_size", "precision", "phase", "optimizer",
-                        target[0], "iterations"])
+                        target[0], "iterations"] + (["loop"] if loop else []))
             for c in configs:
                 w.writerow([c["family"], c["params"], c["batch"],
                             names.get(c["precision"], c["precision"]), c["phase"],
-                            c["optimizer"], target[1], 1])
+                            c["optimizer"], target[1], 1] + ([loop] if loop else []))
         return path
 
     names = {}
