@@ -16,6 +16,7 @@
 #include "client/importer.h"
 #include "models/gpu_catalog.h"
 #include "perfcast/v1/predictor.grpc.pb.h"
+#include "server/grpc_status.h"
 #include "serving/model_cache.h"
 #include "xxhash.h"
 
@@ -23,10 +24,6 @@ namespace perfcast::client {
 namespace {
 
 namespace fs = std::filesystem;
-
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-}
 
 // The list's file names: one a line; blank lines and '#' comments skipped.
 absl::StatusOr<std::vector<std::string>> ReadList(const std::string& path) {
@@ -118,7 +115,8 @@ absl::StatusOr<int64_t> BuildStore(const std::string& path, const LocalOptions& 
   fit.mutable_selection()->add_gpu_models(kLocalFitGpu);
   grpc::ClientContext call;
   v1::FitResponse fitted;
-  RETURN_IF_ERROR(FromGrpc(v1::Predictor::NewStub(channel)->Fit(&call, fit, &fitted)));
+  RETURN_IF_ERROR(
+      server::FromGrpcStatus(v1::Predictor::NewStub(channel)->Fit(&call, fit, &fitted)));
   return report.accepted;
 }
 

@@ -26,4 +26,10 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
                       BoundedMessage(status.message()));
 }
 
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
 }  // namespace perfcast::server

@@ -1,6 +1,7 @@
-// The one place where absl::Status becomes grpc::Status: codes map one to
-// one (both follow google.rpc.Code) and the message is kept, cut to 2 KB so
-// that a message quoting huge input still fits gRPC's trailer.
+// The one place where absl::Status becomes grpc::Status and back: codes map
+// one to one (both follow google.rpc.Code) and the message is kept, cut to
+// 2 KB on the way out so that a message quoting huge input still fits gRPC's
+// trailer.
 #ifndef PERFCAST_SERVER_GRPC_STATUS_H_
 #define PERFCAST_SERVER_GRPC_STATUS_H_
 
@@ -13,6 +14,8 @@
 namespace perfcast::server {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
+// A call's status as the libraries' (in-process calls, call deadlines).
+absl::Status FromGrpcStatus(const grpc::Status& status);
 // An error message cut to 2 KB (with a note of how much was cut), for
 // messages that travel inside responses (per-record rejections).
 std::string BoundedMessage(absl::string_view message);

@@ -137,11 +137,7 @@ void EncodeGroups(const std::map<std::string, predictor::ErrorSummary>& groups, 
 
 // The deadline of a long call as the libraries' KeepGoing.
 predictor::KeepGoing KeepGoing(const CallTimer& timer) {
-  return [&timer]() -> absl::Status {
-    grpc::Status s = timer.Check();
-    if (s.ok()) return absl::OkStatus();
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  };
+  return [&timer]() -> absl::Status { return FromGrpcStatus(timer.Check()); };
 }
 
 
