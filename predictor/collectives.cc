@@ -129,9 +129,11 @@ absl::StatusOr<OverlapResult> OverlappedAllReduce(double gradient_bytes, int gpu
                      bucket_bytes, " bytes and ", backward_seconds, " s"));
   }
   OverlapResult result;
-  ASSIGN_OR_RETURN(double probe, CollectiveSeconds(Collective::kAllReduce,
-                                                   CollectiveAlgorithm::kAuto, gradient_bytes,
-                                                   gpus, link));
+  // Refuses what the whole all-reduce would refuse (bad link, sizes), even
+  // where no bucket is sent.
+  RETURN_IF_ERROR(CollectiveSeconds(Collective::kAllReduce, CollectiveAlgorithm::kAuto,
+                                    gradient_bytes, gpus, link)
+                      .status());
   if (gpus == 1 || gradient_bytes == 0) return result;
   result.buckets = static_cast<int>(std::ceil(gradient_bytes / bucket_bytes));
   double produced = 0, comm_end = 0;
