@@ -49,7 +49,9 @@ TEST(GpuCatalogTest, HasTodaysAcceleratorsEachValueSourcedAndRatesDense) {
     }
     // Dense tensor rates: FP8 twice FP16 and FP16 twice TF32 where a GPU
     // has them (Hopper, Ada, Blackwell, CDNA3 with FP32 accumulate).
-    if (gpu.fp8_tflops > 0) EXPECT_NEAR(gpu.fp8_tflops / gpu.fp16_tflops, 2, 0.05) << gpu.model;
+    if (gpu.fp8_tflops > 0) {
+      EXPECT_NEAR(gpu.fp8_tflops / gpu.fp16_tflops, 2, 0.05) << gpu.model;
+    }
     if (gpu.tf32_tflops > 0 && gpu.architecture != "ada" && gpu.vendor == "NVIDIA") {
       EXPECT_NEAR(gpu.fp16_tflops / gpu.tf32_tflops, 2, 0.05) << gpu.model;
     }
@@ -66,7 +68,9 @@ TEST(GpuCatalogTest, EveryGpuHasLinksAndNvlinkGenerationsGrow) {
     EXPECT_GT(gpu.pcie_gbs, 0) << gpu.model;
     EXPECT_EQ(gpu.nvlink_gbs > 0, gpu.nvlink_gpus >= 2) << gpu.model;
     // NVLink beats PCIe wherever a GPU has it.
-    if (gpu.nvlink_gbs > 0) EXPECT_GT(gpu.nvlink_gbs, gpu.pcie_gbs) << gpu.model;
+    if (gpu.nvlink_gbs > 0) {
+      EXPECT_GT(gpu.nvlink_gbs, gpu.pcie_gbs) << gpu.model;
+    }
   }
   EXPECT_LT(catalog.Find("V100-SXM2-32GB")->nvlink_gbs, catalog.Find("A100-SXM4-80GB")->nvlink_gbs);
   EXPECT_LT(catalog.Find("A100-SXM4-80GB")->nvlink_gbs, catalog.Find("H100-SXM5-80GB")->nvlink_gbs);
