@@ -11,9 +11,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/command.h"
+#include "client/gpu_counts.h"
 #include "client/job_cost.h"
 #include "client/predict_query.h"
 #include "client/proto_json.h"
@@ -229,7 +229,7 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
   for (const std::string& n : flags.nodes) request.add_node_names(n);
   request.set_catalog_only(flags.catalog_only);
   request.set_nodes_only(flags.nodes_only);
-  request.set_gpu_count_spec(absl::StrJoin(flags.counts, ","));
+  SetGpuCounts(flags.counts, &request);
   if (flags.framework == "megatron") {
     request.set_framework(v1::FRAMEWORK_MEGATRON);
   } else if (flags.framework == "deepspeed") {
