@@ -36,6 +36,10 @@ struct CliError {
 // The error of a failed call: exit 3 for a job that does not fit, else 1.
 CliError CallFailed(const grpc::Status& status);
 
+// The error of a step that failed before any call (e.g. opening the
+// channel): exit 1.
+CliError Failed(const absl::Status& status);
+
 // "NOT_FOUND: no node named 'x'" style text for a failed RPC.
 std::string Describe(const grpc::Status& status);
 std::string Describe(const absl::Status& status);

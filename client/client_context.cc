@@ -17,9 +17,16 @@
 
 namespace perfcast::client {
 
-absl::Status ClientContext::Connect() {
-  ASSIGN_OR_RETURN(channel_, OpenChannel(server, connection));
-  return absl::OkStatus();
+void ClientContext::ConnectOnFirstUse() {
+  open_ = [this] { return OpenChannel(server, connection); };
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ClientContext::Channel() {
+  if (!channel_.has_value()) {
+    channel_ = open_ ? open_()
+                     : absl::FailedPreconditionError("no server: the command opened no channel");
+  }
+  return *channel_;
 }
 
 std::string Describe(const grpc::Status& status) {
@@ -65,6 +72,8 @@ CliError CallFailed(const grpc::Status& status) {
                             absl::StartsWith(status.error_message(), "does not fit");
   return CliError{does_not_fit ? kExitPartial : kExitFailure, Describe(status)};
 }
+
+CliError Failed(const absl::Status& status) { return CliError{kExitFailure, Describe(status)}; }
 
 std::string Describe(const absl::Status& status) {
   return Describe(grpc::Status(static_cast<grpc::StatusCode>(status.code()),

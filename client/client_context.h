@@ -5,10 +5,13 @@
 #define PERFCAST_CLIENT_CLIENT_CONTEXT_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "client/connection.h"
 #include "client/output.h"
 #include "google/protobuf/message.h"
@@ -23,12 +26,18 @@ struct ClientContext {
   double timeout_s = 30;                    // --timeout: deadline of unary calls
   ConnectionFlags connection;               // TLS and token (see connection.h)
   // --local: answer through perfcastd's services in this process
-  // (local_server.h) instead of a server; main() opens them.
+  // (local_server.h) instead of a server; main() says how to open them.
   bool local = false;
 
-  // Opens the channel to `server` as `connection` says; main() calls it once
-  // after parsing. InvalidArgument for unreadable TLS or token files.
-  absl::Status Connect();
+  // Makes Channel() open the channel to `server` as `connection` says
+  // (InvalidArgument for unreadable TLS or token files).
+  void ConnectOnFirstUse();
+  // Makes Channel() call `open` instead (--local). main() sets one of the two
+  // after parsing; opening waits for the first call so that a command's own
+  // usage errors come first, before a connection or --local's fit.
+  void OpenOnFirstUse(std::function<absl::StatusOr<std::shared_ptr<grpc::Channel>>()> open) {
+    open_ = std::move(open);
+  }
 
   // True for -o json, yaml or csv: the command hands its answer to Out().
   bool Structured() const { return output != OutputFormat::kTable; }
@@ -41,11 +50,9 @@ struct ClientContext {
   // terminal.
   size_t TableWidth() const;
 
-  // Commands call through `channel` instead of one Connect() opens (--local).
-  void UseChannel(std::shared_ptr<grpc::Channel> channel) { channel_ = std::move(channel); }
-
-  // The channel Connect() opened or UseChannel() gave (null before).
-  std::shared_ptr<grpc::Channel> Channel() const { return channel_; }
+  // The channel, opened on the first call as main() said; that opening's
+  // error on every call. FailedPrecondition when main() said nothing.
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel();
 
   // Sets the deadline of a unary call (streams set their own).
   void SetDeadline(grpc::ClientContext& call) const {
@@ -54,7 +61,8 @@ struct ClientContext {
   }
 
  private:
-  std::shared_ptr<grpc::Channel> channel_;
+  std::function<absl::StatusOr<std::shared_ptr<grpc::Channel>>()> open_;
+  std::optional<absl::StatusOr<std::shared_ptr<grpc::Channel>>> channel_;
   std::unique_ptr<StructuredWriter> out_;
 };
 

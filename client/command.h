@@ -20,11 +20,11 @@ namespace perfcast::client {
 // Runs the command; nullopt on success.
 using Action = std::function<std::optional<CliError>()>;
 
+// The command the command line chose. Commands that never call perfcastd
+// (gpus, completion, memory) never open a channel: ClientContext opens it on
+// the first call.
 struct Dispatch {
   Action action;
-  // False for commands that never call perfcastd (gpus, completion): they
-  // run without opening a channel.
-  bool needs_server = true;
 };
 
 void RegisterNodeCommands(CLI::App& app, ClientContext& context, Dispatch& dispatch);

@@ -79,11 +79,13 @@ std::vector<std::string> CompletionValues(const std::string& name, ClientContext
     }
   } else if (name == "--node") {
     // From the server, when it answers soon; nothing otherwise.
-    if (!context.Connect().ok()) return values;
+    context.ConnectOnFirstUse();
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+    if (!channel.ok()) return values;
     grpc::ClientContext call;
     call.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
     v1::ListNodesResponse response;
-    if (v1::NodeRegistry::NewStub(context.Channel())
+    if (v1::NodeRegistry::NewStub(*channel)
             ->List(&call, v1::ListNodesRequest(), &response)
             .ok()) {
       for (const v1::Node& node : response.nodes()) values.push_back(node.name());
@@ -287,7 +289,6 @@ void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& disp
   CLI::App* list = gpus->add_subcommand(
       "list", "Catalog GPUs with their spec-sheet rates (a unique prefix such as H200 also works)");
   list->callback([&context, &dispatch] {
-    dispatch.needs_server = false;
     dispatch.action = [&context]() -> std::optional<CliError> {
       PrintGpus(context);
       return std::nullopt;
@@ -298,7 +299,6 @@ void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& disp
       "show", "One catalog GPU: every spec-sheet value with its source (datasheet and date)");
   show->add_option("name", *shown, "Catalog GPU, e.g. B200 or MI300X-192GB")->required();
   show->callback([&context, &dispatch, shown] {
-    dispatch.needs_server = false;
     dispatch.action = [&context, shown] { return ShowGpu(context, *shown); };
   });
 
@@ -311,7 +311,6 @@ void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& disp
            {"zsh", "zsh: eval \"$(perfcast completion zsh)\" in ~/.zshrc, after compinit"},
            {"fish", "fish: perfcast completion fish > ~/.config/fish/completions/perfcast.fish"}}) {
     completion->add_subcommand(shell, help)->callback([&dispatch, shell = shell] {
-      dispatch.needs_server = false;
       dispatch.action = [shell]() -> std::optional<CliError> {
         std::cout << CompletionScript(shell);
         return std::nullopt;
@@ -327,7 +326,6 @@ void RegisterLocalCommands(CLI::App& app, ClientContext& context, Dispatch& disp
   complete->group("");
   complete->add_option("words", *words);
   complete->callback([&app, &context, &dispatch, words] {
-    dispatch.needs_server = false;
     dispatch.action = [&app, &context, words]() -> std::optional<CliError> {
       for (const std::string& candidate : Complete(app, *words, context)) {
         std::cout << candidate << "\n";

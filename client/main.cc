@@ -9,7 +9,9 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "client/command.h"
 #include "client/local_server.h"
 #include "client/text_input.h"
@@ -113,25 +115,18 @@ int main(int argc, char** argv) {
   }
   // Declared before the command runs and destroyed after it: --local's
   // services answer its calls.
+  // Opened when the command first calls, after its own checks.
   std::unique_ptr<perfcast::client::LocalServer> local;
-  if (dispatch.needs_server && context.local) {
-    absl::StatusOr<perfcast::client::LocalOptions> options =
-        perfcast::client::DefaultLocalOptions();
-    absl::StatusOr<std::unique_ptr<perfcast::client::LocalServer>> opened =
-        options.ok() ? perfcast::client::LocalServer::Open(*options)
-                     : absl::StatusOr<std::unique_ptr<perfcast::client::LocalServer>>(
-                           options.status());
-    if (!opened.ok()) {
-      std::cerr << "perfcast: " << perfcast::client::Describe(opened.status()) << "\n";
-      return perfcast::client::kExitFailure;
-    }
-    local = *std::move(opened);
-    context.UseChannel(local->channel());
-  } else if (dispatch.needs_server) {
-    if (absl::Status connected = context.Connect(); !connected.ok()) {
-      std::cerr << "perfcast: " << perfcast::client::Describe(connected) << "\n";
-      return perfcast::client::kExitFailure;
-    }
+  if (context.local) {
+    context.OpenOnFirstUse(
+        [&local]() -> absl::StatusOr<std::shared_ptr<grpc::Channel>> {
+          ASSIGN_OR_RETURN(perfcast::client::LocalOptions options,
+                           perfcast::client::DefaultLocalOptions());
+          ASSIGN_OR_RETURN(local, perfcast::client::LocalServer::Open(options));
+          return local->channel();
+        });
+  } else {
+    context.ConnectOnFirstUse();
   }
   std::optional<perfcast::client::CliError> error = dispatch.action();
   // Where --local's model comes from, on stderr so that stdout stays the

@@ -123,7 +123,6 @@ void RegisterMemoryCommands(CLI::App& app, ClientContext& context, Dispatch& dis
               "Accepted for symmetry with predict and recommend: memory always answers here");
   m->callback([&context, &dispatch, flags, m] {
     flags->workload.batch_given = m->count("--batch") > 0;
-    dispatch.needs_server = false;
     dispatch.action = [&context, flags] { return RunMemory(context, *flags); };
   });
 }

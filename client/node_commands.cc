@@ -105,7 +105,9 @@ std::optional<CliError> RunRegister(ClientContext& context, const RegisterOption
   if (!labels.ok()) return CliError{kExitUsage, std::string(labels.status().message())};
   for (const auto& [key, value] : *labels) (*request.mutable_labels())[key] = value;
 
-  auto stub = v1::NodeRegistry::NewStub(context.Channel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  auto stub = v1::NodeRegistry::NewStub(*channel);
   grpc::ClientContext call;
   context.SetDeadline(call);
   v1::RegisterNodeResponse response;
@@ -116,7 +118,9 @@ std::optional<CliError> RunRegister(ClientContext& context, const RegisterOption
 }
 
 std::optional<CliError> RunGet(ClientContext& context, const std::string& name) {
-  auto stub = v1::NodeRegistry::NewStub(context.Channel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  auto stub = v1::NodeRegistry::NewStub(*channel);
   grpc::ClientContext call;
   context.SetDeadline(call);
   v1::GetNodeRequest request;
@@ -133,7 +137,9 @@ std::optional<CliError> RunList(ClientContext& context, std::string gpu,
   if (auto error = ResolveGpuFlag("--gpu", gpu)) return error;
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(label_items);
   if (!labels.ok()) return CliError{kExitUsage, std::string(labels.status().message())};
-  auto stub = v1::NodeRegistry::NewStub(context.Channel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  auto stub = v1::NodeRegistry::NewStub(*channel);
   std::vector<v1::Node> nodes;
   std::string token;
   do {
@@ -155,7 +161,9 @@ std::optional<CliError> RunList(ClientContext& context, std::string gpu,
 }
 
 std::optional<CliError> RunRemove(ClientContext& context, const std::string& name, bool purge) {
-  auto stub = v1::NodeRegistry::NewStub(context.Channel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  auto stub = v1::NodeRegistry::NewStub(*channel);
   grpc::ClientContext call;
   context.SetDeadline(call);
   v1::DeregisterNodeRequest request;

@@ -8,12 +8,14 @@
 #include <set>
 #include <sstream>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "client/command.h"
 #include "client/job_cost.h"
 #include "client/predict_query.h"
@@ -33,8 +35,9 @@
 namespace perfcast::client {
 namespace {
 
-std::unique_ptr<v1::Predictor::Stub> Stub(ClientContext& context) {
-  return v1::Predictor::NewStub(context.Channel());
+absl::StatusOr<std::unique_ptr<v1::Predictor::Stub>> Stub(ClientContext& context) {
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, context.Channel());
+  return v1::Predictor::NewStub(channel);
 }
 
 // The GPUs of --gpu, --exclude-gpu, --train-gpu or --test-gpu, each resolved
@@ -150,7 +153,9 @@ std::optional<CliError> RunFit(ClientContext& context, const FitFlags& flags) {
   call.set_deadline(std::chrono::system_clock::now() +
                     std::chrono::seconds(std::max<int64_t>(600, context.timeout_s)));
   v1::FitResponse response;
-  grpc::Status status = Stub(context)->Fit(&call, request, &response);
+  absl::StatusOr<std::unique_ptr<v1::Predictor::Stub>> stub = Stub(context);
+  if (!stub.ok()) return Failed(stub.status());
+  grpc::Status status = (*stub)->Fit(&call, request, &response);
   if (!status.ok()) return CallFailed(status);
   PrintModels(context, {response.model()}, /*stream=*/false);
   // What the selection left out and why, and the calibrations made.
@@ -433,7 +438,9 @@ std::optional<CliError> RunBatch(ClientContext& context, const PredictFlags& fla
   if (auto error = file.Open()) return error;
 
   grpc::ClientContext call;
-  auto stream = Stub(context)->PredictBatch(&call);
+  absl::StatusOr<std::unique_ptr<v1::Predictor::Stub>> stub = Stub(context);
+  if (!stub.ok()) return Failed(stub.status());
+  auto stream = (*stub)->PredictBatch(&call);
   Table table({"LINE", "FAMILY", "GPU", "MS/ITER", "LOW", "HIGH", "JOB", "ERROR"});
   int64_t answered = 0;
   int64_t failed = 0;
@@ -509,7 +516,9 @@ std::optional<CliError> RunPredict(ClientContext& context, const PredictFlags& f
   grpc::ClientContext call;
   context.SetDeadline(call);
   v1::PredictResponse response;
-  grpc::Status status = Stub(context)->Predict(&call, request, &response);
+  absl::StatusOr<std::unique_ptr<v1::Predictor::Stub>> stub = Stub(context);
+  if (!stub.ok()) return Failed(stub.status());
+  grpc::Status status = (*stub)->Predict(&call, request, &response);
   if (!status.ok()) return CallFailed(status);
   if (context.Structured()) {
     // The cost beside the server's fields, as in the table.
@@ -580,7 +589,9 @@ std::optional<CliError> RunEvaluate(ClientContext& context, const EvaluateFlags&
   call.set_deadline(std::chrono::system_clock::now() +
                     std::chrono::seconds(std::max<int64_t>(900, context.timeout_s)));
   v1::EvaluateResponse response;
-  grpc::Status status = Stub(context)->Evaluate(&call, request, &response);
+  absl::StatusOr<std::unique_ptr<v1::Predictor::Stub>> stub = Stub(context);
+  if (!stub.ok()) return Failed(stub.status());
+  grpc::Status status = (*stub)->Evaluate(&call, request, &response);
   if (!status.ok()) return CallFailed(status);
   if (!flags.report.empty()) {
     std::ofstream out(flags.report);
@@ -781,7 +792,9 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       grpc::ClientContext call;
       context.SetDeadline(call);
       v1::ListModelsResponse response;
-      grpc::Status status = Stub(context)->ListModels(&call, v1::ListModelsRequest(), &response);
+      absl::StatusOr<std::unique_ptr<v1::Predictor::Stub>> stub = Stub(context);
+      if (!stub.ok()) return Failed(stub.status());
+      grpc::Status status = (*stub)->ListModels(&call, v1::ListModelsRequest(), &response);
       if (!status.ok()) return CallFailed(status);
       PrintModels(context, {response.models().begin(), response.models().end()},
                   /*stream=*/true);
@@ -803,7 +816,9 @@ void RegisterPredictorCommands(CLI::App& app, ClientContext& context, Dispatch& 
       grpc::ClientContext call;
       context.SetDeadline(call);
       v1::GetModelResponse response;
-      grpc::Status status = Stub(context)->GetModel(&call, request, &response);
+      absl::StatusOr<std::unique_ptr<v1::Predictor::Stub>> stub = Stub(context);
+      if (!stub.ok()) return Failed(stub.status());
+      grpc::Status status = (*stub)->GetModel(&call, request, &response);
       if (!status.ok()) return CallFailed(status);
       // The summary's fields and, under "detail", the fitted model itself;
       // indented for reading unless -o json asks for one line.

@@ -63,7 +63,9 @@ std::optional<CliError> RunImport(ClientContext& context, const ImportFlags& fla
   ImportOptions options;
   options.batch_size = flags.batch_size;
   options.progress = [&](int64_t sent, const std::string& file) { progress.Update(sent, file); };
-  absl::StatusOr<ImportReport> report = ImportFiles(context.Channel(), files, options);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  absl::StatusOr<ImportReport> report = ImportFiles(*channel, files, options);
   progress.Done();
   if (!report.ok()) {
     return CliError{kExitFailure, Describe(report.status())};
@@ -142,7 +144,9 @@ std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& o
 
   // Each row names its node's GPU model, so that the export imports into a
   // server that lacks the node; nodes are looked up once each.
-  auto registry = v1::NodeRegistry::NewStub(context.Channel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  auto registry = v1::NodeRegistry::NewStub(*channel);
   std::map<std::string, std::string> gpu_of_node;
   auto gpu_of = [&](const std::string& node) -> const std::string& {
     auto known = gpu_of_node.find(node);
@@ -157,7 +161,7 @@ std::optional<CliError> RunExport(ClientContext& context, const ExportOptions& o
     return gpu_of_node.emplace(node, std::move(gpu)).first->second;
   };
 
-  auto stub = v1::ProfileStore::NewStub(context.Channel());
+  auto stub = v1::ProfileStore::NewStub(*channel);
   grpc::ClientContext call;
   std::unique_ptr<grpc::ClientReader<v1::ExportResponse>> stream = stub->Export(&call, request);
   v1::ExportResponse batch;

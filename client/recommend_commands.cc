@@ -249,8 +249,9 @@ std::optional<CliError> RunRecommend(ClientContext& context, const RecommendFlag
   grpc::ClientContext call;
   context.SetDeadline(call);
   v1::RecommendResponse response;
-  grpc::Status status =
-      v1::Predictor::NewStub(context.Channel())->Recommend(&call, request, &response);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  grpc::Status status = v1::Predictor::NewStub(*channel)->Recommend(&call, request, &response);
   if (!status.ok()) return CallFailed(status);
   if (!flags.report.empty()) {
     std::ofstream out(flags.report);

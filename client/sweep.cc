@@ -168,7 +168,9 @@ std::optional<CliError> RunSweep(ClientContext& context, const PredictFlags& fla
   grpc::ClientContext call;
   context.SetDeadline(call);
   std::vector<v1::PredictResult> results;
-  if (auto error = PredictBatch(*v1::Predictor::NewStub(context.Channel()), call,
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
+  if (!channel.ok()) return Failed(channel.status());
+  if (auto error = PredictBatch(*v1::Predictor::NewStub(*channel), call,
                                 std::move(request), results)) {
     return error;
   }

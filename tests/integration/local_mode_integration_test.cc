@@ -185,6 +185,11 @@ TEST_F(LocalModeTest, MissingDataAndBadInputAreOneLineErrors) {
   r = Local({"recommend", "--local", "--family", "lstmm", "--batch", "8", "--iterations", "10"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // The command's own checks (here a missing --batch) come before the fit.
+  r = Local({"predict", "--local", "--family", "lstm", "--gpu", "H200", "--iterations", "10"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--batch"), std::string::npos) << r.err;
+  EXPECT_EQ(CacheEntries(cache_.path()), 0) << "a usage error fitted the local model";
 }
 
 // Issue 31, D3: predict --batch-file held every row's answer (5.5 KB a row).
