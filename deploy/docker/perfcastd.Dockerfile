@@ -19,15 +19,19 @@ RUN apt-get update \
       libpqxx-dev prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# The whole tree minus what .dockerignore leaves out (build trees, data, git):
-# new library directories need no change here.
+# The whole tree minus what .dockerignore leaves out (build trees, git, data
+# but the shipped profiles, which `perfcast --local` fits on: they go where
+# the CLI looks for them without its checkout): new library directories need
+# no change here.
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DPERFCAST_WITH_GRPC=ON -DPERFCAST_WITH_TORCH=OFF \
       -DPERFCAST_BUILD_TESTS=OFF -DPERFCAST_BUILD_BENCHMARKS=OFF \
  && cmake --build /build --target perfcastd perfcast \
  && install -D -s -m 0755 /build/server/perfcastd /out/usr/local/bin/perfcastd \
- && install -D -s -m 0755 /build/client/perfcast /out/usr/local/bin/perfcast
+ && install -D -s -m 0755 /build/client/perfcast /out/usr/local/bin/perfcast \
+ && for f in shipped-profiles.txt $(grep -v '^#' data/shipped-profiles.txt); do \
+      install -D -m 0644 "data/$f" "/out/usr/local/share/perfcast/data/$f"; done
 
 FROM debian:bookworm-slim
 RUN apt-get update \

@@ -12,7 +12,8 @@ For every deploy/docker/*.Dockerfile:
     /build/DIR/NAME installed is such an executable of DIR/CMakeLists.txt;
   - the final stage runs as a non-root USER and its exec-form ENTRYPOINT is a
     file the image installs.
-For deploy/docker/perfcastd.Dockerfile (Debian 12, like this machine), apt
+For deploy/docker/perfcastd.Dockerfile, the shipped profiles that `perfcast
+--local` fits on are in the build context and installed. For it (Debian 12, like this machine), apt
 knows every package it installs, and the builder installs every -dev
 package of deploy/install-deps.sh that the server and CLI need (all but
 LibTorch, test and benchmark ones). With --runtime-binaries, each shared
@@ -186,6 +187,21 @@ def check_dockerfile(root, path, executables, patterns):
     return final
 
 
+def check_shipped_profiles(root, patterns, dockerfile):
+    """The server image's build reads data/shipped-profiles.txt (CMake) and
+    installs every file it lists where `perfcast --local` finds them."""
+    where = "deploy/docker/perfcastd.Dockerfile"
+    listed = ["shipped-profiles.txt"]
+    with open(os.path.join(root, "data/shipped-profiles.txt")) as f:
+        listed += [line.strip() for line in f if line.strip() and not line.startswith("#")]
+    for name in listed:
+        if ignored(patterns, "data/" + name):
+            fail(where, f"data/{name} is left out by .dockerignore (add !data/{name})")
+    with open(dockerfile) as f:
+        if "/out/usr/local/share/perfcast/data/" not in f.read():
+            fail(where, "the shipped profiles are not installed in /usr/local/share/perfcast/data")
+
+
 def check_server_build_deps(root, builder_packages):
     with open(os.path.join(root, "deploy/install-deps.sh")) as f:
         text = f.read()
@@ -278,6 +294,7 @@ def main(argv):
                 if word == "RUN" and froms == 1:
                     builder += apt_packages(rest)
             check_server_build_deps(root, builder)
+            check_shipped_profiles(root, patterns, os.path.join(docker_dir, name))
             check_debian_packages(builder + stages["apt"])
             if "--runtime-binaries" in argv:
                 check_runtime_libraries(stages["apt"], argv[argv.index("--runtime-binaries") + 1:])
