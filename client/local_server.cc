@@ -210,8 +210,8 @@ LocalServer::~LocalServer() {
 std::string LocalServer::ProvenanceLine() const {
   const LocalProvenance& p = provenance_;
   std::string line = absl::StrFormat(
-      "local model (v%d, CV MAPE %.1f%%) fitted %s on the %s profiles of %d shipped files (%s), "
-      "cached in %s",
+      "local model (v%d, CV MAPE %.1f%% over all its rows) fitted %s on the %s profiles of %d "
+      "shipped files (%s), cached in %s",
       p.model_version, 100 * p.cv_mape,
       absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMicros(p.fitted_at_us),
                        absl::UTCTimeZone()),
