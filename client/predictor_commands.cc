@@ -194,7 +194,8 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
         "operation from %s) against the C++ loop's %.3f ms: %s\n",
         r.loop().host_ms(), r.loop().kernel_launches(), r.loop().per_op_us(),
         r.loop().per_op_source(), r.loop().cpp_ms(),
-        r.loop().host_bound() ? "the host binds the step" : "the GPU binds the step");
+        r.loop().host_bound() ? "Python's host work binds the step"
+                              : "Python's host work hides behind the C++ loop's step");
   } else if (r.loop().loop() == v1::LOOP_CPP) {
     std::cout << "loop cpp: the agent's LibTorch loop, as profiles measure it\n";
   }
