@@ -284,7 +284,11 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   out.tp_comm_ms = m * critical.tp_ms;
   out.pp_comm_ms = m * critical.pp_ms;
   out.bubble_ms = sum_stage - critical.total();
-  out.optimizer_ms = training ? optimizer_level1 / (int64_t{t} * p) : 0;
+  // ZeRO (any stage) shards the optimizer states: each replica updates its
+  // 1 / N of the parameters.
+  const int optimizer_shards = layout.zero >= 1 ? n : 1;
+  out.optimizer_ms =
+      training ? optimizer_level1 / (int64_t{t} * p * optimizer_shards) : 0;
 
   const double parameters_per_gpu = full->parameters / (int64_t{t} * p);
   const double weight_bytes = spec->precision == models::Precision::kFp64 ? 8 : 4;
@@ -306,7 +310,9 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
       (options.terms != nullptr ? *options.terms : ParallelTerms::BuiltIn()).Find(layout);
   out.launches = m * critical.launches;
   out.units = critical.layers > 0 ? critical.layers : full->inner_modules;
-  const double host = out.launches * term.host_ms_per_launch + out.units * term.host_ms_per_unit;
+  const double host = out.launches * term.host_ms_per_launch +
+                      out.units * (term.host_ms_per_unit + CollectiveCallsPerUnit(layout) *
+                                                               term.host_ms_per_collective);
   const double bound = std::max(out.step_ms * (1 + term.gpu_scale), host);
   out.implementation_ms = bound - out.step_ms;
   out.step_ms = bound;

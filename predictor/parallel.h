@@ -32,7 +32,8 @@
 //  - Data-parallel gradient all-reduce: the GPU's gradients (parameters ÷
 //    (T · P), fp32 or fp64 as the master weights) in DDP buckets overlapped
 //    with the last micro-batch's backward; only what runs past it is added.
-//  - The optimizer step updates parameters ÷ (T · P) once per step.
+//  - The optimizer step updates parameters ÷ (T · P) once per step, and ÷ N
+//    more under ZeRO (any stage shards the optimizer states).
 //  - Activation checkpointing runs every layer's forward again in backward.
 //  - The framework's implementation terms, learned from measured steps
 //    (parallel_terms.h), bound the composed step from below.

@@ -35,6 +35,11 @@ std::string ImplementationStrategy(const ParallelLayout& layout) {
   return "";
 }
 
+int CollectiveCallsPerUnit(const ParallelLayout& layout) {
+  if (layout.data <= 1 || layout.zero == 0) return 0;
+  return layout.zero >= 3 ? 3 : 2;
+}
+
 absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("terms") ||
@@ -53,13 +58,15 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     absl::StatusOr<double> gpu = Term(entry, "gpu_scale");
     absl::StatusOr<double> launch = Term(entry, "host_ms_per_launch");
     absl::StatusOr<double> unit = Term(entry, "host_ms_per_unit");
+    absl::StatusOr<double> collective = Term(entry, "host_ms_per_collective");
     absl::StatusOr<double> rows = Term(entry, "rows");
-    for (const auto* s : {&gpu, &launch, &unit, &rows}) {
+    for (const auto* s : {&gpu, &launch, &unit, &collective, &rows}) {
       if (!s->ok()) return s->status();
     }
     term.gpu_scale = *gpu;
     term.host_ms_per_launch = *launch;
     term.host_ms_per_unit = *unit;
+    term.host_ms_per_collective = *collective;
     term.rows = static_cast<int>(*rows);
     out.terms_[{framework, entry["strategy"].get<std::string>()}] = term;
   }

@@ -4,7 +4,9 @@
 // predictor/parallel_terms.json, compiled in; data/README.md says from what).
 //
 // Per framework and strategy the step is
-//   max(composed × (1 + gpu_scale), launches × host_ms_per_launch + units × host_ms_per_unit)
+//   max(composed × (1 + gpu_scale),
+//       launches × host_ms_per_launch + units × host_ms_per_unit
+//       + units × CollectiveCallsPerUnit × host_ms_per_collective)
 // where `launches` are the kernel launches of one GPU's step and `units` the
 // layers it holds: the GPU's work slowed by the implementation (communication
 // contending with compute, unfused kernels), or the host's dispatch when that
@@ -31,17 +33,26 @@ namespace perfcast::predictor {
 // (ZeRO >= 1 over replicas), else "ddp"; "" for one GPU.
 std::string ImplementationStrategy(const ParallelLayout& layout);
 
+// The collective calls a sharded layout makes per unit (layer) and step,
+// each with its host work (copy-in, the call, copy-out, hooks): FSDP's
+// all-gather before the unit's forward, again before its backward under
+// ZeRO-3 (which freed the gathered weights after forward), and the
+// reduce-scatter of its gradients. 0 without ZeRO or with one replica.
+int CollectiveCallsPerUnit(const ParallelLayout& layout);
+
 struct ImplementationTerm {
   double gpu_scale = 0;
   double host_ms_per_launch = 0;
   double host_ms_per_unit = 0;
+  double host_ms_per_collective = 0;
   int rows = 0;  // measured steps it was fitted on
 };
 
 class ParallelTerms {
  public:
   // Parses {"terms": [{"framework", "strategy", "gpu_scale",
-  // "host_ms_per_launch", "host_ms_per_unit", "rows"}, ...]}.
+  // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
+  // "rows"}, ...]}; a term left out is 0.
   // InvalidArgument for malformed JSON, an unknown framework, or a negative
   // or non-finite term.
   static absl::StatusOr<ParallelTerms> FromJson(absl::string_view json);

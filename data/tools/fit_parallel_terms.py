@@ -8,19 +8,24 @@ PREDICTIONS.json: `perfcast -o json predict --batch-file` of the same rows in
 parallel_campaign.py's order (data/tools/h200x2_parallel_protocol.sh makes both).
 Each answer gives the composed step (iteration_ms - implementation_ms: what the
 single-GPU model and the communication model say) and what the terms read (one
-GPU's kernel launches per step and the layers it holds). Per framework and
-strategy (tp, pp, fsdp, ddp: parallel_terms.h's ImplementationStrategy) the
-terms minimise the mean |log(predicted / measured)| of
+GPU's kernel launches per step and the layers it holds; the collective calls
+are the layers times parallel_terms.h's CollectiveCallsPerUnit). Per framework
+and strategy (tp, pp, fsdp, ddp: parallel_terms.h's ImplementationStrategy)
+the terms minimise the mean |log(predicted / measured)| of
 
-  max(composed * (1 + gpu_scale), launches * host_ms_per_launch + units * host_ms_per_unit)
+  max(composed * (1 + gpu_scale),
+      launches * host_ms_per_launch + units * host_ms_per_unit
+      + collectives * host_ms_per_collective)
 
 over a grid (no numpy needed); a strategy without rows gets no term.
-OUT.json is what predictor/parallel_terms.json holds.
+OUT.json is what predictor/parallel_terms.json holds; its terms of other
+frameworks (learned from other measurements) are kept.
 
 --holdout: instead, leave each model out in turn (fit on the others' rows,
 predict its rows) and print per strategy the held-out MAPE, signed bias and
 the share inside the predicted band scaled like the step.
 """
+import itertools
 import json
 import math
 import statistics
@@ -29,12 +34,13 @@ import sys
 GPU_SCALES = [i / 100 for i in range(0, 101, 2)]
 PER_LAUNCH = [0.0] + [1e-4 * 1.35 ** i for i in range(0, 26)]
 PER_UNIT = [0.0] + [0.05 * 1.4 ** i for i in range(0, 18)]
+TERMS = ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective")
 # Which terms each strategy may use: the host-bound ones follow how each
-# implementation spends host time (DDP's hooks and FSDP's per-layer calls,
-# DTensor's dispatch per operation).
+# implementation spends host time (DDP's hooks, FSDP's per-layer all-gather
+# and reduce-scatter calls, DTensor's dispatch per operation).
 SHAPES = {
     "ddp": ("gpu_scale", "host_ms_per_launch"),
-    "fsdp": ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit"),
+    "fsdp": ("gpu_scale", "host_ms_per_launch", "host_ms_per_collective"),
     "tp": ("gpu_scale", "host_ms_per_launch"),
     "pp": ("gpu_scale",),
 }
@@ -55,6 +61,15 @@ def strategy(row):
     return ""
 
 
+def collective_calls_per_unit(row):
+    """parallel_terms.h's CollectiveCallsPerUnit: FSDP's all-gather before a
+    unit's forward (and again before its backward under ZeRO-3, which freed
+    the gathered weights after forward) and its gradients' reduce-scatter."""
+    if strategy(row) != "fsdp":
+        return 0
+    return 3 if row["zero"] >= 3 else 2
+
+
 def points(rows_path, predictions_path):
     rows = [r for r in rows_of(rows_path) if r.get("schedule") != "GPipe"]
     answers = rows_of(predictions_path)
@@ -73,12 +88,14 @@ def points(rows_path, predictions_path):
             "low": p["iteration_ms_low"] / p["iteration_ms"],
             "high": p["iteration_ms_high"] / p["iteration_ms"],
             "launches": par.get("launches", 0), "units": float(par.get("units", 0)),
+            "collectives": collective_calls_per_unit(r) * float(par.get("units", 0)),
         })
     return out
 
 
 def predict(term, pt):
-    host = pt["launches"] * term["host_ms_per_launch"] + pt["units"] * term["host_ms_per_unit"]
+    host = (pt["launches"] * term["host_ms_per_launch"] + pt["units"] * term["host_ms_per_unit"] +
+            pt["collectives"] * term["host_ms_per_collective"])
     return max(pt["composed"] * (1 + term["gpu_scale"]), host)
 
 
@@ -87,17 +104,16 @@ def fit(pts, shape):
         "gpu_scale": GPU_SCALES if "gpu_scale" in shape else [0.0],
         "host_ms_per_launch": PER_LAUNCH if "host_ms_per_launch" in shape else [0.0],
         "host_ms_per_unit": PER_UNIT if "host_ms_per_unit" in shape else [0.0],
+        "host_ms_per_collective": PER_UNIT if "host_ms_per_collective" in shape else [0.0],
     }
     best, best_loss = None, math.inf
-    for g in grids["gpu_scale"]:
-        for h in grids["host_ms_per_launch"]:
-            for u in grids["host_ms_per_unit"]:
-                term = {"gpu_scale": g, "host_ms_per_launch": h, "host_ms_per_unit": u}
-                loss = sum(abs(math.log(predict(term, p) / p["measured"])) for p in pts)
-                # Ties (terms no row binds) go to the smallest terms: the grid
-                # is visited smallest first and only a better loss replaces.
-                if loss < best_loss - 1e-9:
-                    best, best_loss = term, loss
+    # Ties (terms no row binds) go to the smallest terms: the grid is visited
+    # smallest first and only a better loss replaces.
+    for values in itertools.product(*(grids[name] for name in TERMS)):
+        term = dict(zip(TERMS, values))
+        loss = sum(abs(math.log(predict(term, p) / p["measured"])) for p in pts)
+        if loss < best_loss - 1e-9:
+            best, best_loss = term, loss
     return best
 
 
@@ -121,8 +137,7 @@ def holdout(pts):
         for p in pts:
             if p["model"] != model:
                 continue
-            term = terms.get((p["framework"], p["strategy"]),
-                             {"gpu_scale": 0, "host_ms_per_launch": 0, "host_ms_per_unit": 0})
+            term = terms.get((p["framework"], p["strategy"]), dict.fromkeys(TERMS, 0))
             step = predict(term, p)
             err = (step - p["measured"]) / p["measured"]
             inside = step * p["low"] <= p["measured"] <= step * p["high"]
@@ -146,10 +161,18 @@ def main(argv):
     if "--holdout" in argv:
         holdout(pts)
         return
+    terms = fit_all(pts)
+    # Terms of frameworks these rows do not measure (learned elsewhere) stay.
+    fitted = {t["framework"] for t in terms}
+    try:
+        with open(argv[3]) as f:
+            kept = [t for t in json.load(f).get("terms", []) if t["framework"] not in fitted]
+    except FileNotFoundError:
+        kept = []
     doc = {
         "source": "data/tools/fit_parallel_terms.py %s (data/README.md: Plain PyTorch on "
                   "2 x H200)" % argv[1],
-        "terms": fit_all(pts),
+        "terms": terms + kept,
     }
     with open(argv[3], "w") as f:
         json.dump(doc, f, indent=1)

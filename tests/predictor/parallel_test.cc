@@ -276,13 +276,49 @@ TEST(Parallel, ImplementationTermsBoundTheComposedStep) {
   }
 }
 
+TEST(Parallel, ZeroShardsTheOptimizerStepOverTheReplicas) {
+  const ParallelPrediction ddp = Parallel(Transformer(32), {.data = 4});
+  ASSERT_GT(ddp.optimizer_ms, 0);
+  for (int zero : {1, 2, 3}) {
+    const ParallelPrediction sharded = Parallel(Transformer(32), {.data = 4, .zero = zero});
+    EXPECT_NEAR(sharded.optimizer_ms, ddp.optimizer_ms / 4, 1e-9 * ddp.optimizer_ms) << zero;
+    EXPECT_NEAR(sharded.compute_ms, ddp.compute_ms, 1e-9 * ddp.compute_ms) << zero;
+  }
+}
+
+// FSDP calls an all-gather and a reduce-scatter per unit, and under ZeRO-3
+// gathers each unit again before its backward: the host pays per call.
+TEST(Parallel, ShardedDataParallelPaysTheHostPerCollectiveCall) {
+  EXPECT_EQ(CollectiveCallsPerUnit({.data = 2}), 0);
+  EXPECT_EQ(CollectiveCallsPerUnit({.data = 2, .zero = 1}), 2);
+  EXPECT_EQ(CollectiveCallsPerUnit({.data = 2, .zero = 2}), 2);
+  EXPECT_EQ(CollectiveCallsPerUnit({.data = 2, .zero = 3}), 3);
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "fsdp",
+                     "host_ms_per_collective": 1000}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  EXPECT_EQ(terms->Find({.data = 2, .zero = 3}).host_ms_per_collective, 1000);
+  ParallelOptions options;
+  options.terms = &*terms;
+  for (int zero : {2, 3}) {
+    const ParallelPrediction p =
+        Parallel(Transformer(8), {.data = 2, .zero = zero}, RooflineModel(), options);
+    EXPECT_EQ(p.units, 8);
+    EXPECT_NEAR(p.step_ms, 8 * CollectiveCallsPerUnit(p.layout) * 1000, 1e-9 * p.step_ms)
+        << zero;
+    EXPECT_NEAR(BreakdownSum(p), p.step_ms, 1e-9 * p.step_ms);
+  }
+}
+
 TEST(Parallel, ShippedTermsCoverPytorchsStrategies) {
   for (const ParallelLayout& layout :
        {ParallelLayout{.data = 2}, ParallelLayout{.data = 2, .zero = 3},
         ParallelLayout{.tensor = 2}, ParallelLayout{.pipeline = 2, .micro_batches = 2}}) {
     const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
     EXPECT_GT(term.rows, 0) << DescribeLayout(layout);
-    EXPECT_GT(term.gpu_scale + term.host_ms_per_launch + term.host_ms_per_unit, 0)
+    EXPECT_GT(term.gpu_scale + term.host_ms_per_launch + term.host_ms_per_unit +
+                  term.host_ms_per_collective,
+              0)
         << DescribeLayout(layout);
   }
   EXPECT_EQ(ImplementationStrategy({}), "");
