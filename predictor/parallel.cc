@@ -35,6 +35,7 @@ struct Stage {
   double recompute_ms = 0;  // forward run again in backward (part of compute_ms)
   double launches = 0;
   int64_t layers = 0;
+  double tp_collectives = 0;  // tensor-parallel all-reduces per micro-batch
   double tp_ms = 0;
   double pp_ms = 0;
   double total() const { return compute_ms + tp_ms + pp_ms; }
@@ -253,10 +254,15 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
     absl::StatusOr<double> one = CollectiveSeconds(
         Collective::kAllReduce, CollectiveAlgorithm::kAuto, act_bytes, t, *link);
     if (!one.ok()) return one.status();
-    const double per_layer = (training ? 4 : 2) * *one * 1e3;
-    for (int s = 0; s < p; ++s) stages[s].tp_ms = stages[s].layers * per_layer;
-    if (micro_spec.params.contains("vocab")) stages[0].tp_ms += *one * 1e3;
-    if (has_lm_head && training) stages[p - 1].tp_ms += *one * 1e3;
+    // Two per layer forward, two backward, and two more where checkpointing
+    // runs the layer's forward again.
+    const int per_layer = training ? (recompute ? 6 : 4) : 2;
+    for (Stage& stage : stages) {
+      stage.tp_collectives = static_cast<double>(stage.layers) * per_layer;
+    }
+    if (micro_spec.params.contains("vocab")) stages[0].tp_collectives += 1;
+    if (has_lm_head && training) stages[p - 1].tp_collectives += 1;
+    for (Stage& stage : stages) stage.tp_ms = stage.tp_collectives * *one * 1e3;
   }
   if (p > 1) {
     absl::StatusOr<Link> link = link_for(2, int64_t{n} * t * p > per_node);
@@ -310,10 +316,17 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
       (options.terms != nullptr ? *options.terms : ParallelTerms::BuiltIn()).Find(layout);
   out.launches = m * critical.launches;
   out.units = critical.layers > 0 ? critical.layers : full->inner_modules;
-  const double host = out.launches * term.host_ms_per_launch +
+  // Each of the M + P - 1 slots of 1F1B waits for the slowest stage, so its
+  // host dispatch and its collectives pace the fill and drain as well.
+  const int slots = m + p - 1;
+  const double per_tp_collective =
+      term.tp_collective_ms + term.tp_collective_ms_per_peer * (t - 1);
+  const double host = slots * critical.launches * term.host_ms_per_launch +
                       out.units * (term.host_ms_per_unit + CollectiveCallsPerUnit(layout) *
                                                                term.host_ms_per_collective);
-  const double bound = std::max(out.step_ms * (1 + term.gpu_scale), host);
+  const double bound = std::max(
+      (out.step_ms + slots * critical.tp_collectives * per_tp_collective) * (1 + term.gpu_scale),
+      host);
   out.implementation_ms = bound - out.step_ms;
   out.step_ms = bound;
   for (int c = 0; c < kOpClasses; ++c) {

@@ -21,9 +21,10 @@
 //    contiguous runs of layers (embeddings on the first, head and loss on
 //    the last).
 //  - Tensor-parallel communication: 2 all-reduces of the layer's activation
-//    (micro-batch × seq_len × hidden) forward and 2 backward per layer, one
-//    forward for the vocabulary-parallel embedding and one backward for the
-//    LM head; on the critical path.
+//    (micro-batch × seq_len × hidden) forward and 2 backward per layer (2
+//    more when checkpointing runs the forward again), one forward for the
+//    vocabulary-parallel embedding and one backward for the LM head; on the
+//    critical path.
 //  - Pipeline: 1F1B with stage times t_s per micro-batch (including their
 //    tensor-parallel all-reduces and the point-to-point send of the
 //    boundary activation forward and its gradient backward) takes

@@ -59,14 +59,18 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     absl::StatusOr<double> launch = Term(entry, "host_ms_per_launch");
     absl::StatusOr<double> unit = Term(entry, "host_ms_per_unit");
     absl::StatusOr<double> collective = Term(entry, "host_ms_per_collective");
+    absl::StatusOr<double> tp_collective = Term(entry, "tp_collective_ms");
+    absl::StatusOr<double> tp_per_peer = Term(entry, "tp_collective_ms_per_peer");
     absl::StatusOr<double> rows = Term(entry, "rows");
-    for (const auto* s : {&gpu, &launch, &unit, &collective, &rows}) {
+    for (const auto* s : {&gpu, &launch, &unit, &collective, &tp_collective, &tp_per_peer, &rows}) {
       if (!s->ok()) return s->status();
     }
     term.gpu_scale = *gpu;
     term.host_ms_per_launch = *launch;
     term.host_ms_per_unit = *unit;
     term.host_ms_per_collective = *collective;
+    term.tp_collective_ms = *tp_collective;
+    term.tp_collective_ms_per_peer = *tp_per_peer;
     term.rows = static_cast<int>(*rows);
     out.terms_[{framework, entry["strategy"].get<std::string>()}] = term;
   }

@@ -4,15 +4,24 @@
 // predictor/parallel_terms.json, compiled in; data/README.md says from what).
 //
 // Per framework and strategy the step is
-//   max(composed × (1 + gpu_scale),
+//   max((composed + tp_collectives × per_tp_collective) × (1 + gpu_scale),
 //       launches × host_ms_per_launch + units × host_ms_per_unit
 //       + units × CollectiveCallsPerUnit × host_ms_per_collective)
-// where `launches` are the kernel launches of one GPU's step and `units` the
-// layers it holds: the GPU's work slowed by the implementation (communication
-// contending with compute, unfused kernels), or the host's dispatch when that
-// is longer (DDP's per-parameter hooks, DTensor's dispatch per operation,
-// FSDP's per-layer all-gather and reduce-scatter calls), whichever bounds the
-// step. A framework or strategy without terms adds nothing.
+// where `launches` are the kernel launches of one GPU's step, counted over
+// every 1F1B slot (M + P − 1 slots of the slowest stage's micro-batch: a
+// stage whose host dispatches slower than its GPU computes paces the pipeline
+// fill and drain too), `units` the layers it holds, and `tp_collectives` the
+// tensor-parallel all-reduces on the critical path (M + P − 1 slots of the
+// slowest stage's all-reduces per micro-batch), each costing
+// per_tp_collective = tp_collective_ms + tp_collective_ms_per_peer × (T − 1)
+// beyond what the link prices its bytes at (the implementation's own wait per
+// collective, growing with the ranks it waits for). So: the GPU's work slowed
+// by the implementation (communication contending with compute, unfused
+// kernels, per-collective waits), or the host's dispatch when that is longer
+// (DDP's per-parameter hooks, DTensor's dispatch per operation, FSDP's
+// per-layer all-gather and reduce-scatter calls, Megatron's Python dispatch
+// per kernel), whichever bounds the step. A framework or strategy without
+// terms adds nothing.
 //
 // Thread-safe: immutable after construction.
 #ifndef PERFCAST_PREDICTOR_PARALLEL_TERMS_H_
@@ -45,6 +54,8 @@ struct ImplementationTerm {
   double host_ms_per_launch = 0;
   double host_ms_per_unit = 0;
   double host_ms_per_collective = 0;
+  double tp_collective_ms = 0;           // per tensor-parallel all-reduce
+  double tp_collective_ms_per_peer = 0;  // per all-reduce and rank beyond the first
   int rows = 0;  // measured steps it was fitted on
 };
 
@@ -52,7 +63,8 @@ class ParallelTerms {
  public:
   // Parses {"terms": [{"framework", "strategy", "gpu_scale",
   // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
-  // "rows"}, ...]}; a term left out is 0.
+  // "tp_collective_ms", "tp_collective_ms_per_peer", "rows"}, ...]}; a term
+  // left out is 0.
   // InvalidArgument for malformed JSON, an unknown framework, or a negative
   // or non-finite term.
   static absl::StatusOr<ParallelTerms> FromJson(absl::string_view json);

@@ -52,8 +52,9 @@ STEP_COLUMNS = ["gpu", "gpus", "data_parallel", "tensor_parallel", "pipeline_par
                 "config"]
 BATCH_COLUMNS = ["family", "params", "batch_size", "precision", "phase", "optimizer"]
 LAYOUT = ("data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches")
-PARTS = ("compute_ms", "bubble_ms", "tp_comm_ms", "pp_comm_ms", "dp_exposed_ms",
-         "optimizer_ms", "micro_batch_ms")
+PARTS = ("compute_ms", "recompute_ms", "bubble_ms", "tp_comm_ms", "pp_comm_ms",
+         "dp_exposed_ms", "optimizer_ms", "implementation_ms", "launches", "units",
+         "micro_batch_ms")
 
 
 def read_steps(path):

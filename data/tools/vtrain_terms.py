@@ -1,139 +1,194 @@
 #!/usr/bin/env python3
-"""What the missing Megatron terms are worth on vTrain's rows, learned on the
-2- and 4-GPU rows and reported on the 8-GPU rows.
+"""Learns Megatron's implementation terms (predictor/parallel_terms.h) from
+vTrain's measured steps of 2 and 4 GPUs and reports them on the held-out
+8-GPU rows.
 
-Reads the per-row points of data/tools/vtrain_protocol.sh (VTRAIN_POINTS=FILE:
-each row's prediction and its parts) and adds, one after the other, offline
-(no perfcast code changes):
+  vtrain_terms.py POINTS.csv [--write predictor/parallel_terms.json]
 
-  recompute   activation checkpointing's re-run forward of every layer: a
-              third of the layers' share of the step's compute and bubble
-              (the layers' share of forward FLOPs, analytic); nothing learned
-  calibrated  a scale of the single GPU's step per hidden size and
-              micro-batch size, the median measured / predicted of the
-              data-parallel rows (tp1 pp1) of 2 and 4 GPUs: what a user's own
-              runs of the same models on fewer GPUs would teach
-  tp_coll     a cost per tensor-parallel all-reduce on the critical path,
-              a + b * (T - 1) ms, six all-reduces per layer and micro-batch
-              slot (two forward, two in the recompute, two backward) over the
-              M + P - 1 slots of 1F1B; a and b by least squares on the
-              relative error of the 2- and 4-GPU rows (also printed learned
-              on top of the recompute alone, without the single-GPU scale)
+POINTS.csv: the per-row points of data/tools/vtrain_protocol.sh
+(VTRAIN_POINTS=FILE: each row's prediction and its parts). Each row's
+composed step is its prediction less what the terms added
+(predicted_ms - implementation_ms), so the points of any build serve. The
+terms are those ParallelPlan::Predict applies (parallel_terms.h):
 
-and prints MAPE and signed bias (median, mean) for the 2- and 4-GPU rows and
-the held-out 8-GPU rows, then per layout of the 8-GPU rows for the last step.
-Intervals are not recomputed. Standard library only.
+  max((composed + n * (tp_collective_ms + tp_collective_ms_per_peer * (T - 1)))
+        * (1 + gpu_scale),
+      launches / M * (M + P - 1) * host_ms_per_launch)
 
-Usage: vtrain_terms.py POINTS.csv
+with n the tensor-parallel all-reduces on the critical path: M + P - 1 slots
+of the slowest stage's all-reduces per micro-batch (six per layer with
+checkpointing, four without, plus the embedding's or the LM head's one: the
+stage holding either is the slowest in these GPT models). One set of terms for
+Megatron's data, tensor and pipeline parallel rows (the same software runs
+all three), minimising the mean |log(predicted / measured)| of the 2- and
+4-GPU rows by coordinate descent over grids; every term >= 0, as the file
+requires.
+
+Printed: MAPE, signed bias (median, mean) and the share inside the predicted
+band (scaled like the step) for the learning rows, the held-out 8-GPU rows
+and all rows, per tensor-parallel degree, as predicted, with the terms, and
+with a "calibrated" single GPU: a scale per hidden size and micro-batch
+size, the median measured / predicted of the data-parallel rows (tp1 pp1) of
+2 and 4 GPUs with the terms, and the tensor-parallel terms learned again on
+top of it. That scale calibrates the A100 on vTrain's own measurements (what
+a user's runs of the same models would teach); it is reported, never
+written.
+
+--write replaces the megatron entries of that terms file and keeps the
+others. Standard library only.
 """
 
 import csv
+import json
+import math
 import statistics
 import sys
 
-
-def num(p, key):
-    return float(p[key])
-
-
-def forward_layer_share(p):
-    """The layers' share of a micro-batch's forward FLOPs (the LM head and
-    embedding are not recomputed)."""
-    h, layers, s, vocab = (num(p, k) for k in ("hidden", "layers", "seq_len", "vocab"))
-    per_layer = 24 * h * h * (1 + s / (6 * h))
-    return layers * per_layer / (layers * per_layer + 2 * h * vocab)
+GRIDS = {
+    "tp_collective_ms": [0.0025 * i for i in range(121)],
+    "tp_collective_ms_per_peer": [0.0025 * i for i in range(81)],
+    "gpu_scale": [0.01 * i for i in range(41)],
+    "host_ms_per_launch": [0.001 * i for i in range(151)],
+}
+STARTS = [{"tp_collective_ms": a, "tp_collective_ms_per_peer": b, "gpu_scale": 0.0,
+           "host_ms_per_launch": h}
+          for a in (0.0, 0.1, 0.2) for b in (0.0, 0.05) for h in (0.0, 0.05)]
 
 
-def tp_collectives(p):
-    t, pp, m, layers = (int(p[k]) for k in ("tensor_parallel", "pipeline_parallel",
-                                            "micro_batches", "layers"))
-    if t == 1:
-        return 0.0
-    return 6.0 * layers / pp * (m + pp - 1)
-
-
-def errors(points, key):
-    return [(p[key] - p["measured"]) / p["measured"] for p in points]
-
-
-def line(name, points, key):
-    e = errors(points, key)
-    print("  %-24s rows %4d  MAPE %5.1f%%  bias %+6.1f%% (mean %+6.1f%%)" % (
-        name, len(e), 100 * sum(abs(x) for x in e) / len(e), 100 * statistics.median(e),
-        100 * sum(e) / len(e)))
-
-
-def least_squares_tp(points, base):
-    """a, b >= 0 minimising sum(((base + n (a + b (T-1))) / y - 1)^2)."""
-    rows = [(p["n_tp"] / p["measured"], p["n_tp"] * (int(p["tensor_parallel"]) - 1) / p["measured"],
-             1 - p[base] / p["measured"]) for p in points if p["n_tp"] > 0]
-    sxx = sum(x * x for x, _, _ in rows)
-    sxy = sum(x * y for x, y, _ in rows)
-    syy = sum(y * y for _, y, _ in rows)
-    sxr = sum(x * r for x, _, r in rows)
-    syr = sum(y * r for _, y, r in rows)
-    det = sxx * syy - sxy * sxy
-    a = (sxr * syy - syr * sxy) / det
-    b = (syr * sxx - sxr * sxy) / det
-    if a < 0 or b < 0:  # keep both non-negative: refit the one that is
-        a, b = (0.0, syr / syy) if a < 0 else (sxr / sxx, 0.0)
-    return a, b
-
-
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    with open(sys.argv[1], newline="") as f:
+def load(path):
+    with open(path, newline="") as f:
         points = list(csv.DictReader(f))
     for p in points:
-        p["measured"] = num(p, "measured_ms")
-        p["base"] = num(p, "predicted_ms")
-        p["n_tp"] = tp_collectives(p)
-        work = num(p, "compute_ms") + num(p, "bubble_ms")
-        p["recompute_ms"] = work * forward_layer_share(p) / 3
-        p["recompute"] = p["base"] + p["recompute_ms"]
+        for key in ("measured_ms", "predicted_ms", "lo_ms", "hi_ms", "implementation_ms",
+                    "launches"):
+            if key not in p:
+                sys.exit("%s: no column %s (points of an older vtrain_protocol.sh)" % (path, key))
+            p[key] = float(p[key])
+        t, pp, m, layers = (int(p[k]) for k in ("tensor_parallel", "pipeline_parallel",
+                                                "micro_batches", "layers"))
+        p["T"], p["P"], p["M"] = t, pp, m
+        p["composed"] = p["predicted_ms"] - p["implementation_ms"]
+        p["slots"] = m + pp - 1
+        per_layer = 6 if p["activation_checkpointing"] == "1" else 4
+        p["collectives"] = 0 if t == 1 else p["slots"] * (
+            per_layer * layers // pp + (2 if pp == 1 else 1))
+        p["low"] = p["lo_ms"] / p["predicted_ms"]
+        p["high"] = p["hi_ms"] / p["predicted_ms"]
+    return points
+
+
+def predict(term, p):
+    per = term["tp_collective_ms"] + term["tp_collective_ms_per_peer"] * (p["T"] - 1)
+    gpu = (p["composed"] + p["collectives"] * per) * (1 + term["gpu_scale"])
+    return max(gpu, p["launches"] / p["M"] * p["slots"] * term["host_ms_per_launch"])
+
+
+def loss(term, points):
+    return sum(abs(math.log(predict(term, p) / p["measured_ms"])) for p in points)
+
+
+def fit(points, grids=None, starts=None):
+    """The terms minimising loss() over `grids` (default GRIDS), by coordinate
+    descent from each of `starts` (default STARTS)."""
+    grids = grids or GRIDS
+    best, best_loss = None, math.inf
+    for start in starts or STARTS:
+        term, current = dict(start), loss(start, points)
+        for _ in range(20):
+            moved = False
+            for name, grid in grids.items():
+                for value in grid:
+                    trial = dict(term, **{name: value})
+                    trial_loss = loss(trial, points)
+                    if trial_loss < current - 1e-9:
+                        term, current, moved = trial, trial_loss, True
+            if not moved:
+                break
+        if current < best_loss - 1e-9:
+            best, best_loss = term, current
+    return best
+
+
+def stats(points, step):
+    e = [(step(p) - p["measured_ms"]) / p["measured_ms"] for p in points]
+    inside = sum(1 for p in points
+                 if step(p) * p["low"] <= p["measured_ms"] <= step(p) * p["high"])
+    return "rows %4d  MAPE %5.1f%%  bias %+6.1f%% / %+6.1f%%  coverage %5.1f%%" % (
+        len(e), 100 * statistics.mean(abs(x) for x in e), 100 * statistics.median(e),
+        100 * statistics.mean(e), 100 * inside / len(e))
+
+
+def report(name, points, step):
     learn = [p for p in points if p["gpus"] != "8"]
     held = [p for p in points if p["gpus"] == "8"]
+    print(name + ":")
+    print("  %-28s %s" % ("2 and 4 GPUs (learned)", stats(learn, step)))
+    print("  %-28s %s" % ("8 GPUs (held out)", stats(held, step)))
+    print("  %-28s %s" % ("all", stats(points, step)))
+    for t in sorted({p["T"] for p in points}):
+        for label, rows in (("learned", learn), ("held out", held)):
+            sel = [p for p in rows if p["T"] == t]
+            if sel:
+                print("  %-28s %s" % ("tp%d, %s" % (t, label), stats(sel, step)))
 
+
+def write(path, term, points):
+    with open(path) as f:
+        doc = json.load(f)
+    kept = [t for t in doc["terms"] if t["framework"] != "megatron"]
+    learn = [p for p in points if p["gpus"] != "8"]
+    strategies = {"tp": lambda p: p["T"] > 1, "pp": lambda p: p["T"] == 1 and p["P"] > 1,
+                  "ddp": lambda p: p["T"] == 1 and p["P"] == 1}
+    for name, test in sorted(strategies.items()):
+        kept.append(dict(framework="megatron", strategy=name,
+                         source="data/tools/vtrain_terms.py: vTrain's rows of 2 and 4 GPUs "
+                                "(docs/multi-gpu-validation.md: vTrain)",
+                         rows=sum(1 for p in learn if test(p)),
+                         **{k: float("%.6g" % v) for k, v in term.items()}))
+    doc["terms"] = kept
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def main(argv):
+    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--write"):
+        sys.exit(__doc__)
+    points = load(argv[1])
+    learn = [p for p in points if p["gpus"] != "8"]
+    term = fit(learn)
+    print("Learned on the %d rows of 2 and 4 GPUs, reported on the %d rows of 8 GPUs" % (
+        len(learn), len(points) - len(learn)))
+    print("megatron terms: " + ", ".join("%s %.4g" % kv for kv in term.items()))
     scales = {}
     for p in learn:
-        if (p["tensor_parallel"], p["pipeline_parallel"]) == ("1", "1"):
+        if p["T"] == 1 and p["P"] == 1:
             scales.setdefault((p["hidden"], p["micro_batch"]), []).append(
-                p["measured"] / p["recompute"])
+                p["measured_ms"] / predict(term, p))
     scale = {k: statistics.median(v) for k, v in scales.items()}
-    for p in points:
-        p["calibrated"] = scale[(p["hidden"], p["micro_batch"])] * p["recompute"]
-
-    a, b = least_squares_tp(learn, "calibrated")
-    for p in points:
-        p["tp_coll"] = p["calibrated"] + p["n_tp"] * (a + b * (int(p["tensor_parallel"]) - 1))
-    # The same term learned without the single-GPU scale: transfer alone.
-    a0, b0 = least_squares_tp(learn, "recompute")
-    for p in points:
-        p["tp_only"] = p["recompute"] + p["n_tp"] * (a0 + b0 * (int(p["tensor_parallel"]) - 1))
-
-    print("Learned on the %d rows of 2 and 4 GPUs, reported on the %d rows of 8 GPUs" % (
-        len(learn), len(held)))
-    print("tensor-parallel all-reduce cost: %.3f ms + %.3f ms x (T - 1) (without the "
-          "single-GPU scale: %.3f ms + %.3f ms x (T - 1))" % (a, b, a0, b0))
-    print("single-GPU scale by (hidden, micro-batch): " + ", ".join(
-        "%s/%s %.2f" % (k[0], k[1], v) for k, v in sorted(scale.items(), key=lambda kv: (
-            int(kv[0][0]), int(kv[0][1])))))
-    for key, name in (("base", "as predicted"), ("recompute", "recompute"),
-                      ("tp_only", "recompute, TP all-reduce cost"),
-                      ("calibrated", "recompute, single-GPU scale"),
-                      ("tp_coll", "recompute, single-GPU scale, TP all-reduce cost")):
-        print(name + ":")
-        line("2 and 4 GPUs (learned)", learn, key)
-        line("8 GPUs (held out)", held, key)
-    print("8 GPUs per layout, all terms:")
-    layouts = sorted({(p["tensor_parallel"], p["pipeline_parallel"], p["data_parallel"])
-                      for p in held})
-    for t, pp, dp in layouts:
-        line("tp%s pp%s dp%s" % (t, pp, dp), [p for p in held if (
-            p["tensor_parallel"], p["pipeline_parallel"], p["data_parallel"]) == (t, pp, dp)],
-            "tp_coll")
+    print("calibrated single-GPU scale by (hidden, micro-batch): " + ", ".join(
+        "%s/%s %.2f" % (k[0], k[1], v) for k, v in sorted(
+            scale.items(), key=lambda kv: (int(kv[0][0]), int(kv[0][1])))))
+    report("as predicted", points, lambda p: p["predicted_ms"])
+    report("with the learned terms", points, lambda p: predict(term, p))
+    # Calibrated: each row's composed step and host bound scaled, and the
+    # tensor-parallel terms learned again on top of that.
+    calibrated = [dict(p) for p in points]
+    for p in calibrated:
+        s = scale[(p["hidden"], p["micro_batch"])]
+        p["composed"] *= s
+        p["launches"] *= s
+    fixed = {k: [term[k]] for k in ("gpu_scale", "host_ms_per_launch")}
+    tp_term = fit([p for p in calibrated if p["gpus"] != "8"], dict(GRIDS, **fixed),
+                  [dict(term, tp_collective_ms=a) for a in (0.0, 0.1, 0.2)])
+    print("calibrated: tensor-parallel terms learned again: " + ", ".join(
+        "%s %.4g" % (k, tp_term[k]) for k in ("tp_collective_ms", "tp_collective_ms_per_peer")))
+    report("with the calibrated single GPU (vTrain's dp rows) and its terms", calibrated,
+           lambda p: predict(tp_term, p))
+    if len(argv) == 4:
+        write(argv[3], term, points)
+        print("wrote the megatron entries of " + argv[3])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv)

@@ -116,22 +116,23 @@ TEST_F(PredictIntegrationTest, BadQueriesGetClearErrors) {
 TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   auto transformer = [](std::vector<std::string> extra) {
     std::vector<std::string> args = {"predict", "--family", "transformer", "--param", "layers=8",
-                                     "--param", "hidden=512", "--param", "heads=8", "--param",
-                                     "ffn=2048", "--batch", "32", "--precision", "bf16-amp",
+                                     "--param", "hidden=2048", "--param", "heads=16", "--param",
+                                     "ffn=8192", "--batch", "32", "--precision", "bf16-amp",
                                      "--iterations", "100"};
     args.insert(args.end(), extra.begin(), extra.end());
     return server_->Cli(args);
   };
   CommandResult one = transformer({"--gpu", "H100-SXM5-80GB"});
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  // Megatron's layout: the composition alone (no implementation terms).
+  // Megatron's layout: the composition, or Megatron's host dispatch where
+  // that bounds the step (a model this small, at hidden 512, runs no faster
+  // on four GPUs than on one: each still launches every kernel).
   CommandResult four = transformer({"--gpu", "H100-SXM5-80GB", "--data-parallel", "2",
                                     "--tensor-parallel", "2", "--framework", "megatron"});
   ASSERT_EQ(four.exit_code, 0) << four.err;
   EXPECT_LT(IterationMs(four.out), IterationMs(one.out)) << four.out;
   EXPECT_GT(IterationMs(four.out), IterationMs(one.out) / 4) << four.out;
   EXPECT_NE(four.out.find("4 GPUs (DP2 TP2 megatron)"), std::string::npos) << four.out;
-  EXPECT_EQ(four.out.find("framework.tp"), std::string::npos) << four.out;
   // PyTorch's DTensor TP, as measured, costs most of what the split saves.
   CommandResult dtensor = transformer({"--gpu", "H100-SXM5-80GB", "--data-parallel", "2",
                                        "--tensor-parallel", "2"});

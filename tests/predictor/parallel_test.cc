@@ -231,6 +231,57 @@ TEST(Parallel, CheckpointingRunsTheLayersForwardAgain) {
   EXPECT_LT(checkpointed.memory.activations, plain.memory.activations);
 }
 
+TEST(Parallel, CheckpointingRunsTheTensorParallelAllReducesAgain) {
+  const int64_t layers = 8;
+  const ParallelPrediction p =
+      Parallel(Transformer(8, layers), {.tensor = 4, .activation_checkpointing = true});
+  const double bytes = 8.0 * 512 * 1024 * 2;
+  const double one = *CollectiveSeconds(Collective::kAllReduce, CollectiveAlgorithm::kAuto, bytes,
+                                        4, *SpecLink(H100Node(8).gpu, 4, false));
+  // The re-run forward's two all-reduces per layer join the four.
+  EXPECT_NEAR(p.tp_comm_ms, 1e3 * one * (6 * layers + 1), 1e-9);
+}
+
+TEST(Parallel, MegatronPaysEachTensorParallelAllReduceOnTheCriticalPath) {
+  const int64_t layers = 8;
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "megatron", "strategy": "tp", "tp_collective_ms": 0.1,
+                     "tp_collective_ms_per_peer": 0.05}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  ParallelOptions options;
+  options.terms = &*terms;
+  const ParallelLayout layout{.tensor = 4, .micro_batches = 3, .framework = Framework::kMegatron,
+                              .activation_checkpointing = true};
+  const ParallelPrediction composed = Parallel(Transformer(24, layers), layout);
+  const ParallelPrediction p = Parallel(Transformer(24, layers), layout, RooflineModel(), options);
+  // Three micro-batches of six all-reduces per layer and the embedding's
+  // one, each 0.1 ms + 0.05 ms for each of the three other ranks.
+  EXPECT_NEAR(p.implementation_ms, 3 * (6 * layers + 1) * (0.1 + 3 * 0.05), 1e-9);
+  EXPECT_NEAR(p.step_ms, composed.step_ms + p.implementation_ms, 1e-9 * p.step_ms);
+  EXPECT_NEAR(p.breakdown_ms.at("framework.tp"), p.implementation_ms, 1e-9);
+  EXPECT_NEAR(BreakdownSum(p), p.step_ms, 1e-9 * p.step_ms);
+  // Without tensor parallelism there is no such all-reduce.
+  EXPECT_EQ(Parallel(Transformer(24, layers),
+                     {.data = 2, .micro_batches = 3, .framework = Framework::kMegatron},
+                     RooflineModel(), options)
+                .implementation_ms,
+            0);
+}
+
+TEST(Parallel, HostBoundStagesPaceThePipelineFillAndDrain) {
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "megatron", "strategy": "pp", "host_ms_per_launch": 1}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  ParallelOptions options;
+  options.terms = &*terms;
+  const ParallelLayout layout{.pipeline = 4, .micro_batches = 2,
+                              .framework = Framework::kMegatron};
+  const ParallelPrediction p = Parallel(Transformer(8), layout, RooflineModel(), options);
+  // One millisecond per launch dwarfs the GPU's work: the slowest stage's
+  // host, per micro-batch (launches / M), paces all M + P - 1 slots.
+  EXPECT_NEAR(p.step_ms, p.launches / 2 * (2 + 4 - 1), 1e-9 * p.step_ms);
+}
+
 TEST(Parallel, ImplementationTermsBoundTheComposedStep) {
   const ParallelLayout ddp{.data = 2};
   const ParallelPrediction composed = Parallel(Transformer(8), ddp);
@@ -270,7 +321,9 @@ TEST(Parallel, ImplementationTermsBoundTheComposedStep) {
 
   for (const char* bad : {"[]", R"({"terms": [{"framework": "jax", "strategy": "ddp"}]})",
                           R"({"terms": [{"framework": "pytorch", "strategy": "ddp",
-                                         "gpu_scale": -1}]})"}) {
+                                         "gpu_scale": -1}]})",
+                          R"({"terms": [{"framework": "megatron", "strategy": "tp",
+                                         "tp_collective_ms": -0.1}]})"}) {
     EXPECT_EQ(ParallelTerms::FromJson(bad).status().code(), absl::StatusCode::kInvalidArgument)
         << bad;
   }
@@ -320,6 +373,15 @@ TEST(Parallel, ShippedTermsCoverPytorchsStrategies) {
                   term.host_ms_per_collective,
               0)
         << DescribeLayout(layout);
+  }
+  // Megatron's, learned from vTrain's measured steps, for what it runs.
+  for (const ParallelLayout& layout :
+       {ParallelLayout{.data = 2, .framework = Framework::kMegatron},
+        ParallelLayout{.tensor = 2, .framework = Framework::kMegatron},
+        ParallelLayout{.pipeline = 2, .micro_batches = 2, .framework = Framework::kMegatron}}) {
+    const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
+    EXPECT_GT(term.rows, 0) << DescribeLayout(layout);
+    EXPECT_GT(term.host_ms_per_launch, 0) << DescribeLayout(layout);
   }
   EXPECT_EQ(ImplementationStrategy({}), "");
   EXPECT_EQ(ImplementationStrategy({.data = 2, .tensor = 2, .zero = 1}), "tp");
