@@ -108,6 +108,10 @@ const NodeColumn kColumns[] = {
     PERFCAST_REAL("fp8_tflops", gpu.fp8_tflops, false),
     PERFCAST_REAL("int8_tops", gpu.int8_tops, false),
     PERFCAST_INT("pcie_generation", gpu.pcie_generation, false),
+    PERFCAST_TEXT("python_version", host.python_version, true),
+    PERFCAST_TEXT("python_torch_version", host.python_torch_version, true),
+    PERFCAST_RATE("python_op_us", python_op_us),
+    PERFCAST_RATE("torchscript_op_us", torchscript_op_us),
 };
 
 #undef PERFCAST_TEXT

@@ -155,6 +155,15 @@ ALTER TABLE nodes ADD COLUMN fp8_tflops double precision NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN int8_tops double precision NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN pcie_generation integer NOT NULL DEFAULT 0;
 )sql",
+    // v5: the Python probe, as the SQLite schema's v7.
+    R"sql(
+ALTER TABLE nodes ADD COLUMN python_version text NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN python_torch_version text NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN python_op_us double precision;
+ALTER TABLE nodes ADD COLUMN torchscript_op_us double precision;
+ALTER TABLE profiles ADD COLUMN python_op_us double precision;
+ALTER TABLE profiles ADD COLUMN torchscript_op_us double precision;
+)sql",
 };
 
 // The store's version: 0 for a database without perfcast's migrations table.

@@ -164,6 +164,18 @@ ALTER TABLE nodes ADD COLUMN fp8_tflops REAL NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN int8_tops REAL NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN pcie_generation INTEGER NOT NULL DEFAULT 0;
 )sql",
+      // v7: the Python probe (profiler/python_probe.h): host microseconds per
+      // operation dispatched from Python and from TorchScript, on the node and
+      // with each profile, and the Python and PyTorch it ran under. Rows
+      // stored before have none (not measured).
+      R"sql(
+ALTER TABLE nodes ADD COLUMN python_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN python_torch_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN python_op_us REAL;
+ALTER TABLE nodes ADD COLUMN torchscript_op_us REAL;
+ALTER TABLE profiles ADD COLUMN python_op_us REAL;
+ALTER TABLE profiles ADD COLUMN torchscript_op_us REAL;
+)sql",
   };
   return *kMigrations;
 }

@@ -109,7 +109,8 @@ absl::Status ValidateNode(const models::Node& node) {
   for (const std::string* text :
        {&node.gpu.model, &node.gpu.vendor_name, &node.gpu.architecture,
         &node.gpu.compute_capability, &node.gpu.interconnect, &node.gpu.vendor, &host.hostname, &host.cpu_model,
-        &host.driver_version, &host.cuda_version, &host.torch_version}) {
+        &host.driver_version, &host.cuda_version, &host.torch_version, &host.python_version,
+        &host.python_torch_version}) {
     if (text->size() > kMaxTextLength) {
       return absl::InvalidArgumentError(absl::StrCat(
           "node '", node.name, "' has a field longer than ", kMaxTextLength, " bytes"));
@@ -119,7 +120,8 @@ absl::Status ValidateNode(const models::Node& node) {
   for (const std::optional<double>* v :
        {&m.memory_bandwidth_gbs, &m.fp32_tflops, &m.tf32_tflops, &m.fp16_tflops, &m.bf16_tflops,
         &m.fp64_tflops, &m.launch_latency_us, &m.h2d_pinned_gbs, &m.h2d_pageable_gbs,
-        &m.cpu_single_thread_score, &m.idle_power_watts, &m.dispatch_ops_per_s}) {
+        &m.cpu_single_thread_score, &m.idle_power_watts, &m.dispatch_ops_per_s, &m.python_op_us,
+        &m.torchscript_op_us}) {
     // Written so that NaN fails too.
     if (v->has_value() && (!(**v >= 0) || **v > 1e9)) {
       return absl::InvalidArgumentError(

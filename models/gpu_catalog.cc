@@ -519,7 +519,9 @@ std::string NodeToJson(const Node& n) {
              {"cpu_cores", n.host.cpu_cores},
              {"driver_version", n.host.driver_version},
              {"cuda_version", n.host.cuda_version},
-             {"torch_version", n.host.torch_version}}},
+             {"torch_version", n.host.torch_version},
+             {"python_version", n.host.python_version},
+             {"python_torch_version", n.host.python_torch_version}}},
            {"measured",
             {{"memory_bandwidth_gbs", optional(m.memory_bandwidth_gbs)},
              {"fp32_tflops", optional(m.fp32_tflops)},
@@ -532,7 +534,9 @@ std::string NodeToJson(const Node& n) {
              {"h2d_pageable_gbs", optional(m.h2d_pageable_gbs)},
              {"cpu_single_thread_score", optional(m.cpu_single_thread_score)},
              {"idle_power_watts", optional(m.idle_power_watts)},
-             {"dispatch_ops_per_s", optional(m.dispatch_ops_per_s)}}},
+             {"dispatch_ops_per_s", optional(m.dispatch_ops_per_s)},
+             {"python_op_us", optional(m.python_op_us)},
+             {"torchscript_op_us", optional(m.torchscript_op_us)}}},
            {"source", n.source == NodeSource::kAgent      ? "agent"
                       : n.source == NodeSource::kSpecFile ? "spec"
                                                           : "catalog"},

@@ -59,6 +59,10 @@ struct HostSpec {
   std::string driver_version;
   std::string cuda_version;
   std::string torch_version;
+  // The interpreter and PyTorch the Python probe ran under (profiler/
+  // python_probe.h); empty when it did not run.
+  std::string python_version;
+  std::string python_torch_version;
 
   friend bool operator==(const HostSpec&, const HostSpec&) = default;
 };
@@ -78,6 +82,11 @@ struct MeasuredRates {
   std::optional<double> cpu_single_thread_score;  // higher is faster; see profiler/
   std::optional<double> idle_power_watts;
   std::optional<double> dispatch_ops_per_s;     // LibTorch tiny ops queued without sync, /s
+  // Host microseconds per tiny op queued without sync from a Python loop,
+  // and from TorchScript's interpreter (C++) in the same probe: what a
+  // user's Python loop pays per operation (profiler/python_probe.h).
+  std::optional<double> python_op_us;
+  std::optional<double> torchscript_op_us;
 
   friend bool operator==(const MeasuredRates&, const MeasuredRates&) = default;
 };

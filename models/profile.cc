@@ -57,7 +57,7 @@ absl::Status CheckOptional(absl::string_view field, const std::optional<double>&
 }
 
 // Every run condition with its name, for validation and hashing.
-std::array<std::pair<absl::string_view, const std::optional<double>*>, 8> ConditionFields(
+std::array<std::pair<absl::string_view, const std::optional<double>*>, 10> ConditionFields(
     const RunConditions& c) {
   return {{{"dispatch_ops_per_s", &c.dispatch_ops_per_s},
            {"launch_latency_us", &c.launch_latency_us},
@@ -66,7 +66,9 @@ std::array<std::pair<absl::string_view, const std::optional<double>*>, 8> Condit
            {"h2d_pageable_gbs", &c.h2d_pageable_gbs},
            {"board_power_w", &c.board_power_w},
            {"sm_clock_mhz", &c.sm_clock_mhz},
-           {"gpu_temperature_c", &c.gpu_temperature_c}}};
+           {"gpu_temperature_c", &c.gpu_temperature_c},
+           {"python_op_us", &c.python_op_us},
+           {"torchscript_op_us", &c.torchscript_op_us}}};
 }
 
 // Run conditions are rates, times and readings a machine reports: positive,

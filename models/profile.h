@@ -76,6 +76,8 @@ struct RunConditions {
   std::optional<double> board_power_w;            // mean over this profile's timed blocks
   std::optional<double> sm_clock_mhz;             // mean over this profile's timed blocks
   std::optional<double> gpu_temperature_c;        // at the end of this profile's timed blocks
+  std::optional<double> python_op_us;       // as MeasuredRates: the run's Python probe
+  std::optional<double> torchscript_op_us;  // as MeasuredRates: the run's Python probe
 
   friend bool operator==(const RunConditions&, const RunConditions&) = default;
 };

@@ -38,6 +38,8 @@ constexpr ProfileColumn kColumns[] = {
     {"board_power_w", "board_power_w", PERFCAST_FIELD(conditions.board_power_w)},
     {"sm_clock_mhz", "sm_clock_mhz", PERFCAST_FIELD(conditions.sm_clock_mhz)},
     {"gpu_temperature_c", "gpu_temperature_c", PERFCAST_FIELD(conditions.gpu_temperature_c)},
+    {"python_op_us", "python_op_us", PERFCAST_FIELD(conditions.python_op_us)},
+    {"torchscript_op_us", "torchscript_op_us", PERFCAST_FIELD(conditions.torchscript_op_us)},
 };
 
 #undef PERFCAST_FIELD

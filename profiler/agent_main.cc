@@ -38,6 +38,7 @@
 #include "profiler/multi_gpu.h"
 #include "profiler/overhead.h"
 #include "profiler/plan.h"
+#include "profiler/python_probe.h"
 #include "profiler/runner.h"
 #include "profiler/torch_measurer.h"
 
@@ -97,9 +98,56 @@ int ShowPlan(const std::string& name, const std::string& file) {
   return 0;
 }
 
-int Fingerprint(const DeviceOptions& device, const std::string& name, bool measure) {
+// The Python probe's flags (profiler/python_probe.h).
+struct ProbeFlags {
+  bool off = false;
+  std::string python;  // the interpreter; empty: DefaultProbePythons()
+  double timeout_s = 120;
+};
+
+void AddProbeFlags(CLI::App* command, ProbeFlags& flags) {
+  command->add_flag("--no-python-probe", flags.off,
+                    "skip the Python probe (per-operation host cost of a Python loop)");
+  command->add_option("--python", flags.python,
+                      "python with torch for the probe (default: $PERFCAST_PYTHON, the build's "
+                      "python, python3)");
+  command->add_option("--python-probe-timeout", flags.timeout_s, "seconds before it is killed")
+      ->check(CLI::PositiveNumber);
+}
+
+// Measures the Python loop's host cost per operation onto `node`. A probe
+// that cannot run (no python with torch, a failure, the timeout) leaves the
+// fields empty, "not measured", and the run goes on.
+void ProbePython(const ProbeFlags& flags, models::Node& node) {
+  if (flags.off) {
+    std::cerr << "perfcast-agent: python probe: not measured (--no-python-probe)\n";
+    return;
+  }
+  PythonProbeOptions options;
+  if (!flags.python.empty()) options.pythons = {flags.python};
+  options.device = node.gpu_count > 0 ? "cuda" : "cpu";
+  options.timeout = absl::Seconds(flags.timeout_s);
+  absl::StatusOr<PythonProbe> probe = RunPythonProbe(options);
+  if (!probe.ok()) {
+    std::cerr << "perfcast-agent: " << probe.status().message() << "\n";
+    return;
+  }
+  ApplyPythonProbe(*probe, node);
+  std::cerr << absl::StrFormat(
+      "perfcast-agent: python probe (%s: Python %s, torch %s, %s): %.2f us per op from Python, "
+      "%s from TorchScript\n",
+      probe->python, probe->python_version, probe->torch_version, options.device,
+      probe->python_op_us,
+      probe->torchscript_op_us.has_value()
+          ? absl::StrFormat("%.2f us", *probe->torchscript_op_us)
+          : std::string("not measured"));
+}
+
+int Fingerprint(const DeviceOptions& device, const std::string& name, bool measure,
+                const ProbeFlags& probe) {
   absl::StatusOr<models::Node> node = profiler::Fingerprint(device, name, measure);
   if (!node.ok()) return Fail(node.status());
+  if (measure) ProbePython(probe, *node);
   std::cout << Json::parse(models::NodeToJson(*node)).dump(2) << "\n";
   return 0;
 }
@@ -111,6 +159,7 @@ struct RunFlags {
   std::string name;
   double max_minutes = 0;
   bool quiet = false;
+  ProbeFlags probe;
   std::string server;  // push the store to this perfcastd afterwards
 #ifdef PERFCAST_AGENT_PUSH
   client::ConnectionFlags connection;  // TLS and token of the push
@@ -155,6 +204,7 @@ int Run(const DeviceOptions& device, const RunFlags& flags) {
   const absl::Time start = absl::Now();
   absl::StatusOr<models::Node> node = profiler::Fingerprint(device, flags.name, true);
   if (!node.ok()) return Fail(node.status());
+  ProbePython(flags.probe, *node);
   absl::StatusOr<std::unique_ptr<db::Store>> store = db::OpenSqliteAgentStore(flags.out);
   if (!store.ok()) return Fail(store.status());
   std::string sensor_note;
@@ -260,6 +310,7 @@ int Main(int argc, char** argv) {
   run->add_option("--max-minutes", run_flags.max_minutes,
                   "wall-clock budget; finished configurations are kept");
   run->add_flag("--quiet", run_flags.quiet, "no progress output");
+  AddProbeFlags(run, run_flags.probe);
 #ifdef PERFCAST_AGENT_PUSH
   run->add_option("--server", run_flags.server,
                   "perfcastd host:port: register this node and push the profiles after the run");
@@ -287,7 +338,10 @@ int Main(int argc, char** argv) {
   CLI::App* fingerprint = app.add_subcommand("fingerprint", "print this node as JSON");
   add_device_flags(fingerprint);
   fingerprint->add_option("--name", fingerprint_name, "node name");
-  fingerprint->add_flag("--no-measure", no_measure, "skip the micro-benchmarks");
+  fingerprint->add_flag("--no-measure", no_measure,
+                        "skip the micro-benchmarks and the Python probe");
+  ProbeFlags fingerprint_probe;
+  AddProbeFlags(fingerprint, fingerprint_probe);
 
   OverheadOptions overhead_options;
   CLI::App* overhead =
@@ -369,7 +423,7 @@ int Main(int argc, char** argv) {
   }
   if (*run) return Run(device, run_flags);
   if (*plan) return ShowPlan(show_plan, show_file);
-  if (*fingerprint) return Fingerprint(device, fingerprint_name, !no_measure);
+  if (*fingerprint) return Fingerprint(device, fingerprint_name, !no_measure, fingerprint_probe);
   return Overhead(device, overhead_options);
 }
 

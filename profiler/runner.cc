@@ -190,6 +190,8 @@ void SetHostConditions(absl::Span<const models::MeasuredRates> samples,
       MeanOf(samples, &models::MeasuredRates::cpu_single_thread_score);
   conditions.h2d_pinned_gbs = MeanOf(samples, &models::MeasuredRates::h2d_pinned_gbs);
   conditions.h2d_pageable_gbs = MeanOf(samples, &models::MeasuredRates::h2d_pageable_gbs);
+  conditions.python_op_us = MeanOf(samples, &models::MeasuredRates::python_op_us);
+  conditions.torchscript_op_us = MeanOf(samples, &models::MeasuredRates::torchscript_op_us);
 }
 
 absl::StatusOr<RunSummary> RunWorkloads(const std::vector<models::WorkloadSpec>& specs,

@@ -69,7 +69,7 @@ struct RunSummary {
 models::Profile PoolPasses(absl::Span<const Measurement> passes);
 
 // Sets the host features of `conditions` (dispatch rate, launch latency,
-// CPU score, host->device bandwidth) to the means over `samples` of the
+// CPU score, host->device bandwidth, the Python probe's costs) to the means over `samples` of the
 // fields each has; a dispatch rate already there (the configuration's own
 // probes, PoolPasses) is kept.
 void SetHostConditions(absl::Span<const models::MeasuredRates> samples,

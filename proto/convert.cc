@@ -83,6 +83,8 @@ void ToProto(const models::HostSpec& h, v1::HostSpec* out) {
   out->set_driver_version(h.driver_version);
   out->set_cuda_version(h.cuda_version);
   out->set_torch_version(h.torch_version);
+  out->set_python_version(h.python_version);
+  out->set_python_torch_version(h.python_torch_version);
 }
 
 models::HostSpec FromProto(const v1::HostSpec& in) {
@@ -91,7 +93,9 @@ models::HostSpec FromProto(const v1::HostSpec& in) {
           .cpu_cores = in.cpu_cores(),
           .driver_version = in.driver_version(),
           .cuda_version = in.cuda_version(),
-          .torch_version = in.torch_version()};
+          .torch_version = in.torch_version(),
+          .python_version = in.python_version(),
+          .python_torch_version = in.python_torch_version()};
 }
 
 void ToProto(const models::MeasuredRates& m, v1::MeasuredRates* out) {
@@ -107,6 +111,8 @@ void ToProto(const models::MeasuredRates& m, v1::MeasuredRates* out) {
   PERFCAST_OPT_TO(out, m, cpu_single_thread_score);
   PERFCAST_OPT_TO(out, m, idle_power_watts);
   PERFCAST_OPT_TO(out, m, dispatch_ops_per_s);
+  PERFCAST_OPT_TO(out, m, python_op_us);
+  PERFCAST_OPT_TO(out, m, torchscript_op_us);
 }
 
 models::MeasuredRates FromProto(const v1::MeasuredRates& in) {
@@ -123,6 +129,8 @@ models::MeasuredRates FromProto(const v1::MeasuredRates& in) {
   PERFCAST_OPT_FROM(m, in, cpu_single_thread_score);
   PERFCAST_OPT_FROM(m, in, idle_power_watts);
   PERFCAST_OPT_FROM(m, in, dispatch_ops_per_s);
+  PERFCAST_OPT_FROM(m, in, python_op_us);
+  PERFCAST_OPT_FROM(m, in, torchscript_op_us);
   return m;
 }
 
@@ -303,6 +311,8 @@ void ToProto(const models::Profile& p, v1::Profile* out) {
   PERFCAST_OPT_TO(conditions, c, board_power_w);
   PERFCAST_OPT_TO(conditions, c, sm_clock_mhz);
   PERFCAST_OPT_TO(conditions, c, gpu_temperature_c);
+  PERFCAST_OPT_TO(conditions, c, python_op_us);
+  PERFCAST_OPT_TO(conditions, c, torchscript_op_us);
 }
 
 absl::StatusOr<models::Profile> FromProto(const v1::Profile& in) {
@@ -340,6 +350,8 @@ absl::StatusOr<models::Profile> FromProto(const v1::Profile& in) {
   PERFCAST_OPT_FROM(p.conditions, c, board_power_w);
   PERFCAST_OPT_FROM(p.conditions, c, sm_clock_mhz);
   PERFCAST_OPT_FROM(p.conditions, c, gpu_temperature_c);
+  PERFCAST_OPT_FROM(p.conditions, c, python_op_us);
+  PERFCAST_OPT_FROM(p.conditions, c, torchscript_op_us);
   return p;
 }
 

@@ -55,6 +55,8 @@ fi
 TORCH_CMAKE=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)')
 TORCH_LIB=$("$PYTHON" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
 echo "build-agent: LibTorch $("$PYTHON" -c 'import torch; print(torch.__version__)') at $TORCH_CMAKE"
+# The agent's Python probe tries this interpreter (with torch) before python3.
+PROBE_PYTHON=$("$PYTHON" -c 'import sys; print(sys.executable)')
 
 # --- 3. pkg-config for libxxhash: the carried .pc files say prefix=/usr, so
 # a sysroot maps them into $DEPS. Use the carried pkgconf if there is none. ---
@@ -92,6 +94,7 @@ cmake -S "$REPO" -B "$BUILD" -G "${GENERATOR[@]}" \
   -DCMAKE_BUILD_TYPE=Release \
   -DPERFCAST_WITH_GRPC=OFF -DPERFCAST_WITH_TORCH=ON \
   -DPERFCAST_BUILD_TESTS=OFF -DPERFCAST_BUILD_BENCHMARKS=OFF \
+  -DPERFCAST_PROBE_PYTHON="$PROBE_PYTHON" \
   -DCMAKE_PREFIX_PATH="$TORCH_CMAKE;$DEPS/usr" \
   -DSQLite3_INCLUDE_DIR="$DEPS/usr/include" \
   -DSQLite3_LIBRARY="$LIBDIR/libsqlite3.a" \

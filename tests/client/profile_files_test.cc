@@ -174,7 +174,7 @@ TEST(ProfileFilesTest, EveryColumnRoundTripsThroughCsvAndJsonLines) {
   p.conditions = {.dispatch_ops_per_s = 187654.321, .launch_latency_us = 2.1,
                   .cpu_single_thread_score = 1.7, .h2d_pinned_gbs = 53.1,
                   .h2d_pageable_gbs = 17.9, .board_power_w = 612.4, .sm_clock_mhz = 1980,
-                  .gpu_temperature_c = 58};
+                  .gpu_temperature_c = 58, .python_op_us = 8.125, .torchscript_op_us = 5.375};
   p.content_hash = models::ComputeContentHash(p);
   for (ProfileFormat format : {ProfileFormat::kCsv, ProfileFormat::kJsonLines}) {
     std::ostringstream out;

@@ -161,6 +161,14 @@ TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
     auto ro = OpenStoreReadOnly(path);
     ASSERT_TRUE(ro.ok()) << ro.status();
     EXPECT_GT(*(*ro)->CountProfiles({.method_version = 1}), 100);
+    // Nodes from before the Python probe read as not probed.
+    int64_t nodes = 0;
+    ASSERT_TRUE(ForEachNode(**ro, {}, [&](models::Node& node) {
+                  EXPECT_FALSE(node.measured.python_op_us.has_value());
+                  EXPECT_EQ(node.host.python_version, "");
+                  ++nodes;
+                }).ok());
+    EXPECT_GT(nodes, 0);
   }
   EXPECT_EQ(UserVersion(path), shipped_version);
   EXPECT_EQ(OpenStore(path).status().code(), absl::StatusCode::kFailedPrecondition);
@@ -189,7 +197,8 @@ TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
   ASSERT_GT(scanned, 100);
   models::Profile current = SampleProfile(node_name, 1);
   current.method_version = models::kCurrentMethodVersion;
-  current.conditions = {.dispatch_ops_per_s = 150000, .cpu_single_thread_score = 1.1};
+  current.conditions = {.dispatch_ops_per_s = 150000, .cpu_single_thread_score = 1.1,
+                        .python_op_us = 8.5};
   auto import = (*store)->BeginImport();
   ASSERT_TRUE(import.ok());
   ASSERT_TRUE((*import)->Add(0, current).ok());
@@ -197,6 +206,13 @@ TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_EQ(summary->accepted, 1);
   EXPECT_EQ(*(*store)->CountProfiles({.method_version = models::kCurrentMethodVersion}), 1);
+  ASSERT_TRUE((*store)
+                  ->ScanProfiles({.method_version = models::kCurrentMethodVersion},
+                                 [&](const models::Profile& p) {
+                                   EXPECT_EQ(p.conditions.python_op_us, 8.5);
+                                   return true;
+                                 })
+                  .ok());
   EXPECT_EQ(*(*store)->CountProfiles({}), scanned + 1);
 }
 

@@ -101,13 +101,16 @@ TEST_P(StoreTest, EveryNodeFieldRoundTripsAndRefreshes) {
   for (std::optional<double>* rate :
        {&m.memory_bandwidth_gbs, &m.fp32_tflops, &m.tf32_tflops, &m.fp16_tflops, &m.bf16_tflops,
         &m.fp64_tflops, &m.launch_latency_us, &m.h2d_pinned_gbs, &m.h2d_pageable_gbs,
-        &m.cpu_single_thread_score, &m.idle_power_watts, &m.dispatch_ops_per_s}) {
+        &m.cpu_single_thread_score, &m.idle_power_watts, &m.dispatch_ops_per_s, &m.python_op_us,
+        &m.torchscript_op_us}) {
     *rate = value;
     value += 1.25;
   }
   node.host.driver_version = "550.54";
   node.host.cuda_version = "12.4";
   node.host.torch_version = "2.3";
+  node.host.python_version = "3.12.3";
+  node.host.python_torch_version = "2.11.0+cu130";
   auto registered = store_->RegisterNode(node);
   ASSERT_TRUE(registered.ok()) << registered.status();
   EXPECT_EQ(*store_->GetNode("full"), *registered);
@@ -116,6 +119,8 @@ TEST_P(StoreTest, EveryNodeFieldRoundTripsAndRefreshes) {
   refreshed.host.hostname = "moved.example";
   refreshed.host.cpu_cores = 64;
   refreshed.measured.dispatch_ops_per_s = 123456;
+  refreshed.measured.python_op_us = 7.5;
+  refreshed.host.python_version = "3.13.1";
   refreshed.measured.fp32_tflops.reset();
   refreshed.gpu.sm_count = 1;  // hardware identity: not refreshed
   refreshed.labels = {{"zone", "elsewhere"}};  // not refreshed either
@@ -297,7 +302,7 @@ TEST_P(StoreTest, MethodVersionAndRunConditionsRoundTrip) {
   p.conditions = {.dispatch_ops_per_s = 128000.25, .launch_latency_us = 2.125,
                   .cpu_single_thread_score = 1.75, .h2d_pinned_gbs = 52.5,
                   .h2d_pageable_gbs = 17.25, .board_power_w = 612.5, .sm_clock_mhz = 1980,
-                  .gpu_temperature_c = 58.5};
+                  .gpu_temperature_c = 58.5, .python_op_us = 8.125, .torchscript_op_us = 5.25};
   models::Profile old_method = SampleProfile("n1", 4);
   ASSERT_EQ(Import({p, old_method}).accepted, 2);
   auto all = All();

@@ -64,6 +64,8 @@ TEST(ProfileColumnsTest, ReachesTheNewFields) {
   EXPECT_EQ(p.method_version, 7);
   EXPECT_EQ(p.conditions.gpu_temperature_c, 7.0);
   EXPECT_EQ(p.conditions.dispatch_ops_per_s, 7.0);
+  EXPECT_EQ(p.conditions.python_op_us, 7.0);
+  EXPECT_EQ(p.conditions.torchscript_op_us, 7.0);
   EXPECT_EQ(p.iteration.count, 7);
   EXPECT_EQ(p.agent_version, "marked");
 }

@@ -116,7 +116,8 @@ TEST(ValidateProfileTest, ChecksMethodVersionAndRunConditions) {
        {&RunConditions::dispatch_ops_per_s, &RunConditions::launch_latency_us,
         &RunConditions::cpu_single_thread_score, &RunConditions::h2d_pinned_gbs,
         &RunConditions::h2d_pageable_gbs, &RunConditions::board_power_w,
-        &RunConditions::sm_clock_mhz}) {
+        &RunConditions::sm_clock_mhz, &RunConditions::python_op_us,
+        &RunConditions::torchscript_op_us}) {
     for (double bad : {0.0, -1.0, nan, inf, 1e19}) {
       Profile q = p;
       q.conditions.*field = bad;
@@ -151,7 +152,8 @@ TEST(ContentHashTest, MethodVersionAndEachConditionChangeTheHash) {
        {&RunConditions::dispatch_ops_per_s, &RunConditions::launch_latency_us,
         &RunConditions::cpu_single_thread_score, &RunConditions::h2d_pinned_gbs,
         &RunConditions::h2d_pageable_gbs, &RunConditions::board_power_w,
-        &RunConditions::sm_clock_mhz, &RunConditions::gpu_temperature_c}) {
+        &RunConditions::sm_clock_mhz, &RunConditions::gpu_temperature_c,
+        &RunConditions::python_op_us, &RunConditions::torchscript_op_us}) {
     Profile q = base;
     q.conditions.*field = 7.0;  // the same value in each field hashes apart
     EXPECT_TRUE(hashes.insert(ComputeContentHash(q)).second);

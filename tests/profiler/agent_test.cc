@@ -1,5 +1,6 @@
 // The agent end to end on the CPU: the quick plan with LibTorch under a small
 // budget, and the command line's answers to bad input.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,8 +9,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "db/sqlite_store.h"
@@ -136,6 +139,70 @@ int RunAgent(const std::string& args, std::string* output) {
   output->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   std::remove(log.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The node's stored Python probe, and the probe each profile carries.
+struct StoredProbe {
+  models::Node node;
+  std::vector<std::optional<double>> profiles;
+};
+
+StoredProbe ReadProbe(const std::string& path) {
+  StoredProbe stored;
+  absl::StatusOr<std::unique_ptr<db::Store>> reader = db::OpenStoreReadOnly(path);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return stored;
+  EXPECT_TRUE(db::ForEachNode(**reader, {}, [&](models::Node& n) { stored.node = n; }).ok());
+  EXPECT_TRUE((*reader)
+                  ->ScanProfiles({},
+                                 [&](const models::Profile& p) {
+                                   stored.profiles.push_back(p.conditions.python_op_us);
+                                   return true;
+                                 })
+                  .ok());
+  return stored;
+}
+
+// A run stores the Python probe with its node and profiles where a python
+// with torch answers (a fake one here), and runs without it ("not measured")
+// where none does or the probe is off.
+TEST(AgentCliTest, ARunStoresThePythonProbeAndGoesOnWithoutIt) {
+  const std::string plan = TempPath(absl::StrCat("probe_plan_", getpid(), ".json"));
+  std::ofstream(plan) << R"({"timing": {"warmup": 1, "repeats": 1, "target_repeat_ms": 5},)"
+                      << R"( "grids": [{"family": "gemm", "params": {"m": 32, "n": 32, "k": 32}}]})";
+  const std::string fake = TempPath(absl::StrCat("fake_python_", getpid()));
+  std::ofstream(fake) << "#!/bin/sh\n[ \"$3\" = cpu ] || exit 1\n"
+                      << R"(echo '{"python_version": "3.12.3", "torch_version": "2.11.0", )"
+                      << R"("python_op_us": 8.25, "torchscript_op_us": 5.5}')" << "\n";
+  chmod(fake.c_str(), 0755);
+  const std::string out = TempPath(absl::StrCat("probe_run_", getpid(), ".sqlite"));
+  const std::string run = "run --device cpu --threads 1 --quiet --name ci-probe --plan-file " + plan;
+
+  std::string output;
+  RemoveStore(out);
+  ASSERT_EQ(RunAgent(absl::StrCat(run, " --python ", fake, " --out ", out), &output), 0) << output;
+  EXPECT_THAT(output, HasSubstr("8.25 us per op from Python, 5.50 us from TorchScript"));
+  StoredProbe probed = ReadProbe(out);
+  EXPECT_EQ(probed.node.measured.python_op_us, 8.25);
+  EXPECT_EQ(probed.node.measured.torchscript_op_us, 5.5);
+  EXPECT_EQ(probed.node.host.python_version, "3.12.3");
+  EXPECT_EQ(probed.node.host.python_torch_version, "2.11.0");
+  ASSERT_EQ(probed.profiles.size(), 1u);
+  EXPECT_EQ(probed.profiles[0], 8.25);
+
+  for (const std::string& without : {std::string("--python /nonexistent/python3"),
+                                     absl::StrCat("--no-python-probe --python ", fake)}) {
+    RemoveStore(out);
+    ASSERT_EQ(RunAgent(absl::StrCat(run, " ", without, " --out ", out), &output), 0) << output;
+    EXPECT_THAT(output, HasSubstr("not measured")) << without;
+    StoredProbe unprobed = ReadProbe(out);
+    EXPECT_FALSE(unprobed.node.measured.python_op_us.has_value()) << without;
+    ASSERT_EQ(unprobed.profiles.size(), 1u);
+    EXPECT_FALSE(unprobed.profiles[0].has_value()) << without;
+  }
+  RemoveStore(out);
+  std::remove(plan.c_str());
+  std::remove(fake.c_str());
 }
 
 TEST(AgentCliTest, BadInputGivesOneLineAndNonZeroExit) {

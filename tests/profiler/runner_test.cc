@@ -352,6 +352,23 @@ TEST(SetHostConditionsTest, MeansOfTheSamplesThatHaveEachFeature) {
   EXPECT_FALSE(conditions.cpu_single_thread_score.has_value());
 }
 
+// The Python probe runs once, at the start: every profile of the run
+// carries it; a run without it carries none.
+TEST(SetHostConditionsTest, ThePythonProbeOfTheStartGoesWithEveryProfile) {
+  models::MeasuredRates start, middle;
+  start.python_op_us = 8.5;
+  start.torchscript_op_us = 5.25;
+  middle.dispatch_ops_per_s = 700;
+  const models::MeasuredRates samples[] = {start, middle};
+  models::RunConditions conditions;
+  SetHostConditions(samples, conditions);
+  EXPECT_THAT(conditions.python_op_us, Optional(DoubleEq(8.5)));
+  EXPECT_THAT(conditions.torchscript_op_us, Optional(DoubleEq(5.25)));
+  models::RunConditions unprobed;
+  SetHostConditions(absl::MakeConstSpan(samples).subspan(1), unprobed);
+  EXPECT_FALSE(unprobed.python_op_us.has_value());
+}
+
 TEST_F(RunnerTest, RerunningTheSameMeasurementsIsIdempotentPerHash) {
   const std::vector<models::WorkloadSpec> specs = {Gemm(11)};
   FakeMeasurer measurer;

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "models/hardware.h"
+#include "models/profile.h"
 #include "models/workload.h"
 
 namespace perfcast::proto {
@@ -28,6 +29,10 @@ models::Node SampleNode() {
   node.host.cpu_cores = 96;
   node.measured.memory_bandwidth_gbs = 4100;
   node.measured.launch_latency_us = 2.5;
+  node.measured.python_op_us = 8.25;
+  node.measured.torchscript_op_us = 5.5;
+  node.host.python_version = "3.12.3";
+  node.host.python_torch_version = "2.11.0+cu130";
   node.source = models::NodeSource::kAgent;
   node.registered_at_us = 1'764'000'000'000'000;
   return node;
@@ -42,6 +47,25 @@ TEST(ConvertTest, NodeRoundTripsThroughTheWire) {
   EXPECT_EQ(*back, node);
   // Rates never measured stay unmeasured, not zero.
   EXPECT_FALSE(back->measured.fp32_tflops.has_value());
+}
+
+// A profile's run conditions, the Python probe's among them, cross the wire;
+// those never measured stay unset.
+TEST(ConvertTest, ProfileRunConditionsRoundTrip) {
+  models::Profile p;
+  p.node_name = "rack1-h200";
+  p.workload.kind = models::WorkloadKind::kModel;
+  p.workload.family = "lstm";
+  p.workload.batch_size = 64;
+  p.iteration.mean_ms = p.iteration.median_ms = 2.5;
+  p.conditions = {.dispatch_ops_per_s = 150000, .python_op_us = 8.25, .torchscript_op_us = 5.5};
+  v1::Profile wire;
+  ToProto(p, &wire);
+  EXPECT_TRUE(wire.conditions().has_python_op_us());
+  EXPECT_FALSE(wire.conditions().has_launch_latency_us());
+  absl::StatusOr<models::Profile> back = FromProto(wire);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->conditions, p.conditions);
 }
 
 TEST(ConvertTest, WorkloadRoundTripsThroughTheWire) {
