@@ -12,6 +12,7 @@
 #include "models/architecture.h"
 #include "models/iteration_builder.h"
 #include "predictor/collectives.h"
+#include "predictor/parallel_terms.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -25,6 +26,7 @@ struct Shares {
   int64_t layers = 0;
   double layer = 0;  // share of the forward traffic inside the layers
   double split = 0;  // share that tensor parallelism splits
+  double layer_split = 0;  // of `split`, what is inside the layers
 };
 
 Shares SharesOf(const models::WorkloadDescriptor& d, int tensor) {
@@ -34,7 +36,7 @@ Shares SharesOf(const models::WorkloadDescriptor& d, int tensor) {
     has_lm_head |= absl::StartsWith(op.name, "lm_head");
     if (auto l = OperationLayer(op.name)) s.layers = std::max(s.layers, *l + 1);
   }
-  double forward = 0, layer = 0, split = 0;
+  double forward = 0, layer = 0, split = 0, layer_split = 0;
   for (const models::Operation& op : d.operations) {
     if (IsBackwardOperation(op.name) || op.op_class == models::OpClass::kOptimizer ||
         op.op_class == models::OpClass::kHostToDevice ||
@@ -43,19 +45,30 @@ Shares SharesOf(const models::WorkloadDescriptor& d, int tensor) {
     }
     const double bytes = op.count * op.bytes;
     forward += bytes;
-    if (OperationLayer(op.name).has_value()) layer += bytes;
-    if (tensor > 1 && TensorParallelSplits(op.name, has_lm_head)) split += bytes;
+    const bool in_layer = OperationLayer(op.name).has_value();
+    if (in_layer) layer += bytes;
+    if (tensor > 1 && TensorParallelSplits(op.name, has_lm_head)) {
+      split += bytes;
+      if (in_layer) layer_split += bytes;
+    }
   }
   if (forward > 0) {
     s.layer = layer / forward;
     s.split = split / forward;
+    s.layer_split = layer_split / forward;
   }
   return s;
 }
 
-// Parameters of the largest unit ZeRO-3 gathers at once: a layer, or what
-// is outside the layers (embeddings, head), which FSDP wraps as the root.
-double LargestGatheredUnit(const models::WorkloadDescriptor& d) {
+// Parameters of one layer and of what is outside the layers (embeddings,
+// head, final norm): the units FSDP wraps (the outside as the root) and
+// what DTensor's tensor parallelism leaves whole.
+struct ParameterUnits {
+  double layer = 0;
+  double outside = 0;
+};
+
+ParameterUnits ParameterUnitsOf(const models::WorkloadDescriptor& d) {
   const int64_t layers = std::max<int64_t>(1, models::Param(d.spec, "layers") > 0
                                                    ? models::Param(d.spec, "layers")
                                                    : d.inner_modules);
@@ -65,10 +78,10 @@ double LargestGatheredUnit(const models::WorkloadDescriptor& d) {
     absl::StatusOr<models::WorkloadDescriptor> less = models::Describe(fewer);
     if (less.ok()) {
       const double layer = d.parameters - less->parameters;
-      return std::max(layer, d.parameters - layer * layers);
+      return {.layer = layer, .outside = std::max(0.0, d.parameters - layer * layers)};
     }
   }
-  return d.parameters / layers;
+  return {.layer = d.parameters / layers, .outside = 0};
 }
 
 std::string Gib(double bytes) { return absl::StrFormat("%.1f", bytes / kGiB); }
@@ -98,8 +111,20 @@ LayoutMemoryInputs PrepareLayoutMemory(const MemoryModel& model,
   prepared.layers = shares.layers;
   prepared.layer_share = shares.layer;
   prepared.split_share = shares.split;
+  prepared.layer_split_share = shares.layer_split;
+  for (const models::Operation& op : micro.operations) {
+    if (absl::StartsWith(op.name, "lm_head")) {
+      prepared.output_bytes = static_cast<double>(micro.spec.batch_size) *
+                              models::Param(micro.spec, "seq_len") *
+                              models::Param(micro.spec, "vocab") *
+                              models::ElementBytes(micro.spec.precision);
+      break;
+    }
+  }
+  const ParameterUnits units = ParameterUnitsOf(micro);
+  if (micro.parameters > 0) prepared.outside_parameter_share = units.outside / micro.parameters;
   if (micro.spec.phase == models::Phase::kTrain) {
-    prepared.largest_gathered_unit = LargestGatheredUnit(micro);
+    prepared.largest_gathered_unit = std::max(units.layer, units.outside);
   }
   return prepared;
 }
@@ -117,17 +142,29 @@ LayoutMemory EstimateLayoutMemory(const LayoutMemoryInputs& prepared,
   const MemoryTerms& terms = prepared.terms;
 
   const int n = layout.data, tp = layout.tensor, p = layout.pipeline;
-  const double model_split = static_cast<double>(tp) * p;
+  const bool pytorch = layout.framework == Framework::kPytorch;
+  // DTensor's tensor parallelism splits the layers' projections only: the
+  // embedding, norms, head and loss stay whole on every GPU (Megatron
+  // splits the embedding and head by vocabulary).
+  const bool dtensor = pytorch && tp > 1;
+  const double whole = dtensor ? prepared.outside_parameter_share : 0;
+  const double model_split = static_cast<double>(p) / ((1 - whole) / tp + whole);
+  // FSDP2 (PyTorch's ZeRO-2 and 3) keeps every parameter sharded and
+  // gathers 16-bit copies per unit (its mixed-precision policy's parameter
+  // dtype), so autocast casts nothing: ZeRO-2 keeps the gathered copies of
+  // every unit from forward to backward, ZeRO-3 only the units `gathered`
+  // counts.
+  const bool fsdp = pytorch && layout.zero >= 2 && n > 1;
   auto shard = [&](double bytes, int stage) {
     return bytes / model_split / (layout.zero >= stage ? n : 1);
   };
   LayoutMemory m;
   m.method = transient.method;
-  m.parameters = shard(terms.weights, 3);
+  m.parameters = shard(terms.weights, fsdp ? 2 : 3);
   m.gradients = shard(terms.gradients, 2);
   m.optimizer = shard(terms.optimizer_state, 1);
   m.optimizer_temporaries = shard(terms.optimizer_temporaries, 1);
-  m.amp_copies = shard(terms.amp_copies, 3);
+  m.amp_copies = fsdp && layout.zero >= 3 ? 0 : shard(terms.amp_copies, 3);
   const bool training = spec.phase == models::Phase::kTrain;
   if (training && layout.zero >= 3) {
     const double master = spec.precision == models::Precision::kFp64 ? 8 : 4;
@@ -147,7 +184,9 @@ LayoutMemory EstimateLayoutMemory(const LayoutMemoryInputs& prepared,
 
   const Shares shares{.layers = prepared.layers,
                       .layer = prepared.layer_share,
-                      .split = tp > 1 ? prepared.split_share : 0};
+                      .split = tp == 1  ? 0
+                               : dtensor ? prepared.layer_split_share
+                                         : prepared.split_share};
   double in_layers = transient.peak_bytes * shares.layer;
   const double outside = transient.peak_bytes - in_layers;
   if (layout.activation_checkpointing && shares.layers > 0) {
@@ -167,11 +206,26 @@ LayoutMemory EstimateLayoutMemory(const LayoutMemoryInputs& prepared,
     const int64_t stage_layers = (shares.layers + p - 1) / p;
     const double stage = in_layers * static_cast<double>(stage_layers) / shares.layers;
     const int in_flight = training ? std::min(layout.micro_batches, p) : 1;
-    // The first stage holds the most micro-batches; the last the head's.
-    m.activations = std::max(stage * in_flight, stage + outside) * split;
+    // The first stage holds the most micro-batches; the last the head's,
+    // and under PyTorch's schedules the logits of every micro-batch.
+    const double kept_outputs = pytorch ? layout.micro_batches * prepared.output_bytes : 0;
+    m.activations =
+        std::max(stage * in_flight * split, (stage + outside) * split + kept_outputs);
   }
   m.slack = m.allocated() * kAllocatorSlack;
   m.context = kCudaContextBytes;
+  const double peak = m.allocated();
+  const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
+  if (term.memory_low_ratio > 0) {
+    m.allocated_low = peak * term.memory_low_ratio;
+    m.allocated_high = peak * term.memory_high_ratio;
+  } else {
+    const double calibrated = transient.peak_bytes > 0 ? transient.peak_bytes : 1;
+    m.allocated_low = std::min(
+        peak, peak - m.activations * (1 - transient.low_bytes / calibrated));
+    m.allocated_high = std::max(
+        peak, peak + m.activations * (transient.high_bytes / calibrated - 1));
+  }
   return m;
 }
 
@@ -193,7 +247,9 @@ MemoryEstimate AsMemoryEstimate(const LayoutMemory& memory) {
   out.terms.amp_copies = memory.amp_copies;
   out.terms.activations = memory.activations;
   out.terms.optimizer_temporaries = memory.optimizer_temporaries;
-  out.peak_bytes = out.low_bytes = out.high_bytes = memory.allocated();
+  out.peak_bytes = memory.allocated();
+  out.low_bytes = memory.allocated_low;
+  out.high_bytes = memory.allocated_high;
   out.required_bytes = memory.required();
   out.method = memory.method;
   return out;

@@ -5,11 +5,17 @@
 // The base is the calibrated single-GPU peak (memory.h) of one micro-batch:
 // its persistent terms (master weights, gradients, optimizer states,
 // autocast's 16-bit copies) are divided by T · P and, per ZeRO stage, by N
-// (stage 1 the optimizer states, 2 also the gradients, 3 also the weights);
-// its calibrated transient rest (activations and workspaces) is divided by
-// T where Megatron-style tensor parallelism splits the operations, cut to a
+// (stage 1 the optimizer states, 2 also the gradients, 3 also the weights;
+// PyTorch's FSDP2 shards the weights at stage 2 too and gathers 16-bit
+// copies per layer in place of autocast's); its calibrated transient rest
+// (activations and workspaces) is divided by T where the framework's tensor
+// parallelism splits the operations (Megatron: the layers' projections,
+// embedding and head; PyTorch's DTensor: the layers' projections only, its
+// embedding, norms, head and their parameters whole on every GPU), cut to a
 // pipeline stage's layers and multiplied by the micro-batches 1F1B keeps in
-// flight on the first stage (min(M, P)); under activation checkpointing a
+// flight on the first stage (min(M, P)), the last stage holding with its
+// own micro-batch, under PyTorch's pipelining, every micro-batch's logits
+// (its schedule returns them merged); under activation checkpointing a
 // layer keeps only its input, and one layer's activations live again while
 // it is recomputed. ZeRO-3 holds the unsharded parameters of the layer it
 // computes and the one it prefetches, and their gradients before the
@@ -49,6 +55,11 @@ struct LayoutMemory {
   double slack = 0;    // the caching allocator's share on top of the peak
   double context = 0;  // CUDA context and kernels
   std::string method;  // EstimateMemory's: "calibrated:<scope>" or "analytic"
+  // The allocated peak's 10-90% band: the spread learned on measured
+  // layouts of the framework and strategy (parallel_terms.h), else the
+  // single-GPU calibration's band on the activations.
+  double allocated_low = 0;
+  double allocated_high = 0;
 
   // The allocated peak: the step's or the optimizer's, whichever is larger.
   double allocated() const;
@@ -72,6 +83,12 @@ struct LayoutMemoryInputs {
   int64_t layers = 0;
   double layer_share = 0;  // of the forward traffic, inside the layers
   double split_share = 0;  // of the forward traffic, what tensor parallelism splits
+  double layer_split_share = 0;  // of split_share, inside the layers (DTensor's split)
+  double outside_parameter_share = 0;  // of the parameters, outside the layers
+  // The micro-batch's logits (an LM head's output), which PyTorch's pipeline
+  // schedules keep on the last stage for every micro-batch until the step
+  // returns them.
+  double output_bytes = 0;
   double largest_gathered_unit = 0;  // parameters ZeRO-3 gathers at once (training)
 };
 LayoutMemoryInputs PrepareLayoutMemory(const MemoryModel& model,
@@ -87,8 +104,7 @@ absl::StatusOr<LayoutMemory> EstimateLayoutMemory(const MemoryModel& model,
                                                   const ParallelLayout& layout);
 
 // `memory` in the form a single-GPU estimate takes (CheckMemoryFit's): the
-// allocated peak and what the device must hold; the layout model has no
-// band, so low and high are the peak.
+// allocated peak with its band and what the device must hold.
 MemoryEstimate AsMemoryEstimate(const LayoutMemory& memory);
 
 // The nearest valid layout from `layout` that fits on `gpu` (required() <=

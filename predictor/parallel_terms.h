@@ -56,6 +56,11 @@ struct ImplementationTerm {
   double host_ms_per_collective = 0;
   double tp_collective_ms = 0;           // per tensor-parallel all-reduce
   double tp_collective_ms_per_peer = 0;  // per all-reduce and rank beyond the first
+  // Memory per GPU's 10-90% band around the layout memory model's peak, as
+  // ratios to it (low <= 1 <= high; 0: none learned): the spread of the
+  // model's error on the measured layouts of this framework and strategy.
+  double memory_low_ratio = 0;
+  double memory_high_ratio = 0;
   int rows = 0;  // measured steps it was fitted on
 };
 
@@ -63,10 +68,10 @@ class ParallelTerms {
  public:
   // Parses {"terms": [{"framework", "strategy", "gpu_scale",
   // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
-  // "tp_collective_ms", "tp_collective_ms_per_peer", "rows"}, ...]}; a term
-  // left out is 0.
-  // InvalidArgument for malformed JSON, an unknown framework, or a negative
-  // or non-finite term.
+  // "tp_collective_ms", "tp_collective_ms_per_peer", "memory_low_ratio",
+  // "memory_high_ratio", "rows"}, ...]}; a term left out is 0.
+  // InvalidArgument for malformed JSON, an unknown framework, a negative or
+  // non-finite term, or a memory band that does not hold 1.
   static absl::StatusOr<ParallelTerms> FromJson(absl::string_view json);
   // The compiled-in predictor/parallel_terms.json.
   static const ParallelTerms& BuiltIn();

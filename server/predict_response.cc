@@ -65,11 +65,8 @@ void EncodePrice(const serving::Price& price, bool brief, v1::PredictResponse* o
   out->set_host_ms(p.host_ms);
   // What was predicted: a Hugging Face config or torchvision name resolved.
   proto::ToProto(price.workload, out->mutable_workload());
-  if (price.parallel.has_value()) {
-    EncodeParallel(*price.parallel, out->mutable_parallel());
-  } else {
-    EncodeMemory(price.memory, price.memory_verdict, out->mutable_memory());
-  }
+  if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
+  EncodeMemory(price.memory, price.memory_verdict, out->mutable_memory());
   if (price.loop.has_value()) {
     EncodeLoop(p, price.kernel_launches, out->mutable_loop());
     out->mutable_workload()->set_loop(proto::ToProto(*price.loop));

@@ -276,6 +276,8 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
                                                plan->node().gpu, *query.layout, parallel.memory,
                                                plan->options().max_gpus));
     price->prediction = predictor::AsPrediction(parallel);
+    price->memory = predictor::AsMemoryEstimate(parallel.memory);
+    price->memory_verdict = predictor::CheckMemoryFit(price->memory, plan->node().gpu);
     price->parallel = std::move(parallel);
   }
   RETURN_IF_ERROR(CheckFinite(price->prediction));

@@ -116,8 +116,8 @@ struct Price {
   predictor::Prediction prediction;
   // With a multi-GPU layout: the step's parts, memory and links.
   std::optional<predictor::ParallelPrediction> parallel;
-  // On one GPU: the step's peak device memory and that it fits (a layout
-  // reports its memory per GPU in `parallel`).
+  // The step's peak device memory per GPU, with its band, and that it fits
+  // (a layout's parts are in `parallel`).
   predictor::MemoryEstimate memory;
   predictor::MemoryVerdict memory_verdict;
   // On one GPU, a model workload: the loop priced (prediction.loop and

@@ -17,13 +17,17 @@ the terms minimise the mean |log(predicted / measured)| of
       launches * host_ms_per_launch + units * host_ms_per_unit
       + collectives * host_ms_per_collective)
 
-over a grid (no numpy needed); a strategy without rows gets no term.
+over a grid (no numpy needed); a strategy without rows gets no term. Beside
+them, the memory per GPU's band: the 10th and 90th percentiles of the layout
+memory model's relative error on the strategy's rows, as ratios to the
+predicted peak (memory_low_ratio <= 1 <= memory_high_ratio).
 OUT.json is what predictor/parallel_terms.json holds; its terms of other
 frameworks (learned from other measurements) are kept.
 
 --holdout: instead, leave each model out in turn (fit on the others' rows,
 predict its rows) and print per strategy the held-out MAPE, signed bias and
-the share inside the predicted band scaled like the step.
+the share inside the predicted band scaled like the step, and the share of
+measured memory peaks inside the memory band learned on the other models.
 """
 import itertools
 import json
@@ -89,6 +93,8 @@ def points(rows_path, predictions_path):
             "high": p["iteration_ms_high"] / p["iteration_ms"],
             "launches": par.get("launches", 0), "units": float(par.get("units", 0)),
             "collectives": collective_calls_per_unit(r) * float(par.get("units", 0)),
+            "memory_measured": r["peak_allocated_gib"],
+            "memory_predicted": p["memory"]["peak_bytes"] / 2**30,
         })
     return out
 
@@ -117,6 +123,21 @@ def fit(pts, shape):
     return best
 
 
+def percentile(values, q):
+    """Linear interpolation between the closest ranks."""
+    v = sorted(values)
+    x = q * (len(v) - 1)
+    i = int(math.floor(x))
+    return v[i] if i + 1 >= len(v) else v[i] + (x - i) * (v[i + 1] - v[i])
+
+
+def memory_band(pts):
+    """measured ~ predicted / (1 + error), as for single-GPU memory."""
+    errors = [p["memory_predicted"] / p["memory_measured"] - 1 for p in pts]
+    return {"memory_low_ratio": min(1.0, 1 / (1 + percentile(errors, 0.9))),
+            "memory_high_ratio": max(1.0, 1 / (1 + percentile(errors, 0.1)))}
+
+
 def fit_all(pts):
     terms = []
     for (framework, name) in sorted({(p["framework"], p["strategy"]) for p in pts}):
@@ -124,6 +145,7 @@ def fit_all(pts):
         if name not in SHAPES:
             continue
         term = fit(group, SHAPES[name])
+        term.update(memory_band(group))
         terms.append(dict(framework=framework, strategy=name, rows=len(group),
                           **{k: float("%.6g" % v) for k, v in term.items()}))
     return terms
@@ -141,17 +163,20 @@ def holdout(pts):
             step = predict(term, p)
             err = (step - p["measured"]) / p["measured"]
             inside = step * p["low"] <= p["measured"] <= step * p["high"]
+            memory = p["memory_predicted"]
+            memory_inside = (memory * term.get("memory_low_ratio", 1) <= p["memory_measured"] <=
+                             memory * term.get("memory_high_ratio", 1))
             for key in (p["strategy"], "all"):
-                results.setdefault(key, []).append((err, inside))
-    print("| strategy | rows | held-out MAPE | bias (median / mean) | coverage |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+                results.setdefault(key, []).append((err, inside, memory_inside))
+    print("| strategy | rows | held-out MAPE | bias (median / mean) | coverage | memory coverage |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for key in sorted(results, key=lambda k: (k == "all", k)):
         e = results[key]
         errs = [x[0] for x in e]
-        print("| %s | %d | %.1f%% | %+.1f%% / %+.1f%% | %.0f%% |" % (
+        print("| %s | %d | %.1f%% | %+.1f%% / %+.1f%% | %.0f%% | %.0f%% |" % (
             key, len(e), 100 * statistics.mean(abs(x) for x in errs),
             100 * statistics.median(errs), 100 * statistics.mean(errs),
-            100 * sum(x[1] for x in e) / len(e)))
+            100 * sum(x[1] for x in e) / len(e), 100 * sum(x[2] for x in e) / len(e)))
 
 
 def main(argv):

@@ -14,7 +14,8 @@ named it), one iteration. GPipe rows are left out (perfcast prices 1F1B).
 summary: per strategy and all, over the rows that ran: MAPE and signed bias
 ((predicted - measured) / measured, median and mean) of the step, the share
 inside the predicted 10-90% band, and the memory-per-GPU error (predicted
-allocated peak against the measured peak allocated); and whether every measured
+allocated peak against the measured peak allocated) with the share inside its
+10-90% band; and whether every measured
 out-of-memory was refused (FAILED_PRECONDITION) and no row that ran was.
 """
 import csv
@@ -83,25 +84,29 @@ def summary(rows_path, predictions_path, points, skip):
         step = p["iteration_ms"]
         err = (step - r["step_ms"]) / r["step_ms"]
         inside = p["iteration_ms_low"] <= r["step_ms"] <= p["iteration_ms_high"]
-        if p.get("parallel"):
-            mem = p["parallel"]["memory_total_bytes"]
-        else:
-            mem = p["memory"]["peak_bytes"]
-        mem_err = (mem / 2**30 - r["peak_allocated_gib"]) / r["peak_allocated_gib"]
+        # Memory per GPU, one GPU or a layout's, with its 10-90% band.
+        memory = p["memory"]
+        mem = memory["peak_bytes"] / 2**30
+        mem_low, mem_high = memory["peak_bytes_low"] / 2**30, memory["peak_bytes_high"] / 2**30
+        mem_err = (mem - r["peak_allocated_gib"]) / r["peak_allocated_gib"]
+        mem_inside = mem_low <= r["peak_allocated_gib"] <= mem_high
         for g in (strategy(r), "all"):
-            groups.setdefault(g, []).append((err, inside, mem_err))
+            groups.setdefault(g, []).append((err, inside, mem_err, mem_inside))
         out_points.append([r["id"], strategy(r), r["step_ms"], step, p["iteration_ms_low"],
-                           p["iteration_ms_high"], r["peak_allocated_gib"], mem / 2**30])
-    print("| strategy | rows | MAPE | bias (median / mean) | coverage | memory MAPE | memory bias (median) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+                           p["iteration_ms_high"], r["peak_allocated_gib"], mem, mem_low,
+                           mem_high])
+    print("| strategy | rows | MAPE | bias (median / mean) | coverage | memory MAPE "
+          "| memory bias (median) | memory coverage |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for g in sorted(groups, key=lambda k: (k == "all", k)):
         e = groups[g]
         errs = [x[0] for x in e]
         mems = [x[2] for x in e]
-        print("| %s | %d | %.1f%% | %s / %s | %.0f%% | %.1f%% | %s |" % (
+        print("| %s | %d | %.1f%% | %s / %s | %.0f%% | %.1f%% | %s | %.0f%% |" % (
             g, len(e), 100 * statistics.mean(abs(x) for x in errs), pct(statistics.median(errs)),
             pct(statistics.mean(errs)), 100 * sum(x[1] for x in e) / len(e),
-            100 * statistics.mean(abs(x) for x in mems), pct(statistics.median(mems))))
+            100 * statistics.mean(abs(x) for x in mems), pct(statistics.median(mems)),
+            100 * sum(x[3] for x in e) / len(e)))
     print()
     print("measured out-of-memory refused: %d of %d" % (oom_refused, oom_total))
     print("rows that ran but were refused: %d%s" % (
@@ -110,7 +115,7 @@ def summary(rows_path, predictions_path, points, skip):
         with open(points, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["id", "strategy", "measured_ms", "predicted_ms", "low_ms", "high_ms",
-                        "measured_gib", "predicted_gib"])
+                        "measured_gib", "predicted_gib", "low_gib", "high_gib"])
             w.writerows(out_points)
 
 

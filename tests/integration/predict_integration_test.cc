@@ -141,6 +141,8 @@ TEST_F(PredictIntegrationTest, MultiGpuLayoutsComposeComputeAndCommunication) {
   EXPECT_NE(dtensor.out.find("framework.tp"), std::string::npos) << dtensor.out;
   EXPECT_NE(four.out.find("comm.tp_allreduce"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("memory per GPU"), std::string::npos) << four.out;
+  // Memory per GPU has a band, as one GPU's has.
+  EXPECT_NE(dtensor.out.find("peak memory"), std::string::npos) << dtensor.out;
   EXPECT_NE(four.out.find("tensor-parallel link: nvlink"), std::string::npos) << four.out;
   // The answer's level1_ms is one micro-batch's on one GPU: the breakdown is
   // not that sum scaled, and the CLI does not say it is.

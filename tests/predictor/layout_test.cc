@@ -7,6 +7,7 @@
 #include "models/gpu_catalog.h"
 #include "predictor/layout_memory.h"
 #include "predictor/memory.h"
+#include "predictor/parallel_terms.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -100,7 +101,6 @@ TEST(LayoutMemory, ZeroStagesShardStateAcrossReplicas) {
   EXPECT_DOUBLE_EQ(z1.optimizer, ddp.optimizer / 8);
   EXPECT_DOUBLE_EQ(z1.gradients, ddp.gradients);
   EXPECT_DOUBLE_EQ(z2.gradients, ddp.gradients / 8);
-  EXPECT_DOUBLE_EQ(z2.parameters, ddp.parameters);
   EXPECT_DOUBLE_EQ(z3.parameters, ddp.parameters / 8);
   EXPECT_GT(z3.gathered, 0);
   EXPECT_EQ(z2.gathered, 0);
@@ -116,6 +116,108 @@ TEST(LayoutMemory, ZeroStagesShardStateAcrossReplicas) {
   const LayoutMemory pp = memory({.pipeline = 4, .micro_batches = 8});
   const LayoutMemory accumulated = memory({.micro_batches = 8});
   EXPECT_GT(pp.activations, accumulated.activations / 4);
+}
+
+// PyTorch's FSDP2 keeps the weights sharded at ZeRO-2 too and computes on
+// the 16-bit copies it gathers: ZeRO-2 keeps every unit's from forward to
+// backward, ZeRO-3 only the units it holds (`gathered`). DeepSpeed's ZeRO-2
+// keeps the weights whole.
+TEST(LayoutMemory, Fsdp2ShardsTheWeightsAndGathersItsOwnCopies) {
+  const MemoryModel analytic;
+  const models::WorkloadSpec spec = Llama8b(8);
+  auto memory = [&](const ParallelLayout& layout) {
+    return EstimateLayoutMemory(analytic, spec, layout).value_or(LayoutMemory{});
+  };
+  const LayoutMemory ddp = memory({.data = 8});
+  const LayoutMemory z2 = memory({.data = 8, .zero = 2});
+  const LayoutMemory z3 = memory({.data = 8, .zero = 3});
+  ASSERT_GT(ddp.amp_copies, 0);
+  EXPECT_DOUBLE_EQ(z2.parameters, ddp.parameters / 8);
+  EXPECT_DOUBLE_EQ(z2.amp_copies, ddp.amp_copies);
+  EXPECT_EQ(z3.amp_copies, 0);
+  EXPECT_GT(z3.gathered, 0);
+  const LayoutMemory deepspeed =
+      memory({.data = 8, .zero = 2, .framework = Framework::kDeepspeed});
+  EXPECT_DOUBLE_EQ(deepspeed.parameters, ddp.parameters);
+}
+
+// DTensor's tensor parallelism splits the layers' projections and leaves the
+// embedding, norms and head whole; Megatron splits those by vocabulary.
+TEST(LayoutMemory, DtensorKeepsTheEmbeddingAndHeadWhole) {
+  const MemoryModel analytic;
+  const models::WorkloadSpec spec = Llama8b(8);
+  const models::WorkloadDescriptor d = *models::Describe(spec);
+  models::WorkloadSpec fewer = spec;
+  fewer.params["layers"] -= 1;
+  const double layer = d.parameters - models::Describe(fewer)->parameters;
+  const double outside = (d.parameters - 32 * layer) / d.parameters;
+  ASSERT_GT(outside, 0.05);
+  const LayoutMemory one = *EstimateLayoutMemory(analytic, spec, {});
+  const LayoutMemory megatron =
+      *EstimateLayoutMemory(analytic, spec, {.tensor = 2, .framework = Framework::kMegatron});
+  const LayoutMemory dtensor = *EstimateLayoutMemory(analytic, spec, {.tensor = 2});
+  EXPECT_DOUBLE_EQ(megatron.parameters, one.parameters / 2);
+  EXPECT_NEAR(dtensor.parameters, one.parameters * ((1 - outside) / 2 + outside),
+              1e-9 * one.parameters);
+  EXPECT_NEAR(dtensor.optimizer, one.optimizer * ((1 - outside) / 2 + outside),
+              1e-9 * one.optimizer);
+  // The head's logits and the loss stay whole too.
+  EXPECT_GT(dtensor.activations, megatron.activations);
+  EXPECT_LT(dtensor.activations, one.activations);
+}
+
+// PyTorch's pipeline schedules return the last stage's outputs merged: the
+// last stage keeps every micro-batch's logits until the step ends.
+TEST(LayoutMemory, PytorchPipeliningKeepsEveryMicroBatchsLogits) {
+  const MemoryModel analytic;
+  // A small decoder with Llama's vocabulary: the head's stage binds.
+  models::WorkloadSpec spec = Llama8b(8);
+  spec.params["hidden"] = 512;
+  spec.params["ffn"] = 1024;
+  spec.params["heads"] = spec.params["kv_heads"] = 8;
+  spec.params["layers"] = 4;
+  const ParallelLayout pytorch{.pipeline = 2, .micro_batches = 4};
+  ParallelLayout megatron = pytorch;
+  megatron.framework = Framework::kMegatron;
+  const double kept = 8.0 * 2048 * 128256 * 2;  // the global batch's bf16 logits
+  EXPECT_NEAR(EstimateLayoutMemory(analytic, spec, pytorch)->activations -
+                  EstimateLayoutMemory(analytic, spec, megatron)->activations,
+              kept, 1e-9 * kept);
+}
+
+// Memory per GPU has a 10-90% band: the spread learned on the measured
+// layouts where there is one (PyTorch's), else the calibration's.
+TEST(LayoutMemory, MemoryPerGpuHasABand) {
+  const MemoryModel analytic;
+  const models::WorkloadSpec spec = Llama8b(8);
+  for (const ParallelLayout& layout :
+       {ParallelLayout{.data = 8}, ParallelLayout{.data = 8, .zero = 3},
+        ParallelLayout{.tensor = 2}, ParallelLayout{.pipeline = 2, .micro_batches = 4}}) {
+    const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
+    ASSERT_GT(term.memory_low_ratio, 0) << DescribeLayout(layout);
+    const LayoutMemory m = *EstimateLayoutMemory(analytic, spec, layout);
+    EXPECT_LE(m.allocated_low, m.allocated()) << DescribeLayout(layout);
+    EXPECT_GE(m.allocated_high, m.allocated()) << DescribeLayout(layout);
+    EXPECT_LT(m.allocated_low, m.allocated_high) << DescribeLayout(layout);
+    EXPECT_NEAR(m.allocated_low, m.allocated() * term.memory_low_ratio, 1e-9 * m.allocated());
+    const MemoryEstimate as_one = AsMemoryEstimate(m);
+    EXPECT_EQ(as_one.low_bytes, m.allocated_low);
+    EXPECT_EQ(as_one.high_bytes, m.allocated_high);
+  }
+  // Without a learned spread (DeepSpeed's here) and with an analytic model,
+  // which has no calibration band: the band is the peak.
+  const LayoutMemory deepspeed =
+      *EstimateLayoutMemory(analytic, spec, {.data = 8, .framework = Framework::kDeepspeed});
+  EXPECT_DOUBLE_EQ(deepspeed.allocated_low, deepspeed.allocated());
+  EXPECT_DOUBLE_EQ(deepspeed.allocated_high, deepspeed.allocated());
+
+  for (const char* bad : {R"({"terms": [{"framework": "pytorch", "strategy": "ddp",
+                                         "memory_low_ratio": 1.2, "memory_high_ratio": 1.3}]})",
+                          R"({"terms": [{"framework": "pytorch", "strategy": "ddp",
+                                         "memory_low_ratio": 0.9}]})"}) {
+    EXPECT_EQ(ParallelTerms::FromJson(bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
 }
 
 TEST(LayoutMemory, RefusesWhatDoesNotFitWithTheNearestChange) {

@@ -202,7 +202,9 @@ TEST(Parallel, MemoryPerGpuIsTheLayoutMemoryModels) {
   EXPECT_DOUBLE_EQ(one.memory.allocated(), single.peak_bytes);
   EXPECT_DOUBLE_EQ(one.memory.required(), single.required_bytes);
 
-  const ParallelLayout layout{.tensor = 2, .pipeline = 2, .micro_batches = 4};
+  // Megatron's split: the embedding and head divided too.
+  const ParallelLayout layout{
+      .tensor = 2, .pipeline = 2, .micro_batches = 4, .framework = Framework::kMegatron};
   const ParallelPrediction sharded = Parallel(Transformer(16), layout);
   const LayoutMemory expected =
       EstimateLayoutMemory(model.memory, *models::Describe(Transformer(4)), layout);

@@ -59,7 +59,7 @@ serving::Price FullPrice() {
   return price;
 }
 
-// `price` with a layout's parts in place of one GPU's memory.
+// `price` with a layout's parts beside its memory per GPU.
 serving::Price LayoutPrice() {
   serving::Price price = FullPrice();
   predictor::ParallelPrediction parallel;
@@ -90,7 +90,7 @@ TEST(PredictResponseTest, AnAnswerSetsEveryFieldOfTheResponse) {
                &layout);
   std::set<int> set = SetFields(one_gpu);
   EXPECT_FALSE(set.contains(v1::PredictResponse::kParallelFieldNumber));
-  EXPECT_FALSE(SetFields(layout).contains(v1::PredictResponse::kMemoryFieldNumber));
+  EXPECT_TRUE(SetFields(layout).contains(v1::PredictResponse::kMemoryFieldNumber));
   set.merge(SetFields(layout));
   const google::protobuf::Descriptor& d = *v1::PredictResponse::descriptor();
   for (int i = 0; i < d.field_count(); ++i) {
@@ -154,7 +154,9 @@ TEST(PredictResponseTest, ALayoutsAnswerCarriesItsPartsAndTheJob) {
   EXPECT_EQ(out.parallel().gpus(), 2);
   EXPECT_EQ(out.parallel().compute_ms(), 5);
   EXPECT_EQ(out.parallel().dp_link(), predictor::DescribeLink(LayoutPrice().parallel->dp_link));
-  EXPECT_FALSE(out.has_memory());
+  // Memory per GPU with its band, as one GPU's.
+  EXPECT_EQ(out.memory().peak_bytes_low(), 0.9e9);
+  EXPECT_EQ(out.memory().peak_bytes_high(), 1.1e9);
   EXPECT_EQ(out.iterations(), 5);
   EXPECT_EQ(out.job_seconds(), 0.05);
   EXPECT_EQ(out.job_seconds_low(), 0.04);

@@ -718,7 +718,9 @@ TEST_F(PredictorServiceTest, ReusedCallMessagesCarryNothingOver) {
   ASSERT_TRUE(first_status[1].ok()) << first_status[1].error_message();
   ASSERT_EQ(first_status[2].error_code(), StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(first[0].has_memory() && !first[0].has_parallel());
-  EXPECT_TRUE(first[1].has_parallel() && !first[1].has_memory());
+  EXPECT_TRUE(first[1].has_parallel() && first[1].has_memory());
+  EXPECT_LE(first[1].memory().peak_bytes_low(), first[1].memory().peak_bytes());
+  EXPECT_GE(first[1].memory().peak_bytes_high(), first[1].memory().peak_bytes());
   EXPECT_EQ(first[1].workload().params().at("seq_len"), 48);
 
   // One client calling one at a time: every call after the first reuses
