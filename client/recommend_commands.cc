@@ -132,11 +132,11 @@ void PrintEveryCandidate(const ClientContext& context, const v1::RecommendRespon
                          TimeUnit unit) {
   Table table({"#", "TARGET", "GPUS", "LAYOUT", "VERDICT",
                absl::StrCat("JOB TIME ", unit.name, " (P10..P90)"), "COST USD", "ENERGY KWH",
-               "POWER", "MEMORY"});
+               "POWER", "MEMORY", "DISTANCE"});
   for (const v1::Candidate& c : r.candidates()) {
     table.AddRow({absl::StrCat(c.rank()), c.target(), absl::StrCat(c.gpu_count()),
                   c.layout_name(), Verdict(c), JobTime(c, unit), Cost(c), Energy(c), Power(c),
-                  Memory(c)});
+                  Memory(c), DistanceCell(c.distance())});
   }
   table.Print(std::cout, context.TableWidth());
 }
@@ -147,7 +147,7 @@ void PrintAtAGlance(const ClientContext& context, const v1::RecommendResponse& r
                     int per_model) {
   Table table({"#", "GPU", "GPUS", "LAYOUT", "ANSWERED FOR", "VERDICT",
                absl::StrCat("JOB TIME ", unit.name, " (P10..P90)"), "NODE SPREAD", "COST USD",
-               "ENERGY KWH", "POWER", "MEMORY"});
+               "ENERGY KWH", "POWER", "MEMORY", "DISTANCE"});
   int index = 0;
   std::map<std::string, int> shown_of_model;
   for (const RecommendRow& row : SummariseCandidates(r)) {
@@ -170,7 +170,7 @@ void PrintAtAGlance(const ClientContext& context, const v1::RecommendResponse& r
     }
     table.AddRow({absl::StrCat(++index), c.gpu_model(), absl::StrCat(c.gpu_count()),
                   c.layout_name(), target, verdict, JobTime(c, unit), spread, Cost(c), Energy(c),
-                  Power(c), Memory(c)});
+                  Power(c), Memory(c), DistanceCell(c.distance())});
   }
   table.Print(std::cout, context.TableWidth());
 }

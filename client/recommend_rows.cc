@@ -1,12 +1,34 @@
 #include "client/recommend_rows.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
 namespace perfcast::client {
+
+std::string DistanceCell(const v1::Distance& d) {
+  const std::pair<const std::string*, const std::string*> components[] = {
+      {&d.architecture_seen(), &d.architecture()},
+      {&d.vendor_seen(), &d.vendor()},
+      {&d.power_class_seen(), &d.power_class()},
+      {&d.precision_path_seen(), &d.precision_path()}};
+  constexpr const char* kNames[] = {"architecture", "vendor", "power", "precision"};
+  std::vector<std::string> fresh;
+  bool known = false;
+  for (size_t i = 0; i < std::size(components); ++i) {
+    const std::string& seen = *components[i].first;
+    known |= seen == "seen" || seen == "new";
+    if (seen == "new") fresh.push_back(absl::StrCat(kNames[i], " ", *components[i].second));
+  }
+  if (!fresh.empty()) return absl::StrCat("new: ", absl::StrJoin(fresh, ", "));
+  return known ? "seen" : "-";
+}
 
 std::vector<RecommendRow> SummariseCandidates(const v1::RecommendResponse& response) {
   std::vector<RecommendRow> rows;

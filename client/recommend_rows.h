@@ -31,6 +31,12 @@ struct RecommendRow {
 // Rows in the response's order of their best-ranked member.
 std::vector<RecommendRow> SummariseCandidates(const v1::RecommendResponse& response);
 
+// A row's distance from the model's training GPUs (Distance.summary in a
+// few words): "seen" when every component the target names was seen in
+// training; else its new ones, "new: architecture ada, power <=100W"; "-"
+// when the answer says nothing (not predicted, or an old server).
+std::string DistanceCell(const v1::Distance& distance);
+
 }  // namespace perfcast::client
 
 #endif  // PERFCAST_CLIENT_RECOMMEND_ROWS_H_

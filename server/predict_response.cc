@@ -22,6 +22,8 @@ absl::string_view SeenName(predictor::Seen seen) {
   return "unknown";
 }
 
+}  // namespace
+
 void EncodeDistance(const predictor::Distance& d, v1::Distance* out) {
   out->set_architecture(d.architecture);
   out->set_architecture_seen(std::string(SeenName(d.architecture_seen)));
@@ -34,8 +36,6 @@ void EncodeDistance(const predictor::Distance& d, v1::Distance* out) {
   for (const std::string& component : d.unlearned) out->add_unlearned(component);
   out->set_summary(d.Summary());
 }
-
-}  // namespace
 
 void EncodePrice(const serving::Price& price, bool brief, v1::PredictResponse* out) {
   const predictor::Prediction& p = price.prediction;

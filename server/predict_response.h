@@ -6,6 +6,7 @@
 #define PERFCAST_SERVER_PREDICT_RESPONSE_H_
 
 #include "perfcast/v1/predictor.pb.h"
+#include "predictor/distance.h"
 #include "predictor/job.h"
 #include "predictor/memory.h"
 #include "predictor/parallel.h"
@@ -17,6 +18,8 @@ namespace perfcast::server {
 void EncodeMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVerdict& v,
                   v1::MemoryEstimate* out);
 void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out);
+// How far the target is from the training GPUs, as Predict and Recommend say it.
+void EncodeDistance(const predictor::Distance& d, v1::Distance* out);
 // How the step's loop was priced: `p`'s loop, and `kernel_launches` per step.
 void EncodeLoop(const predictor::Prediction& p, double kernel_launches, v1::LoopEstimate* out);
 

@@ -80,6 +80,7 @@ void EncodeCandidate(const predictor::Recommendation& r, int rank, v1::Candidate
     out->set_energy_kwh_high(r.energy_high_kwh);
     out->set_rate_source(std::string(predictor::RateSourceName(r.step.rate_source)));
     out->set_method(std::string(predictor::MethodName(r.step.method, r.step.calibrated)));
+    EncodeDistance(r.step.distance, out->mutable_distance());
   }
   if (r.price.has_value()) {
     out->set_priced(true);

@@ -53,5 +53,26 @@ TEST(SummariseCandidatesTest, NodesWithoutAPredictionShowTheFirst) {
   EXPECT_EQ(rows[0].nodes, 2);
 }
 
+TEST(DistanceCellTest, NamesTheNewComponentsOrSaysSeen) {
+  v1::Distance d;
+  EXPECT_EQ(DistanceCell(d), "-");  // not predicted: the answer says nothing
+  d.set_architecture("hopper");
+  d.set_architecture_seen("seen");
+  d.set_vendor("NVIDIA");
+  d.set_vendor_seen("seen");
+  d.set_power_class(">450W");
+  d.set_power_class_seen("unknown");
+  d.set_precision_path("bf16");
+  d.set_precision_path_seen("seen");
+  EXPECT_EQ(DistanceCell(d), "seen");
+  d.set_architecture("ada");
+  d.set_architecture_seen("new");
+  d.set_power_class("<=100W");
+  d.set_power_class_seen("new");
+  d.set_precision_path("fp8 as bf16");
+  d.set_precision_path_seen("new");
+  EXPECT_EQ(DistanceCell(d), "new: architecture ada, power <=100W, precision fp8 as bf16");
+}
+
 }  // namespace
 }  // namespace perfcast::client

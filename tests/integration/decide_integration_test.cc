@@ -390,6 +390,36 @@ TEST_F(DecideIntegrationTest, ReportsRenderInABrowser) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
+// Issue 29 item 6: each recommend row says how far its GPU is from the
+// GPUs the model learned from (here the H100 and H200, both hopper), as
+// predict's distance: line does.
+TEST_F(DecideIntegrationTest, RecommendRowsSayHowFarEachGpuIs) {
+  CommandResult r = Recommend({"--gpu", "H100-SXM5-80GB", "--gpu", "L4-24GB", "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json answer = nlohmann::json::parse(r.out);
+  bool saw_h100 = false, saw_l4 = false;
+  for (const nlohmann::json& c : answer["candidates"]) {
+    if (!c.value("predicted", false)) continue;
+    const nlohmann::json& distance = c["distance"];
+    if (c["gpu_model"] == "H100-SXM5-80GB") {
+      saw_h100 = true;
+      EXPECT_EQ(distance["architecture_seen"], "seen") << c.dump();
+    } else if (c["gpu_model"] == "L4-24GB") {
+      saw_l4 = true;
+      EXPECT_EQ(distance["architecture"], "ada") << c.dump();
+      EXPECT_EQ(distance["architecture_seen"], "new") << c.dump();
+      EXPECT_NE(distance["summary"].get<std::string>().find("new architecture (ada)"),
+                std::string::npos)
+          << c.dump();
+    }
+  }
+  EXPECT_TRUE(saw_h100 && saw_l4) << r.out;
+  r = Recommend({"--gpu", "H100-SXM5-80GB", "--gpu", "L4-24GB"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("DISTANCE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("new: architecture ada"), std::string::npos) << r.out;
+}
+
 // Issue 31: recommend reads at a glance. Nodes of one GPU model are one row
 // (their median and spread), each row in one unit of time with the chart;
 // predict and its sweeps say what the job costs, and old prices are named.
