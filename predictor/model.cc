@@ -303,6 +303,7 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"level2", level2},
       {"level2_by_family", level2_by_family},
       {"efficiency_by_architecture", model.efficiencies.by_architecture},
+      {"efficiency_by_class", model.efficiencies.by_class},
       {"efficiency_global", model.efficiencies.global},
       {"profile_rates", model.profile_rates},
       {"rate_spread", model.rate_spread},
@@ -368,6 +369,19 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
     for (const auto& [key, value] : rates.items()) {
       if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
       model.efficiencies.by_architecture[arch][key] = value.get<double>();
+    }
+  }
+  // Absent from models saved before efficiency classes existed.
+  if (root.contains("efficiency_by_class")) {
+    if (!root["efficiency_by_class"].is_object()) {
+      return absl::InvalidArgumentError("model: 'efficiency_by_class' must be an object");
+    }
+    for (const auto& [group, rates] : root["efficiency_by_class"].items()) {
+      if (!rates.is_object()) return absl::InvalidArgumentError("model: bad efficiency table");
+      for (const auto& [key, value] : rates.items()) {
+        if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
+        model.efficiencies.by_class[group][key] = value.get<double>();
+      }
     }
   }
   for (const auto& [key, value] : root["efficiency_global"].items()) {

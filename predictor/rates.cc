@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -41,9 +43,40 @@ static_assert(std::size(kRateFields) == kMemoryField + 1);
 constexpr std::pair<RateSource, absl::string_view> kSourceNames[] = {
     {RateSource::kMeasured, "measured"},
     {RateSource::kSpecTimesEfficiency, "spec*efficiency"},
+    {RateSource::kSpecTimesClassEfficiency, "spec*class-efficiency"},
     {RateSource::kSpecTimesGlobalEfficiency, "spec*global-efficiency"},
     {RateSource::kSpec, "spec"},
 };
+
+// The efficiency of rate `key` that `table` holds for `gpu`: its
+// architecture's, else its efficiency class's, else the global one; none when
+// the table has none. `source` says which.
+std::optional<double> EfficiencyFor(const EfficiencyTable& table, const models::GpuSpec& gpu,
+                                    const std::string& key, RateSource& source) {
+  auto find = [&](const std::map<std::string, std::map<std::string, double>>& by,
+                  const std::string& group) -> std::optional<double> {
+    auto it = by.find(group);
+    if (it == by.end()) return std::nullopt;
+    auto rate = it->second.find(key);
+    if (rate == it->second.end()) return std::nullopt;
+    return rate->second;
+  };
+  if (std::optional<double> e = find(table.by_architecture, gpu.architecture)) {
+    source = RateSource::kSpecTimesEfficiency;
+    return e;
+  }
+  if (const std::string group = EfficiencyClass(gpu); !group.empty()) {
+    if (std::optional<double> e = find(table.by_class, group)) {
+      source = RateSource::kSpecTimesClassEfficiency;
+      return e;
+    }
+  }
+  if (auto global = table.global.find(key); global != table.global.end()) {
+    source = RateSource::kSpecTimesGlobalEfficiency;
+    return global->second;
+  }
+  return std::nullopt;
+}
 
 // Returns the effective rate in the field's own unit (TFLOP/s or GB/s), 0 if
 // the node has neither a measurement nor a spec value.
@@ -58,13 +91,8 @@ double Resolve(const models::Node& node, const RateField& field,
   RateSource source = RateSource::kSpec;
   double efficiency = 1;
   const std::string key(field.borrow.empty() ? field.key : field.borrow);
-  if (auto arch = efficiencies.by_architecture.find(node.gpu.architecture);
-      arch != efficiencies.by_architecture.end() && arch->second.count(key)) {
-    efficiency = arch->second.at(key);
-    source = RateSource::kSpecTimesEfficiency;
-  } else if (auto global = efficiencies.global.find(key); global != efficiencies.global.end()) {
-    efficiency = global->second;
-    source = RateSource::kSpecTimesGlobalEfficiency;
+  if (std::optional<double> learned = EfficiencyFor(efficiencies, node.gpu, key, source)) {
+    efficiency = *learned;
   }
   worst = std::max(worst, source);
   return spec * efficiency;
@@ -90,16 +118,10 @@ void AddRateErrors(const models::Node& node, const EfficiencyTable& table,
     const double spec = node.gpu.*field.spec;
     if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
     const std::string key(field.key);
-    double efficiency = 0;
-    if (auto arch = table.by_architecture.find(node.gpu.architecture);
-        arch != table.by_architecture.end() && arch->second.count(key)) {
-      efficiency = arch->second.at(key);
-    } else if (auto global = table.global.find(key); global != table.global.end()) {
-      efficiency = global->second;
-    } else {
-      continue;
-    }
-    errors[absl::StrCat(key, suffix)].push_back(std::abs(std::log(spec * efficiency / *measured)));
+    RateSource source = RateSource::kSpec;
+    const std::optional<double> efficiency = EfficiencyFor(table, node.gpu, key, source);
+    if (!efficiency.has_value()) continue;
+    errors[absl::StrCat(key, suffix)].push_back(std::abs(std::log(spec * *efficiency / *measured)));
   }
 }
 
@@ -114,7 +136,7 @@ absl::string_view RateSourceName(RateSource source) {
 
 EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
   // Sums of log ratios: a geometric mean treats 0.5x and 2x symmetrically.
-  std::map<std::string, std::map<std::string, std::pair<double, int>>> arch_sums;
+  std::map<std::string, std::map<std::string, std::pair<double, int>>> arch_sums, class_sums;
   std::map<std::string, std::pair<double, int>> global_sums;
   for (const models::Node* node : nodes) {
     for (const RateField& field : kRateFields) {
@@ -126,6 +148,11 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
       auto& arch = arch_sums[node->gpu.architecture][std::string(field.key)];
       arch.first += log_ratio;
       ++arch.second;
+      if (const std::string group = EfficiencyClass(node->gpu); !group.empty()) {
+        auto& by_class = class_sums[group][std::string(field.key)];
+        by_class.first += log_ratio;
+        ++by_class.second;
+      }
       auto& global = global_sums[std::string(field.key)];
       global.first += log_ratio;
       ++global.second;
@@ -159,6 +186,9 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
       table.by_architecture[arch][key] = std::exp(sum.first / sum.second);
     }
   }
+  for (const auto& [group, sums] : class_sums) {
+    for (const auto& [key, sum] : sums) table.by_class[group][key] = std::exp(sum.first / sum.second);
+  }
   for (const auto& [key, sum] : global_sums) table.global[key] = std::exp(sum.first / sum.second);
   return table;
 }
@@ -167,6 +197,12 @@ std::string PowerClass(double tdp_watts) {
   if (!(tdp_watts > 0)) return "";
   if (tdp_watts <= 100) return "<=100W";
   return tdp_watts <= 450 ? "100-450W" : ">450W";
+}
+
+std::string EfficiencyClass(const models::GpuSpec& gpu) {
+  const std::string power_class = PowerClass(gpu.tdp_watts);
+  if (gpu.vendor.empty() || power_class.empty()) return "";
+  return absl::StrCat(gpu.vendor, " ", power_class);
 }
 
 absl::string_view DistanceKindName(DistanceKind kind) {

@@ -4,8 +4,11 @@
 // those win. A node known only from its spec sheet gets spec rates scaled by
 // an efficiency (measured ÷ spec) learned, per rate and per architecture
 // generation, from nodes that have both; with no node of its generation the
-// mean over all generations serves, and with none at all the spec rate is
-// taken as is. Every EffectiveRates says which of these it used.
+// mean over the nodes of its vendor and board-power class serves (a
+// power-capped inference card sustains a fraction of its boost-clock rate
+// that a 700 W board does not), with none of those the mean over all nodes,
+// and with none at all the spec rate is taken as is. Every EffectiveRates
+// says which of these it used.
 //
 // Thread-safe: plain values and pure functions.
 #ifndef PERFCAST_PREDICTOR_RATES_H_
@@ -28,10 +31,12 @@ namespace perfcast::predictor {
 enum class RateSource {
   kMeasured,            // the agent measured it on this node
   kSpecTimesEfficiency, // spec × efficiency of the node's architecture
+  kSpecTimesClassEfficiency,   // spec × efficiency of its vendor and power class
   kSpecTimesGlobalEfficiency,  // spec × efficiency averaged over architectures
   kSpec,                // spec sheet (or a documented default) unscaled
 };
-// "measured", "spec*efficiency", "spec*global-efficiency", "spec".
+// "measured", "spec*efficiency", "spec*class-efficiency",
+// "spec*global-efficiency", "spec".
 absl::string_view RateSourceName(RateSource source);
 
 // Launch latency and host->device bandwidth when nothing was measured: a
@@ -52,13 +57,15 @@ inline constexpr absl::string_view kHostH2dKey = "host_h2d_gbs";
 inline constexpr absl::string_view kHostDispatchKey = "host_dispatch_ops_per_s";
 struct EfficiencyTable {
   std::map<std::string, std::map<std::string, double>> by_architecture;
+  // By EfficiencyClass: what a node of an architecture no node taught takes.
+  std::map<std::string, std::map<std::string, double>> by_class;
   std::map<std::string, double> global;
 
   friend bool operator==(const EfficiencyTable&, const EfficiencyTable&) = default;
 };
 
-// Geometric means of measured/spec per architecture and overall, over the
-// nodes that have both (other nodes are ignored).
+// Geometric means of measured/spec per architecture, per efficiency class
+// and overall, over the nodes that have both (other nodes are ignored).
 EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
 
 // How far spec × learned efficiency misses a GPU's real rate when that GPU
@@ -90,6 +97,10 @@ std::string DistanceGroup(const models::GpuSpec& gpu, DistanceKind kind);
 // boost clock), "100-450W" (PCIe and early SXM boards), ">450W" (SXM5, OAM
 // and newer); empty when the board power is unknown.
 std::string PowerClass(double tdp_watts);
+
+// The class whose efficiencies a GPU of an unseen architecture takes: its
+// vendor and power class ("NVIDIA <=100W"); empty when either is unknown.
+std::string EfficiencyClass(const models::GpuSpec& gpu);
 
 // The rate `precision` runs at on `node`, as EffectiveRates::FlopsPerSecond
 // chooses it (a rate the GPU lacks falls back to fp32): its key ("fp32",

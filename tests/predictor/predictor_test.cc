@@ -319,6 +319,50 @@ TEST(Predictor, SpecOnlyNodeUsesLearnedArchitectureEfficiency) {
   EXPECT_EQ(ResolveRates(spec_only, EfficiencyTable{})->source, RateSource::kSpec);
 }
 
+// A spec-only GPU of an architecture no node taught takes the efficiency of
+// the nodes of its vendor and board-power class (a power-capped inference
+// card sustains a fraction of its boost-clock rate that a 700 W board does
+// not), and only without such nodes the global one; the table survives a
+// model file.
+TEST(Predictor, UnseenArchitectureTakesItsVendorAndPowerClassEfficiency) {
+  auto with_class = [](models::Node node, double tdp_watts) {
+    node.gpu.vendor = "NVIDIA";
+    node.gpu.tdp_watts = tdp_watts;
+    return node;
+  };
+  // Low-power cards sustain half their spec; big boards 80% (MakeNode's).
+  models::Node small1 = with_class(MakeNode("small1", "old", 40, 5, 20, 200, 6), 70);
+  small1.gpu.fp32_tflops = 10;
+  models::Node small2 = with_class(MakeNode("small2", "older", 40, 5, 20, 200, 6), 75);
+  small2.gpu.fp32_tflops = 10;
+  const models::Node big = with_class(MakeNode("big", "big", 108, 18, 250, 1900, 4), 700);
+  const std::vector<const models::Node*> list = {&small1, &small2, &big};
+  const EfficiencyTable table = LearnEfficiencies(list);
+  EXPECT_EQ(EfficiencyClass(small1.gpu), "NVIDIA <=100W");
+  EXPECT_NEAR(table.by_class.at("NVIDIA <=100W").at("fp32"), 0.5, 1e-12);
+
+  models::Node target = with_class(MakeNode("new", "new-generation", 60, 20, 80, 300, 5), 72);
+  target.measured = {};
+  target.gpu.fp32_tflops = 40;
+  absl::StatusOr<EffectiveRates> rates = ResolveRates(target, table);
+  ASSERT_TRUE(rates.ok()) << rates.status();
+  EXPECT_EQ(rates->source, RateSource::kSpecTimesClassEfficiency);
+  EXPECT_EQ(RateSourceName(rates->source), "spec*class-efficiency");
+  EXPECT_NEAR(rates->FlopsPerSecond(models::Precision::kFp32), 20e12, 1e3);
+  target.gpu.tdp_watts = 300;  // no node of its class: the global efficiency
+  EXPECT_EQ(ResolveRates(target, table)->source, RateSource::kSpecTimesGlobalEfficiency);
+  target.gpu.vendor.clear();  // a class needs the vendor
+  EXPECT_EQ(EfficiencyClass(target.gpu), "");
+
+  PredictorModel model;
+  model.efficiencies = table;
+  absl::StatusOr<std::string> text = SerializeModel(model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> parsed = ParseModel(*text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->efficiencies, table);
+}
+
 // A GEMM model prices both its tiled math and its tiled traffic, selected
 // first whatever the training rows favour: which one they favour depends on
 // which collections were measured (docs/transfer-validation.md).
