@@ -115,6 +115,10 @@ bool MeasuredByAgent(const Profile& profile) {
   return absl::StartsWith(profile.agent_version, kAgentVersionPrefix);
 }
 
+Loop MeasuredLoop(const Profile& profile) {
+  return MeasuredByAgent(profile) ? Loop::kCpp : Loop::kPython;
+}
+
 WorkloadSpec MeasuredWorkload(const Profile& profile) {
   WorkloadSpec spec = profile.workload;
   if (spec.precision == Precision::kFp32 && profile.method_version <= 4 &&

@@ -114,6 +114,11 @@ inline constexpr char kAgentVersionPrefix[] = "perfcast-agent";
 // runs, while an imported run is a measurement of its own kind.
 bool MeasuredByAgent(const Profile& profile);
 
+// The loop whose step `profile` measured: an agent's run is its C++ loop;
+// a run imported from elsewhere (a user's own, the plain PyTorch loop's) is
+// a Python loop's. A prediction compared with a profile prices this loop.
+Loop MeasuredLoop(const Profile& profile);
+
 // The workload `profile` measured, in today's precision names: an agent's
 // fp32 profile of method version 4 or older ran with TF32 nowhere and is
 // strict-fp32; everything else is its workload as stored.

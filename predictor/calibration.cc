@@ -92,11 +92,8 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
     }
     std::unique_ptr<PricingPlan>& plan = plans[node->first];
     if (plan == nullptr) plan = std::make_unique<PricingPlan>(model, node->second);
-    // A run is compared with the answer for the loop that measured it: the
-    // agent's rows are its C++ loop, a user's own runs are Python loops.
-    const models::Loop loop =
-        models::MeasuredByAgent(p) ? models::Loop::kCpp : models::Loop::kPython;
-    absl::StatusOr<Prediction> predicted = plan->Predict(run.descriptor, loop);
+    // A run is compared with the answer for the loop that measured it.
+    absl::StatusOr<Prediction> predicted = plan->Predict(run.descriptor, models::MeasuredLoop(p));
     if (!predicted.ok()) {
       model.notes.push_back(absl::StrCat("calibration: ", p.workload.Key(), " on ",
                                          p.node_name, " left out: ",

@@ -107,7 +107,10 @@ void PredictAndRecord(const PredictorModel& model, absl::Span<const DescribedPro
     if (p.descriptor.operations.empty()) return;
     point.op_class = std::string(OpClassKey(p.descriptor.operations.front().op_class));
   }
-  absl::StatusOr<Prediction> prediction = PricingPlan(model, node).Predict(p.descriptor);
+  // Priced as the loop that measured it ran: a user's or the plain loop's
+  // Python loop is not the agent's C++ one.
+  absl::StatusOr<Prediction> prediction =
+      PricingPlan(model, node).Predict(p.descriptor, models::MeasuredLoop(p.profile));
   if (!prediction.ok() || !(point.measured_ms > 0)) {
     report.notes.push_back(absl::StrCat("profile ", p.profile.id, ": ",
                                         prediction.ok() ? "no measured time"

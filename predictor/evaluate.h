@@ -99,7 +99,8 @@ absl::StatusOr<EvaluationReport> EvaluateTransfer(absl::Span<const DescribedProf
                                                   const FitOptions& options);
 
 // Fits on each training split with options.fit and predicts its held-out
-// profiles. kTrainTestGpus splits `profiles` by the GPU models of their nodes
+// profiles, each as the loop that measured it ran (models::MeasuredLoop: an
+// agent's row is its C++ loop, an imported run a Python loop's). kTrainTestGpus splits `profiles` by the GPU models of their nodes
 // and runs EvaluateTransfer. Errors: InvalidArgument for bad options or
 // profiles (as FitDescribed), and for kTrainTestGpus an empty list, a GPU in
 // both lists, a GPU no node has, or one without selected profiles (each

@@ -20,6 +20,7 @@
 #include "predictor/features.h"
 #include "predictor/model.h"
 #include "predictor/pricing_plan.h"
+#include "predictor/python_loop.h"
 #include "predictor/rates.h"
 
 namespace perfcast::predictor {
@@ -193,6 +194,8 @@ Synthetic MakeProfiles(const std::map<std::string, models::Node>& nodes, double 
       }
     }
   }
+  // An agent's rows: its C++ loop's steps (models::MeasuredLoop).
+  for (DescribedProfile& p : data.profiles) p.profile.agent_version = "perfcast-agent 0.1.0";
   return data;
 }
 
@@ -477,7 +480,6 @@ TEST(Calibration, ShrinksTowardTheModelByTheRunsAndTheirScatter) {
 TEST(Calibration, ImportedRunsCorrectTheirGroupOnly) {
   auto nodes = Nodes();
   Synthetic data = MakeProfiles(nodes, 0.01, 5);
-  for (DescribedProfile& p : data.profiles) p.profile.agent_version = "perfcast-agent 0.1.0";
   // The user's runs on gamma1 ran 30% slower than the agent's there.
   std::vector<DescribedProfile> runs;
   for (const DescribedProfile& p : data.profiles) {
@@ -831,6 +833,49 @@ TEST(Evaluate, HeldOutProfilesArePredictedWithTheHostTheyRanOn) {
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->level2.overall.count, 5 * 3 * 2 * 2);
   EXPECT_LT(report->level2.overall.mape, 0.05);
+}
+
+// Each held-out row is priced as the loop that measured it: an imported run
+// (a user's own, the plain loop's) gets a Python loop's host work on top of
+// the C++ step that an agent's row of the same workload is priced at.
+TEST(Evaluate, ImportedRunsArePricedAsTheirPythonLoop) {
+  const auto nodes = Nodes();
+  Synthetic agent = MakeProfiles(nodes, 0.01, 8);
+  for (DescribedProfile& p : agent.profiles) {
+    p.descriptor.kernel_launches = 2000;  // enough for the host to show
+  }
+  Synthetic imported = agent;
+  for (DescribedProfile& p : imported.profiles) p.profile.agent_version = "file-import";
+  EvaluateOptions options;
+  options.fit = Options();
+  options.split = Split::kHeldOutSizes;
+  options.size_threshold = 4;
+  absl::StatusOr<EvaluationReport> cpp = EvaluateDescribed(agent.profiles, nodes, options);
+  absl::StatusOr<EvaluationReport> python = EvaluateDescribed(imported.profiles, nodes, options);
+  ASSERT_TRUE(cpp.ok()) << cpp.status();
+  ASSERT_TRUE(python.ok()) << python.status();
+  ASSERT_EQ(cpp->points.size(), python->points.size());
+  int models = 0;
+  for (size_t i = 0; i < cpp->points.size(); ++i) {
+    const EvaluatedPoint& c = cpp->points[i];
+    const EvaluatedPoint& p = python->points[i];
+    ASSERT_EQ(c.profile_index, p.profile_index);
+    if (c.level != 2) {
+      EXPECT_DOUBLE_EQ(p.predicted_ms, c.predicted_ms);  // an operation is one call
+      continue;
+    }
+    ++models;
+    const DescribedProfile& row = agent.profiles.at(c.profile_index);
+    ASSERT_DOUBLE_EQ(c.measured_ms, row.profile.iteration.mean_ms);
+    double ms = c.predicted_ms, lo = c.lo_ms, hi = c.hi_ms;
+    ApplyPythonLoop(row.descriptor.kernel_launches, row.profile.workload.phase,
+                    HostCostOf(nodes.at(row.profile.node_name), FittedPythonLoopTerms()),
+                    FittedPythonLoopTerms(), ms, lo, hi);
+    EXPECT_GT(p.predicted_ms, c.predicted_ms);
+    EXPECT_NEAR(p.predicted_ms, ms, 1e-9 * ms);
+    EXPECT_NEAR(p.hi_ms, hi, 1e-9 * hi);
+  }
+  EXPECT_EQ(models, 5 * 3 * 2 * 2);
 }
 
 }  // namespace
