@@ -73,6 +73,22 @@ struct Operation {
   friend bool operator==(const Operation&, const Operation&) = default;
 };
 
+// Where the user's own implementation of a model runs differently from the
+// family as perfcast describes it and the agent runs it (set from the
+// model's source: models::ImplementationEffectsOf); none for a workload
+// given by its family and parameters. The pricing adds what each costs
+// (predictor/python_loop.h).
+struct ImplementationEffects {
+  // Host syncs per forward: Hugging Face's decoders read a device value on
+  // the host in every forward (the causal mask), so the queue drains.
+  int host_syncs_per_forward = 0;
+  // torchvision's nn.MultiheadAttention takes its slow path (in training and
+  // under autocast): copies and strided adds around the same attention.
+  bool attention_slow_path = false;
+
+  friend bool operator==(const ImplementationEffects&, const ImplementationEffects&) = default;
+};
+
 // Everything known analytically about one iteration (one training step or
 // one inference batch) of a workload. Totals are per iteration unless named
 // per sample.
@@ -90,6 +106,7 @@ struct WorkloadDescriptor {
   int64_t inner_modules = 0;       // the family's size knob: layers / blocks
   double kernel_launches = 0;      // per iteration, all operations
   std::vector<Operation> operations;  // sums to the totals above
+  ImplementationEffects implementation;
 
   double total_flops() const { return forward_flops + backward_flops + optimizer_flops; }
   double total_bytes() const { return forward_bytes + backward_bytes + optimizer_bytes; }

@@ -299,17 +299,29 @@ std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_
     caveats.push_back(absl::StrCat(
         "torchvision's nn.MultiheadAttention takes its slow path here (sequence-first copies, "
         "strided residual adds): its GPU work measured ", extra,
-        " above the fused attention layout this answer prices (H100)"));
+        " above the fused attention layout (H100); this answer adds the slow path's time"));
   }
   if (origin == ModelOrigin::kHuggingFace && family == "decoder") {
     // transformers 5.17's causal-mask code reads a device value on the host
     // in every forward (masking_utils.py), so the GPU drains once a step.
     caveats.push_back(
         "Hugging Face's decoders synchronise the host with the GPU once per forward (the causal "
-        "mask): where the host binds the step, a Python loop pays its host time on top of the "
-        "GPU's (GPT-2 small, batch 4, bf16 inference on an H100: 13.5 ms a step against perfcast's 6.8 ms)");
+        "mask): where host and GPU time are alike, a Python loop pays part of its host time on "
+        "top of the GPU's, which this answer adds (GPT-2 small, batch 4, bf16 inference on an "
+        "H100: 13.5 ms a step against the agent's 6.8 ms)");
   }
   return caveats;
+}
+
+ImplementationEffects ImplementationEffectsOf(ModelOrigin origin, absl::string_view family,
+                                              bool autocast, bool train) {
+  ImplementationEffects effects;
+  effects.attention_slow_path =
+      origin == ModelOrigin::kTorchvision && family == "vit" && (autocast || train);
+  if (origin == ModelOrigin::kHuggingFace && family == "decoder") {
+    effects.host_syncs_per_forward = 1;
+  }
+  return effects;
 }
 
 }  // namespace perfcast::models

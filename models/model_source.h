@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "models/descriptor.h"
 
 namespace perfcast::models {
 
@@ -53,9 +54,9 @@ absl::StatusOr<ResolvedModel> FromTorchvisionName(absl::string_view name, int64_
 const std::vector<std::string>& TorchvisionNames();
 
 // Where a described model's own implementation runs differently from the
-// family perfcast prices it as, measured against that implementation on the
+// family perfcast describes, measured against that implementation on the
 // same machine (data/README.md, "Where the plain loop's time goes"). The
-// answer stays the family's; these say how the user's own loop will differ.
+// answer prices them (ImplementationEffectsOf); the caveats say why.
 enum class ModelOrigin { kHuggingFace, kTorchvision };
 
 // One sentence per known difference for a model of `family` described
@@ -64,6 +65,13 @@ enum class ModelOrigin { kHuggingFace, kTorchvision };
 // in fp32 inference, BERT).
 std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_view family,
                                                bool autocast, bool train);
+
+// The same differences as the pricing takes them (a descriptor's
+// `implementation`): one host sync per forward for Hugging Face's decoders,
+// the attention slow path for torchvision's ViT in training or under
+// autocast; none elsewhere.
+ImplementationEffects ImplementationEffectsOf(ModelOrigin origin, absl::string_view family,
+                                              bool autocast, bool train);
 
 }  // namespace perfcast::models
 

@@ -555,10 +555,20 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
         "the model predicts ", prediction.iteration_ms, " ms for ", descriptor.spec.Key(),
         " on ", node_name_, ": outside what it can extrapolate to"));
   }
+  // The model's own implementation's GPU work (the attention slow path),
+  // whichever loop runs it.
+  if (!operation) {
+    const double factor =
+        ImplementationGpuFactor(descriptor.implementation, descriptor.spec, FittedPythonLoopTerms());
+    prediction.iteration_ms *= factor;
+    prediction.lo_ms *= factor;
+    prediction.hi_ms *= factor;
+  }
   if (!operation && loop == models::Loop::kPython) {
     prediction.loop = loop;
     prediction.python = ApplyPythonLoop(descriptor.kernel_launches, descriptor.spec.phase,
-                                        python_cost_, FittedPythonLoopTerms(),
+                                        descriptor.implementation, python_cost_,
+                                        FittedPythonLoopTerms(),
                                         prediction.iteration_ms, prediction.lo_ms,
                                         prediction.hi_ms);
     host_ms += prediction.python.added_ms;

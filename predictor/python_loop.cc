@@ -50,6 +50,11 @@ absl::StatusOr<PythonLoopTerms> PythonLoopTerms::FromJson(absl::string_view text
       {"fixed_ms", &terms.fixed_ms, 0, 1000},
       {"tail", &terms.tail, 0, 1},
       {"lead", &terms.lead, 0, 1},
+      {"sync_drain_train", &terms.sync_drain_train, 0, 10},
+      {"sync_drain_inference", &terms.sync_drain_inference, 0, 10},
+      {"slow_path_autocast_inference", &terms.slow_path_autocast_inference, 1, 10},
+      {"slow_path_autocast_train", &terms.slow_path_autocast_train, 1, 10},
+      {"slow_path_train", &terms.slow_path_train, 1, 10},
       {"log_error_p10", &terms.log_error_p10, -5, 0},
       {"log_error_p90", &terms.log_error_p90, 0, 5},
       {"score_us", &terms.score_us, 1e-3, 1e9},
@@ -97,8 +102,20 @@ PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms
   return cost;
 }
 
+double ImplementationGpuFactor(const models::ImplementationEffects& effects,
+                               const models::WorkloadSpec& spec, const PythonLoopTerms& terms) {
+  if (!effects.attention_slow_path) return 1;
+  const bool train = spec.phase == models::Phase::kTrain;
+  if (models::IsMixedPrecision(spec.precision)) {
+    return train ? terms.slow_path_autocast_train : terms.slow_path_autocast_inference;
+  }
+  // Without autocast the fast path runs in inference.
+  return train ? terms.slow_path_train : 1;
+}
+
 PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase,
-                             double per_op_us, const PythonLoopTerms& terms) {
+                             const models::ImplementationEffects& effects, double per_op_us,
+                             const PythonLoopTerms& terms) {
   const double ops_per_launch = phase == models::Phase::kTrain ? terms.ops_per_launch_train
                                                                : terms.ops_per_launch_inference;
   PythonStep step;
@@ -107,23 +124,33 @@ PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase
   const double gpu_bound = cpp_ms + terms.lead * step.host_ms;
   step.host_bound = host_bound > gpu_bound;
   step.step_ms = std::max(host_bound, gpu_bound);
+  // Each forward's sync empties the queue the host had run ahead by: the
+  // overlap is lost most where neither side hides the other.
+  if (effects.host_syncs_per_forward > 0 && step.host_ms > 0 && cpp_ms > 0) {
+    const double drain = phase == models::Phase::kTrain ? terms.sync_drain_train
+                                                        : terms.sync_drain_inference;
+    const double low = std::min(step.host_ms, cpp_ms), high = std::max(step.host_ms, cpp_ms);
+    step.step_ms += drain * low * low / high;
+  }
   return step;
 }
 
-PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase, const PythonHostCost& cost,
-                               const PythonLoopTerms& terms, double& ms, double& lo_ms,
-                               double& hi_ms) {
+PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
+                               const models::ImplementationEffects& effects,
+                               const PythonHostCost& cost, const PythonLoopTerms& terms,
+                               double& ms, double& lo_ms, double& hi_ms) {
   PythonLoopPart part;
   part.cost = cost;
   part.cpp_ms = ms;
-  part.step = ComposePythonStep(ms, launches, phase, cost.per_op_us, terms);
+  part.step = ComposePythonStep(ms, launches, phase, effects, cost.per_op_us, terms);
   part.added_ms = part.step.step_ms - ms;
   // The loop's own scatter (held out) applies to the part of the step the
   // host adds.
   const double share = part.added_ms / part.step.step_ms;
-  const double low = ComposePythonStep(lo_ms, launches, phase, cost.low_us, terms).step_ms *
+  const double low = ComposePythonStep(lo_ms, launches, phase, effects, cost.low_us, terms).step_ms *
                      std::exp(share * terms.log_error_p10);
-  const double high = ComposePythonStep(hi_ms, launches, phase, cost.high_us, terms).step_ms *
+  const double high =
+      ComposePythonStep(hi_ms, launches, phase, effects, cost.high_us, terms).step_ms *
                       std::exp(share * terms.log_error_p90);
   ms = part.step.step_ms;
   lo_ms = std::min(low, ms);

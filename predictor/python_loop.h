@@ -11,6 +11,11 @@
 // the Python loop's host time per step,
 //   H    = fixed_ms + ops_per_launch[phase] × kernel launches × per-op cost
 //   step = max(H + tail × G, G + lead × H).
+// A model's own implementation adds to it (models::ImplementationEffects):
+// a host sync per forward drains the queue, which costs most where host and
+// GPU time are alike (+ sync_drain[phase] × min(H, G)² / max(H, G)); the
+// attention slow path scales the GPU's step (G × slow_path[autocast,
+// phase], either loop).
 // The terms are fitted on plain-loop rows against agent rows of the same
 // configurations (data/tools/fit_loop_terms.py; python_loop_terms.json is
 // compiled in) and validated leaving one model family out (data/README.md).
@@ -28,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "models/descriptor.h"
 #include "models/hardware.h"
 #include "models/workload.h"
 
@@ -44,6 +50,13 @@ struct PythonLoopTerms {
   double fixed_ms = 0;  // host work per step outside the operations
   double tail = 0;      // of G: GPU work after the host's last launch
   double lead = 0;      // of H: host work before the GPU's first kernel
+  // A host sync per forward: the share of min(H, G)² / max(H, G) it adds.
+  double sync_drain_train = 0;
+  double sync_drain_inference = 0;
+  // The attention slow path's GPU step over the fused layout's.
+  double slow_path_autocast_inference = 1;
+  double slow_path_autocast_train = 1;
+  double slow_path_train = 1;
   // The 10th and 90th percentile of held-out log(measured / composed) over
   // host-bound rows: the loop's own scatter, scaled by the host's share of
   // the step when it widens an interval.
@@ -93,10 +106,17 @@ struct PythonStep {
   bool host_bound = false;  // H + tail × G won the max
 };
 
+// What `spec`'s implementation does to the GPU's step: the slow path's
+// factor where `effects` has it (else 1), in either loop.
+double ImplementationGpuFactor(const models::ImplementationEffects& effects,
+                               const models::WorkloadSpec& spec, const PythonLoopTerms& terms);
+
 // The composition above for a C++ step of `cpp_ms` with `launches` kernel
-// launches per step of `phase` at `per_op_us`.
+// launches per step of `phase` at `per_op_us`, with the host syncs of
+// `effects`.
 PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase,
-                             double per_op_us, const PythonLoopTerms& terms);
+                             const models::ImplementationEffects& effects, double per_op_us,
+                             const PythonLoopTerms& terms);
 
 // What a Python loop made of a C++ answer (Prediction::python).
 struct PythonLoopPart {
@@ -112,9 +132,10 @@ struct PythonLoopPart {
 // the cost's band composed, widened by the loop's held-out scatter in
 // proportion to the host's share of the step (a step the GPU binds keeps
 // the C++ band).
-PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase, const PythonHostCost& cost,
-                               const PythonLoopTerms& terms, double& ms, double& lo_ms,
-                               double& hi_ms);
+PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
+                               const models::ImplementationEffects& effects,
+                               const PythonHostCost& cost, const PythonLoopTerms& terms,
+                               double& ms, double& lo_ms, double& hi_ms);
 
 // The note an answer carries about where its per-op cost came from (never
 // empty: both sources are estimates).

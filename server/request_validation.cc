@@ -187,6 +187,14 @@ absl::StatusOr<models::WorkloadDescriptor> DescribeWorkload(const v1::PredictReq
   if (!spec.ok()) return Prefixed("workload: ", spec.status());
   absl::StatusOr<models::WorkloadDescriptor> descriptor = models::Describe(*spec);
   if (!descriptor.ok()) return Prefixed("workload: ", descriptor.status());
+  const v1::Workload& given = request.workload();
+  if (!given.hf_config_json().empty() || !given.torchvision().empty()) {
+    descriptor->implementation = models::ImplementationEffectsOf(
+        given.torchvision().empty() ? models::ModelOrigin::kHuggingFace
+                                    : models::ModelOrigin::kTorchvision,
+        descriptor->spec.family, models::IsMixedPrecision(descriptor->spec.precision),
+        descriptor->spec.phase == models::Phase::kTrain);
+  }
   return descriptor;
 }
 

@@ -66,8 +66,11 @@ void AnswerKey(const Query& query, std::string* key) {
 WorkloadRef WorkloadOf(models::WorkloadDescriptor descriptor) {
   WorkloadRef ref;
   // A spec key names a description (models::Describe is a function of the
-  // spec); the prefix keeps it apart from any other caller's keys.
-  ref.key = absl::StrCat("spec:", descriptor.spec.Key());
+  // spec) with the implementation its source set; the prefix keeps it apart
+  // from any other caller's keys.
+  ref.key = absl::StrCat("spec:", descriptor.spec.Key(), "/syncs:",
+                         descriptor.implementation.host_syncs_per_forward, "/slow:",
+                         descriptor.implementation.attention_slow_path ? 1 : 0);
   ref.describe = [descriptor = std::make_shared<const models::WorkloadDescriptor>(
                       std::move(descriptor))] { return WorkloadDescription{*descriptor, {}}; };
   return ref;

@@ -107,21 +107,53 @@ def collect(args):
             "launches": p.get("loop", {}).get("kernel_launches", 0)}))
 
 
-# The composition, as predictor/python_loop.cc computes it.
-def compose(g, launches, phase, op_us, t):
+# The implementation effects of the plain loop's models (models::ImplementationEffectsOf):
+# its decoders are Hugging Face's (a host sync per forward), its ViT torchvision's
+# (nn.MultiheadAttention's slow path in training and under autocast). The terms of each.
+EFFECTS = {"sync_drain_train": 0.0, "sync_drain_inference": 0.0,
+           "slow_path_autocast_inference": 1.0,
+           "slow_path_autocast_train": 1.0, "slow_path_train": 1.0}
+
+
+def effects_of(row):
+    """(host sync per forward, the slow path's term name or None) of a plain-loop row."""
+    sync = row["family"] == "decoder"
+    slow = None
+    if row["family"] == "vit":
+        autocast = row["precision"].endswith("-amp")
+        train = row["phase"] == "train"
+        if autocast:
+            slow = "slow_path_autocast_train" if train else "slow_path_autocast_inference"
+        elif train:
+            slow = "slow_path_train"
+    return sync, slow
+
+
+# The composition, as predictor/python_loop.cc computes it: the slow path's GPU work
+# scales the C++ step; a host sync per forward drains the queue, which costs most where
+# host and GPU time are alike (min^2 / max) and little where one of them dominates.
+def compose(g, launches, phase, op_us, t, effects=(False, None)):
+    sync, slow = effects
+    if slow:
+        g *= t[slow]
     per = t["ops_per_launch_train"] if phase == "train" else t["ops_per_launch_inference"]
     h = t["fixed_ms"] + per * launches * op_us / 1e3
     host_bound = h + t["tail"] * g
     gpu_bound = g + t["lead"] * h
-    return max(host_bound, gpu_bound), h
+    step = max(host_bound, gpu_bound)
+    if sync and h > 0 and g > 0:
+        drain = t["sync_drain_train"] if phase == "train" else t["sync_drain_inference"]
+        step += drain * min(h, g) ** 2 / max(h, g)
+    return step, h
 
 
 def band(row, t, op_us, op_lo, op_hi):
-    step, _ = compose(row["cpp_ms"], row["launches"], row["phase"], op_us, t)
+    fx = effects_of(row)
+    step, _ = compose(row["cpp_ms"], row["launches"], row["phase"], op_us, t, fx)
     share = (step - row["cpp_ms"]) / step
-    lo = compose(row["cpp_lo_ms"], row["launches"], row["phase"], op_lo, t)[0] * math.exp(
+    lo = compose(row["cpp_lo_ms"], row["launches"], row["phase"], op_lo, t, fx)[0] * math.exp(
         share * t["log_error_p10"])
-    hi = compose(row["cpp_hi_ms"], row["launches"], row["phase"], op_hi, t)[0] * math.exp(
+    hi = compose(row["cpp_hi_ms"], row["launches"], row["phase"], op_hi, t, fx)[0] * math.exp(
         share * t["log_error_p90"])
     return step, min(lo, step), max(hi, step), share
 
@@ -135,11 +167,11 @@ def terms_of(x):
             "fixed_ms": abs(fixed), "tail": min(abs(tail), 1.0), "lead": min(abs(lead), 1.0)}
 
 
-def loss(x, rows):
-    t = terms_of(x)
+def loss(x, rows, effects):
+    t = dict(terms_of(x), **effects)
     total = 0.0
     for r in rows:
-        step, _ = compose(r[G], r["launches"], r["phase"], r[OP], t)
+        step, _ = compose(r[G], r["launches"], r["phase"], r[OP], t, effects_of(r))
         total += math.log(r["measured_ms"] / step) ** 2
     return total / len(rows)
 
@@ -179,14 +211,50 @@ def nelder_mead(f, x0, steps, iterations=3000):
     return simplex[i]
 
 
-def fit_terms(rows):
+def fit_base(rows, effects):
     x0 = [2.0, 1.0, 0.1, 0.1, 0.05]
     best = None
     for start in (x0, [4.0, 2.0, 0.0, 0.3, 0.0], [1.0, 0.5, 0.5, 0.0, 0.2]):
-        x = nelder_mead(lambda v: loss(v, rows), start, [0.5, 0.5, 0.1, 0.1, 0.05])
-        if best is None or loss(x, rows) < loss(best, rows):
+        x = nelder_mead(lambda v: loss(v, rows, effects), start, [0.5, 0.5, 0.1, 0.1, 0.05])
+        if best is None or loss(x, rows, effects) < loss(best, rows, effects):
             best = x
     return terms_of(best)
+
+
+# Each effect's range and search step.
+EFFECT_GRID = {"sync_drain_train": (0.0, 3.0, 0.01), "sync_drain_inference": (0.0, 3.0, 0.01),
+               "slow_path_autocast_inference": (1.0, 2.0, 0.005),
+               "slow_path_autocast_train": (1.0, 2.0, 0.005), "slow_path_train": (1.0, 2.0, 0.005)}
+
+
+def fit_effects(rows, t, names=tuple(EFFECTS)):
+    """Each effect term in `names` by least squares in log space over the rows it applies
+    to, the other terms held; a term no row shows keeps t's value."""
+    t = dict(t)
+    for name in names:
+        members = [r for r in rows if effects_of(r)[1] == name or (
+            effects_of(r)[0] and name == f"sync_drain_{r['phase']}")]
+        if not members:
+            continue
+        lo, hi, step = EFFECT_GRID[name]
+
+        def cost(v):
+            u = dict(t, **{name: v})
+            return sum(math.log(r["measured_ms"] / compose(
+                r[G], r["launches"], r["phase"], r[OP], u, effects_of(r))[0]) ** 2
+                for r in members)
+        values = [lo + i * step for i in range(int(round((hi - lo) / step)) + 1)]
+        t[name] = min(values, key=cost)
+    return t
+
+
+def fit_terms(rows):
+    """The base terms on every row as if no effect were there, then each implementation
+    effect on the rows it touches with the base terms held. (Refitting the base with the
+    effects in place, or on the untouched rows alone, moves it between distant local
+    minima of tail and lead and makes the held-out small models worse.)"""
+    t = dict(EFFECTS, **fit_base(rows, dict(EFFECTS)))
+    return fit_effects(rows, t)
 
 
 def quantile(values, q):
@@ -221,7 +289,8 @@ def errors_of(rows, t):
     """Held-out log errors of host-bound rows (the share the host adds), for the band."""
     out = []
     for r in rows:
-        step, _ = compose(r["cpp_ms"], r["launches"], r["phase"], r["est_op_us"], t)
+        step, _ = compose(r["cpp_ms"], r["launches"], r["phase"], r["est_op_us"], t,
+                          effects_of(r))
         share = (step - r["cpp_ms"]) / step
         if share > 0.25:
             out.append(math.log(r["measured_ms"] / step) / share)
@@ -251,16 +320,23 @@ def fit(args):
     fitted_on = [r for r in rows if not args.fit_on or args.fit_on in r["campaign"]]
     trainable = [r for r in fitted_on if r[G] and r[OP] and r["launches"]]
     families = sorted({r["family"] for r in rows})
-    # Leave one family out: terms (and the band's errors) fitted without the family.
+    global effects_of
+    if args.no_effects:
+        effects_of = lambda row: (False, None)  # noqa: E731
+    # Leave one family out: terms (and the band's errors) fitted without the family. An
+    # effect only its own family shows (the decoders' sync, the ViT's slow path) is fitted
+    # on that family's rows of the other campaigns: leave one host's campaign out.
     for family in families:
         train = [r for r in trainable if r["family"] != family]
-        t = fit_terms(train)
-        errs = errors_of([r for r in fitted_on if r["family"] != family], t)
-        t["log_error_p10"] = min(quantile(errs, 0.1), 0.0) if errs else 0.0
-        t["log_error_p90"] = max(quantile(errs, 0.9), 0.0) if errs else 0.0
+        base = fit_terms(train)
+        errs = errors_of([r for r in fitted_on if r["family"] != family], base)
+        base["log_error_p10"] = min(quantile(errs, 0.1), 0.0) if errs else 0.0
+        base["log_error_p90"] = max(quantile(errs, 0.9), 0.0) if errs else 0.0
         for r in rows:
             if r["family"] != family:
                 continue
+            t = fit_effects([o for o in trainable if o["family"] == family and
+                             o["campaign"] != r["campaign"]], base)
             for key, op_us in (("py", r["est_op_us"]), ("probe", r["plain_op_us"])):
                 if op_us is None:
                     op_us = r["est_op_us"]
@@ -290,6 +366,10 @@ def fit(args):
         kind = "real" if r["real"] else "small"
         groups.setdefault(f"{kind} {r['phase']}", []).append(r)
         groups.setdefault(kind, []).append(r)
+        if args.by_family and r["real"]:
+            groups.setdefault(f"{r['family']} {r['phase']}", []).append(r)
+        if args.by_precision:
+            groups.setdefault(f"{kind} {r['precision']} {r['phase']}", []).append(r)
         if args.by_campaign:
             campaign = r["campaign"].split("-plain-loop")[0]
             groups.setdefault(f"{campaign} {kind} {r['phase']}", []).append(r)
@@ -321,6 +401,12 @@ def main():
                    "name contains this only (the others are predicted with them)")
     f.add_argument("--by-campaign", action="store_true",
                    help="also print each campaign's groups")
+    f.add_argument("--by-family", action="store_true",
+                   help="also print each real architecture family's groups")
+    f.add_argument("--by-precision", action="store_true",
+                   help="also print each precision's groups")
+    f.add_argument("--no-effects", action="store_true",
+                   help="compose without the models' implementation effects (as before them)")
     f.add_argument("--against-predictions", action="store_true",
                    help="fit on every row against perfcast's C++ prediction instead of the "
                         "agent's rows of the same configuration")

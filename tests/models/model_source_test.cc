@@ -178,5 +178,26 @@ TEST(ImplementationCaveatsTest, NameTheMeasuredDifferencesOnly) {
   EXPECT_THAT(ImplementationCaveats(kHf, "bert", true, false), IsEmpty());
 }
 
+// The effects the pricing takes are the caveats' cases, as data.
+TEST(ImplementationEffectsOfTest, TheCaveatsCasesAsData) {
+  const auto kTv = ModelOrigin::kTorchvision;
+  const auto kHf = ModelOrigin::kHuggingFace;
+  const ImplementationEffects none;
+  EXPECT_EQ(ImplementationEffectsOf(kTv, "vit", /*autocast=*/false, /*train=*/false), none);
+  for (bool autocast : {false, true}) {
+    for (bool train : {false, true}) {
+      const bool slow = autocast || train;
+      EXPECT_EQ(ImplementationEffectsOf(kTv, "vit", autocast, train).attention_slow_path, slow);
+      EXPECT_EQ(ImplementationEffectsOf(kTv, "vit", autocast, train).host_syncs_per_forward, 0);
+      EXPECT_EQ(ImplementationEffectsOf(kHf, "decoder", autocast, train).host_syncs_per_forward,
+                1);
+      EXPECT_FALSE(ImplementationEffectsOf(kHf, "decoder", autocast, train).attention_slow_path);
+      EXPECT_EQ(ImplementationEffectsOf(kTv, "resnet_imagenet", autocast, train), none);
+      EXPECT_EQ(ImplementationEffectsOf(kHf, "bert", autocast, train), none);
+      EXPECT_EQ(ImplementationCaveats(kTv, "vit", autocast, train).empty(), !slow);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace perfcast::models

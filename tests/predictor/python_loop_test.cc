@@ -25,9 +25,12 @@ PythonLoopTerms Terms() {
   return t;
 }
 
+constexpr models::ImplementationEffects kNone;
+
 TEST(ComposePythonStepTest, GpuBoundStepIsGpuTimePlusTheFirstLaunches) {
   // 100 launches at 10 us, one op each: 1 ms of host work under 50 ms of GPU work.
-  const PythonStep step = ComposePythonStep(50, 100, models::Phase::kInference, 10, Terms());
+  const PythonStep step =
+      ComposePythonStep(50, 100, models::Phase::kInference, kNone, 10, Terms());
   EXPECT_DOUBLE_EQ(step.host_ms, 0.1 + 1.0);
   EXPECT_FALSE(step.host_bound);
   EXPECT_DOUBLE_EQ(step.step_ms, 50 + 0.05 * 1.1);
@@ -35,7 +38,7 @@ TEST(ComposePythonStepTest, GpuBoundStepIsGpuTimePlusTheFirstLaunches) {
 
 TEST(ComposePythonStepTest, HostBoundStepIsHostTimePlusTheGpuTail) {
   // 1000 launches at 10 us, two ops each in training: 20 ms of host work, 2 ms of GPU work.
-  const PythonStep step = ComposePythonStep(2, 1000, models::Phase::kTrain, 10, Terms());
+  const PythonStep step = ComposePythonStep(2, 1000, models::Phase::kTrain, kNone, 10, Terms());
   EXPECT_DOUBLE_EQ(step.host_ms, 0.1 + 20.0);
   EXPECT_TRUE(step.host_bound);
   EXPECT_DOUBLE_EQ(step.step_ms, 20.1 + 0.2 * 2);
@@ -44,9 +47,55 @@ TEST(ComposePythonStepTest, HostBoundStepIsHostTimePlusTheGpuTail) {
 TEST(ComposePythonStepTest, NeverFasterThanTheCppStep) {
   for (double g : {0.01, 1.0, 10.0, 1000.0}) {
     for (double launches : {0.0, 10.0, 1e4}) {
-      EXPECT_GE(ComposePythonStep(g, launches, models::Phase::kTrain, 8, Terms()).step_ms, g);
+      EXPECT_GE(ComposePythonStep(g, launches, models::Phase::kTrain, kNone, 8, Terms()).step_ms,
+                g);
     }
   }
+}
+
+// A host sync per forward drains the queue: it costs most where host and GPU
+// time are alike, little where either dominates, and by phase.
+TEST(ComposePythonStepTest, AHostSyncCostsMostWhereHostAndGpuAreAlike) {
+  PythonLoopTerms t = Terms();
+  t.sync_drain_inference = 0.5;
+  t.sync_drain_train = 0.25;
+  const models::ImplementationEffects sync{.host_syncs_per_forward = 1};
+  // 5 ms of host work (0.1 + 490 launches at 10 us) against 5 ms on the GPU.
+  const PythonStep plain = ComposePythonStep(5, 490, models::Phase::kInference, kNone, 10, t);
+  const PythonStep balanced = ComposePythonStep(5, 490, models::Phase::kInference, sync, 10, t);
+  EXPECT_DOUBLE_EQ(balanced.host_ms, 5);
+  EXPECT_DOUBLE_EQ(balanced.step_ms, plain.step_ms + 0.5 * 5);
+  // The same host under 100 ms of GPU work: 0.5 x 5^2 / 100.
+  const PythonStep gpu_bound = ComposePythonStep(100, 490, models::Phase::kInference, sync, 10, t);
+  EXPECT_DOUBLE_EQ(gpu_bound.step_ms,
+                   ComposePythonStep(100, 490, models::Phase::kInference, kNone, 10, t).step_ms +
+                       0.125);
+  // Training: 2 ops per launch, 9.9 ms of host work against 5 ms; the train drain.
+  const PythonStep train = ComposePythonStep(5, 490, models::Phase::kTrain, sync, 10, t);
+  EXPECT_DOUBLE_EQ(train.step_ms, ComposePythonStep(5, 490, models::Phase::kTrain, kNone, 10, t)
+                                          .step_ms +
+                                      0.25 * 5 * 5 / 9.9);
+}
+
+// The attention slow path scales the GPU's step where torchvision takes it:
+// in training and under autocast, never in fp32 inference (its fast path).
+TEST(ImplementationGpuFactorTest, TheSlowPathByPrecisionAndPhase) {
+  PythonLoopTerms t = Terms();
+  t.slow_path_autocast_inference = 1.2;
+  t.slow_path_autocast_train = 1.1;
+  t.slow_path_train = 1.05;
+  const models::ImplementationEffects slow{.attention_slow_path = true};
+  models::WorkloadSpec spec;
+  spec.precision = models::Precision::kBf16Amp;
+  spec.phase = models::Phase::kInference;
+  EXPECT_DOUBLE_EQ(ImplementationGpuFactor(slow, spec, t), 1.2);
+  EXPECT_DOUBLE_EQ(ImplementationGpuFactor(kNone, spec, t), 1);
+  spec.phase = models::Phase::kTrain;
+  EXPECT_DOUBLE_EQ(ImplementationGpuFactor(slow, spec, t), 1.1);
+  spec.precision = models::Precision::kFp32;
+  EXPECT_DOUBLE_EQ(ImplementationGpuFactor(slow, spec, t), 1.05);
+  spec.phase = models::Phase::kInference;
+  EXPECT_DOUBLE_EQ(ImplementationGpuFactor(slow, spec, t), 1);
 }
 
 TEST(PythonLoopTermsTest, ShippedTermsParse) {
@@ -66,13 +115,25 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
       R"({"ops_per_launch_train": 2, "ops_per_launch_inference": 1, "fixed_ms": 0.1,
           "tail": 0.2, "lead": 0.05, "log_error_p10": -0.3, "log_error_p90": 0.3,
           "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "reference_us": 10,
-          "reference_low": 0.5, "reference_high": 2})";
+          "reference_low": 0.5, "reference_high": 2, "sync_drain_train": 0,
+          "sync_drain_inference": 0.5, "slow_path_autocast_inference": 1.2,
+          "slow_path_autocast_train": 1, "slow_path_train": 1.1})";
   ASSERT_TRUE(PythonLoopTerms::FromJson(good).ok());
   std::string bad = good;
   bad.replace(bad.find("\"tail\": 0.2"), 11, "\"tail\": 1.5");
   absl::StatusOr<PythonLoopTerms> refused = PythonLoopTerms::FromJson(bad);
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("tail"), std::string::npos);
+  // A slow path that made the GPU faster is no slow path.
+  bad = good;
+  bad.replace(bad.find("\"slow_path_train\": 1.1"), 22, "\"slow_path_train\": 0.9");
+  refused = PythonLoopTerms::FromJson(bad);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("slow_path_train"), std::string::npos);
+  // The effects' terms are required like the others.
+  bad = good;
+  bad.replace(bad.find(", \"sync_drain_train\": 0"), 23, "");
+  EXPECT_EQ(PythonLoopTerms::FromJson(bad).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(HostCostOfTest, CpuScoreElseReference) {
@@ -96,7 +157,7 @@ TEST(ApplyPythonLoopTest, HostBoundAnswerTakesTheHostAndAWiderBand) {
   const PythonHostCost cost{.per_op_us = 10, .low_us = 8, .high_us = 12.5,
                             .source = HostCostSource::kCpuScore};
   const PythonLoopPart part =
-      ApplyPythonLoop(1000, models::Phase::kTrain, cost, Terms(), ms, lo, hi);
+      ApplyPythonLoop(1000, models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
   EXPECT_TRUE(part.step.host_bound);
   EXPECT_DOUBLE_EQ(part.cpp_ms, 2);
   EXPECT_DOUBLE_EQ(ms, 20.1 + 0.2 * 2);
@@ -115,7 +176,7 @@ TEST(ApplyPythonLoopTest, GpuBoundAnswerKeepsItsBand) {
   const PythonHostCost cost{.per_op_us = 10, .low_us = 10, .high_us = 10,
                             .source = HostCostSource::kCpuScore};
   const PythonLoopPart part =
-      ApplyPythonLoop(100, models::Phase::kInference, cost, Terms(), ms, lo, hi);
+      ApplyPythonLoop(100, models::Phase::kInference, kNone, cost, Terms(), ms, lo, hi);
   EXPECT_FALSE(part.step.host_bound);
   EXPECT_NEAR(ms, 50 + 0.05 * 1.1, 1e-12);
   EXPECT_NEAR(hi / ms, 55.0 / 50, 2e-3);

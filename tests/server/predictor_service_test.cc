@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "perfcast/v1/predictor.grpc.pb.h"
 #include "predictor/predictor.h"
+#include "predictor/python_loop.h"
 #include "proto/batch_results.h"
 #include "proto/convert.h"
 #include "server/logger.h"
@@ -256,6 +257,64 @@ TEST_F(PredictorServiceTest, BadPredictInputsGiveClearCodes) {
   r.clear_job();
   r.set_model_name("never-fitted");
   expect(r, StatusCode::NOT_FOUND, "Z9000");
+}
+
+// A model's own implementation changes the number, not only the note: the
+// same workload given by its torchvision name or Hugging Face config costs
+// what that implementation adds (predictor/python_loop.h) over the family
+// given by its parameters.
+TEST_F(PredictorServiceTest, ImplementationEffectsArePriced) {
+  FitHoldingOutBeta2();
+  const predictor::PythonLoopTerms& terms = predictor::FittedPythonLoopTerms();
+  v1::PredictResponse response;
+  // torchvision's ViT under autocast: the attention slow path, in either loop.
+  v1::PredictRequest torchvision = LstmQuery("beta2");
+  torchvision.mutable_workload()->clear_family();
+  torchvision.mutable_workload()->clear_params();
+  torchvision.mutable_workload()->set_torchvision("vit_b_16");
+  torchvision.mutable_workload()->set_phase(v1::PHASE_INFERENCE);
+  grpc::Status status = Predict(torchvision, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const double torchvision_ms = response.iteration_ms();
+  v1::PredictRequest family = torchvision;
+  family.mutable_workload()->clear_torchvision();
+  family.mutable_workload()->set_family("vit");
+  *family.mutable_workload()->mutable_params() = response.workload().params();
+  status = Predict(family, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.notes_size(), 0);
+  EXPECT_GT(terms.slow_path_autocast_inference, 1);
+  EXPECT_NEAR(torchvision_ms, response.iteration_ms() * terms.slow_path_autocast_inference,
+              1e-9 * torchvision_ms);
+
+  // Hugging Face's GPT-2 in a Python loop: the host sync of every forward.
+  v1::PredictRequest hf = LstmQuery("beta2");
+  hf.mutable_workload()->clear_family();
+  hf.mutable_workload()->clear_params();
+  hf.mutable_workload()->set_hf_config_json(
+      R"({"model_type": "gpt2", "n_layer": 4, "n_embd": 256, "n_head": 4,
+          "n_positions": 256, "vocab_size": 1000})");
+  hf.mutable_workload()->set_batch_size(4);
+  hf.mutable_workload()->set_phase(v1::PHASE_INFERENCE);
+  hf.mutable_workload()->set_loop(v1::LOOP_PYTHON);
+  status = Predict(hf, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const double hf_ms = response.iteration_ms();
+  v1::PredictRequest decoder = hf;
+  decoder.mutable_workload()->clear_hf_config_json();
+  decoder.mutable_workload()->set_family("decoder");
+  *decoder.mutable_workload()->mutable_params() = response.workload().params();
+  status = Predict(decoder, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(terms.sync_drain_inference, 0);
+  EXPECT_GT(hf_ms, response.iteration_ms());
+  // The agent's C++ loop has no Python host to drain: the two agree.
+  hf.mutable_workload()->set_loop(v1::LOOP_CPP);
+  decoder.mutable_workload()->set_loop(v1::LOOP_CPP);
+  ASSERT_TRUE(Predict(hf, &response).ok());
+  const double hf_cpp_ms = response.iteration_ms();
+  ASSERT_TRUE(Predict(decoder, &response).ok());
+  EXPECT_DOUBLE_EQ(hf_cpp_ms, response.iteration_ms());
 }
 
 TEST_F(PredictorServiceTest, PredictResolvesHuggingFaceConfigsAndTorchvisionNames) {
