@@ -23,7 +23,11 @@ or with a server of its own (a fresh SQLite file; the files imported, then fit):
   data/tools/validate_plain_loop.py --perfcastd build-ci/server/perfcastd \\
       --perfcast build-ci/client/perfcast --import data/h200-m10-default.sqlite \\
       --import data/h200-m12-architectures.sqlite data/plain-loop/h200x2-plain-loop.jsonl
-Add --json for one JSON object per group.
+Add --json for one JSON object per group. With --as-sources the real architectures are
+described as the plain loop built them, a Hugging Face config.json (decoder, bert) or a
+torchvision name (vit, resnet_imagenet), so that their implementations' effects (the
+decoders' host sync per forward, the ViT's attention slow path) are priced as a user's
+question would have them.
 """
 import argparse
 import csv
@@ -57,7 +61,8 @@ def load(path):
             row = json.loads(line)
             if row.get("kind") != "plain_loop" or not row.get("step_ms"):
                 continue
-            c = configs.setdefault(row["key"], {"key": row["key"], "rounds": {}})
+            c = configs.setdefault(row["key"], {"key": row["key"], "rounds": {},
+                                                "model": row.get("model", "")})
             c["rounds"][row.get("round", 1)] = row["step_ms"]
     for c in configs.values():
         c.update(parse_key(c["key"]))
@@ -75,19 +80,64 @@ def run(cmd, check=True):
     return r
 
 
-def predict(cli, target, configs, fallback, loop=None):
-    """One PredictBatch over every configuration (with loop: that --loop for all);
-    returns results in order."""
+def hf_config(c):
+    """The config.json text the plain loop's transformers model of `c` corresponds to
+    (profiler/validation/real_models.py), or None for a family it does not build so."""
+    p = {k: int(v) for k, v in (kv.split("=") for kv in c["params"].split(";"))}
+    if c["family"] == "bert":
+        return {"model_type": "bert", "hidden_size": p["hidden"], "num_hidden_layers": p["layers"],
+                "num_attention_heads": p["heads"], "intermediate_size": p["ffn"],
+                "max_position_embeddings": p["positions"], "vocab_size": p["vocab"],
+                "type_vocab_size": p["type_vocab"]}
+    if c["family"] != "decoder":
+        return None
+    if p["norm"] == 0 and p["mlp"] == 0 and p["positions"] > 0:
+        return {"model_type": "gpt2", "n_embd": p["hidden"], "n_layer": p["layers"],
+                "n_head": p["heads"], "n_inner": p["ffn"], "n_positions": p["positions"],
+                "vocab_size": p["vocab"], "tie_word_embeddings": bool(p["tied"])}
+    return {"model_type": "llama", "hidden_size": p["hidden"], "num_hidden_layers": p["layers"],
+            "num_attention_heads": p["heads"],
+            "num_key_value_heads": p["kv_heads"] or p["heads"],
+            "intermediate_size": p["ffn"], "max_position_embeddings": p["seq_len"],
+            "vocab_size": p["vocab"], "tie_word_embeddings": bool(p["tied"]),
+            "attention_bias": bool(p["bias"]), "mlp_bias": bool(p["bias"])}
+
+
+def source_columns(c, workdir):
+    """(family, params, hf_config, seq_len, torchvision, image) describing `c` by its
+    source where the plain loop built it from one (--as-sources), else by its family."""
+    config = hf_config(c)
+    if config is not None:
+        path = os.path.join(workdir, c["key"].replace("/", "_") + ".json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        seq_len = dict(kv.split("=") for kv in c["params"].split(";"))["seq_len"]
+        return ["", "", path, seq_len, "", ""]
+    if c["family"] in ("vit", "resnet_imagenet") and c["model"]:
+        image = dict(kv.split("=") for kv in c["params"].split(";"))["image"]
+        return ["", "", "", "", c["model"], image]
+    return [c["family"], c["params"], "", "", "", ""]
+
+
+def predict(cli, target, configs, fallback, loop=None, as_sources=False):
+    """One PredictBatch over every configuration (with loop: that --loop for all; with
+    as_sources: the real architectures described by their sources); returns results in
+    order."""
+    workdir = tempfile.mkdtemp(prefix="validate-plain-loop-sources-")
+
     def write(names):
         handle, path = tempfile.mkstemp(suffix=".csv")
         with os.fdopen(handle, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["family", "params", "batch_size", "precision", "phase", "optimizer",
+            w.writerow(["family", "params", "hf_config", "seq_len", "torchvision", "image",
+                        "batch_size", "precision", "phase", "optimizer",
                         target[0], "iterations"] + (["loop"] if loop else []))
             for c in configs:
-                w.writerow([c["family"], c["params"], c["batch"],
-                            names.get(c["precision"], c["precision"]), c["phase"],
-                            c["optimizer"], target[1], 1] + ([loop] if loop else []))
+                source = (source_columns(c, workdir) if as_sources else
+                          [c["family"], c["params"], "", "", "", ""])
+                w.writerow(source + [c["batch"], names.get(c["precision"], c["precision"]),
+                                     c["phase"], c["optimizer"], target[1], 1] +
+                           ([loop] if loop else []))
         return path
 
     names = {}
@@ -161,6 +211,9 @@ def main():
     ap.add_argument("--fallback-precision", action="append", default=["strict-fp32=fp32"],
                     help="NAME=AS: predict NAME as AS where the CLI does not know NAME")
     ap.add_argument("--json", action="store_true", help="one JSON object per group")
+    ap.add_argument("--as-sources", action="store_true",
+                    help="describe the real architectures by their Hugging Face config or "
+                         "torchvision name, as the plain loop built them")
     ap.add_argument("--rows", action="store_true",
                     help="also print each configuration: measured, predicted, band, method")
     args = ap.parse_args()
@@ -179,7 +232,7 @@ def main():
     try:
         target = ("node", args.node) if args.node else ("gpu", args.gpu)
         fallback = dict(item.split("=", 1) for item in args.fallback_precision)
-        results, renamed = predict(cli, target, configs, fallback)
+        results, renamed = predict(cli, target, configs, fallback, as_sources=args.as_sources)
     finally:
         if server is not None:
             server.terminate()
