@@ -189,11 +189,17 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
                                r.method(), r.rate_source());
   if (!r.distance().summary().empty()) std::cout << "distance: " << r.distance().summary() << "\n";
   if (r.loop().loop() == v1::LOOP_PYTHON) {
+    const std::string& source = r.loop().per_op_source();
+    const std::string from =
+        source == "probe"       ? absl::StrCat("measured by the probe on ", r.loop().per_op_node())
+        : source == "cpu-score" ? std::string("estimated from the CPU score")
+        : source == "reference" ? std::string("of a reference host")
+                                : absl::StrCat("from ", source);
     std::cout << absl::StrFormat(
         "loop python: %.3f ms of Python host work per step (%.0f launches, %.1f us per "
-        "operation from %s) against the C++ loop's %.3f ms: %s\n",
-        r.loop().host_ms(), r.loop().kernel_launches(), r.loop().per_op_us(),
-        r.loop().per_op_source(), r.loop().cpp_ms(),
+        "operation %s) against the C++ loop's %.3f ms: %s\n",
+        r.loop().host_ms(), r.loop().kernel_launches(), r.loop().per_op_us(), from,
+        r.loop().cpp_ms(),
         r.loop().host_bound() ? "Python's host work binds the step"
                               : "Python's host work hides behind the C++ loop's step");
   } else if (r.loop().loop() == v1::LOOP_CPP) {

@@ -79,6 +79,7 @@ const PythonLoopTerms& FittedPythonLoopTerms() {
 
 absl::string_view HostCostSourceName(HostCostSource source) {
   switch (source) {
+    case HostCostSource::kProbe: return "probe";
     case HostCostSource::kCpuScore: return "cpu-score";
     case HostCostSource::kReference: return "reference";
   }
@@ -87,6 +88,13 @@ absl::string_view HostCostSourceName(HostCostSource source) {
 
 PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms) {
   PythonHostCost cost;
+  const std::optional<double>& probed = node.measured.python_op_us;
+  if (probed.has_value() && std::isfinite(*probed) && *probed > 0) {
+    cost.per_op_us = cost.low_us = cost.high_us = *probed;
+    cost.source = HostCostSource::kProbe;
+    cost.probed_on = node.name;
+    return cost;
+  }
   const std::optional<double>& score = node.measured.cpu_single_thread_score;
   if (score.has_value() && std::isfinite(*score) && *score > 0) {
     cost.per_op_us = terms.score_us / *score;
@@ -161,6 +169,9 @@ PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
 std::string PythonLoopNote(const PythonHostCost& cost, absl::string_view node_name) {
   const std::string per_op = absl::StrFormat("%.1f us", cost.per_op_us);
   switch (cost.source) {
+    case HostCostSource::kProbe:
+      return absl::StrCat("loop python: the host work per operation (", per_op,
+                          ") was measured by the agent's Python probe on ", cost.probed_on);
     case HostCostSource::kCpuScore:
       return absl::StrCat("loop python: the host work per operation (", per_op,
                           ") is estimated from the host's CPU score; no Python probe was "

@@ -20,7 +20,8 @@
 // configurations (data/tools/fit_loop_terms.py; python_loop_terms.json is
 // compiled in) and validated leaving one model family out (data/README.md).
 //
-// The per-operation cost is the node's: estimated from the host's measured
+// The per-operation cost is the node's: measured by the agent's Python probe
+// on it (profiler/python_probe.h), else estimated from the host's measured
 // single-thread CPU score, else (a GPU known only from its spec sheet) a
 // reference host's; the estimates widen the interval and the answer says
 // which it used.
@@ -82,8 +83,8 @@ struct PythonLoopTerms {
 const PythonLoopTerms& FittedPythonLoopTerms();
 
 // Where a node's per-operation Python host cost comes from.
-enum class HostCostSource { kCpuScore, kReference };
-// "cpu-score", "reference": the names the API reports.
+enum class HostCostSource { kProbe, kCpuScore, kReference };
+// "probe", "cpu-score", "reference": the names the API reports.
 absl::string_view HostCostSourceName(HostCostSource source);
 
 // Host microseconds per operation a Python loop dispatches on one node, with
@@ -93,10 +94,13 @@ struct PythonHostCost {
   double low_us = 0;
   double high_us = 0;
   HostCostSource source = HostCostSource::kReference;
+  std::string probed_on;  // kProbe: the node whose agent run measured it
 };
 
-// `node`'s per-operation cost: from its CPU score, else the reference host
-// (see the file comment).
+// `node`'s per-operation cost: its probe's (MeasuredRates::python_op_us, a
+// band of that value alone: the loop's held-out scatter still widens the
+// answer), else from its CPU score, else the reference host (see the file
+// comment).
 PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms);
 
 // One composed step.
@@ -138,7 +142,7 @@ PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
                                double& ms, double& lo_ms, double& hi_ms);
 
 // The note an answer carries about where its per-op cost came from (never
-// empty: both sources are estimates).
+// empty).
 std::string PythonLoopNote(const PythonHostCost& cost, absl::string_view node_name);
 
 }  // namespace perfcast::predictor

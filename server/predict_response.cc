@@ -95,6 +95,7 @@ void EncodeLoop(const predictor::Prediction& p, double kernel_launches, v1::Loop
   out->set_host_ms(p.python.step.host_ms);
   out->set_per_op_us(p.python.cost.per_op_us);
   out->set_per_op_source(std::string(predictor::HostCostSourceName(p.python.cost.source)));
+  out->set_per_op_node(p.python.cost.probed_on);
   out->set_host_bound(p.python.step.host_bound);
 }
 

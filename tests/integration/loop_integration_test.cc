@@ -4,11 +4,16 @@
 // per operation, and an unknown loop is a usage error naming the choices.
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "db/sqlite_store.h"
+#include "db/store.h"
 #include "gtest/gtest.h"
+#include "models/profile.h"
 #include "tests/db/test_util.h"
 #include "tests/integration/process_harness.h"
 
@@ -79,6 +84,66 @@ TEST_F(LoopIntegration, AnUnmeasuredHostIsAReferenceHostWithAWiderBand) {
   CommandResult python = server_->Cli(Lstm("--gpu", "H100-SXM5-80GB", "python"));
   ASSERT_EQ(python.exit_code, 0) << python.err;
   EXPECT_NE(python.out.find("reference host"), std::string::npos) << python.out;
+}
+
+// A probed run changes the answer's source: the shipped node's hardware and
+// host under another name, whose agent run also stored the Python probe, is
+// priced with what the probe measured; the shipped node, without one, with
+// its CPU score's estimate.
+TEST_F(LoopIntegration, AProbedRunPricesThePythonLoopWithItsProbe) {
+  const std::string probed_file = dir_->File("probed.sqlite");
+  {
+    absl::StatusOr<std::unique_ptr<db::Store>> shipped =
+        db::OpenStoreReadOnly(std::string(PERFCAST_DATA_DIR) + "/h200-m10-default.sqlite");
+    ASSERT_TRUE(shipped.ok()) << shipped.status();
+    absl::StatusOr<models::Node> node = (*shipped)->GetNode(kNode);
+    ASSERT_TRUE(node.ok()) << node.status();
+    ASSERT_FALSE(node->measured.python_op_us.has_value());
+    std::optional<models::Profile> profile;
+    ASSERT_TRUE((*shipped)
+                    ->ScanProfiles({}, [&](const models::Profile& p) {
+                      profile = p;
+                      return false;
+                    })
+                    .ok());
+    ASSERT_TRUE(profile.has_value());
+    node->id = 0;
+    node->name = "h200-probed";
+    node->measured.python_op_us = 30;
+    node->host.python_version = "3.12.3";
+    profile->id = 0;
+    profile->node_name = node->name;
+    profile->conditions.python_op_us = 30;
+    profile->content_hash = models::ComputeContentHash(*profile);
+    absl::StatusOr<std::unique_ptr<db::Store>> agent = db::OpenSqliteAgentStore(probed_file);
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    ASSERT_TRUE((*agent)->RegisterNode(*node).ok());
+    absl::StatusOr<std::unique_ptr<db::ImportTransaction>> import = (*agent)->BeginImport();
+    ASSERT_TRUE(import.ok());
+    ASSERT_TRUE((*import)->Add(0, *profile).ok());
+    ASSERT_TRUE((*import)->Commit().ok());
+  }
+  CommandResult imported = server_->Cli({"import", probed_file});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+
+  CommandResult scored = server_->Cli(Lstm("--node", kNode, "python"));
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NE(scored.out.find("us per operation estimated from the CPU score"), std::string::npos)
+      << scored.out;
+  CommandResult probed = server_->Cli(Lstm("--node", "h200-probed", "python"));
+  ASSERT_EQ(probed.exit_code, 0) << probed.err;
+  EXPECT_NE(probed.out.find("30.0 us per operation measured by the probe on h200-probed"),
+            std::string::npos)
+      << probed.out;
+  EXPECT_NE(probed.out.find("measured by the agent's Python probe on h200-probed"),
+            std::string::npos)
+      << probed.out;
+  // The probe's cost is above the estimate on this host-bound step.
+  EXPECT_GT(Ms(probed.out), Ms(scored.out)) << probed.out << scored.out;
+  // The C++ loop has no Python host work to price.
+  CommandResult cpp = server_->Cli(Lstm("--node", "h200-probed", "cpp"));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
+  EXPECT_EQ(cpp.out.find("probe"), std::string::npos) << cpp.out;
 }
 
 TEST_F(LoopIntegration, UnknownLoopIsAUsageErrorNamingTheChoices) {

@@ -152,6 +152,35 @@ TEST(HostCostOfTest, CpuScoreElseReference) {
   EXPECT_GT(unknown.high_us / unknown.low_us, from_score.high_us / from_score.low_us);
 }
 
+// A node whose agent ran the Python probe prices with what it measured, and
+// only the loop's own scatter widens its answer: narrower than the CPU
+// score's estimate of the same cost.
+TEST(HostCostOfTest, TheProbeBeforeTheCpuScore) {
+  models::Node node;
+  node.name = "h200-a";
+  node.measured.cpu_single_thread_score = 300;
+  node.measured.python_op_us = 12;
+  const PythonHostCost probed = HostCostOf(node, Terms());
+  EXPECT_EQ(probed.source, HostCostSource::kProbe);
+  EXPECT_EQ(HostCostSourceName(probed.source), "probe");
+  EXPECT_EQ(probed.probed_on, "h200-a");
+  EXPECT_DOUBLE_EQ(probed.per_op_us, 12);
+  EXPECT_DOUBLE_EQ(probed.low_us, 12);
+  EXPECT_DOUBLE_EQ(probed.high_us, 12);
+
+  node.measured.python_op_us = 10;
+  double ms = 2, lo = 1.8, hi = 2.2;
+  ApplyPythonLoop(1000, models::Phase::kTrain, kNone, HostCostOf(node, Terms()), Terms(), ms, lo, hi);
+  node.measured.python_op_us.reset();
+  const PythonHostCost scored = HostCostOf(node, Terms());
+  ASSERT_EQ(scored.source, HostCostSource::kCpuScore);
+  ASSERT_DOUBLE_EQ(scored.per_op_us, 10);
+  double scored_ms = 2, scored_lo = 1.8, scored_hi = 2.2;
+  ApplyPythonLoop(1000, models::Phase::kTrain, kNone, scored, Terms(), scored_ms, scored_lo, scored_hi);
+  EXPECT_DOUBLE_EQ(ms, scored_ms);
+  EXPECT_LT(hi / lo, scored_hi / scored_lo);
+}
+
 TEST(ApplyPythonLoopTest, HostBoundAnswerTakesTheHostAndAWiderBand) {
   double ms = 2, lo = 1.8, hi = 2.2;
   const PythonHostCost cost{.per_op_us = 10, .low_us = 8, .high_us = 12.5,
@@ -190,6 +219,10 @@ TEST(PythonLoopNoteTest, SaysWhereTheCostCameFrom) {
   EXPECT_NE(scored.find("h200-a"), std::string::npos);
   EXPECT_NE(PythonLoopNote({.per_op_us = 10}, "catalog:H200").find("reference host"),
             std::string::npos);
+  const std::string probed = PythonLoopNote(
+      {.per_op_us = 10, .source = HostCostSource::kProbe, .probed_on = "h200-b"}, "h200-b");
+  EXPECT_NE(probed.find("measured by the agent's Python probe on h200-b"), std::string::npos)
+      << probed;
 }
 
 }  // namespace
