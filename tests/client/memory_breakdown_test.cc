@@ -72,16 +72,21 @@ TEST(MemoryBreakdownTest, PartsAreTheLayoutMemoryModelsWithoutAFittedModel) {
 }
 
 TEST(MemoryBreakdownTest, ZeroStagesShardTheirStatesOverTheReplicas) {
-  auto with_zero = [](int zero) {
+  auto with_zero = [](int zero, v1::Framework framework) {
     v1::PredictRequest request = Decoder(16, v1::PRECISION_BF16_AMP);
     request.mutable_parallel()->set_data_parallel(4);
     request.mutable_parallel()->set_zero(zero);
+    request.mutable_parallel()->set_framework(framework);
     absl::StatusOr<MemoryBreakdown> b = BreakDownMemory(request, {});
     EXPECT_TRUE(b.ok()) << b.status();
     return b->memory;
   };
-  const predictor::LayoutMemory z0 = with_zero(0), z1 = with_zero(1), z2 = with_zero(2),
-                                z3 = with_zero(3);
+  // DeepSpeed's stages: 1 shards the optimizer states, 2 the gradients too,
+  // 3 the weights too.
+  const predictor::LayoutMemory z0 = with_zero(0, v1::FRAMEWORK_DEEPSPEED),
+                                z1 = with_zero(1, v1::FRAMEWORK_DEEPSPEED),
+                                z2 = with_zero(2, v1::FRAMEWORK_DEEPSPEED),
+                                z3 = with_zero(3, v1::FRAMEWORK_DEEPSPEED);
   EXPECT_DOUBLE_EQ(z1.optimizer, z0.optimizer / 4);
   EXPECT_DOUBLE_EQ(z1.gradients, z0.gradients);
   EXPECT_DOUBLE_EQ(z2.gradients, z0.gradients / 4);
@@ -89,8 +94,19 @@ TEST(MemoryBreakdownTest, ZeroStagesShardTheirStatesOverTheReplicas) {
   EXPECT_DOUBLE_EQ(z3.parameters, z0.parameters / 4);
   EXPECT_LT(z3.required(), z2.required());
   EXPECT_LT(z2.required(), z0.required());
-  // DDP (ZeRO-0 under PyTorch) copies the gradients into its buckets.
-  EXPECT_DOUBLE_EQ(z0.buckets, z0.gradients);
+
+  // PyTorch: DDP copies the gradients into its buckets; FSDP2 keeps the
+  // weights sharded at stage 2 as well and computes on the 16-bit copies it
+  // gathers, which stage 3 frees layer by layer.
+  const predictor::LayoutMemory ddp = with_zero(0, v1::FRAMEWORK_PYTORCH),
+                                fsdp2 = with_zero(2, v1::FRAMEWORK_PYTORCH),
+                                fsdp3 = with_zero(3, v1::FRAMEWORK_PYTORCH);
+  EXPECT_DOUBLE_EQ(ddp.buckets, ddp.gradients);
+  EXPECT_DOUBLE_EQ(fsdp2.parameters, ddp.parameters / 4);
+  EXPECT_DOUBLE_EQ(fsdp2.amp_copies, ddp.amp_copies);
+  EXPECT_EQ(fsdp3.amp_copies, 0);
+  EXPECT_GT(fsdp3.gathered, 0);
+  EXPECT_LT(fsdp2.required(), ddp.required());
 }
 
 TEST(MemoryBreakdownTest, EachGpuFitsWhenItsMemoryHoldsTheRequiredBytes) {
