@@ -197,6 +197,20 @@ absl::Status ReadScoped(const json& j, absl::string_view what, ReadOne read_one,
   return absl::OkStatus();
 }
 
+// One group's efficiencies (an architecture's or a class's), by rate key.
+absl::StatusOr<std::map<std::string, double>> EfficienciesFromJson(const std::string& group,
+                                                                   const json& rates) {
+  std::map<std::string, double> out;
+  for (const auto& [key, value] : rates.items()) {
+    if (!value.is_number()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model: bad efficiency value '", key, "' of '", group, "'"));
+    }
+    out[key] = value.get<double>();
+  }
+  return out;
+}
+
 absl::StatusOr<MemoryCalibration> MemoryCalibrationFromJson(const std::string& scope,
                                                             const json& value) {
   MemoryCalibration c;
@@ -364,25 +378,12 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
       ASSIGN_OR_RETURN(model.level2_by_family[key], FittedFromJson(value));
     }
   }
-  for (const auto& [arch, rates] : root["efficiency_by_architecture"].items()) {
-    if (!rates.is_object()) return absl::InvalidArgumentError("model: bad efficiency table");
-    for (const auto& [key, value] : rates.items()) {
-      if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
-      model.efficiencies.by_architecture[arch][key] = value.get<double>();
-    }
-  }
+  RETURN_IF_ERROR(ReadScoped(root["efficiency_by_architecture"], "efficiency_by_architecture",
+                             EfficienciesFromJson, model.efficiencies.by_architecture));
   // Absent from models saved before efficiency classes existed.
   if (root.contains("efficiency_by_class")) {
-    if (!root["efficiency_by_class"].is_object()) {
-      return absl::InvalidArgumentError("model: 'efficiency_by_class' must be an object");
-    }
-    for (const auto& [group, rates] : root["efficiency_by_class"].items()) {
-      if (!rates.is_object()) return absl::InvalidArgumentError("model: bad efficiency table");
-      for (const auto& [key, value] : rates.items()) {
-        if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
-        model.efficiencies.by_class[group][key] = value.get<double>();
-      }
-    }
+    RETURN_IF_ERROR(ReadScoped(root["efficiency_by_class"], "efficiency_by_class",
+                               EfficienciesFromJson, model.efficiencies.by_class));
   }
   for (const auto& [key, value] : root["efficiency_global"].items()) {
     if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");
