@@ -141,6 +141,13 @@ void ProbePython(const ProbeFlags& flags, models::Node& node) {
       probe->torchscript_op_us.has_value()
           ? absl::StrFormat("%.2f us", *probe->torchscript_op_us)
           : std::string("not measured"));
+  if (probe->loop.has_value()) {
+    std::cerr << absl::StrFormat(
+        "perfcast-agent: python probe, a tiny model's loop: %.2f us per kernel launch in forward, "
+        "%.2f in backward, %.2f in the optimizer, %.2f training, %.2f in inference\n",
+        probe->loop->forward_us, probe->loop->backward_us, probe->loop->optimizer_us,
+        probe->loop->train_us, probe->loop->inference_us);
+  }
 }
 
 int Fingerprint(const DeviceOptions& device, const std::string& name, bool measure,

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -163,6 +165,23 @@ absl::StatusOr<double> PositiveTime(const json& doc, const char* name) {
   return value;
 }
 
+// The loop_*_us_per_launch keys, when all of them are measurements.
+std::optional<LoopPerLaunch> LoopPerLaunchOf(const json& doc) {
+  LoopPerLaunch loop;
+  const std::pair<const char*, double*> keys[] = {
+      {"loop_forward_us_per_launch", &loop.forward_us},
+      {"loop_backward_us_per_launch", &loop.backward_us},
+      {"loop_optimizer_us_per_launch", &loop.optimizer_us},
+      {"loop_inference_us_per_launch", &loop.inference_us},
+      {"loop_train_us_per_launch", &loop.train_us}};
+  for (const auto& [name, value] : keys) {
+    absl::StatusOr<double> time = PositiveTime(doc, name);
+    if (!time.ok()) return std::nullopt;
+    *value = *time;
+  }
+  return loop;
+}
+
 std::string StringOr(const json& doc, const char* name) {
   auto it = doc.find(name);
   return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
@@ -198,6 +217,7 @@ absl::StatusOr<PythonProbe> ParsePythonProbeOutput(absl::string_view output) {
   }
   probe.python_version = StringOr(doc, "python_version");
   probe.torch_version = StringOr(doc, "torch_version");
+  probe.loop = LoopPerLaunchOf(doc);
   return probe;
 }
 

@@ -1,28 +1,53 @@
 """perfcast-agent's Python probe: host cost per operation of a Python loop.
 
-    python3 python_probe.py [--device cuda|cpu] [--ops 500] [--rounds 9]
+    python3 python_probe.py [--device cuda|cpu] [--ops 500] [--rounds 9] [--steps 20]
 
 Prints one JSON line:
 
     {"python_version": "3.12.3", "torch_version": "2.11.0+cu130", "device": "cuda",
-     "python_op_us": 8.1, "torchscript_op_us": 5.2, "ops": 500, "rounds": 9}
+     "python_op_us": 8.1, "torchscript_op_us": 5.2, "ops": 500, "rounds": 9,
+     "loop_forward_us": 140.2, "loop_backward_us": 260.0, "loop_optimizer_us": 95.1,
+     "loop_inference_us": 120.7, "loop_forward_launches": 17, ...,
+     "loop_forward_us_per_launch": 8.2, ..., "loop_train_us_per_launch": 9.4,
+     "loop_model": "8 x (Linear(32, 32), ReLU), Linear(32, 1), batch 1, AdamW",
+     "loop_launch_unit": "kernels", "loop_steps": 20}
 
-The measurement is profiler/validation/plain_loop.py's dispatch_rates: tiny
-in-place adds queued without a host sync, timed on the host, dispatched from
-a Python loop (what a user's script pays per operation) and from
-TorchScript's interpreter (C++); each the median over `rounds` of `ops`
-operations, in host microseconds per operation. torchscript_op_us is null
-where TorchScript cannot compile the loop.
+python_op_us and torchscript_op_us are profiler/validation/plain_loop.py's
+dispatch_rates: tiny in-place adds queued without a host sync, timed on the
+host, dispatched from a Python loop (what a user's script pays per
+operation) and from TorchScript's interpreter (C++); each the median over
+`rounds` of `ops` operations, in host microseconds per operation.
+torchscript_op_us is null where TorchScript cannot compile the loop.
+
+The loop_* keys time what a training loop pays per launch, which a queue of
+tiny adds does not show (autograd's backward, the optimizer's per-parameter
+work, nn.Module's call path): a tiny nn.Module model (TinyLoop) trained from
+Python at batch 1 on the device, steps queued without a host sync so that
+the host binds; the host microseconds per step of the training forward
+(with its loss), backward, optimizer (AdamW, PyTorch's default
+implementation, step and zero_grad) and an inference forward under no_grad,
+each the median over `rounds` of `steps` steps. Their kernel launches per
+step are counted once, after the timing (a profiler session slows the
+Python that follows it): CUDA kernels, copies and memsets from
+torch.profiler on a GPU; on the CPU, which launches no kernels, the ATen
+operations dispatched ("loop_launch_unit" says which). *_us_per_launch is
+the phase's host time over its launches (null where none was counted);
+loop_train_us_per_launch is the training step's (forward, backward,
+optimizer) over its launches.
 
 Exit status 3 when torch cannot be imported (the agent records "not
 measured"), 2 on bad arguments. The agent ships this file compiled in and
-runs it with the python it finds (profiler/python_probe.h).
+runs it with the python it finds (profiler/python_probe.h); the plain-loop
+validation imports TinyLoop and loop_host_us from it.
 """
 import argparse
 import json
 import platform
 import sys
 import time
+
+PHASES = ("forward", "backward", "optimizer", "inference")
+TRAIN_PHASES = ("forward", "backward", "optimizer")
 
 
 def median(values):
@@ -31,14 +56,150 @@ def median(values):
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
+class TinyLoop:
+    """A tiny model's training and inference loop, one phase per method:
+    `layers` x (Linear(width, width), ReLU), then Linear(width, 1), at
+    `batch` on `device`, MSE loss, AdamW at PyTorch's defaults (multi-tensor
+    on CUDA). Small enough that the GPU's work per kernel stays below the
+    host's dispatch, so that the host binds."""
+
+    def __init__(self, torch, device, layers=8, width=32, batch=1):
+        from torch import nn
+        self.torch = torch
+        self.description = "%d x (Linear(%d, %d), ReLU), Linear(%d, 1), batch %d, AdamW" % (
+            layers, width, width, width, batch)
+        torch.manual_seed(0)
+        modules = []
+        for _ in range(layers):
+            modules += [nn.Linear(width, width), nn.ReLU()]
+        modules.append(nn.Linear(width, 1))
+        self.model = nn.Sequential(*modules).to(device)
+        self.optimizer_ = torch.optim.AdamW(self.model.parameters(), lr=1e-3)
+        self.x = torch.randn(batch, width, device=device)
+        self.y = torch.randn(batch, 1, device=device)
+        self.loss = None
+
+    def forward(self):
+        self.loss = self.torch.nn.functional.mse_loss(self.model(self.x), self.y)
+
+    def backward(self):
+        self.loss.backward()
+
+    def optimizer(self):
+        self.optimizer_.step()
+        self.optimizer_.zero_grad()
+
+    def inference(self):
+        with self.torch.no_grad():
+            self.model(self.x)
+
+    def train_step(self):
+        self.forward()
+        self.backward()
+        self.optimizer()
+
+
+def loop_host_us(loop, steps=20, rounds=9, warmup=5):
+    """Host microseconds per step of each phase of `loop` (a TinyLoop): the
+    median over `rounds` of `steps` training steps, then `steps` inference
+    forwards, queued without a host sync (one after each round, untimed)."""
+    torch = loop.torch
+    cuda = loop.x.device.type == "cuda"
+    for _ in range(warmup):
+        loop.train_step()
+        loop.inference()
+    if cuda:
+        torch.cuda.synchronize()
+    per_round = {phase: [] for phase in PHASES}
+    clock = time.perf_counter
+    for _ in range(rounds):
+        spent = dict.fromkeys(PHASES, 0.0)
+        for _ in range(steps):
+            t0 = clock()
+            loop.forward()
+            t1 = clock()
+            loop.backward()
+            t2 = clock()
+            loop.optimizer()
+            t3 = clock()
+            spent["forward"] += t1 - t0
+            spent["backward"] += t2 - t1
+            spent["optimizer"] += t3 - t2
+        t0 = clock()
+        for _ in range(steps):
+            loop.inference()
+        spent["inference"] = clock() - t0
+        if cuda:
+            torch.cuda.synchronize()
+        for phase in PHASES:
+            per_round[phase].append(1e6 * spent[phase] / steps)
+    return {phase: median(values) for phase, values in per_round.items()}
+
+
+def loop_launches(loop):
+    """(launches per step of each phase, unit): CUDA kernels, copies and
+    memsets from torch.profiler on a GPU; ATen operations dispatched on the
+    CPU. Run it after any timing: a profiler session slows later Python."""
+    torch = loop.torch
+    if loop.x.device.type == "cuda":
+        from torch.profiler import ProfilerActivity, profile
+
+        def count(run):
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                run()
+                torch.cuda.synchronize()
+            return sum(1 for e in prof.events()
+                       if e.device_type == torch.autograd.DeviceType.CUDA)
+        unit = "kernels"
+    else:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Counter(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.n = 0
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.n += 1
+                return func(*args, **(kwargs or {}))
+
+        def count(run):
+            with Counter() as counter:
+                run()
+            return counter.n
+        unit = "aten ops"
+    loop.train_step()
+    counts = {"forward": count(loop.forward), "backward": count(loop.backward),
+              "optimizer": count(loop.optimizer), "inference": count(loop.inference)}
+    return counts, unit
+
+
+def loop_keys(host_us, launches, unit, description, steps):
+    """The loop_* keys of the probe's JSON line from loop_host_us's and
+    loop_launches's results."""
+    keys = {"loop_model": description, "loop_launch_unit": unit, "loop_steps": steps}
+    for phase in PHASES:
+        keys["loop_%s_us" % phase] = host_us[phase]
+        keys["loop_%s_launches" % phase] = launches[phase]
+        keys["loop_%s_us_per_launch" % phase] = (
+            host_us[phase] / launches[phase] if launches[phase] > 0 else None)
+    train_launches = sum(launches[p] for p in TRAIN_PHASES)
+    keys["loop_train_us_per_launch"] = (sum(host_us[p] for p in TRAIN_PHASES) / train_launches
+                                        if train_launches > 0 else None)
+    return keys
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--ops", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--steps", type=int, default=20,
+                        help="tiny-model steps per round of the loop_* keys")
     args = parser.parse_args()
-    if args.ops < 1 or args.rounds < 1:
-        parser.error("--ops and --rounds must be positive")
+    if args.ops < 1 or args.rounds < 1 or args.steps < 1:
+        parser.error("--ops, --rounds and --steps must be positive")
     try:
         import torch
     except Exception as e:  # noqa: BLE001 - any import failure means "no torch"
@@ -76,7 +237,7 @@ def main():
     except Exception as e:  # noqa: BLE001 - TorchScript is optional
         print("torchscript: %s" % e, file=sys.stderr)
     python = per_op_us(python_adds)
-    print(json.dumps({
+    out = {
         "python_version": platform.python_version(),
         "torch_version": torch.__version__,
         "device": args.device,
@@ -84,7 +245,17 @@ def main():
         "torchscript_op_us": torchscript,
         "ops": args.ops,
         "rounds": args.rounds,
-    }))
+    }
+    # After the tiny adds, so that the keys stored since the first probe
+    # keep measuring the same host state; the launch count last of all.
+    try:
+        loop = TinyLoop(torch, device)
+        host_us = loop_host_us(loop, steps=args.steps, rounds=args.rounds)
+        launches, unit = loop_launches(loop)
+        out.update(loop_keys(host_us, launches, unit, loop.description, args.steps))
+    except Exception as e:  # noqa: BLE001 - the loop keys are an addition
+        print("loop: %s" % e, file=sys.stderr)
+    print(json.dumps(out))
     return 0
 
 

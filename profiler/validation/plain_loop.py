@@ -19,7 +19,11 @@ means. The agent's figure is the profile's median_ms (the store's newest
 method). Right before each configuration the loop runs the agent's host probe
 (500 tiny ops queued without a sync) from TorchScript and from Python; the CSV
 keeps both next to the agent's own probe, and the summary adds the
-configurations whose host state matched the agent's (see host_matched).
+configurations whose host state matched the agent's (see host_matched). It
+also times the agent's Python probe's tiny model (LoopProbe: forward,
+backward, optimizer and inference, host microseconds per kernel launch,
+launches counted once by profiler/python_probe.py in a child process); the
+CSV keeps the training step's and the inference forward's.
 With --rounds 2 every configuration is timed twice (the second round in
 reverse order) and the summary says how well the plain loop repeats itself:
 on a virtual machine's host its host-bound steps do not (h100-sxm-14: median
@@ -61,6 +65,7 @@ torch is imported when a loop runs.
 import argparse
 import collections
 import csv
+import json
 import math
 import os
 import sqlite3
@@ -502,6 +507,58 @@ def dispatch_rates(device, scripted, ops=500, rounds=3):
     return cpp, rate(python_adds)
 
 
+def _python_probe():
+    """profiler/python_probe.py as a module (its TinyLoop and loop timing)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import python_probe  # noqa: E402 (profiler/, beside this directory)
+    return python_probe
+
+
+def python_probe_line(device, timeout_s=300):
+    """The agent's Python probe (profiler/python_probe.py) run on `device` in a
+    child process: its JSON line as a dict, or None (and why, on stderr) when
+    it fails. A child, because the probe ends by counting its tiny model's
+    kernel launches with torch.profiler, whose session slows the Python that
+    follows it in the same process."""
+    import subprocess
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "python_probe.py")
+    try:
+        done = subprocess.run([sys.executable, script, "--device", device.type],
+                              capture_output=True, text=True, timeout=timeout_s)
+        lines = [line for line in done.stdout.splitlines() if line.strip()]
+        if done.returncode == 0 and lines:
+            return json.loads(lines[-1])
+        why = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        why = str(e)
+    print("python probe: not measured: %s" % why, file=sys.stderr, flush=True)
+    return None
+
+
+class LoopProbe:
+    """What a training loop pays per kernel launch, right before a
+    configuration, as dispatch_rates is: python_probe.py's tiny nn.Module
+    model trained and run from Python on `device` (forward, backward, AdamW,
+    inference forward), its host microseconds per step of each phase timed
+    here and divided by the launches per step that `probe` (python_probe_line's
+    dict, counted once in a child process) counted."""
+
+    def __init__(self, device, probe):
+        import torch
+        self.module = _python_probe()
+        self.loop = self.module.TinyLoop(torch, device)
+        self.launches = {phase: (probe or {}).get("loop_%s_launches" % phase) or 0
+                         for phase in self.module.PHASES}
+        self.unit = (probe or {}).get("loop_launch_unit")
+
+    def measure(self, steps=20, rounds=3):
+        """The probe's loop_* keys (python_probe.loop_keys), timed now."""
+        host_us = self.module.loop_host_us(self.loop, steps=steps, rounds=rounds)
+        return self.module.loop_keys(host_us, self.launches, self.unit, self.loop.description,
+                                     steps)
+
+
 def time_plain(workload, config, device, ring=8, target_ms=100.0, blocks=5, tolerance=0.02,
                max_warmup_blocks=6, min_steps=3, foreach=None, step=None, record=None):
     """Median over `blocks` timed blocks of the mean step time, milliseconds
@@ -581,10 +638,16 @@ def main(argv=None):
     except Exception as e:  # TorchScript missing or refused: the Python probe only
         print("plain_loop: no TorchScript probe: %s" % str(e).splitlines()[0], flush=True)
         scripted = None
+    loop_probe = None
+    probe = python_probe_line(device)
+    if probe is not None:
+        print("plain_loop: python probe %s" % json.dumps(probe), flush=True)
+        loop_probe = LoopProbe(device, probe)
     # Each round times every configuration once, odd rounds in reverse order,
     # so that a host drifting during the run reaches every configuration in
     # every round's position; a configuration's figure is its rounds' median.
-    timed = collections.OrderedDict()  # key -> (config, [plain_ms], [cpp rate], [python rate])
+    # key -> (config, [plain_ms], [cpp rate], [python rate], [LoopProbe.measure()])
+    timed = collections.OrderedDict()
     stop = False
     for round_index in range(args.rounds):
         order = picked if round_index % 2 == 0 else list(reversed(picked))
@@ -596,6 +659,7 @@ def main(argv=None):
                 break
             try:
                 cpp_rate, python_rate = dispatch_rates(device, scripted)
+                loop_keys = loop_probe.measure() if loop_probe is not None else {}
                 plain_ms = time_plain(builders[c.family](dict(c.params), c.batch), c, device,
                                       foreach=False if args.for_loop else None)
             except Exception as e:  # one failing configuration must not end the run
@@ -604,10 +668,11 @@ def main(argv=None):
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
                 continue
-            entry = timed.setdefault(c.key, (c, [], [], []))
+            entry = timed.setdefault(c.key, (c, [], [], [], []))
             entry[1].append(plain_ms)
             entry[2].append(cpp_rate)
             entry[3].append(python_rate)
+            entry[4].append(loop_keys)
             print("[%d/%d] %s: agent %.4f ms, plain %.4f ms, %+.2f%%" %
                   (i + 1, len(picked), c.key, c.agent_ms, plain_ms,
                    100.0 * (c.agent_ms / plain_ms - 1.0)), flush=True)
@@ -616,11 +681,14 @@ def main(argv=None):
         if stop:
             break
     rows, pairs, probed = [], [], []
-    for c, plain_rounds, cpp_rates, python_rates in timed.values():
+    for c, plain_rounds, cpp_rates, python_rates, loops in timed.values():
         plain_ms = quantile(plain_rounds, 0.5)
         known_cpp = [r for r in cpp_rates if r]
         cpp_rate = quantile(known_cpp, 0.5) if known_cpp else None
         python_rate = quantile(python_rates, 0.5)
+        per_launch = {phase: [k["loop_%s_us_per_launch" % phase] for k in loops
+                              if k.get("loop_%s_us_per_launch" % phase)]
+                      for phase in ("train", "inference")}
         pairs.append((c.agent_ms, plain_ms))
         probed.append((c.agent_ms, plain_ms, c.agent_dispatch, cpp_rate))
         rows.append([c.key, c.family, c.batch, c.precision, c.phase,
@@ -628,12 +696,14 @@ def main(argv=None):
                      "%.2f" % (100.0 * (c.agent_ms / plain_ms - 1.0)),
                      "%.0f" % c.agent_dispatch if c.agent_dispatch else "",
                      "%.0f" % cpp_rate if cpp_rate else "", "%.0f" % python_rate,
-                     ";".join("%.4f" % ms for ms in plain_rounds)])
+                     ";".join("%.4f" % ms for ms in plain_rounds)] +
+                    ["%.3f" % quantile(v, 0.5) if v else "" for v in per_launch.values()])
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["key", "family", "batch", "precision", "phase", "agent_ms", "plain_ms",
                     "diff_pct", "agent_dispatch_ops_per_s", "plain_dispatch_ops_per_s",
-                    "python_dispatch_ops_per_s", "plain_ms_rounds"])
+                    "python_dispatch_ops_per_s", "plain_ms_rounds",
+                    "python_loop_train_us_per_launch", "python_loop_inference_us_per_launch"])
         w.writerows(rows)
     s = compare(pairs)
     print("plain_loop: n=%d median |agent-plain| %.2f%%, p90 %.2f%%, median signed %+.2f%% -> %s"

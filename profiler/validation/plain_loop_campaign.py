@@ -22,7 +22,12 @@ cudnn.benchmark on and the precision as PyTorch means it:
 Every configuration runs once per round; round 2 runs them in reverse order,
 so that the loop's own run-to-run noise is measured beside each figure. Right
 before each configuration, plain_loop's host probe (500 tiny adds queued
-without a sync, from TorchScript and from Python) is stored with the row.
+without a sync, from TorchScript and from Python) is stored with the row, and
+so is what a training loop pays per kernel launch (plain_loop.LoopProbe: the
+agent's Python probe's tiny model, forward, backward, AdamW and inference,
+the loop_* keys of profiler/python_probe.py); the probe itself runs once at
+the start in a child process (a row of kind "python_probe": the agent's
+probe on this host, and the launch counts the per-launch keys divide by).
 
 The host-cost probe (rows of kind "host_cost") prices a Python loop's host
 work: the host time per call of typical small eager ops (linear, layer_norm,
@@ -357,6 +362,12 @@ def main(argv=None):
         scripted = plain_loop._scripted_adds()
     except Exception:
         scripted = None
+    loop_probe = None
+    probe = plain_loop.python_probe_line(device)
+    if probe is not None:
+        append(dict(probe, kind="python_probe"))
+        print("python probe: %s" % json.dumps(probe), flush=True)
+        loop_probe = plain_loop.LoopProbe(device, probe)
     configs = configurations(models)
     workloads, resident = {}, [None]
     results = []
@@ -388,6 +399,8 @@ def main(argv=None):
                 cpp_rate, python_rate = plain_loop.dispatch_rates(device, scripted)
                 row.update(dispatch_torchscript_ops_per_s=cpp_rate,
                            dispatch_python_ops_per_s=python_rate)
+                if loop_probe is not None:
+                    row.update(loop_probe.measure())
                 config = plain_loop.Config(k, family, params, batch, base, phase,
                                            optimizer, 0.0)
                 w.model.to(device)

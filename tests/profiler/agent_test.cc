@@ -173,7 +173,11 @@ TEST(AgentCliTest, ARunStoresThePythonProbeAndGoesOnWithoutIt) {
   const std::string fake = TempPath(absl::StrCat("fake_python_", getpid()));
   std::ofstream(fake) << "#!/bin/sh\n[ \"$3\" = cpu ] || exit 1\n"
                       << R"(echo '{"python_version": "3.12.3", "torch_version": "2.11.0", )"
-                      << R"("python_op_us": 8.25, "torchscript_op_us": 5.5}')" << "\n";
+                      << R"("python_op_us": 8.25, "torchscript_op_us": 5.5, )"
+                      << R"("loop_forward_us_per_launch": 9.5, "loop_backward_us_per_launch": 11, )"
+                      << R"("loop_optimizer_us_per_launch": 14, )"
+                      << R"("loop_inference_us_per_launch": 8, "loop_train_us_per_launch": 11.5}')"
+                      << "\n";
   chmod(fake.c_str(), 0755);
   const std::string out = TempPath(absl::StrCat("probe_run_", getpid(), ".sqlite"));
   const std::string run = "run --device cpu --threads 1 --quiet --name ci-probe --plan-file " + plan;
@@ -182,6 +186,8 @@ TEST(AgentCliTest, ARunStoresThePythonProbeAndGoesOnWithoutIt) {
   RemoveStore(out);
   ASSERT_EQ(RunAgent(absl::StrCat(run, " --python ", fake, " --out ", out), &output), 0) << output;
   EXPECT_THAT(output, HasSubstr("8.25 us per op from Python, 5.50 us from TorchScript"));
+  EXPECT_THAT(output, HasSubstr("9.50 us per kernel launch in forward, 11.00 in backward, 14.00 "
+                                "in the optimizer, 11.50 training, 8.00 in inference"));
   StoredProbe probed = ReadProbe(out);
   EXPECT_EQ(probed.node.measured.python_op_us, 8.25);
   EXPECT_EQ(probed.node.measured.torchscript_op_us, 5.5);

@@ -60,6 +60,45 @@ TEST(ParsePythonProbeOutputTest, TorchScriptMayBeMissing) {
   EXPECT_FALSE(probe->torchscript_op_us.has_value());
 }
 
+TEST(ParsePythonProbeOutputTest, ReadsTheTinyModelsLoopPerLaunch) {
+  absl::StatusOr<PythonProbe> probe = ParsePythonProbeOutput(
+      R"({"python_op_us": 6.8, "torchscript_op_us": 5.9, "loop_forward_us_per_launch": 9.5, )"
+      R"("loop_backward_us_per_launch": 11.25, "loop_optimizer_us_per_launch": 14, )"
+      R"("loop_inference_us_per_launch": 8.5, "loop_train_us_per_launch": 11.5, )"
+      R"("loop_forward_launches": 19, "loop_launch_unit": "kernels"})");
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  ASSERT_TRUE(probe->loop.has_value());
+  EXPECT_DOUBLE_EQ(probe->loop->forward_us, 9.5);
+  EXPECT_DOUBLE_EQ(probe->loop->backward_us, 11.25);
+  EXPECT_DOUBLE_EQ(probe->loop->optimizer_us, 14);
+  EXPECT_DOUBLE_EQ(probe->loop->inference_us, 8.5);
+  EXPECT_DOUBLE_EQ(probe->loop->train_us, 11.5);
+}
+
+// The loop keys are an addition: a script without them, or one that could
+// not count launches (null), still gives the per-op cost.
+TEST(ParsePythonProbeOutputTest, TheLoopIsEmptyUnlessEveryKeyIsAMeasurement) {
+  absl::StatusOr<PythonProbe> probe = ParsePythonProbeOutput(kOutput);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  EXPECT_FALSE(probe->loop.has_value());
+  // One line each: the parser reads the last line of the script's output.
+  for (const char* partial :
+       {R"({"python_op_us": 7, "loop_forward_us_per_launch": 9, )"
+        R"("loop_backward_us_per_launch": 9, "loop_optimizer_us_per_launch": 9, )"
+        R"("loop_inference_us_per_launch": 9})",
+        R"({"python_op_us": 7, "loop_forward_us_per_launch": 9, )"
+        R"("loop_backward_us_per_launch": 9, "loop_optimizer_us_per_launch": null, )"
+        R"("loop_inference_us_per_launch": 9, "loop_train_us_per_launch": 9})",
+        R"({"python_op_us": 7, "loop_forward_us_per_launch": 9, )"
+        R"("loop_backward_us_per_launch": -1, "loop_optimizer_us_per_launch": 9, )"
+        R"("loop_inference_us_per_launch": 9, "loop_train_us_per_launch": 9})"}) {
+    probe = ParsePythonProbeOutput(partial);
+    ASSERT_TRUE(probe.ok()) << probe.status();
+    EXPECT_DOUBLE_EQ(probe->python_op_us, 7);
+    EXPECT_FALSE(probe->loop.has_value()) << partial;
+  }
+}
+
 TEST(ParsePythonProbeOutputTest, RefusesWhatIsNotAMeasurement) {
   for (const char* bad : {"", "Traceback (most recent call last):", R"({"python_op_us": 0})",
                           R"({"python_op_us": -3})", R"({"torchscript_op_us": 5})",
@@ -128,6 +167,7 @@ TEST(RunPythonProbeTest, TheShippedScriptRunsUnderPython3) {
     ASSERT_TRUE(probe.ok()) << probe.status();
     EXPECT_GT(probe->python_op_us, 0);
     EXPECT_FALSE(probe->torch_version.empty());
+    EXPECT_TRUE(probe->loop.has_value());
   }
 }
 
