@@ -56,7 +56,7 @@ struct LayoutMemory {
   double context = 0;  // CUDA context and kernels
   std::string method;  // EstimateMemory's: "calibrated:<scope>" or "analytic"
   // The allocated peak's 10-90% band: the spread learned on measured
-  // layouts of the framework and strategy (parallel_terms.h), else the
+  // layouts of the framework (parallel_terms.h), else the
   // single-GPU calibration's band on the activations.
   double allocated_low = 0;
   double allocated_high = 0;

@@ -348,9 +348,11 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   }
   const double uncertain =
       out.compute_ms + out.bubble_ms + out.optimizer_ms + out.implementation_ms;
-  const double certain = out.step_ms - uncertain;
-  out.lo_ms = certain + uncertain * predicted->lo_ms / predicted->iteration_ms;
-  out.hi_ms = certain + uncertain * predicted->hi_ms / predicted->iteration_ms;
+  const double band = term.interval_scale > 0 ? term.interval_scale : 1;
+  out.lo_ms = out.step_ms -
+              band * uncertain * (1 - predicted->lo_ms / predicted->iteration_ms);
+  out.hi_ms = out.step_ms +
+              band * uncertain * (predicted->hi_ms / predicted->iteration_ms - 1);
 
   out.memory = EstimateLayoutMemory(micro.memory, layout);
   return out;

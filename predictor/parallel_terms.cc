@@ -61,11 +61,13 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     absl::StatusOr<double> collective = Term(entry, "host_ms_per_collective");
     absl::StatusOr<double> tp_collective = Term(entry, "tp_collective_ms");
     absl::StatusOr<double> tp_per_peer = Term(entry, "tp_collective_ms_per_peer");
+    absl::StatusOr<double> interval = Term(entry, "interval_scale");
     absl::StatusOr<double> low = Term(entry, "memory_low_ratio");
     absl::StatusOr<double> high = Term(entry, "memory_high_ratio");
     absl::StatusOr<double> rows = Term(entry, "rows");
     for (const auto* s :
-         {&gpu, &launch, &unit, &collective, &tp_collective, &tp_per_peer, &low, &high, &rows}) {
+         {&gpu, &launch, &unit, &collective, &tp_collective, &tp_per_peer, &interval, &low, &high,
+          &rows}) {
       if (!s->ok()) return s->status();
     }
     if ((*low > 0 || *high > 0) && !(*low > 0 && *low <= 1 && *high >= 1)) {
@@ -78,6 +80,7 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     term.host_ms_per_collective = *collective;
     term.tp_collective_ms = *tp_collective;
     term.tp_collective_ms_per_peer = *tp_per_peer;
+    term.interval_scale = *interval;
     term.memory_low_ratio = *low;
     term.memory_high_ratio = *high;
     term.rows = static_cast<int>(*rows);

@@ -23,6 +23,11 @@
 // per kernel), whichever bounds the step. A framework or strategy without
 // terms adds nothing.
 //
+// The step's 10-90% band is the single-GPU model's on the uncertain parts
+// (compute, bubble, optimizer, implementation), scaled about the step by
+// interval_scale where one is learned: the answers' band calibrated on
+// steps priced without their model (fit_parallel_terms.py).
+//
 // Thread-safe: immutable after construction.
 #ifndef PERFCAST_PREDICTOR_PARALLEL_TERMS_H_
 #define PERFCAST_PREDICTOR_PARALLEL_TERMS_H_
@@ -56,9 +61,12 @@ struct ImplementationTerm {
   double host_ms_per_collective = 0;
   double tp_collective_ms = 0;           // per tensor-parallel all-reduce
   double tp_collective_ms_per_peer = 0;  // per all-reduce and rank beyond the first
+  // The step band's distances from the step, scaled (0: none learned, 1).
+  double interval_scale = 0;
   // Memory per GPU's 10-90% band around the layout memory model's peak, as
   // ratios to it (low <= 1 <= high; 0: none learned): the spread of the
-  // model's error on the measured layouts of this framework and strategy.
+  // model's error on the measured layouts of this framework, wide enough to
+  // hold 80% of the peaks of models it was not learned on.
   double memory_low_ratio = 0;
   double memory_high_ratio = 0;
   int rows = 0;  // measured steps it was fitted on
@@ -68,8 +76,9 @@ class ParallelTerms {
  public:
   // Parses {"terms": [{"framework", "strategy", "gpu_scale",
   // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
-  // "tp_collective_ms", "tp_collective_ms_per_peer", "memory_low_ratio",
-  // "memory_high_ratio", "rows"}, ...]}; a term left out is 0.
+  // "tp_collective_ms", "tp_collective_ms_per_peer", "interval_scale",
+  // "memory_low_ratio", "memory_high_ratio", "rows"}, ...]}; a term left out
+  // is 0.
   // InvalidArgument for malformed JSON, an unknown framework, a negative or
   // non-finite term, or a memory band that does not hold 1.
   static absl::StatusOr<ParallelTerms> FromJson(absl::string_view json);

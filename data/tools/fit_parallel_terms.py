@@ -17,21 +17,37 @@ the terms minimise the mean |log(predicted / measured)| of
       launches * host_ms_per_launch + units * host_ms_per_unit
       + collectives * host_ms_per_collective)
 
-over a grid (no numpy needed); a strategy without rows gets no term. Beside
-them, the memory per GPU's band: the 10th and 90th percentiles of the layout
-memory model's relative error on the strategy's rows, as ratios to the
-predicted peak (memory_low_ratio <= 1 <= memory_high_ratio).
+over a grid (no numpy needed); a strategy without rows gets no term.
+
+Both bands are learned from held-out residuals, leaving one model out at a
+time: a model's rows share its errors (a model over-predicted under DDP is
+over-predicted under FSDP too), so the spread of in-sample residuals is
+narrower than what a new model meets.
+- The step's band (interval_scale): the answers' band, from the single-GPU
+  model's, is scaled about the step so that it holds 80% of the steps priced
+  with terms fitted without their model: the 80th percentile over those rows
+  of the scale that just reaches each measured step, per strategy where it
+  has at least MIN_OWN_ROWS rows, else over all the framework's rows.
+- Memory per GPU's band (memory_low_ratio <= 1 <= memory_high_ratio, ratios
+  to the predicted peak): quantiles of measured / predicted over all the
+  framework's layouts at the levels (q, 1 - q), q the largest of
+  MEMORY_LEVELS whose band, learned on the other models' rows, holds at
+  least 80% of each left-out model's peaks.
+The answers' bands are taken back to the unscaled ones with the
+interval_scale of the predictor/parallel_terms.json they were priced with
+(PRICED), as their steps are taken back to the composed ones.
 OUT.json is what predictor/parallel_terms.json holds; its terms of other
 frameworks (learned from other measurements) are kept.
 
---holdout: instead, leave each model out in turn (fit on the others' rows,
-predict its rows) and print per strategy the held-out MAPE, signed bias and
-the share inside the predicted band scaled like the step, and the share of
-measured memory peaks inside the memory band learned on the other models.
+--holdout: instead, leave each model out in turn (fit everything above on the
+others' rows, predict its rows) and print per strategy, for checkpointed rows
+and for all, the held-out MAPE, signed bias, the share inside the step's band
+and the share of measured memory peaks inside the memory band.
 """
 import itertools
 import json
 import math
+import os
 import statistics
 import sys
 
@@ -39,6 +55,10 @@ GPU_SCALES = [i / 100 for i in range(0, 101, 2)]
 PER_LAUNCH = [0.0] + [1e-4 * 1.35 ** i for i in range(0, 26)]
 PER_UNIT = [0.0] + [0.05 * 1.4 ** i for i in range(0, 18)]
 TERMS = ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective")
+COVERAGE = 0.8  # a 10-90% band
+MIN_OWN_ROWS = 8  # below, a strategy's step band is the framework's
+MEMORY_LEVELS = [i / 100 for i in range(10, -1, -1)]  # narrowest band first
+PRICED = os.path.join(os.path.dirname(__file__), "..", "..", "predictor", "parallel_terms.json")
 # Which terms each strategy may use: the host-bound ones follow how each
 # implementation spends host time (DDP's hooks, FSDP's per-layer all-gather
 # and reduce-scatter calls, DTensor's dispatch per operation).
@@ -74,9 +94,17 @@ def collective_calls_per_unit(row):
     return 3 if row["zero"] >= 3 else 2
 
 
+def priced_scales():
+    """interval_scale per (framework, strategy) of the terms the answers were priced with."""
+    with open(PRICED) as f:
+        return {(t["framework"], t["strategy"]): t.get("interval_scale") or 1.0
+                for t in json.load(f)["terms"]}
+
+
 def points(rows_path, predictions_path):
     rows = [r for r in rows_of(rows_path) if r.get("schedule") != "GPipe"]
     answers = rows_of(predictions_path)
+    scales = priced_scales()
     if len(rows) != len(answers):
         sys.exit("%d rows for %d answers" % (len(rows), len(answers)))
     out = []
@@ -86,11 +114,13 @@ def points(rows_path, predictions_path):
             continue
         par = p["parallel"]
         composed = p["iteration_ms"] - par.get("implementation_ms", 0)
+        scale = scales.get((r["framework"], strategy(r)), 1.0)
         out.append({
             "model": r["model"], "strategy": strategy(r), "framework": r["framework"],
+            "checkpointing": bool(r["activation_checkpointing"]),
             "measured": r["step_ms"], "composed": composed,
-            "low": p["iteration_ms_low"] / p["iteration_ms"],
-            "high": p["iteration_ms_high"] / p["iteration_ms"],
+            "low": 1 - (1 - p["iteration_ms_low"] / p["iteration_ms"]) / scale,
+            "high": 1 + (p["iteration_ms_high"] / p["iteration_ms"] - 1) / scale,
             "launches": par.get("launches", 0), "units": float(par.get("units", 0)),
             "collectives": collective_calls_per_unit(r) * float(par.get("units", 0)),
             "memory_measured": r["peak_allocated_gib"],
@@ -131,24 +161,84 @@ def percentile(values, q):
     return v[i] if i + 1 >= len(v) else v[i] + (x - i) * (v[i + 1] - v[i])
 
 
+def memory_ratio(pt):
+    return pt["memory_measured"] / pt["memory_predicted"]
+
+
+def memory_band_at(pts, q):
+    ratios = [memory_ratio(p) for p in pts]
+    return min(1.0, percentile(ratios, q)), max(1.0, percentile(ratios, 1 - q))
+
+
+def held_out_memory_coverage(pts, q):
+    inside = []
+    for model in {p["model"] for p in pts}:
+        low, high = memory_band_at([p for p in pts if p["model"] != model], q)
+        inside += [low <= memory_ratio(p) <= high for p in pts if p["model"] == model]
+    return sum(inside) / len(inside)
+
+
 def memory_band(pts):
-    """measured ~ predicted / (1 + error), as for single-GPU memory."""
-    errors = [p["memory_predicted"] / p["memory_measured"] - 1 for p in pts]
-    return {"memory_low_ratio": min(1.0, 1 / (1 + percentile(errors, 0.9))),
-            "memory_high_ratio": max(1.0, 1 / (1 + percentile(errors, 0.1)))}
+    """The framework's band over all its layouts, its levels set by leaving models out."""
+    q = next((q for q in MEMORY_LEVELS if held_out_memory_coverage(pts, q) >= COVERAGE), 0.0)
+    low, high = memory_band_at(pts, q)
+    return {"memory_low_ratio": low, "memory_high_ratio": high}
+
+
+def fit_terms(pts):
+    """The grid terms per (framework, strategy)."""
+    terms = {}
+    for key in sorted({(p["framework"], p["strategy"]) for p in pts}):
+        if key[1] in SHAPES:
+            terms[key] = fit([p for p in pts if (p["framework"], p["strategy"]) == key],
+                             SHAPES[key[1]])
+    return terms
+
+
+def term_of(terms, pt):
+    return terms.get((pt["framework"], pt["strategy"]), dict.fromkeys(TERMS, 0))
+
+
+def reach(pt, step):
+    """The scale of the answer's band about `step` that just reaches the measured step."""
+    if pt["measured"] < step:
+        return (step - pt["measured"]) / (step * (1 - pt["low"]))
+    return (pt["measured"] - step) / (step * (pt["high"] - 1))
+
+
+def held_out_reaches(pts):
+    """(point, reach) of every row priced with terms fitted without its model."""
+    out = []
+    for model in sorted({p["model"] for p in pts}):
+        terms = fit_terms([p for p in pts if p["model"] != model])
+        out += [(p, reach(p, predict(term_of(terms, p), p))) for p in pts if p["model"] == model]
+    return out
+
+
+def interval_scales(pts):
+    """interval_scale per (framework, strategy): see the module comment."""
+    reaches = held_out_reaches(pts)
+    scales = {}
+    for framework in {p["framework"] for p in pts}:
+        pooled = [r for p, r in reaches if p["framework"] == framework]
+        for name in {p["strategy"] for p in pts if p["framework"] == framework}:
+            own = [r for p, r in reaches if (p["framework"], p["strategy"]) == (framework, name)]
+            scales[(framework, name)] = percentile(own if len(own) >= MIN_OWN_ROWS else pooled,
+                                                   COVERAGE)
+    return scales
 
 
 def fit_all(pts):
-    terms = []
-    for (framework, name) in sorted({(p["framework"], p["strategy"]) for p in pts}):
+    terms = fit_terms(pts)
+    scales = interval_scales(pts)
+    out = []
+    for (framework, name), term in sorted(terms.items()):
         group = [p for p in pts if p["framework"] == framework and p["strategy"] == name]
-        if name not in SHAPES:
-            continue
-        term = fit(group, SHAPES[name])
-        term.update(memory_band(group))
-        terms.append(dict(framework=framework, strategy=name, rows=len(group),
-                          **{k: float("%.6g" % v) for k, v in term.items()}))
-    return terms
+        term = dict(term, interval_scale=scales[(framework, name)],
+                    **memory_band([p for p in pts if p["framework"] == framework]))
+        out.append(dict(framework=framework, strategy=name, rows=len(group),
+                        **{k: float("%.6g" % v) for k, v in term.items()}))
+    return out
 
 
 def holdout(pts):
@@ -159,18 +249,19 @@ def holdout(pts):
         for p in pts:
             if p["model"] != model:
                 continue
-            term = terms.get((p["framework"], p["strategy"]), dict.fromkeys(TERMS, 0))
+            term = term_of(terms, p)
             step = predict(term, p)
             err = (step - p["measured"]) / p["measured"]
-            inside = step * p["low"] <= p["measured"] <= step * p["high"]
+            inside = reach(p, step) <= term.get("interval_scale", 1)
             memory = p["memory_predicted"]
             memory_inside = (memory * term.get("memory_low_ratio", 1) <= p["memory_measured"] <=
                              memory * term.get("memory_high_ratio", 1))
-            for key in (p["strategy"], "all"):
-                results.setdefault(key, []).append((err, inside, memory_inside))
+            for key in (p["strategy"], "checkpointing" if p["checkpointing"] else None, "all"):
+                if key:
+                    results.setdefault(key, []).append((err, inside, memory_inside))
     print("| strategy | rows | held-out MAPE | bias (median / mean) | coverage | memory coverage |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for key in sorted(results, key=lambda k: (k == "all", k)):
+    for key in sorted(results, key=lambda k: (k == "all", k == "checkpointing", k)):
         e = results[key]
         errs = [x[0] for x in e]
         print("| %s | %d | %.1f%% | %+.1f%% / %+.1f%% | %.0f%% | %.0f%% |" % (

@@ -331,6 +331,36 @@ TEST(Parallel, ImplementationTermsBoundTheComposedStep) {
   }
 }
 
+// A learned interval_scale moves the band's ends toward (or away from) the
+// step in proportion; without one the band is the single-GPU model's.
+TEST(Parallel, IntervalScaleScalesTheBandAboutTheStep) {
+  const ParallelLayout ddp{.data = 2};
+  absl::StatusOr<ParallelTerms> plain = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "ddp", "gpu_scale": 0.2}]})");
+  absl::StatusOr<ParallelTerms> narrowed = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "ddp", "gpu_scale": 0.2,
+                     "interval_scale": 0.5}]})");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(narrowed.ok()) << narrowed.status();
+  ParallelOptions options;
+  options.terms = &*plain;
+  const ParallelPrediction wide = Parallel(Transformer(8), ddp, RooflineModel(), options);
+  options.terms = &*narrowed;
+  const ParallelPrediction narrow = Parallel(Transformer(8), ddp, RooflineModel(), options);
+  ASSERT_LT(wide.lo_ms, wide.step_ms);
+  ASSERT_GT(wide.hi_ms, wide.step_ms);
+  EXPECT_DOUBLE_EQ(narrow.step_ms, wide.step_ms);
+  EXPECT_NEAR(narrow.step_ms - narrow.lo_ms, 0.5 * (wide.step_ms - wide.lo_ms),
+              1e-9 * wide.step_ms);
+  EXPECT_NEAR(narrow.hi_ms - narrow.step_ms, 0.5 * (wide.hi_ms - wide.step_ms),
+              1e-9 * wide.step_ms);
+  EXPECT_EQ(ParallelTerms::FromJson(R"({"terms": [{"framework": "pytorch", "strategy": "ddp",
+                                                   "interval_scale": -0.5}]})")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Parallel, ZeroShardsTheOptimizerStepOverTheReplicas) {
   const ParallelPrediction ddp = Parallel(Transformer(32), {.data = 4});
   ASSERT_GT(ddp.optimizer_ms, 0);
