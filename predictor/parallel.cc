@@ -198,8 +198,10 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   for (int64_t l = 0; l < layer_count; ++l) ++stages[l * p / std::max<int64_t>(1, layer_count)].layers;
   double optimizer_level1 = 0, host_level1 = 0, total_launches = 0;
   const bool recompute = training && layout.activation_checkpointing;
+  const ImplementationTerm term =
+      (options_.terms != nullptr ? *options_.terms : ParallelTerms::BuiltIn()).Find(layout);
   for (const Shard::Op& op : shard.ops) {
-    const double ms = op.ms;
+    const double ms = op.ms * term.ClassScale(op.op_class, spec->precision);
     total_launches += op.launches;
     if (op.op_class == models::OpClass::kOptimizer) {
       optimizer_level1 += ms;
@@ -312,8 +314,6 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   }
   out.step_ms = out.compute_ms + out.bubble_ms + out.tp_comm_ms + out.pp_comm_ms +
                 out.dp_exposed_ms + out.optimizer_ms;
-  const ImplementationTerm term =
-      (options.terms != nullptr ? *options.terms : ParallelTerms::BuiltIn()).Find(layout);
   out.launches = m * critical.launches;
   out.units = critical.layers > 0 ? critical.layers : full->inner_modules;
   // Each of the M + P - 1 slots of 1F1B waits for the slowest stage, so its

@@ -37,7 +37,8 @@
 //    more under ZeRO (any stage shards the optimizer states).
 //  - Activation checkpointing runs every layer's forward again in backward.
 //  - The framework's implementation terms, learned from measured steps
-//    (parallel_terms.h), bound the composed step from below.
+//    (parallel_terms.h), re-price each operation class its own kernels run
+//    differently and bound the composed step from below.
 //  - Memory per GPU is the layout memory model's (layout_memory.h); the
 //    layout's vocabulary and validation are layout.h's.
 //

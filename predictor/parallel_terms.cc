@@ -26,7 +26,47 @@ absl::StatusOr<double> Term(const json& entry, const char* name) {
   return it->get<double>();
 }
 
+// "class_scale" and "class_scale_precisions" of `entry` into `term`.
+absl::Status ClassScales(const json& entry, ImplementationTerm& term) {
+  auto scales = entry.find("class_scale");
+  auto precisions = entry.find("class_scale_precisions");
+  if (scales == entry.end() && precisions == entry.end()) return absl::OkStatus();
+  if (scales == entry.end() || !scales->is_object() || precisions == entry.end() ||
+      !precisions->is_array() || precisions->empty()) {
+    return absl::InvalidArgumentError(
+        "parallel terms: 'class_scale' needs an object of factors and 'class_scale_precisions' "
+        "a non-empty array of precisions");
+  }
+  for (const auto& [name, factor] : scales->items()) {
+    ASSIGN_OR_RETURN(models::OpClass op_class, models::ParseOpClass(name));
+    if (!factor.is_number() || !std::isfinite(factor.get<double>()) || factor.get<double>() <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parallel terms: class_scale '", name, "' must be a finite number > 0"));
+    }
+    term.class_scale[op_class] = factor.get<double>();
+  }
+  for (const json& name : *precisions) {
+    if (!name.is_string()) {
+      return absl::InvalidArgumentError(
+          "parallel terms: 'class_scale_precisions' must hold precision names");
+    }
+    ASSIGN_OR_RETURN(models::Precision precision, models::ParsePrecision(name.get<std::string>()));
+    term.class_scale_precisions.push_back(precision);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+double ImplementationTerm::ClassScale(models::OpClass op_class,
+                                      models::Precision precision) const {
+  auto it = class_scale.find(op_class);
+  if (it == class_scale.end()) return 1;
+  for (models::Precision p : class_scale_precisions) {
+    if (p == precision) return it->second;
+  }
+  return 1;
+}
 
 std::string ImplementationStrategy(const ParallelLayout& layout) {
   if (layout.tensor > 1) return "tp";
@@ -84,6 +124,7 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     term.memory_low_ratio = *low;
     term.memory_high_ratio = *high;
     term.rows = static_cast<int>(*rows);
+    RETURN_IF_ERROR(ClassScales(entry, term));
     out.terms_[{framework, entry["strategy"].get<std::string>()}] = term;
   }
   return out;

@@ -3,7 +3,9 @@
 // measured multi-GPU steps (data/tools/fit_parallel_terms.py writes
 // predictor/parallel_terms.json, compiled in; data/README.md says from what).
 //
-// Per framework and strategy the step is
+// Per framework and strategy the step is composed from each GPU's operations,
+// each class's time multiplied by the term's class scale where the workload's
+// precision is one it was learned on, and then bounded:
 //   max((composed + tp_collectives × per_tp_collective) × (1 + gpu_scale),
 //       launches × host_ms_per_launch + units × host_ms_per_unit
 //       + units × CollectiveCallsPerUnit × host_ms_per_collective)
@@ -35,9 +37,12 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "models/descriptor.h"
+#include "models/workload.h"
 #include "predictor/layout.h"
 
 namespace perfcast::predictor {
@@ -69,7 +74,19 @@ struct ImplementationTerm {
   // hold 80% of the peaks of models it was not learned on.
   double memory_low_ratio = 0;
   double memory_high_ratio = 0;
+  // A factor on each GPU's compute of an operation class (1 for a class left
+  // out) when the workload runs in one of `class_scale_precisions`: what the
+  // framework's own kernels take against the single-GPU model, which learned
+  // PyTorch's (Megatron fuses softmax, bias-GELU, bias-dropout-add and Adam,
+  // and materialises attention scores where PyTorch runs a fused kernel).
+  // Other precisions are priced as the single-GPU model says: the scales were
+  // learned on steps of those precisions, where the fused paths run.
+  std::map<models::OpClass, double> class_scale;
+  std::vector<models::Precision> class_scale_precisions;
   int rows = 0;  // measured steps it was fitted on
+
+  // class_scale's factor for `op_class` in a workload of `precision`.
+  double ClassScale(models::OpClass op_class, models::Precision precision) const;
 };
 
 class ParallelTerms {
@@ -77,10 +94,12 @@ class ParallelTerms {
   // Parses {"terms": [{"framework", "strategy", "gpu_scale",
   // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
   // "tp_collective_ms", "tp_collective_ms_per_peer", "interval_scale",
-  // "memory_low_ratio", "memory_high_ratio", "rows"}, ...]}; a term left out
-  // is 0.
-  // InvalidArgument for malformed JSON, an unknown framework, a negative or
-  // non-finite term, or a memory band that does not hold 1.
+  // "memory_low_ratio", "memory_high_ratio", "class_scale": {"<op class>":
+  // factor, ...}, "class_scale_precisions": ["fp16-amp", ...], "rows"}, ...]};
+  // a term left out is 0, a class scale left out 1. InvalidArgument for
+  // malformed JSON, an unknown framework, operation class or precision, a
+  // negative or non-finite term, a class scale that is not > 0, class scales
+  // without precisions, or a memory band that does not hold 1.
   static absl::StatusOr<ParallelTerms> FromJson(absl::string_view json);
   // The compiled-in predictor/parallel_terms.json.
   static const ParallelTerms& BuiltIn();

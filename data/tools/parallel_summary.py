@@ -55,6 +55,11 @@ LAYOUT = ("data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batche
 PARTS = ("compute_ms", "recompute_ms", "bubble_ms", "tp_comm_ms", "pp_comm_ms",
          "dp_exposed_ms", "optimizer_ms", "implementation_ms", "launches", "units",
          "micro_batch_ms")
+# The step's compute per operation class on the slowest stage (the answer's
+# breakdown; the optimizer is optimizer_ms), written as "<class>_ms" columns of
+# --points.
+CLASSES = ("gemm", "attention", "elementwise", "norm", "softmax", "embedding",
+           "host", "h2d")
 
 
 def read_steps(path):
@@ -139,6 +144,9 @@ def load_points(args):
             parallel = p.get("parallel", {})
             for part in PARTS:
                 point[part] = float(parallel.get(part, 0))
+            classes = {b["op_class"]: float(b["ms"]) for b in p.get("breakdown", [])}
+            for name in CLASSES:
+                point[name + "_ms"] = classes.get(name, 0.0)
             points.append(point)
     return points, failed
 
@@ -222,7 +230,7 @@ def summarize(args):
     composition(points, layout)
     if args.points:
         columns = list(read_steps(args.steps)[0].keys()) + [
-            "predicted_ms", "lo_ms", "hi_ms"] + list(PARTS)
+            "predicted_ms", "lo_ms", "hi_ms"] + list(PARTS) + [c + "_ms" for c in CLASSES]
         with open(args.points, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore",
                                     lineterminator="\n")

@@ -6,10 +6,13 @@ vTrain's measured steps of 2 and 4 GPUs and reports them on the held-out
   vtrain_terms.py POINTS.csv [--write predictor/parallel_terms.json]
 
 POINTS.csv: the per-row points of data/tools/vtrain_protocol.sh
-(VTRAIN_POINTS=FILE: each row's prediction and its parts). Each row's
-composed step is its prediction less what the terms added
-(predicted_ms - implementation_ms), so the points of any build serve. The
-terms are those ParallelPlan::Predict applies (parallel_terms.h):
+(VTRAIN_POINTS=FILE: each row's prediction, its parts and its compute per
+operation class). Each row's composed step is its prediction less what the
+terms added (predicted_ms - implementation_ms) with the class scales the
+build applied divided out (--scales-applied, default: none), so the points of
+any build serve. The terms are those ParallelPlan::Predict applies
+(parallel_terms.h): each operation class's compute c times its scale k_c
+(the pipeline bubble, made of the same stages' compute, with it), then
 
   max((composed + n * (tp_collective_ms + tp_collective_ms_per_peer * (T - 1)))
         * (1 + gpu_scale),
@@ -20,54 +23,87 @@ of the slowest stage's all-reduces per micro-batch (six per layer with
 checkpointing, four without, plus the embedding's or the LM head's one: the
 stage holding either is the slowest in these GPT models). One set of terms for
 Megatron's data, tensor and pipeline parallel rows (the same software runs
-all three), minimising the mean |log(predicted / measured)| of the 2- and
-4-GPU rows by coordinate descent over grids; every term >= 0, as the file
-requires.
+all three).
+
+How they are learned: the optimizer's scale from the per-step phase alone.
+The data-parallel rows of one model and micro-batch size differ only in
+their micro-batch count M, so measured = a * M + b separates the work per
+micro-batch (a) from the work per step (b: the optimizer step and the
+exposed gradient all-reduce); k_optimizer is the median of (b - exposed) /
+predicted optimizer over those groups. The other class scales and the terms
+then minimise the mean |log(predicted / measured)| of the learning rows by
+coordinate descent over grids; every term >= 0, every scale > 0.
 
 Printed: MAPE, signed bias (median, mean) and the share inside the predicted
-band (scaled like the step) for the learning rows, the held-out 8-GPU rows
-and all rows, per tensor-parallel degree, as predicted, with the terms, and
-with a "calibrated" single GPU: a scale per hidden size and micro-batch
-size, the median measured / predicted of the data-parallel rows (tp1 pp1) of
-2 and 4 GPUs with the terms, and the tensor-parallel terms learned again on
-top of it. That scale calibrates the A100 on vTrain's own measurements (what
-a user's runs of the same models would teach); it is reported, never
-written.
+band (scaled like the step) for the learning rows, the held-out rows and all
+rows, per tensor-parallel degree, as predicted and with the learned terms,
+for two splits: learned on 2 and 4 GPUs and reported on 8; and learned on the
+2- and 4-GPU rows of 12-20 layers and reported on the 24-layer 8-GPU rows (a
+GPU count and model sizes the fit never saw).
 
---write replaces the megatron entries of that terms file and keeps the
-others. Standard library only.
+--write replaces the megatron entries of that terms file (learned on the
+first split) and keeps the others. Standard library only.
 """
 
 import csv
 import json
 import math
+import os
 import statistics
 import sys
 
+# The operation classes whose compute Megatron's kernels re-price
+# (parallel_terms.h: class_scale); the optimizer's comes from the per-step phase.
+CLASSES = ("gemm", "attention", "elementwise", "norm")
+SCALE_GRID = [0.3 + 0.02 * i for i in range(136)]
 GRIDS = {
     "tp_collective_ms": [0.0025 * i for i in range(121)],
     "tp_collective_ms_per_peer": [0.0025 * i for i in range(81)],
     "gpu_scale": [0.01 * i for i in range(41)],
     "host_ms_per_launch": [0.001 * i for i in range(151)],
 }
-STARTS = [{"tp_collective_ms": a, "tp_collective_ms_per_peer": b, "gpu_scale": 0.0,
-           "host_ms_per_launch": h}
-          for a in (0.0, 0.1, 0.2) for b in (0.0, 0.05) for h in (0.0, 0.05)]
+GRIDS.update({"k_" + c: SCALE_GRID for c in CLASSES})
+STARTS = [dict({"tp_collective_ms": a, "tp_collective_ms_per_peer": 0.0, "gpu_scale": 0.0,
+                "host_ms_per_launch": h}, **{"k_" + c: 1.0 for c in CLASSES})
+          for a in (0.0, 0.1) for h in (0.0, 0.05)]
+TERMS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "predictor",
+                          "parallel_terms.json")
 
 
-def load(path):
+def applied_scales(path):
+    """The megatron class scales of the terms file the points' build compiled in."""
+    with open(path) as f:
+        for term in json.load(f)["terms"]:
+            if term["framework"] == "megatron":
+                return term.get("class_scale", {}), term.get("class_scale_precisions", [])
+    return {}, []
+
+
+def load(path, applied):
+    scales, precisions = applied
     with open(path, newline="") as f:
         points = list(csv.DictReader(f))
     for p in points:
         for key in ("measured_ms", "predicted_ms", "lo_ms", "hi_ms", "implementation_ms",
-                    "launches"):
+                    "launches", "compute_ms", "bubble_ms", "optimizer_ms", "dp_exposed_ms") + tuple(
+                        c + "_ms" for c in CLASSES):
             if key not in p:
                 sys.exit("%s: no column %s (points of an older vtrain_protocol.sh)" % (path, key))
             p[key] = float(p[key])
         t, pp, m, layers = (int(p[k]) for k in ("tensor_parallel", "pipeline_parallel",
                                                 "micro_batches", "layers"))
         p["T"], p["P"], p["M"] = t, pp, m
-        p["composed"] = p["predicted_ms"] - p["implementation_ms"]
+        # The composed step and its class parts as the single-GPU model priced
+        # them, before any class scale the build applied.
+        k = {c: scales.get(c, 1.0) if p["precision"] in precisions else 1.0
+             for c in CLASSES + ("optimizer",)}
+        p["class"] = {c: p[c + "_ms"] / k[c] for c in CLASSES}
+        p["optimizer"] = p["optimizer_ms"] / k["optimizer"]
+        base_compute = p["compute_ms"] - sum(p[c + "_ms"] - p["class"][c] for c in CLASSES)
+        p["compute"] = base_compute
+        p["bubble"] = p["bubble_ms"] * base_compute / p["compute_ms"]
+        p["other"] = (p["predicted_ms"] - p["implementation_ms"] - p["compute_ms"] -
+                      p["bubble_ms"] - p["optimizer_ms"])
         p["slots"] = m + pp - 1
         per_layer = 6 if p["activation_checkpointing"] == "1" else 4
         p["collectives"] = 0 if t == 1 else p["slots"] * (
@@ -77,9 +113,15 @@ def load(path):
     return points
 
 
+def composed(term, p):
+    compute = p["compute"] + sum((term.get("k_" + c, 1.0) - 1) * p["class"][c] for c in CLASSES)
+    bubble = p["bubble"] * compute / p["compute"]
+    return compute + bubble + p["other"] + term.get("k_optimizer", 1.0) * p["optimizer"]
+
+
 def predict(term, p):
     per = term["tp_collective_ms"] + term["tp_collective_ms_per_peer"] * (p["T"] - 1)
-    gpu = (p["composed"] + p["collectives"] * per) * (1 + term["gpu_scale"])
+    gpu = (composed(term, p) + p["collectives"] * per) * (1 + term["gpu_scale"])
     return max(gpu, p["launches"] / p["M"] * p["slots"] * term["host_ms_per_launch"])
 
 
@@ -87,16 +129,41 @@ def loss(term, points):
     return sum(abs(math.log(predict(term, p) / p["measured_ms"])) for p in points)
 
 
-def fit(points, grids=None, starts=None):
-    """The terms minimising loss() over `grids` (default GRIDS), by coordinate
-    descent from each of `starts` (default STARTS)."""
-    grids = grids or GRIDS
+def lsq(xs, ys):
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return slope, my - slope * mx
+
+
+def optimizer_scale(points):
+    """k_optimizer from the per-step phase of the data-parallel rows: per
+    model and micro-batch size, measured = a * M + b; b less the exposed
+    gradient all-reduce over the predicted optimizer step, median."""
+    groups = {}
+    for p in points:
+        if p["T"] == 1 and p["P"] == 1:
+            groups.setdefault((p["hidden"], p["layers"], p["micro_batch"]), []).append(p)
+    ratios = []
+    for rows in groups.values():
+        if len({p["M"] for p in rows}) < 2:
+            continue
+        _, per_step = lsq([p["M"] for p in rows], [p["measured_ms"] for p in rows])
+        exposed = statistics.mean(p["dp_exposed_ms"] for p in rows)
+        ratios.append((per_step - exposed) / statistics.mean(p["optimizer"] for p in rows))
+    return statistics.median(ratios), len(ratios)
+
+
+def fit(points):
+    """k_optimizer from optimizer_scale(), then the other terms minimising
+    loss() over GRIDS by coordinate descent from each of STARTS."""
+    k_optimizer, _ = optimizer_scale(points)
     best, best_loss = None, math.inf
-    for start in starts or STARTS:
-        term, current = dict(start), loss(start, points)
+    for start in STARTS:
+        term = dict(start, k_optimizer=k_optimizer)
+        current = loss(term, points)
         for _ in range(20):
             moved = False
-            for name, grid in grids.items():
+            for name, grid in GRIDS.items():
                 for value in grid:
                     trial = dict(term, **{name: value})
                     trial_loss = loss(trial, points)
@@ -118,33 +185,48 @@ def stats(points, step):
         100 * statistics.mean(e), 100 * inside / len(e))
 
 
-def report(name, points, step):
-    learn = [p for p in points if p["gpus"] != "8"]
-    held = [p for p in points if p["gpus"] == "8"]
+def layout_name(p):
+    return "tp%d pp%d dp%s" % (p["T"], p["P"], p["data_parallel"])
+
+
+def report(name, learn, held, step):
     print(name + ":")
-    print("  %-28s %s" % ("2 and 4 GPUs (learned)", stats(learn, step)))
-    print("  %-28s %s" % ("8 GPUs (held out)", stats(held, step)))
-    print("  %-28s %s" % ("all", stats(points, step)))
-    for t in sorted({p["T"] for p in points}):
+    print("  %-28s %s" % ("learned on", stats(learn, step)))
+    if not held:
+        return
+    print("  %-28s %s" % ("held out", stats(held, step)))
+    for t in sorted({p["T"] for p in learn + held}):
         for label, rows in (("learned", learn), ("held out", held)):
             sel = [p for p in rows if p["T"] == t]
             if sel:
                 print("  %-28s %s" % ("tp%d, %s" % (t, label), stats(sel, step)))
+    for h in sorted({p["hidden"] for p in held}, key=int):
+        print("  %-28s %s" % ("hidden %s, held out" % h,
+                              stats([p for p in held if p["hidden"] == h], step)))
+    for name in sorted({layout_name(p) for p in held}):
+        print("  %-28s %s" % (name + ", held out",
+                              stats([p for p in held if layout_name(p) == name], step)))
+
+
+def describe(term):
+    return ", ".join("%s %.4g" % kv for kv in term.items())
 
 
 def write(path, term, points):
     with open(path) as f:
         doc = json.load(f)
     kept = [t for t in doc["terms"] if t["framework"] != "megatron"]
-    learn = [p for p in points if p["gpus"] != "8"]
     strategies = {"tp": lambda p: p["T"] > 1, "pp": lambda p: p["T"] == 1 and p["P"] > 1,
                   "ddp": lambda p: p["T"] == 1 and p["P"] == 1}
+    scales = {c: float("%.4g" % term["k_" + c]) for c in CLASSES + ("optimizer",)}
+    plain = {k: float("%.6g" % v) for k, v in term.items() if not k.startswith("k_")}
     for name, test in sorted(strategies.items()):
         kept.append(dict(framework="megatron", strategy=name,
                          source="data/tools/vtrain_terms.py: vTrain's rows of 2 and 4 GPUs "
                                 "(docs/multi-gpu-validation.md: vTrain)",
-                         rows=sum(1 for p in learn if test(p)),
-                         **{k: float("%.6g" % v) for k, v in term.items()}))
+                         rows=sum(1 for p in points if test(p)), class_scale=scales,
+                         class_scale_precisions=sorted({p["precision"] for p in points}),
+                         **plain))
     doc["terms"] = kept
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
@@ -154,39 +236,30 @@ def write(path, term, points):
 def main(argv):
     if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--write"):
         sys.exit(__doc__)
-    points = load(argv[1])
-    learn = [p for p in points if p["gpus"] != "8"]
-    term = fit(learn)
-    print("Learned on the %d rows of 2 and 4 GPUs, reported on the %d rows of 8 GPUs" % (
-        len(learn), len(points) - len(learn)))
-    print("megatron terms: " + ", ".join("%s %.4g" % kv for kv in term.items()))
-    scales = {}
-    for p in learn:
-        if p["T"] == 1 and p["P"] == 1:
-            scales.setdefault((p["hidden"], p["micro_batch"]), []).append(
-                p["measured_ms"] / predict(term, p))
-    scale = {k: statistics.median(v) for k, v in scales.items()}
-    print("calibrated single-GPU scale by (hidden, micro-batch): " + ", ".join(
-        "%s/%s %.2f" % (k[0], k[1], v) for k, v in sorted(
-            scale.items(), key=lambda kv: (int(kv[0][0]), int(kv[0][1])))))
-    report("as predicted", points, lambda p: p["predicted_ms"])
-    report("with the learned terms", points, lambda p: predict(term, p))
-    # Calibrated: each row's composed step and host bound scaled, and the
-    # tensor-parallel terms learned again on top of that.
-    calibrated = [dict(p) for p in points]
-    for p in calibrated:
-        s = scale[(p["hidden"], p["micro_batch"])]
-        p["composed"] *= s
-        p["launches"] *= s
-    fixed = {k: [term[k]] for k in ("gpu_scale", "host_ms_per_launch")}
-    tp_term = fit([p for p in calibrated if p["gpus"] != "8"], dict(GRIDS, **fixed),
-                  [dict(term, tp_collective_ms=a) for a in (0.0, 0.1, 0.2)])
-    print("calibrated: tensor-parallel terms learned again: " + ", ".join(
-        "%s %.4g" % (k, tp_term[k]) for k in ("tp_collective_ms", "tp_collective_ms_per_peer")))
-    report("with the calibrated single GPU (vTrain's dp rows) and its terms", calibrated,
-           lambda p: predict(tp_term, p))
+    points = load(argv[1], applied_scales(TERMS_FILE))
+    splits = [
+        ("learned on 2 and 4 GPUs, reported on 8",
+         lambda p: p["gpus"] != "8", lambda p: p["gpus"] == "8"),
+        ("learned on 2 and 4 GPUs of 12-20 layers, reported on 8 GPUs of 24 layers",
+         lambda p: p["gpus"] != "8" and p["layers"] != "24",
+         lambda p: p["gpus"] == "8" and p["layers"] == "24"),
+    ]
+    terms = []
+    for name, learns, helds in splits:
+        learn = [p for p in points if learns(p)]
+        held = [p for p in points if helds(p)]
+        k_optimizer, groups = optimizer_scale(learn)
+        term = fit(learn)
+        terms.append((term, learn))
+        print("== %s (%d rows, %d held out)" % (name, len(learn), len(held)))
+        print("k_optimizer %.3f from the per-step phase of %d data-parallel groups" % (
+            k_optimizer, groups))
+        print("megatron terms: " + describe(term))
+        report("as predicted", learn, held, lambda p: p["predicted_ms"])
+        report("with the learned terms", learn, held, lambda p: predict(term, p))
+        print("  %-28s %s" % ("all rows", stats(points, lambda p: predict(term, p))))
     if len(argv) == 4:
-        write(argv[3], term, points)
+        write(argv[3], *terms[0])
         print("wrote the megatron entries of " + argv[3])
 
 

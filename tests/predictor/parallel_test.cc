@@ -361,6 +361,50 @@ TEST(Parallel, IntervalScaleScalesTheBandAboutTheStep) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A framework's own kernels re-price each GPU's work per operation class, in
+// the precisions the scales were learned on only.
+TEST(Parallel, FrameworkClassScalesRepriceTheirClassesInTheirPrecisions) {
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "megatron", "strategy": "ddp",
+                     "class_scale": {"gemm": 2, "optimizer": 0.5},
+                     "class_scale_precisions": ["bf16-amp"]}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  ParallelOptions options;
+  options.terms = &*terms;
+  const ParallelLayout layout{.data = 2, .framework = Framework::kMegatron};
+  const ParallelPrediction composed = Parallel(Transformer(8), layout);
+  const ParallelPrediction scaled = Parallel(Transformer(8), layout, RooflineModel(), options);
+  ASSERT_GT(composed.optimizer_ms, 0);
+  EXPECT_NEAR(scaled.optimizer_ms, 0.5 * composed.optimizer_ms, 1e-9 * composed.optimizer_ms);
+  EXPECT_NEAR(scaled.breakdown_ms.at("gemm"), 2 * composed.breakdown_ms.at("gemm"),
+              1e-9 * composed.step_ms);
+  EXPECT_NEAR(scaled.breakdown_ms.at("elementwise"), composed.breakdown_ms.at("elementwise"),
+              1e-9 * composed.step_ms);
+  EXPECT_NEAR(BreakdownSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+  EXPECT_NEAR(PartsSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+  // fp32 work and another framework are priced as composed.
+  models::WorkloadSpec fp32 = Transformer(8);
+  fp32.precision = models::Precision::kFp32;
+  EXPECT_NEAR(Parallel(fp32, layout, RooflineModel(), options).step_ms,
+              Parallel(fp32, layout).step_ms, 1e-9 * composed.step_ms);
+  EXPECT_NEAR(Parallel(Transformer(8), {.data = 2}, RooflineModel(), options).step_ms,
+              Parallel(Transformer(8), {.data = 2}).step_ms, 1e-9 * composed.step_ms);
+
+  for (const char* bad : {
+           R"({"terms": [{"framework": "megatron", "strategy": "ddp",
+                          "class_scale": {"gemm": 0.8}}]})",
+           R"({"terms": [{"framework": "megatron", "strategy": "ddp",
+                          "class_scale": {"gemm": 0}, "class_scale_precisions": ["fp16-amp"]}]})",
+           R"({"terms": [{"framework": "megatron", "strategy": "ddp",
+                          "class_scale": {"matmul": 0.8},
+                          "class_scale_precisions": ["fp16-amp"]}]})",
+           R"({"terms": [{"framework": "megatron", "strategy": "ddp",
+                          "class_scale": {"gemm": 0.8}, "class_scale_precisions": ["fp17"]}]})"}) {
+    EXPECT_EQ(ParallelTerms::FromJson(bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(Parallel, ZeroShardsTheOptimizerStepOverTheReplicas) {
   const ParallelPrediction ddp = Parallel(Transformer(32), {.data = 4});
   ASSERT_GT(ddp.optimizer_ms, 0);
