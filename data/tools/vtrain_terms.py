@@ -34,8 +34,15 @@ predicted optimizer over those groups. The other class scales and the terms
 then minimise the mean |log(predicted / measured)| of the learning rows by
 coordinate descent over grids; every term >= 0, every scale > 0.
 
+The step's 10-90% band is the single-GPU band scaled about the step by
+interval_scale (parallel_terms.h): the 80th percentile of the scale that
+reaches each learning row of the first split when its terms are learned on
+the learning rows of the other GPU count only (2 GPUs priced by terms learned
+on 4, and 4 by terms learned on 2), so that the band is as wide as errors on
+rows the terms never saw; both splits are reported with it.
+
 Printed: MAPE, signed bias (median, mean) and the share inside the predicted
-band (scaled like the step) for the learning rows, the held-out rows and all
+band for the learning rows, the held-out rows and all
 rows, per tensor-parallel degree, as predicted and with the learned terms,
 for two splits: learned on 2 and 4 GPUs and reported on 8; and learned on the
 2- and 4-GPU rows of 12-20 layers and reported on the 24-layer 8-GPU rows (a
@@ -71,16 +78,18 @@ TERMS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."
 
 
 def applied_scales(path):
-    """The megatron class scales of the terms file the points' build compiled in."""
+    """The megatron class scales and interval scale of the terms file the
+    points' build compiled in."""
     with open(path) as f:
         for term in json.load(f)["terms"]:
             if term["framework"] == "megatron":
-                return term.get("class_scale", {}), term.get("class_scale_precisions", [])
-    return {}, []
+                return (term.get("class_scale", {}), term.get("class_scale_precisions", []),
+                        term.get("interval_scale", 0) or 1.0)
+    return {}, [], 1.0
 
 
 def load(path, applied):
-    scales, precisions = applied
+    scales, precisions, band = applied
     with open(path, newline="") as f:
         points = list(csv.DictReader(f))
     for p in points:
@@ -108,8 +117,11 @@ def load(path, applied):
         per_layer = 6 if p["activation_checkpointing"] == "1" else 4
         p["collectives"] = 0 if t == 1 else p["slots"] * (
             per_layer * layers // pp + (2 if pp == 1 else 1))
-        p["low"] = p["lo_ms"] / p["predicted_ms"]
-        p["high"] = p["hi_ms"] / p["predicted_ms"]
+        # The band's distances below and above the step, relative to it: the
+        # single-GPU band on the step's uncertain parts, which interval_scale
+        # scales about the step (parallel_terms.h).
+        p["below"] = (p["predicted_ms"] - p["lo_ms"]) / p["predicted_ms"] / band
+        p["above"] = (p["hi_ms"] - p["predicted_ms"]) / p["predicted_ms"] / band
     return points
 
 
@@ -153,12 +165,13 @@ def optimizer_scale(points):
     return statistics.median(ratios), len(ratios)
 
 
-def fit(points):
+def fit(points, starts=None):
     """k_optimizer from optimizer_scale(), then the other terms minimising
-    loss() over GRIDS by coordinate descent from each of STARTS."""
+    loss() over GRIDS by coordinate descent from each of `starts` (default
+    STARTS)."""
     k_optimizer, _ = optimizer_scale(points)
     best, best_loss = None, math.inf
-    for start in STARTS:
+    for start in starts or STARTS:
         term = dict(start, k_optimizer=k_optimizer)
         current = loss(term, points)
         for _ in range(20):
@@ -176,10 +189,16 @@ def fit(points):
     return best
 
 
-def stats(points, step):
+def reach(p, step):
+    """The interval_scale at which the band about `step` reaches the measured step."""
+    if p["measured_ms"] < step:
+        return (step - p["measured_ms"]) / (step * p["below"])
+    return (p["measured_ms"] - step) / (step * p["above"])
+
+
+def stats(points, step, band=1.0):
     e = [(step(p) - p["measured_ms"]) / p["measured_ms"] for p in points]
-    inside = sum(1 for p in points
-                 if step(p) * p["low"] <= p["measured_ms"] <= step(p) * p["high"])
+    inside = sum(1 for p in points if reach(p, step(p)) <= band)
     return "rows %4d  MAPE %5.1f%%  bias %+6.1f%% / %+6.1f%%  coverage %5.1f%%" % (
         len(e), 100 * statistics.mean(abs(x) for x in e), 100 * statistics.median(e),
         100 * statistics.mean(e), 100 * inside / len(e))
@@ -189,30 +208,28 @@ def layout_name(p):
     return "tp%d pp%d dp%s" % (p["T"], p["P"], p["data_parallel"])
 
 
-def report(name, learn, held, step):
+def report(name, learn, held, step, band=1.0):
     print(name + ":")
-    print("  %-28s %s" % ("learned on", stats(learn, step)))
-    if not held:
-        return
-    print("  %-28s %s" % ("held out", stats(held, step)))
+    print("  %-28s %s" % ("learned on", stats(learn, step, band)))
+    print("  %-28s %s" % ("held out", stats(held, step, band)))
     for t in sorted({p["T"] for p in learn + held}):
         for label, rows in (("learned", learn), ("held out", held)):
             sel = [p for p in rows if p["T"] == t]
             if sel:
-                print("  %-28s %s" % ("tp%d, %s" % (t, label), stats(sel, step)))
+                print("  %-28s %s" % ("tp%d, %s" % (t, label), stats(sel, step, band)))
     for h in sorted({p["hidden"] for p in held}, key=int):
         print("  %-28s %s" % ("hidden %s, held out" % h,
-                              stats([p for p in held if p["hidden"] == h], step)))
+                              stats([p for p in held if p["hidden"] == h], step, band)))
     for name in sorted({layout_name(p) for p in held}):
         print("  %-28s %s" % (name + ", held out",
-                              stats([p for p in held if layout_name(p) == name], step)))
+                              stats([p for p in held if layout_name(p) == name], step, band)))
 
 
 def describe(term):
     return ", ".join("%s %.4g" % kv for kv in term.items())
 
 
-def write(path, term, points):
+def write(path, term, points, band):
     with open(path) as f:
         doc = json.load(f)
     kept = [t for t in doc["terms"] if t["framework"] != "megatron"]
@@ -226,7 +243,7 @@ def write(path, term, points):
                                 "(docs/multi-gpu-validation.md: vTrain)",
                          rows=sum(1 for p in points if test(p)), class_scale=scales,
                          class_scale_precisions=sorted({p["precision"] for p in points}),
-                         **plain))
+                         interval_scale=float("%.4g" % band), **plain))
     doc["terms"] = kept
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
@@ -244,22 +261,38 @@ def main(argv):
          lambda p: p["gpus"] != "8" and p["layers"] != "24",
          lambda p: p["gpus"] == "8" and p["layers"] == "24"),
     ]
-    terms = []
+    written = None
     for name, learns, helds in splits:
         learn = [p for p in points if learns(p)]
         held = [p for p in points if helds(p)]
         k_optimizer, groups = optimizer_scale(learn)
-        term = fit(learn)
-        terms.append((term, learn))
+        # Later fits start from the first split's terms: the same descent,
+        # fewer starts.
+        term = fit(learn, [written[0]] if written else None)
         print("== %s (%d rows, %d held out)" % (name, len(learn), len(held)))
         print("k_optimizer %.3f from the per-step phase of %d data-parallel groups" % (
             k_optimizer, groups))
         print("megatron terms: " + describe(term))
+        if written is None:
+            # The band from residuals of rows the terms were not learned on:
+            # the learning rows' GPU counts crossed (terms learned on one
+            # count, priced on the other).
+            counts = sorted({p["gpus"] for p in learn})
+            crossed = []
+            for count in counts:
+                inner = fit([p for p in learn if p["gpus"] != count], [term])
+                crossed += [reach(p, predict(inner, p)) for p in learn if p["gpus"] == count]
+            crossed.sort()
+            band = crossed[min(len(crossed) - 1, int(math.ceil(0.8 * len(crossed))) - 1)]
+            print("interval_scale %.3f: the band holds 80%% of the %d learning rows priced with "
+                  "terms learned on the other GPU count (%s)" % (band, len(crossed),
+                                                                 " / ".join(counts)))
+            written = (term, learn, band)
         report("as predicted", learn, held, lambda p: p["predicted_ms"])
-        report("with the learned terms", learn, held, lambda p: predict(term, p))
-        print("  %-28s %s" % ("all rows", stats(points, lambda p: predict(term, p))))
+        report("with the learned terms and band", learn, held, lambda p: predict(term, p), band)
+        print("  %-28s %s" % ("all rows", stats(points, lambda p: predict(term, p), band)))
     if len(argv) == 4:
-        write(argv[3], *terms[0])
+        write(argv[3], *written)
         print("wrote the megatron entries of " + argv[3])
 
 

@@ -458,6 +458,13 @@ TEST(Parallel, ShippedTermsCoverPytorchsStrategies) {
     const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
     EXPECT_GT(term.rows, 0) << DescribeLayout(layout);
     EXPECT_GT(term.host_ms_per_launch, 0) << DescribeLayout(layout);
+    // Its kernels per operation class in the precision vTrain ran, and a
+    // band learned from rows its terms were not learned on.
+    EXPECT_NE(term.ClassScale(models::OpClass::kOptimizer, models::Precision::kFp16Amp), 1)
+        << DescribeLayout(layout);
+    EXPECT_EQ(term.ClassScale(models::OpClass::kOptimizer, models::Precision::kFp32), 1)
+        << DescribeLayout(layout);
+    EXPECT_GT(term.interval_scale, 0) << DescribeLayout(layout);
   }
   EXPECT_EQ(ImplementationStrategy({}), "");
   EXPECT_EQ(ImplementationStrategy({.data = 2, .tensor = 2, .zero = 1}), "tp");
