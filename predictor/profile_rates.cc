@@ -12,6 +12,7 @@ namespace {
 constexpr double kMinRateFlops = 1e10;
 constexpr double kMinRateBytes = 1e8;
 constexpr double kRateQuantile = 0.9;
+constexpr char kDispatchKey[] = "dispatch";
 
 using RateMember = std::optional<double> models::MeasuredRates::*;
 
@@ -22,6 +23,7 @@ RateMember MeasuredField(const std::string& key) {
   if (key == "bf16") return &models::MeasuredRates::bf16_tflops;
   if (key == "fp64") return &models::MeasuredRates::fp64_tflops;
   if (key == "memory") return &models::MeasuredRates::memory_bandwidth_gbs;
+  if (key == kDispatchKey) return &models::MeasuredRates::dispatch_ops_per_s;
   return nullptr;
 }
 
@@ -46,6 +48,8 @@ ProfileRates RatesFromProfiles(absl::Span<const DescribedProfile> profiles,
                                const std::map<std::string, models::Node>& nodes) {
   std::map<std::string, std::map<std::string, std::vector<double>>> achieved;
   for (const DescribedProfile& p : profiles) {
+    const std::optional<double>& dispatch = p.profile.conditions.dispatch_ops_per_s;
+    if (dispatch.value_or(0) > 0) achieved[p.profile.node_name][kDispatchKey].push_back(*dispatch);
     if (p.profile.workload.kind != models::WorkloadKind::kOperation ||
         p.descriptor.operations.empty() || !(p.profile.iteration.mean_ms > 0)) {
       continue;
@@ -63,9 +67,11 @@ ProfileRates RatesFromProfiles(absl::Span<const DescribedProfile> profiles,
     auto node = nodes.find(node_name);
     if (node == nodes.end()) continue;
     for (const auto& [key, values] : by_key) {
+      const bool dispatch = key == kDispatchKey;
       const RateMember field = MeasuredField(key);
-      if ((node->second.measured.*field).has_value() || values.size() < kMinRateProfiles) continue;
-      out[node_name][key] = Quantile(values, kRateQuantile);
+      if (values.size() < kMinRateProfiles) continue;
+      if (!dispatch && (node->second.measured.*field).has_value()) continue;
+      out[node_name][key] = Quantile(values, dispatch ? 0.5 : kRateQuantile);
     }
   }
   return out;
@@ -77,7 +83,8 @@ models::Node WithProfileRates(const models::Node& node, const ProfileRates& rate
   if (it == rates.end()) return out;
   for (const auto& [key, value] : it->second) {
     const RateMember field = MeasuredField(key);
-    if (field != nullptr && !(out.measured.*field).has_value()) out.measured.*field = value;
+    if (field == nullptr) continue;
+    if (key == kDispatchKey || !(out.measured.*field).has_value()) out.measured.*field = value;
   }
   return out;
 }

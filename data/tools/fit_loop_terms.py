@@ -18,6 +18,11 @@ Two stages.
            with G = perfcast's C++ prediction and the per-op cost estimated from the agent
            host's CPU score, as the server does for a node without a probe), and writes
            the terms for predictor/python_loop_terms.json.
+  loho:    leave one host out: for each per-op cost variant (the host's probe, one constant,
+           the CPU score, a mixture), terms and band fitted on the other hosts' rows and
+           the held-out host's rows predicted (MAPE, signed bias, coverage per host and
+           group); --write-terms fits on every host with the first variant, the band's
+           scatter scaled so that hosts held out inside the fit are covered 80%.
 
 Usage:
   data/tools/fit_loop_terms.py collect --perfcastd build-ci/server/perfcastd \\
@@ -26,6 +31,8 @@ Usage:
       data/plain-loop/h200-m13-plain-loop.jsonl > /tmp/m13.rows
   data/tools/fit_loop_terms.py fit /tmp/m13.rows [/tmp/other.rows ...] \\
       [--write-terms predictor/python_loop_terms.json]
+  data/tools/fit_loop_terms.py loho --variants score,constant,probe,mix m13.rows m15.rows \\
+      x2.rows m16.rows [--write-terms predictor/python_loop_terms.json]
 """
 import argparse
 import json
@@ -383,6 +390,127 @@ def fit(args):
             f.write("\n")
 
 
+def host_of(row):
+    """The host a row's plain loop ran on: its campaign's name without the round suffix."""
+    return row["campaign"].split("-plain-loop")[0]
+
+
+# Where a held-out host's per-op cost comes from (--variants): its own tiny-add probe (the
+# plain loop's, the campaign's median), one constant for every host (the training rows'
+# median), its CPU score (score_us / the agent host's score), or half of the probe's
+# deviation from the constant (log-linear: constant x (probe / constant)^0.5).
+VARIANTS = ("probe", "constant", "score", "mix")
+
+
+def assign_costs(rows, train, variant, probe):
+    """Sets row["op"] and its band factors row["op_lo_f"], row["op_hi_f"] for `variant`, with
+    the constants learned on `train` only."""
+    costs = cost_terms(train)
+    for r in rows:
+        ref = costs["reference_us"]
+        if variant == "probe":
+            r["op"], lo, hi = probe[host_of(r)], 1.0, 1.0
+        elif variant == "constant":
+            r["op"], lo, hi = ref, costs["reference_low"], costs["reference_high"]
+        elif variant == "score":
+            r["op"] = costs["score_us"] / r["agent_host_score"]
+            lo, hi = costs["score_low"], costs["score_high"]
+        else:
+            r["op"], lo, hi = ref * math.sqrt(probe[host_of(r)] / ref), 1.0, 1.0
+        r["op_lo_f"], r["op_hi_f"] = lo, hi
+
+
+def held_out_errors(rows, t):
+    """errors_of (log error / the host's share, host-bound rows) at each row's assigned cost."""
+    for r in rows:
+        r["est_op_us"] = r["op"]
+    return errors_of(rows, t)
+
+
+def fit_hosts(train, variant, probe):
+    """Terms fitted on `train` (G = perfcast's C++ prediction, the variant's cost) with the
+    band from leave-one-host-out errors inside `train`: the scatter an unseen host shows."""
+    global G, OP
+    G, OP = "cpp_ms", "op"
+    assign_costs(train, train, variant, probe)
+    t = fit_terms([r for r in train if r["launches"]])
+    errs, held = [], []
+    for inner in sorted({host_of(r) for r in train}):
+        fit_rows = [r for r in train if host_of(r) != inner]
+        assign_costs(fit_rows, fit_rows, variant, probe)
+        ti = fit_terms([r for r in fit_rows if r["launches"]])
+        test = [dict(r) for r in train if host_of(r) == inner]
+        assign_costs(test, fit_rows, variant, probe)
+        errs += held_out_errors(test, ti)
+        held += [(r, ti) for r in test]
+    p10 = min(quantile(errs, 0.1), 0.0) if errs else 0.0
+    p90 = max(quantile(errs, 0.9), 0.0) if errs else 0.0
+    # The band composes the C++ band, the cost's band and this scatter, which overlap: the
+    # scatter's raw 10-90% quantiles cover far more than 80% of a held-out host's host-bound
+    # rows. Scale them so that the inner held-out hosts' host-bound rows are covered 80%.
+    def coverage(k):
+        inside = []
+        for r, ti in held:
+            u = dict(ti, log_error_p10=k * p10, log_error_p90=k * p90)
+            step, lo, hi, share = band(r, u, r["op"], r["op"] * r["op_lo_f"],
+                                       r["op"] * r["op_hi_f"])
+            if share > 0.25:
+                inside.append(lo <= r["measured_ms"] <= hi)
+        return sum(inside) / len(inside) if inside else 0.8
+    k = min((i / 20 for i in range(31)), key=lambda k: abs(coverage(k) - 0.8))
+    t["log_error_p10"], t["log_error_p90"] = k * p10, k * p90
+    return t
+
+
+def loho(args):
+    rows = []
+    for path in args.rows:
+        with open(path) as f:
+            rows += [json.loads(line) for line in f if line.strip()]
+    rows = [r for r in rows if r["cpp_ms"] and r["plain_op_us"]]
+    probe = {}
+    for r in rows:
+        probe.setdefault(host_of(r), []).append(r["plain_op_us"])
+    probe = {h: statistics.median(v) for h, v in probe.items()}
+    for override in args.probe:
+        h, us = override.split("=")
+        probe[h] = float(us)
+    hosts = sorted(probe)
+    print("per-op probe by host (us): " + ", ".join(f"{h} {probe[h]:.2f}" for h in hosts))
+    print(f"{'variant':9} {'held out':10} {'group':16} {'rows':>4} {'MAPE':>7} {'bias med':>9} "
+          f"{'cover':>6}")
+    for variant in args.variants.split(","):
+        pooled = {}
+        for hold in hosts:
+            train = [r for r in rows if host_of(r) != hold]
+            test = [r for r in rows if host_of(r) == hold]
+            t = fit_hosts(train, variant, probe)
+            assign_costs(test, train, variant, probe)
+            groups = {}
+            for r in test:
+                step, lo, hi, _ = band(r, t, r["op"], r["op"] * r["op_lo_f"], r["op"] * r["op_hi_f"])
+                r["py"], r["py_lo"], r["py_hi"] = step, lo, hi
+                g = f"{'real' if r['real'] else 'small'} {r['phase']}"
+                groups.setdefault(g, []).append(dict(r))
+                pooled.setdefault(g, []).append(dict(r))
+            for g in sorted(groups):
+                print(summarize(f"{variant:9} {hold:10} {g}", groups[g], "py"))
+        for g in sorted(pooled):
+            print(summarize(f"{variant:9} {'all':10} {g}", pooled[g], "py"))
+    if args.write_terms:
+        variant = args.variants.split(",")[0]
+        t = fit_hosts(rows, variant, probe)
+        assign_costs(rows, rows, variant, probe)
+        t.update(cost_terms(rows))
+        t = {k: round(v, 6) for k, v in t.items()}
+        t = {"source": "data/tools/fit_loop_terms.py loho --variants " + variant + " " + " ".join(
+            os.path.basename(p) for p in args.rows) + " (data/README.md: the host's cost)", **t}
+        print(json.dumps(t, indent=1))
+        with open(args.write_terms, "w") as f:
+            json.dump(t, f, indent=1)
+            f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="stage", required=True)
@@ -410,8 +538,16 @@ def main():
     f.add_argument("--against-predictions", action="store_true",
                    help="fit on every row against perfcast's C++ prediction instead of the "
                         "agent's rows of the same configuration")
+    h = sub.add_parser("loho", help="leave one host out: the per-op cost's variants compared")
+    h.add_argument("rows", nargs="+")
+    h.add_argument("--variants", default=",".join(VARIANTS),
+                   help="comma-separated of " + ", ".join(VARIANTS) + " (the first is written)")
+    h.add_argument("--probe", action="append", default=[],
+                   help="HOST=US: that host's probe instead of its plain loop's median")
+    h.add_argument("--write-terms", help="terms fitted on every host with the first variant, "
+                   "the band from leave-one-host-out errors")
     args = ap.parse_args()
-    return collect(args) if args.stage == "collect" else fit(args)
+    return {"collect": collect, "fit": fit, "loho": loho}[args.stage](args)
 
 
 if __name__ == "__main__":

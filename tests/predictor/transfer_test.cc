@@ -454,6 +454,34 @@ TEST(ProfileRates, ReadOffLargeKernelsOfNodesWithoutMeasurements) {
   EXPECT_TRUE(RatesFromProfiles(few, nodes).empty());
 }
 
+// The host's dispatch rate of a node is its profiles' median reading, in
+// place of the one reading the node holds (taken when a run started).
+TEST(ProfileRates, DispatchIsTheProfilesMedianAndReplacesTheNodes) {
+  std::map<std::string, models::Node> nodes;
+  nodes["h"].name = "h";
+  nodes["h"].measured.dispatch_ops_per_s = 190000;
+  nodes["few"].name = "few";
+  nodes["few"].measured.dispatch_ops_per_s = 150000;
+  std::vector<DescribedProfile> profiles;
+  for (double rate : {120000.0, 150000.0, 140000.0, 0.0, 160000.0, 130000.0, 145000.0}) {
+    DescribedProfile p;
+    p.profile.node_name = "h";
+    p.profile.workload.kind = models::WorkloadKind::kModel;
+    if (rate > 0) p.profile.conditions.dispatch_ops_per_s = rate;
+    profiles.push_back(p);
+  }
+  DescribedProfile lone;
+  lone.profile.node_name = "few";
+  lone.profile.conditions.dispatch_ops_per_s = 100000;
+  profiles.push_back(lone);
+  const ProfileRates rates = RatesFromProfiles(profiles, nodes);
+  ASSERT_TRUE(rates.contains("h"));
+  EXPECT_DOUBLE_EQ(rates.at("h").at("dispatch"), 142500);  // six readings; none is 0
+  EXPECT_FALSE(rates.contains("few"));                     // fewer than kMinRateProfiles
+  EXPECT_EQ(WithProfileRates(nodes.at("h"), rates).measured.dispatch_ops_per_s, 142500);
+  EXPECT_EQ(WithProfileRates(nodes.at("few"), rates).measured.dispatch_ops_per_s, 150000);
+}
+
 // Width of a GEMM model's unseen-GPU band in a load regime: the 90th minus
 // the 10th percentile of its held-out relative errors.
 double BandWidth(const FittedModel& gemm, LoadWidth regime) {
