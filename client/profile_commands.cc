@@ -268,6 +268,12 @@ void RegisterProfileCommands(CLI::App& app, ClientContext& context, Dispatch& di
       "import", "Import profiles (agent .sqlite files, CSV, JSON Lines) in one transaction");
   import_cmd->add_option("files", import->files, "Files to import")->required()->check(CLI::ExistingFile);
   import_cmd->add_option("--format", import->format, "csv, jsonl or sqlite (default: by extension)");
+  import_cmd->footer(
+      "CSV and JSON Lines take the columns `perfcast export` writes (README, Profile files); "
+      "required: family, batch_size, mean_ms, and node or gpu. Optional `loop`: python (an "
+      "eager PyTorch loop, the default for a row no agent measured) or cpp (a LibTorch loop, "
+      "as the agent's); fit --calibrate and evaluate price each row as its loop. A bad value "
+      "rejects its row, named by file and line.");
   import_cmd->add_option("--batch-size", import->batch_size, "Profiles per stream message")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

@@ -135,6 +135,12 @@ absl::StatusOr<models::Profile> ProfileFromCells(const Cells& cells) {
         column.field(p)));
   }
   if (!present.contains("mean_ms")) return Number(cells, "mean_ms").status();
+  // Stored by its one name; an absent loop is MeasuredLoop's default (a
+  // Python loop for a run that no agent measured).
+  if (!p.loop.empty()) {
+    ASSIGN_OR_RETURN(models::Loop loop, models::ParseLoop(p.loop));
+    p.loop = std::string(models::LoopName(loop));
+  }
   models::TimingStats& t = p.iteration;
   if (!present.contains("count")) t.count = 1;
   if (!present.contains("median_ms")) t.median_ms = t.mean_ms;

@@ -164,6 +164,10 @@ ALTER TABLE nodes ADD COLUMN torchscript_op_us double precision;
 ALTER TABLE profiles ADD COLUMN python_op_us double precision;
 ALTER TABLE profiles ADD COLUMN torchscript_op_us double precision;
 )sql",
+    // v6: the loop that measured an imported profile, as the SQLite schema's v8.
+    R"sql(
+ALTER TABLE profiles ADD COLUMN measured_loop text NOT NULL DEFAULT '';
+)sql",
 };
 
 // The store's version: 0 for a database without perfcast's migrations table.

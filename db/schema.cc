@@ -176,6 +176,11 @@ ALTER TABLE nodes ADD COLUMN torchscript_op_us REAL;
 ALTER TABLE profiles ADD COLUMN python_op_us REAL;
 ALTER TABLE profiles ADD COLUMN torchscript_op_us REAL;
 )sql",
+      // v8: the loop that measured an imported profile ("python", "cpp");
+      // empty for every row before (models::MeasuredLoop's default).
+      R"sql(
+ALTER TABLE profiles ADD COLUMN measured_loop TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return *kMigrations;
 }

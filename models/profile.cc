@@ -116,6 +116,8 @@ bool MeasuredByAgent(const Profile& profile) {
 }
 
 Loop MeasuredLoop(const Profile& profile) {
+  if (profile.loop == LoopName(Loop::kCpp)) return Loop::kCpp;
+  if (profile.loop == LoopName(Loop::kPython)) return Loop::kPython;
   return MeasuredByAgent(profile) ? Loop::kCpp : Loop::kPython;
 }
 
@@ -143,6 +145,12 @@ absl::Status ValidateProfile(const Profile& profile) {
   }
   if (profile.workload.family.empty()) {
     return absl::InvalidArgumentError("profile workload has no family");
+  }
+  if (!profile.loop.empty() && profile.loop != LoopName(Loop::kPython) &&
+      profile.loop != LoopName(Loop::kCpp)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "loop must be python or cpp (or empty: the importer's default), got '",
+        absl::CEscape(profile.loop.substr(0, 64)), "'"));
   }
   if (profile.workload.batch_size <= 0) {
     return absl::InvalidArgumentError(
@@ -235,6 +243,10 @@ ContentHashBytes ComputeContentHashBytes(const Profile& profile, absl::string_vi
   if (profile.method_version != 1) {
     Put(in, "method_version");
     Put(in, static_cast<double>(profile.method_version));
+  }
+  if (!profile.loop.empty()) {
+    Put(in, "loop");
+    Put(in, profile.loop);
   }
   for (auto [name, value] : ConditionFields(profile.conditions)) {
     if (!value->has_value()) continue;

@@ -98,6 +98,9 @@ struct Profile {
   int64_t measured_at_us = 0;  // microseconds since the Unix epoch
   std::string agent_version;   // "perfcast-agent 0.1.0", "csv-import", ...
   int method_version = 1;      // see kCurrentMethodVersion
+  // The loop that measured it, as LoopName says it ("python", "cpp"), for a
+  // run imported from elsewhere that says so; empty: MeasuredLoop's default.
+  std::string loop;
   RunConditions conditions;
   std::string content_hash;    // 32 hex digits; see ComputeContentHash()
 
@@ -114,9 +117,10 @@ inline constexpr char kAgentVersionPrefix[] = "perfcast-agent";
 // runs, while an imported run is a measurement of its own kind.
 bool MeasuredByAgent(const Profile& profile);
 
-// The loop whose step `profile` measured: an agent's run is its C++ loop;
-// a run imported from elsewhere (a user's own, the plain PyTorch loop's) is
-// a Python loop's. A prediction compared with a profile prices this loop.
+// The loop whose step `profile` measured: its `loop` where set; else an
+// agent's run is its C++ loop and a run imported from elsewhere (a user's
+// own, the plain PyTorch loop's) a Python loop's. A prediction compared with
+// a profile prices this loop.
 Loop MeasuredLoop(const Profile& profile);
 
 // The workload `profile` measured, in today's precision names: an agent's
@@ -127,7 +131,8 @@ WorkloadSpec MeasuredWorkload(const Profile& profile);
 // Checks what a stored profile must satisfy: a node, a valid workload key,
 // finite non-negative times (at most 1e12 ms), count >= 1, median/p95
 // consistent with min/max, names and versions of bounded length, a method
-// version in [1, kCurrentMethodVersion], a measurement time between 1900 and a
+// version in [1, kCurrentMethodVersion], a loop that is empty, "python" or
+// "cpp", a measurement time between 1900 and a
 // day ahead of this machine's clock, run conditions finite, positive and
 // bounded (a temperature in [-273.15, 1000] C). InvalidArgument names the
 // first offending field.

@@ -29,6 +29,7 @@ constexpr ProfileColumn kColumns[] = {
     {"measured_at_us", "measured_at_us", PERFCAST_FIELD(measured_at_us)},
     {"agent_version", "agent_version", PERFCAST_FIELD(agent_version)},
     {"method_version", "method_version", PERFCAST_FIELD(method_version)},
+    {"measured_loop", "loop", PERFCAST_FIELD(loop)},
     {"dispatch_ops_per_s", "dispatch_ops_per_s", PERFCAST_FIELD(conditions.dispatch_ops_per_s)},
     {"launch_latency_us", "launch_latency_us", PERFCAST_FIELD(conditions.launch_latency_us)},
     {"cpu_single_thread_score", "cpu_single_thread_score",

@@ -300,6 +300,7 @@ void ToProto(const models::Profile& p, v1::Profile* out) {
   out->set_agent_version(p.agent_version);
   out->set_content_hash(p.content_hash);
   out->set_method_version(p.method_version);
+  out->set_loop(p.loop);
   const models::RunConditions& c = p.conditions;
   if (c == models::RunConditions{}) return;
   v1::RunConditions* conditions = out->mutable_conditions();
@@ -341,6 +342,7 @@ absl::StatusOr<models::Profile> FromProto(const v1::Profile& in) {
   p.agent_version = in.agent_version();
   p.content_hash = in.content_hash();
   p.method_version = in.method_version() == 0 ? 1 : in.method_version();
+  p.loop = in.loop();
   const v1::RunConditions& c = in.conditions();
   PERFCAST_OPT_FROM(p.conditions, c, dispatch_ops_per_s);
   PERFCAST_OPT_FROM(p.conditions, c, launch_latency_us);

@@ -171,6 +171,7 @@ TEST(ProfileFilesTest, EveryColumnRoundTripsThroughCsvAndJsonLines) {
   p.measured_at_us = -7;
   p.agent_version = "perfcast-agent 0.2.0";
   p.method_version = models::kCurrentMethodVersion;
+  p.loop = "cpp";
   p.conditions = {.dispatch_ops_per_s = 187654.321, .launch_latency_us = 2.1,
                   .cpu_single_thread_score = 1.7, .h2d_pinned_gbs = 53.1,
                   .h2d_pageable_gbs = 17.9, .board_power_w = 612.4, .sm_clock_mhz = 1980,
@@ -212,6 +213,38 @@ TEST(ProfileFilesTest, MethodVersionDefaultsToOneAndIsChecked) {
   EXPECT_EQ(read.bad[0].first, 3);
   EXPECT_NE(read.bad[0].second.find("method_version"), std::string::npos) << read.bad[0].second;
   EXPECT_NE(read.bad[4].second.find("board_power_w"), std::string::npos) << read.bad[4].second;
+}
+
+// The loop column: absent or empty is the default (MeasuredLoop's), a name
+// ParseLoop knows is stored by its one name, anything else is refused with
+// its line; JSON Lines take the same key.
+TEST(ProfileFilesTest, LoopIsNamedOrRefusedWithItsLine) {
+  Read read = ReadText(
+      "node,family,batch_size,mean_ms,loop\n"
+      "n1,lstm,64,2.5,\n"
+      "n1,lstm,64,2.5,cpp\n"
+      "n1,lstm,64,2.5,Python\n"
+      "n1,lstm,64,2.5,libtorch\n"
+      "n1,lstm,64,2.5,java\n",
+      ProfileFormat::kCsv);
+  ASSERT_EQ(read.profiles.size(), 4u);
+  EXPECT_EQ(read.profiles[0].loop, "");
+  EXPECT_EQ(models::MeasuredLoop(read.profiles[0]), models::Loop::kPython);
+  EXPECT_EQ(read.profiles[1].loop, "cpp");
+  EXPECT_EQ(models::MeasuredLoop(read.profiles[1]), models::Loop::kCpp);
+  EXPECT_EQ(read.profiles[2].loop, "python");
+  EXPECT_EQ(read.profiles[3].loop, "cpp");
+  ASSERT_EQ(read.bad.size(), 1u);
+  EXPECT_EQ(read.bad[0].first, 6);
+  EXPECT_NE(read.bad[0].second.find("unknown loop 'java' (expected python or cpp)"),
+            std::string::npos)
+      << read.bad[0].second;
+  read = ReadText(R"({"node": "n1", "family": "lstm", "batch_size": 64, "mean_ms": 2.5, )"
+                  R"("loop": "cpp"})"
+                  "\n",
+                  ProfileFormat::kJsonLines);
+  ASSERT_EQ(read.profiles.size(), 1u) << (read.bad.empty() ? "" : read.bad[0].second);
+  EXPECT_EQ(read.profiles[0].loop, "cpp");
 }
 
 // strtod reads "0x10" as 16 and "inf" as infinity; a time in a file is a

@@ -188,6 +188,7 @@ TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
                                  [&](const models::Profile& p) {
                                    EXPECT_EQ(p.method_version, 1);
                                    EXPECT_EQ(p.conditions, models::RunConditions{});
+                                   EXPECT_EQ(p.loop, "");
                                    EXPECT_EQ(models::ComputeContentHash(p), p.content_hash);
                                    node_name = p.node_name;
                                    ++scanned;
@@ -199,6 +200,7 @@ TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
   current.method_version = models::kCurrentMethodVersion;
   current.conditions = {.dispatch_ops_per_s = 150000, .cpu_single_thread_score = 1.1,
                         .python_op_us = 8.5};
+  current.loop = "cpp";
   auto import = (*store)->BeginImport();
   ASSERT_TRUE(import.ok());
   ASSERT_TRUE((*import)->Add(0, current).ok());
@@ -210,6 +212,7 @@ TEST(SchemaTest, AdoptedShippedAgentFileMigratesAsTheServersDatabase) {
                   ->ScanProfiles({.method_version = models::kCurrentMethodVersion},
                                  [&](const models::Profile& p) {
                                    EXPECT_EQ(p.conditions.python_op_us, 8.5);
+                                   EXPECT_EQ(p.loop, "cpp");
                                    return true;
                                  })
                   .ok());

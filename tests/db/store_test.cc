@@ -303,6 +303,7 @@ TEST_P(StoreTest, MethodVersionAndRunConditionsRoundTrip) {
                   .cpu_single_thread_score = 1.75, .h2d_pinned_gbs = 52.5,
                   .h2d_pageable_gbs = 17.25, .board_power_w = 612.5, .sm_clock_mhz = 1980,
                   .gpu_temperature_c = 58.5, .python_op_us = 8.125, .torchscript_op_us = 5.25};
+  p.loop = "cpp";
   models::Profile old_method = SampleProfile("n1", 4);
   ASSERT_EQ(Import({p, old_method}).accepted, 2);
   auto all = All();
@@ -313,6 +314,7 @@ TEST_P(StoreTest, MethodVersionAndRunConditionsRoundTrip) {
   EXPECT_EQ(all[0], p);
   EXPECT_EQ(all[1].method_version, 1);
   EXPECT_EQ(all[1].conditions, models::RunConditions{});
+  EXPECT_EQ(all[1].loop, "");
   // The refresh of an imported node carries the dispatch rate too.
   auto import = store_->BeginImport();
   ASSERT_TRUE(import.ok());

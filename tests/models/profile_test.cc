@@ -186,5 +186,30 @@ TEST(MeasuredWorkloadTest, OldAgentFp32IsStrictFp32) {
   EXPECT_EQ(MeasuredWorkload(p).precision, Precision::kFp32);
 }
 
+// A profile that names its loop is that loop's; one that does not is the
+// agent's C++ loop when an agent measured it, else a Python loop's. The name
+// joins the hash only when set, and nothing but the two names is valid.
+TEST(MeasuredLoopTest, TheNamedLoopElseTheAgentsElsePython) {
+  Profile p = ValidProfile();
+  const std::string unnamed_hash = ComputeContentHash(p);
+  EXPECT_EQ(MeasuredLoop(p), Loop::kPython);
+  p.loop = "cpp";
+  EXPECT_EQ(MeasuredLoop(p), Loop::kCpp);
+  EXPECT_TRUE(ValidateProfile(p).ok());
+  EXPECT_NE(ComputeContentHash(p), unnamed_hash);
+  p.agent_version = "perfcast-agent 0.1.0";
+  p.loop.clear();
+  EXPECT_EQ(MeasuredLoop(p), Loop::kCpp);
+  p.loop = "python";
+  EXPECT_EQ(MeasuredLoop(p), Loop::kPython);
+  EXPECT_TRUE(ValidateProfile(p).ok());
+  for (const char* bad : {"java", "Python", "c++", " cpp"}) {
+    p.loop = bad;
+    const absl::Status s = ValidateProfile(p);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("loop"), std::string::npos) << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace perfcast::models
