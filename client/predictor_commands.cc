@@ -191,7 +191,11 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
   if (r.loop().loop() == v1::LOOP_PYTHON) {
     const std::string& source = r.loop().per_op_source();
     const std::string from =
-        source == "probe"       ? absl::StrCat("measured by the probe on ", r.loop().per_op_node())
+        source == "probe" && r.loop().per_op_nodes() > 0
+            ? absl::StrCat("from the probe (", r.loop().per_op_nodes(),
+                           r.loop().per_op_nodes() == 1 ? " node" : " nodes",
+                           " of that GPU: the median, the band spanning them)")
+        : source == "probe"     ? absl::StrCat("measured by the probe on ", r.loop().per_op_node())
         : source == "cpu-score" ? std::string("estimated from the CPU score")
         : source == "reference" ? std::string("of a reference host")
                                 : absl::StrCat("from ", source);

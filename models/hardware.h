@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace perfcast::models {
 
@@ -87,6 +88,10 @@ struct MeasuredRates {
   // user's Python loop pays per operation (profiler/python_probe.h).
   std::optional<double> python_op_us;
   std::optional<double> torchscript_op_us;
+  // A GPU asked for by its catalog name, not a node: the Python probes
+  // (python_op_us) stored for the registered nodes of that GPU model, one
+  // per node. Not stored; the server fills it when it resolves the name.
+  std::vector<double> python_op_us_of_gpu;
 
   friend bool operator==(const MeasuredRates&, const MeasuredRates&) = default;
 };

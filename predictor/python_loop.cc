@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -95,6 +96,20 @@ PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms
     cost.probed_on = node.name;
     return cost;
   }
+  std::vector<double> fleet;
+  for (double probed_us : node.measured.python_op_us_of_gpu) {
+    if (std::isfinite(probed_us) && probed_us > 0) fleet.push_back(probed_us);
+  }
+  if (!fleet.empty()) {
+    std::sort(fleet.begin(), fleet.end());
+    const size_t n = fleet.size();
+    cost.per_op_us = n % 2 == 1 ? fleet[n / 2] : (fleet[n / 2 - 1] + fleet[n / 2]) / 2;
+    cost.low_us = fleet.front();
+    cost.high_us = fleet.back();
+    cost.source = HostCostSource::kProbe;
+    cost.probed_nodes = static_cast<int>(n);
+    return cost;
+  }
   const std::optional<double>& score = node.measured.cpu_single_thread_score;
   if (score.has_value() && std::isfinite(*score) && *score > 0) {
     cost.per_op_us = terms.score_us / *score;
@@ -170,6 +185,12 @@ std::string PythonLoopNote(const PythonHostCost& cost, absl::string_view node_na
   const std::string per_op = absl::StrFormat("%.1f us", cost.per_op_us);
   switch (cost.source) {
     case HostCostSource::kProbe:
+      if (cost.probed_nodes > 0) {
+        return absl::StrCat("loop python: the host work per operation (", per_op,
+                            ") is the median of the agent's Python probes on ",
+                            cost.probed_nodes, cost.probed_nodes == 1 ? " node" : " nodes",
+                            " of that GPU, the interval spanning them");
+      }
       return absl::StrCat("loop python: the host work per operation (", per_op,
                           ") was measured by the agent's Python probe on ", cost.probed_on);
     case HostCostSource::kCpuScore:

@@ -95,11 +95,16 @@ struct PythonHostCost {
   double high_us = 0;
   HostCostSource source = HostCostSource::kReference;
   std::string probed_on;  // kProbe: the node whose agent run measured it
+  // kProbe for a catalog GPU: the registered nodes of that GPU model whose
+  // probes it is the median of (0: one node's own probe).
+  int probed_nodes = 0;
 };
 
 // `node`'s per-operation cost: its probe's (MeasuredRates::python_op_us, a
 // band of that value alone: the loop's held-out scatter still widens the
-// answer), else from its CPU score, else the reference host (see the file
+// answer); for a catalog GPU, the median of the probes stored for nodes of
+// that GPU model (MeasuredRates::python_op_us_of_gpu, the band spanning
+// them); else from its CPU score, else the reference host (see the file
 // comment).
 PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms);
 

@@ -96,6 +96,7 @@ void EncodeLoop(const predictor::Prediction& p, double kernel_launches, v1::Loop
   out->set_per_op_us(p.python.cost.per_op_us);
   out->set_per_op_source(std::string(predictor::HostCostSourceName(p.python.cost.source)));
   out->set_per_op_node(p.python.cost.probed_on);
+  out->set_per_op_nodes(p.python.cost.probed_nodes);
   out->set_host_bound(p.python.step.host_bound);
 }
 

@@ -97,28 +97,46 @@ absl::StatusOr<std::shared_ptr<const models::Node>> Pricer::ResolveTarget(const 
       return nodes_.Get(target.name);
     case Target::Kind::kCatalogGpu: {
       if (target.name.empty()) return absl::InvalidArgumentError("catalog_gpu is empty");
+      const absl::Time now = absl::Now();
       {
         absl::MutexLock lock(&mu_);
         auto it = catalog_nodes_.find(target.name);
-        if (it != catalog_nodes_.end()) return it->second;
+        if (it != catalog_nodes_.end() && now - it->second.checked < options_.node_recheck) {
+          return it->second.node;
+        }
       }
       absl::StatusOr<models::GpuSpec> found = catalog_.Find(target.name);
       if (found.status().code() == absl::StatusCode::kNotFound) {
         return RegisteredGpu(target.name, found.status());
       }
       ASSIGN_OR_RETURN(models::GpuSpec spec, std::move(found));
-      auto node = std::make_shared<models::Node>();
-      node->name = absl::StrCat("catalog:", spec.model);
-      node->gpu = std::move(spec);
-      node->source = models::NodeSource::kCatalog;
+      // The Python probes of the registered nodes of this GPU model price its
+      // Python loop; nodes are registered and probed while the server runs,
+      // so they are read again as often as a node may be cached.
+      db::NodeFilter same_gpu;
+      same_gpu.gpu_model = spec.model;
+      std::vector<double> probes;
+      RETURN_IF_ERROR(db::ForEachNode(store_, same_gpu, [&](models::Node& node) {
+        if (node.measured.python_op_us.has_value()) probes.push_back(*node.measured.python_op_us);
+      }));
       absl::MutexLock lock(&mu_);
       // Names differ in case or spelling per request; a bounded number of
       // them are worth keeping.
       if (catalog_nodes_.size() > 4 * catalog_.gpus().size() + 64) catalog_nodes_.clear();
-      std::shared_ptr<const models::Node> canonical =
-          catalog_nodes_.try_emplace(node->gpu.model, std::move(node)).first->second;
-      catalog_nodes_[target.name] = canonical;
-      return canonical;
+      CatalogNode& canonical = catalog_nodes_[spec.model];
+      // The same node object while nothing changed keeps its plans.
+      if (canonical.node == nullptr || canonical.node->measured.python_op_us_of_gpu != probes) {
+        auto node = std::make_shared<models::Node>();
+        node->name = absl::StrCat("catalog:", spec.model);
+        node->gpu = std::move(spec);
+        node->source = models::NodeSource::kCatalog;
+        node->measured.python_op_us_of_gpu = std::move(probes);
+        canonical.node = std::move(node);
+      }
+      canonical.checked = now;
+      const CatalogNode entry = canonical;  // the insertion below may move it
+      catalog_nodes_[target.name] = entry;
+      return entry.node;
     }
   }
   return absl::InvalidArgumentError("a target is required: node_name or catalog_gpu");

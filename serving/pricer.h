@@ -260,12 +260,17 @@ class Pricer {
   AnswerCache<Described> descriptions_;
   AnswerCache<Planned> plans_;
   AnswerCache<Price> answers_;
-  // Catalog GPUs as nodes, built on first use; the catalog never changes.
-  // Keyed by the names asked for and by the catalog's own name, so that
-  // every spelling of a GPU shares one node (and its plans).
+  // Catalog GPUs as nodes, built on first use and checked again after
+  // node_recheck for the Python probes of registered nodes of that GPU
+  // model (the catalog itself never changes). Keyed by the names asked for
+  // and by the catalog's own name, so that every spelling of a GPU shares
+  // one node (and its plans).
+  struct CatalogNode {
+    std::shared_ptr<const models::Node> node;
+    absl::Time checked;
+  };
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const models::Node>> catalog_nodes_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, CatalogNode> catalog_nodes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace perfcast::serving

@@ -181,6 +181,37 @@ TEST(HostCostOfTest, TheProbeBeforeTheCpuScore) {
   EXPECT_LT(hi / lo, scored_hi / scored_lo);
 }
 
+// A catalog GPU prices with the probes stored for nodes of that GPU model:
+// their median, the band spanning them; a node's own probe comes first, and
+// without probes the CPU score's estimate stays.
+TEST(HostCostOfTest, ACatalogGpuTakesItsNodesProbes) {
+  models::Node gpu;
+  gpu.name = "catalog:H200-SXM-141GB";
+  gpu.measured.python_op_us_of_gpu = {9, 5, 7};
+  PythonHostCost fleet = HostCostOf(gpu, Terms());
+  EXPECT_EQ(fleet.source, HostCostSource::kProbe);
+  EXPECT_EQ(fleet.probed_nodes, 3);
+  EXPECT_EQ(fleet.probed_on, "");
+  EXPECT_DOUBLE_EQ(fleet.per_op_us, 7);
+  EXPECT_DOUBLE_EQ(fleet.low_us, 5);
+  EXPECT_DOUBLE_EQ(fleet.high_us, 9);
+  EXPECT_NE(PythonLoopNote(fleet, gpu.name).find("median of the agent's Python probes on 3 nodes"),
+            std::string::npos)
+      << PythonLoopNote(fleet, gpu.name);
+  gpu.measured.python_op_us_of_gpu = {8, 4};
+  fleet = HostCostOf(gpu, Terms());
+  EXPECT_DOUBLE_EQ(fleet.per_op_us, 6);
+  EXPECT_EQ(fleet.probed_nodes, 2);
+
+  gpu.measured.python_op_us = 12;
+  EXPECT_EQ(HostCostOf(gpu, Terms()).probed_nodes, 0);
+  EXPECT_DOUBLE_EQ(HostCostOf(gpu, Terms()).per_op_us, 12);
+  gpu.measured.python_op_us.reset();
+  gpu.measured.python_op_us_of_gpu.clear();
+  gpu.measured.cpu_single_thread_score = 300;
+  EXPECT_EQ(HostCostOf(gpu, Terms()).source, HostCostSource::kCpuScore);
+}
+
 TEST(ApplyPythonLoopTest, HostBoundAnswerTakesTheHostAndAWiderBand) {
   double ms = 2, lo = 1.8, hi = 2.2;
   const PythonHostCost cost{.per_op_us = 10, .low_us = 8, .high_us = 12.5,
