@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "predictor/prediction_parts.h"
 #include "predictor/predictor.h"
 #include "predictor/pricing_plan.h"
@@ -31,6 +32,21 @@ constexpr double kPriorRunWeight = 2;
 std::string CalibrationKey(absl::string_view gpu_model, absl::string_view family,
                            models::Phase phase) {
   return absl::StrCat(gpu_model, "/", family, "/", models::PhaseName(phase));
+}
+
+std::string MeasuredCalibrationKey(absl::string_view gpu_model, absl::string_view family,
+                                   models::Phase phase, models::Precision precision) {
+  return absl::StrCat(CalibrationKey(gpu_model, family, phase), "/",
+                      models::PrecisionName(precision));
+}
+
+models::Precision CalibrationPrecision(const models::WorkloadDescriptor& descriptor) {
+  const models::Precision precision = descriptor.spec.precision;
+  if (precision != models::Precision::kStrictFp32) return precision;
+  for (const models::Operation& op : descriptor.operations) {
+    if (op.op_class == models::OpClass::kConv) return precision;
+  }
+  return models::Precision::kFp32;
 }
 
 const Calibration* FindCalibration(const CalibrationTable& table, absl::string_view gpu_model,
@@ -69,9 +85,26 @@ Calibration FitCalibration(const std::vector<double>& log_ratios,
   return c;
 }
 
-absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile> runs,
-                       const std::map<std::string, models::Node>& nodes) {
-  model.calibrations.clear();  // the model's own answers, uncorrected
+namespace {
+
+// The key of a run's group; the loop the model's answer for it is priced as.
+using GroupKeyFn = std::string (*)(const models::Node& node, const DescribedProfile& run);
+
+std::string UserGroup(const models::Node& node, const DescribedProfile& run) {
+  return CalibrationKey(node.gpu.model, run.profile.workload.family, run.profile.workload.phase);
+}
+
+std::string MeasuredGroup(const models::Node& node, const DescribedProfile& run) {
+  return MeasuredCalibrationKey(node.gpu.model, run.profile.workload.family,
+                                run.profile.workload.phase, CalibrationPrecision(run.descriptor));
+}
+
+// Fits one calibration per group of `runs` against `model`'s answers for
+// them (each as the loop that measured it ran), into `table`, with a note
+// per group; `what` names the runs in the notes.
+absl::Status FitGroups(PredictorModel& model, absl::Span<const DescribedProfile> runs,
+                       const std::map<std::string, models::Node>& nodes, GroupKeyFn group_of,
+                       absl::string_view what, CalibrationTable& table) {
   struct Group {
     std::vector<double> log_ratios;
     std::vector<double> band_log_widths;
@@ -100,8 +133,7 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
                                          predicted.status().message()));
       continue;
     }
-    Group& group = groups[CalibrationKey(node->second.gpu.model, p.workload.family,
-                                         p.workload.phase)];
+    Group& group = groups[group_of(node->second, run)];
     group.log_ratios.push_back(std::log(p.iteration.mean_ms / predicted->iteration_ms));
     group.band_log_widths.push_back(
         predicted->lo_ms > 0 ? std::log(predicted->hi_ms / predicted->lo_ms) : 0);
@@ -109,12 +141,34 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
   for (auto& [key, group] : groups) {
     Calibration c = FitCalibration(group.log_ratios, group.band_log_widths);
     model.notes.push_back(absl::StrFormat(
-        "calibrated %s on %d measured run%s: the model's answers there times %.3f (the runs "
+        "calibrated %s on %d %s%s: the model's answers there times %.3f (the runs "
         "alone say %.3f), a new run within %.1f%% (one standard deviation)",
-        key, c.rows, c.rows == 1 ? "" : "s", c.factor, std::exp(c.raw_log_ratio),
+        key, c.rows, what, c.rows == 1 ? "" : "s", c.factor, std::exp(c.raw_log_ratio),
         100 * (std::exp(c.log_sd) - 1)));
-    model.calibrations[key] = c;
+    table[key] = c;
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile> runs,
+                       const std::map<std::string, models::Node>& nodes) {
+  model.calibrations.clear();  // the model's own answers, uncorrected
+  CalibrationTable table;
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, UserGroup, "measured run", table));
+  model.calibrations = std::move(table);
+  return absl::OkStatus();
+}
+
+absl::Status CalibrateMeasured(PredictorModel& model, absl::Span<const DescribedProfile> runs,
+                               const std::map<std::string, models::Node>& nodes) {
+  // Against the regression's own answers: neither kind of calibration yet.
+  model.measured_calibrations.clear();
+  model.calibrations.clear();
+  CalibrationTable table;
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, MeasuredGroup, "agent run", table));
+  model.measured_calibrations = std::move(table);
   return absl::OkStatus();
 }
 

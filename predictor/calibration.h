@@ -13,6 +13,14 @@
 // the predictive spread of a new run of the group (the offset's remaining
 // uncertainty plus the runs' scatter), never wider than the model's own.
 //
+// The agent's own whole-model runs calibrate too, one correction per (GPU
+// model, family, phase, precision) of the C++ step they timed, applied to
+// the C++ step before a Python loop is composed on it: the regression
+// serves every family from terms shared across them, and a workload measured
+// on a GPU should pull the answers for its neighbours there toward what was
+// measured, with the narrower interval its runs allow. Precision is part of
+// the group because its kernels (and their efficiency) differ by precision.
+//
 // Thread-safe: plain values and pure functions.
 #ifndef PERFCAST_PREDICTOR_CALIBRATION_H_
 #define PERFCAST_PREDICTOR_CALIBRATION_H_
@@ -23,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "models/descriptor.h"
 #include "models/workload.h"
 
 namespace perfcast::predictor {
@@ -45,6 +54,15 @@ using CalibrationTable = std::map<std::string, Calibration>;
 // "H100-SXM5-80GB/resnet_imagenet/train".
 std::string CalibrationKey(absl::string_view gpu_model, absl::string_view family,
                            models::Phase phase);
+
+// "H200-SXM-141GB/bert/inference/fp32": the group of an agent's runs.
+std::string MeasuredCalibrationKey(absl::string_view gpu_model, absl::string_view family,
+                                   models::Phase phase, models::Precision precision);
+
+// The precision whose agent runs calibrate `descriptor`: its own, except that
+// a strict-fp32 workload without convolutions runs the kernels fp32 runs
+// (the two differ only in cuDNN's TF32).
+models::Precision CalibrationPrecision(const models::WorkloadDescriptor& descriptor);
 
 // The group's calibration, or nullptr.
 const Calibration* FindCalibration(const CalibrationTable& table, absl::string_view gpu_model,

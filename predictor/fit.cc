@@ -511,6 +511,16 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
     if (model.notes.empty()) absl::StrAppend(&why, " (no operation or model profiles selected)");
     return absl::FailedPreconditionError(why);
   }
+  if (options.calibrate_measured) {
+    std::vector<DescribedProfile> runs;
+    for (const DescribedProfile& p : profiles) {
+      if (p.profile.workload.kind == models::WorkloadKind::kModel &&
+          models::MeasuredByAgent(p.profile)) {
+        runs.push_back(p);
+      }
+    }
+    RETURN_IF_ERROR(CalibrateMeasured(model, runs, given_nodes));
+  }
   if (options.calibrate) {
     std::vector<DescribedProfile> runs;
     for (const DescribedProfile& p : profiles) {

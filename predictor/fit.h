@@ -77,6 +77,9 @@ struct FitOptions {
   // runs: models::MeasuredByAgent) also calibrate their GPU, family and
   // phase (Calibrate) once the model is fitted.
   bool calibrate = false;
+  // The agent's whole-model runs calibrate the C++ step of their GPU,
+  // family, phase and precision (CalibrateMeasured).
+  bool calibrate_measured = true;
   int64_t created_at_us = 0;  // 0: now
 };
 
@@ -107,6 +110,14 @@ std::string FamilyScope(absl::string_view family, models::Phase phase);
 // non-positive time.
 absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile> runs,
                        const std::map<std::string, models::Node>& nodes);
+
+// Fits `model`'s measured_calibrations (calibration.h) on the whole-model
+// profiles among `runs` (the agent's), one per GPU model, family, phase and
+// precision (CalibrationPrecision), against the model's C++ answers without
+// any calibration; clears `model`'s calibrations (Calibrate fits them after).
+// Errors and notes as Calibrate's.
+absl::Status CalibrateMeasured(PredictorModel& model, absl::Span<const DescribedProfile> runs,
+                               const std::map<std::string, models::Node>& nodes);
 
 }  // namespace perfcast::predictor
 

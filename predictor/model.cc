@@ -329,15 +329,18 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"created_at_us", model.created_at_us},
   };
   // Only where there are any: an uncalibrated model's file is as before.
-  if (!model.calibrations.empty()) {
+  for (const auto& [name, table] : {std::pair{"calibrations", &model.calibrations},
+                                    std::pair{"measured_calibrations",
+                                              &model.measured_calibrations}}) {
+    if (table->empty()) continue;
     json calibrations = json::object();
-    for (const auto& [key, c] : model.calibrations) {
+    for (const auto& [key, c] : *table) {
       calibrations[key] = {{"factor", c.factor},
                            {"log_sd", c.log_sd},
                            {"rows", c.rows},
                            {"raw_log_ratio", c.raw_log_ratio}};
     }
-    root["calibrations"] = std::move(calibrations);
+    root[name] = std::move(calibrations);
   }
   RETURN_IF_ERROR(CheckFinite(root, ""));
   return root.dump(1);
@@ -441,6 +444,10 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
   if (root.contains("calibrations")) {
     RETURN_IF_ERROR(ReadScoped(root["calibrations"], "calibrations", CalibrationFromJson,
                                model.calibrations));
+  }
+  if (root.contains("measured_calibrations")) {
+    RETURN_IF_ERROR(ReadScoped(root["measured_calibrations"], "measured_calibrations",
+                               CalibrationFromJson, model.measured_calibrations));
   }
   return model;
 }

@@ -131,6 +131,10 @@ struct PredictorModel {
   // Corrections fitted on a user's measured runs (Calibrate), by
   // CalibrationKey; empty in models fitted without them.
   CalibrationTable calibrations;
+  // Corrections of the C++ step fitted on the agent's own whole-model runs
+  // (CalibrateMeasured), by MeasuredCalibrationKey; empty in models fitted
+  // without them.
+  CalibrationTable measured_calibrations;
   std::vector<std::string> notes;  // what Fit skipped and why
   int64_t created_at_us = 0;
 

@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "predictor/profile_rates.h"
@@ -253,6 +254,18 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
       if (key != CalibrationKey(node.gpu.model, family, phase)) continue;
       phases_[static_cast<int>(phase)].calibrations.emplace(
           family, Calibrated{&calibration, CalibrationLabel(key)});
+    }
+  }
+  // Keys are MeasuredCalibrationKey(gpu, family, phase, precision).
+  for (const auto& [key, calibration] : model.measured_calibrations) {
+    if (!absl::StartsWith(key, gpu_prefix)) continue;
+    const std::vector<absl::string_view> parts =
+        absl::StrSplit(absl::string_view(key).substr(gpu_prefix.size()), '/');
+    if (parts.size() != 3) continue;
+    for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
+      if (parts[1] != models::PhaseName(phase)) continue;
+      phases_[static_cast<int>(phase)].measured.emplace(
+          absl::StrCat(parts[0], "/", parts[2]), Calibrated{&calibration, CalibrationLabel(key)});
     }
   }
 }
@@ -563,6 +576,16 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
     prediction.iteration_ms *= factor;
     prediction.lo_ms *= factor;
     prediction.hi_ms *= factor;
+  }
+  // The agent's runs of this GPU, family, phase and precision correct the
+  // C++ step they timed, before a Python loop is composed on it.
+  if (!operation && (phase == 0 || phase == 1) && !phases_[phase].measured.empty()) {
+    auto measured = phases_[phase].measured.find(absl::StrCat(
+        descriptor.spec.family, "/", models::PrecisionName(CalibrationPrecision(descriptor))));
+    if (measured != phases_[phase].measured.end()) {
+      internal::ApplyCalibration(*measured->second.calibration, host_ms, prediction);
+      planned.features_used.push_back(&measured->second.label);
+    }
   }
   if (!operation && loop == models::Loop::kPython) {
     prediction.loop = loop;

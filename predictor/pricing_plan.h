@@ -242,11 +242,13 @@ class PricingPlan {
     std::string label;
   };
   // One phase's level-2 models: the global one and the families' own; the
-  // calibrations of this node's GPU by family.
+  // calibrations of this node's GPU by family, and those of its agent runs
+  // by "family/precision".
   struct Phase {
     std::optional<Level2> global;
     absl::flat_hash_map<std::string, Level2> by_family;
     absl::flat_hash_map<std::string, Calibrated> calibrations;
+    absl::flat_hash_map<std::string, Calibrated> measured;
   };
 
   // `spread`: the rate spread of compute-bound [0] and memory-bound [1]

@@ -495,6 +495,7 @@ TEST(Calibration, ImportedRunsCorrectTheirGroupOnly) {
   std::vector<DescribedProfile> with_runs = data.profiles;
   with_runs.insert(with_runs.end(), runs.begin(), runs.end());
   FitOptions options = Options();
+  options.calibrate_measured = false;  // the user's runs alone (the agent's: the next test)
   absl::StatusOr<PredictorModel> plain = FitDescribed(with_runs, nodes, options);
   options.calibrate = true;
   absl::StatusOr<PredictorModel> calibrated = FitDescribed(with_runs, nodes, options);
@@ -542,6 +543,87 @@ TEST(Calibration, ImportedRunsCorrectTheirGroupOnly) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->calibrations == calibrated->calibrations);
   EXPECT_EQ(SerializeModel(*plain)->find("calibrations"), std::string::npos);
+}
+
+// The agent's own runs calibrate the C++ step of their GPU, family, phase
+// and precision. Where one group's runs sit apart from what the shared terms
+// give (gamma1's fp32 steps 30% slower than the law), a size none of them ran
+// moves toward that, its band narrows, a Python loop is composed on the
+// corrected step, the other precision there keeps (about) its answer, and
+// the model file keeps the corrections.
+TEST(Calibration, AgentRunsCorrectTheirGpuFamilyPhaseAndPrecision) {
+  auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.01, 5);
+  for (DescribedProfile& p : data.profiles) {
+    if (p.profile.node_name == "gamma1" && p.profile.workload.kind == models::WorkloadKind::kModel &&
+        p.profile.workload.precision == models::Precision::kFp32) {
+      p.profile.iteration.mean_ms *= 1.3;
+    }
+  }
+  FitOptions options = Options();
+  options.calibrate_measured = false;
+  absl::StatusOr<PredictorModel> plain = FitDescribed(data.profiles, nodes, options);
+  options.calibrate_measured = true;
+  absl::StatusOr<PredictorModel> calibrated = FitDescribed(data.profiles, nodes, options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(calibrated.ok()) << calibrated.status();
+  EXPECT_TRUE(plain->measured_calibrations.empty());
+  EXPECT_TRUE(calibrated->calibrations.empty());
+  auto group = calibrated->measured_calibrations.find("gamma1-gpu/synthmlp/train/fp32");
+  ASSERT_NE(group, calibrated->measured_calibrations.end());
+  EXPECT_GT(group->second.factor, 1.1);
+  EXPECT_EQ(group->second.rows, 18);
+
+  const models::Node& gamma = nodes.at("gamma1");
+  const models::WorkloadDescriptor d = Workload(6, 64, 512, models::Precision::kFp32);
+  const double truth = 1.3 * TrueIterationMs(d, gamma);
+  absl::StatusOr<Prediction> before = PricingPlan(*plain, gamma).Predict(d);
+  absl::StatusOr<Prediction> after = PricingPlan(*calibrated, gamma).Predict(d);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_LT(std::abs(after->iteration_ms / truth - 1), 0.05);
+  EXPECT_LT(std::abs(after->iteration_ms - truth), 0.5 * std::abs(before->iteration_ms - truth));
+  EXPECT_LT(after->hi_ms / after->lo_ms, before->hi_ms / before->lo_ms);
+  EXPECT_TRUE(after->calibrated);
+  EXPECT_THAT(after->features_used,
+              ::testing::Contains("calibration/gamma1-gpu/synthmlp/train/fp32:measured_runs"));
+  absl::StatusOr<Prediction> python =
+      PricingPlan(*calibrated, gamma).Predict(d, models::Loop::kPython);
+  ASSERT_TRUE(python.ok()) << python.status();
+  EXPECT_DOUBLE_EQ(python->python.cpp_ms, after->iteration_ms);
+
+  const models::WorkloadDescriptor amp = Workload(6, 64, 512, models::Precision::kFp16Amp);
+  absl::StatusOr<Prediction> amp_before = PricingPlan(*plain, gamma).Predict(amp);
+  absl::StatusOr<Prediction> amp_after = PricingPlan(*calibrated, gamma).Predict(amp);
+  ASSERT_TRUE(amp_before.ok() && amp_after.ok());
+  EXPECT_THAT(amp_after->features_used,
+              ::testing::Not(::testing::Contains(
+                  "calibration/gamma1-gpu/synthmlp/train/fp32:measured_runs")));
+  const double amp_truth = TrueIterationMs(amp, gamma);
+  EXPECT_LT(std::abs(amp_after->iteration_ms / amp_truth - 1),
+            std::abs(amp_before->iteration_ms / amp_truth - 1) + 0.02);
+
+  absl::StatusOr<std::string> text = SerializeModel(*calibrated);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> parsed = ParseModel(*text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->measured_calibrations == calibrated->measured_calibrations);
+  EXPECT_EQ(SerializeModel(*plain)->find("measured_calibrations"), std::string::npos);
+}
+
+// A strict-fp32 workload without convolutions runs fp32's kernels, so fp32's
+// runs calibrate it; with a convolution (cuDNN's TF32 under fp32) it is its own.
+TEST(Calibration, StrictFp32TakesFp32sRunsOnlyWithoutConvolutions) {
+  models::WorkloadDescriptor d = Workload(2, 32, 256, models::Precision::kStrictFp32);
+  EXPECT_EQ(CalibrationPrecision(d), models::Precision::kFp32);
+  Operation conv = Gemm(32, 256, 256, models::Precision::kStrictFp32);
+  conv.op_class = OpClass::kConv;
+  d.operations.push_back(conv);
+  EXPECT_EQ(CalibrationPrecision(d), models::Precision::kStrictFp32);
+  d.spec.precision = models::Precision::kTf32;
+  EXPECT_EQ(CalibrationPrecision(d), models::Precision::kTf32);
+  EXPECT_EQ(MeasuredCalibrationKey("H200-SXM-141GB", "bert", models::Phase::kInference,
+                                   models::Precision::kStrictFp32),
+            "H200-SXM-141GB/bert/inference/strict-fp32");
 }
 
 TEST(Evaluate, LeaveOneGpuOutAndHeldOutSizes) {
@@ -612,6 +694,7 @@ TEST(Predictor, NeverAnswersBelowTheRooflineFloor) {
   const Synthetic data = MakeProfiles(nodes, 0.01, 5);
   FitOptions level1_only = Options();
   level1_only.fit_level2 = false;
+  level1_only.calibrate_measured = false;  // the level-2 model below is set by hand
   absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, level1_only);
   ASSERT_TRUE(model.ok()) << model.status();
   FittedModel level2;
@@ -848,6 +931,8 @@ TEST(Evaluate, ImportedRunsArePricedAsTheirPythonLoop) {
   for (DescribedProfile& p : imported.profiles) p.profile.agent_version = "file-import";
   EvaluateOptions options;
   options.fit = Options();
+  // Only the agent's rows would calibrate: the two fits would differ.
+  options.fit.calibrate_measured = false;
   options.split = Split::kHeldOutSizes;
   options.size_threshold = 4;
   absl::StatusOr<EvaluationReport> cpp = EvaluateDescribed(agent.profiles, nodes, options);
@@ -986,6 +1071,7 @@ TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
   EXPECT_EQ(ParseModel(older.dump()).status().code(), absl::StatusCode::kInvalidArgument);
 
   options.family_min_rows = 0;  // the global model alone splits the difference
+  options.calibrate_measured = false;  // (the agent's runs would correct it: calibration.h)
   absl::StatusOr<PredictorModel> global = FitDescribed(data.profiles, nodes, options);
   ASSERT_TRUE(global.ok()) << global.status();
   EXPECT_TRUE(global->level2_by_family.empty());
