@@ -21,11 +21,11 @@ namespace {
 // side of a normal's centre.
 constexpr double kZ90 = 1.2815515655446004;
 
-// What the scatter of a group's runs is taken to be before any are seen, and
-// how many runs that guess weighs: one run alone (no scatter of its own)
-// still leaves a new run of another size a few percent away.
-constexpr double kPriorRunLogSd = 0.05;
+// How many runs the guess of a group's scatter weighs (kPriorRunLogSd).
 constexpr double kPriorRunWeight = 2;
+// The least repeat-to-repeat scatter a measured workload's runs are taken
+// to have, whatever their repeats said.
+constexpr double kMinRepeatLogSd = 0.005;
 
 }  // namespace
 
@@ -38,6 +38,10 @@ std::string MeasuredCalibrationKey(absl::string_view gpu_model, absl::string_vie
                                    models::Phase phase, models::Precision precision) {
   return absl::StrCat(CalibrationKey(gpu_model, family, phase), "/",
                       models::PrecisionName(precision));
+}
+
+std::string RunCalibrationKey(absl::string_view gpu_model, const models::WorkloadSpec& spec) {
+  return absl::StrCat(gpu_model, "/", spec.Key());
 }
 
 models::Precision CalibrationPrecision(const models::WorkloadDescriptor& descriptor) {
@@ -57,7 +61,8 @@ const Calibration* FindCalibration(const CalibrationTable& table, absl::string_v
 }
 
 Calibration FitCalibration(const std::vector<double>& log_ratios,
-                           const std::vector<double>& band_log_widths) {
+                           const std::vector<double>& band_log_widths,
+                           double prior_run_log_sd) {
   Calibration c;
   const size_t n = log_ratios.size();
   if (n == 0 || band_log_widths.size() != n) return c;
@@ -71,7 +76,7 @@ Calibration FitCalibration(const std::vector<double>& log_ratios,
   prior_var /= static_cast<double>(n);
   double squares = 0;
   for (double r : log_ratios) squares += (r - mean) * (r - mean);
-  const double run_var = (squares + kPriorRunWeight * kPriorRunLogSd * kPriorRunLogSd) /
+  const double run_var = (squares + kPriorRunWeight * prior_run_log_sd * prior_run_log_sd) /
                          (static_cast<double>(n) - 1 + kPriorRunWeight);
   // The group's offset as a random effect: prior N(0, prior_var) from the
   // model's own interval, n runs each with variance run_var.
@@ -99,15 +104,24 @@ std::string MeasuredGroup(const models::Node& node, const DescribedProfile& run)
                                 run.profile.workload.phase, CalibrationPrecision(run.descriptor));
 }
 
+std::string RunGroup(const models::Node& node, const DescribedProfile& run) {
+  models::WorkloadSpec spec = run.profile.workload;
+  spec.precision = CalibrationPrecision(run.descriptor);
+  return RunCalibrationKey(node.gpu.model, spec);
+}
+
 // Fits one calibration per group of `runs` against `model`'s answers for
-// them (each as the loop that measured it ran), into `table`, with a note
-// per group; `what` names the runs in the notes.
+// them (each as the loop that measured it ran), into `table`. A group of one
+// workload (`one_workload`) takes its runs' own repeat-to-repeat scatter as
+// the prior scatter of a new run, else kPriorRunLogSd; a note per group, or
+// one for all (`one_workload`); `what` names the runs in the notes.
 absl::Status FitGroups(PredictorModel& model, absl::Span<const DescribedProfile> runs,
                        const std::map<std::string, models::Node>& nodes, GroupKeyFn group_of,
-                       absl::string_view what, CalibrationTable& table) {
+                       absl::string_view what, bool one_workload, CalibrationTable& table) {
   struct Group {
     std::vector<double> log_ratios;
     std::vector<double> band_log_widths;
+    double repeat_var_sum = 0;
   };
   std::map<std::string, Group> groups;
   std::map<std::string, std::unique_ptr<PricingPlan>> plans;  // by node name
@@ -137,15 +151,27 @@ absl::Status FitGroups(PredictorModel& model, absl::Span<const DescribedProfile>
     group.log_ratios.push_back(std::log(p.iteration.mean_ms / predicted->iteration_ms));
     group.band_log_widths.push_back(
         predicted->lo_ms > 0 ? std::log(predicted->hi_ms / predicted->lo_ms) : 0);
+    const double repeat = std::max(p.repeat_cv.value_or(kPriorRunLogSd), kMinRepeatLogSd);
+    group.repeat_var_sum += repeat * repeat;
   }
   for (auto& [key, group] : groups) {
-    Calibration c = FitCalibration(group.log_ratios, group.band_log_widths);
+    const double prior_run_log_sd =
+        one_workload
+            ? std::sqrt(group.repeat_var_sum / static_cast<double>(group.log_ratios.size()))
+            : kPriorRunLogSd;
+    Calibration c = FitCalibration(group.log_ratios, group.band_log_widths, prior_run_log_sd);
+    table[key] = c;
+    if (one_workload) continue;
     model.notes.push_back(absl::StrFormat(
         "calibrated %s on %d %s%s: the model's answers there times %.3f (the runs "
         "alone say %.3f), a new run within %.1f%% (one standard deviation)",
         key, c.rows, what, c.rows == 1 ? "" : "s", c.factor, std::exp(c.raw_log_ratio),
         100 * (std::exp(c.log_sd) - 1)));
-    table[key] = c;
+  }
+  if (one_workload && !groups.empty()) {
+    model.notes.push_back(absl::StrFormat(
+        "calibrated %d measured workload%s on their own %ss", groups.size(),
+        groups.size() == 1 ? "" : "s", what));
   }
   return absl::OkStatus();
 }
@@ -156,19 +182,24 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
                        const std::map<std::string, models::Node>& nodes) {
   model.calibrations.clear();  // the model's own answers, uncorrected
   CalibrationTable table;
-  RETURN_IF_ERROR(FitGroups(model, runs, nodes, UserGroup, "measured run", table));
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, UserGroup, "measured run", false, table));
   model.calibrations = std::move(table);
   return absl::OkStatus();
 }
 
 absl::Status CalibrateMeasured(PredictorModel& model, absl::Span<const DescribedProfile> runs,
                                const std::map<std::string, models::Node>& nodes) {
-  // Against the regression's own answers: neither kind of calibration yet.
+  // Against the regression's own answers: no calibration of any kind yet.
   model.measured_calibrations.clear();
+  model.run_calibrations.clear();
   model.calibrations.clear();
-  CalibrationTable table;
-  RETURN_IF_ERROR(FitGroups(model, runs, nodes, MeasuredGroup, "agent run", table));
-  model.measured_calibrations = std::move(table);
+  CalibrationTable groups;
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, MeasuredGroup, "agent run", false, groups));
+  model.measured_calibrations = std::move(groups);
+  // Each measured workload against its group's corrected answer.
+  CalibrationTable workloads;
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, RunGroup, "agent run", true, workloads));
+  model.run_calibrations = std::move(workloads);
   return absl::OkStatus();
 }
 

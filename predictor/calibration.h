@@ -20,6 +20,9 @@
 // on a GPU should pull the answers for its neighbours there toward what was
 // measured, with the narrower interval its runs allow. Precision is part of
 // the group because its kernels (and their efficiency) differ by precision.
+// A workload the agent measured is then its own group too, fitted against
+// the group's corrected answer: asked again on that GPU, it is answered with
+// (nearly) what its runs measured and the spread their repeats allow.
 //
 // Thread-safe: plain values and pure functions.
 #ifndef PERFCAST_PREDICTOR_CALIBRATION_H_
@@ -59,6 +62,11 @@ std::string CalibrationKey(absl::string_view gpu_model, absl::string_view family
 std::string MeasuredCalibrationKey(absl::string_view gpu_model, absl::string_view family,
                                    models::Phase phase, models::Precision precision);
 
+// "H200-SXM-141GB/model/bert{...}/b32/fp32/inference/-": the runs of one
+// workload (`spec`, its precision as CalibrationPrecision names it) on a GPU
+// model.
+std::string RunCalibrationKey(absl::string_view gpu_model, const models::WorkloadSpec& spec);
+
 // The precision whose agent runs calibrate `descriptor`: its own, except that
 // a strict-fp32 workload without convolutions runs the kernels fp32 runs
 // (the two differ only in cuDNN's TF32).
@@ -72,11 +80,18 @@ const Calibration* FindCalibration(const CalibrationTable& table, absl::string_v
 // "calibration/H100-SXM5-80GB/resnet_imagenet/train:measured_runs".
 std::string CalibrationLabel(absl::string_view key);
 
+// What the scatter of a group's runs is taken to be before any are seen
+// (weighing two runs): one run alone still leaves a new run of another size
+// a few percent away.
+inline constexpr double kPriorRunLogSd = 0.05;
+
 // One group's runs, as log(measured / predicted) and the model's own
 // interval on each (log(hi / lo)): the calibration they give. Both have one
-// entry per run; an empty group gives the identity.
+// entry per run; an empty group gives the identity. `prior_run_log_sd`
+// replaces kPriorRunLogSd where the runs are repeats of one workload.
 Calibration FitCalibration(const std::vector<double>& log_ratios,
-                           const std::vector<double>& band_log_widths);
+                           const std::vector<double>& band_log_widths,
+                           double prior_run_log_sd = kPriorRunLogSd);
 
 }  // namespace perfcast::predictor
 

@@ -331,7 +331,8 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
   // Only where there are any: an uncalibrated model's file is as before.
   for (const auto& [name, table] : {std::pair{"calibrations", &model.calibrations},
                                     std::pair{"measured_calibrations",
-                                              &model.measured_calibrations}}) {
+                                              &model.measured_calibrations},
+                                    std::pair{"run_calibrations", &model.run_calibrations}}) {
     if (table->empty()) continue;
     json calibrations = json::object();
     for (const auto& [key, c] : *table) {
@@ -448,6 +449,10 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
   if (root.contains("measured_calibrations")) {
     RETURN_IF_ERROR(ReadScoped(root["measured_calibrations"], "measured_calibrations",
                                CalibrationFromJson, model.measured_calibrations));
+  }
+  if (root.contains("run_calibrations")) {
+    RETURN_IF_ERROR(ReadScoped(root["run_calibrations"], "run_calibrations", CalibrationFromJson,
+                               model.run_calibrations));
   }
   return model;
 }

@@ -135,6 +135,9 @@ struct PredictorModel {
   // (CalibrateMeasured), by MeasuredCalibrationKey; empty in models fitted
   // without them.
   CalibrationTable measured_calibrations;
+  // The same per measured workload, against its group's corrected answer
+  // (CalibrateMeasured), by RunCalibrationKey.
+  CalibrationTable run_calibrations;
   std::vector<std::string> notes;  // what Fit skipped and why
   int64_t created_at_us = 0;
 

@@ -268,6 +268,10 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
           absl::StrCat(parts[0], "/", parts[2]), Calibrated{&calibration, CalibrationLabel(key)});
     }
   }
+  for (const auto& [key, calibration] : model.run_calibrations) {
+    if (!absl::StartsWith(key, gpu_prefix)) continue;
+    runs_.emplace(key.substr(gpu_prefix.size()), Calibrated{&calibration, CalibrationLabel(key)});
+  }
 }
 
 PricingPlan::Level2 PricingPlan::MakeLevel2(const FittedModel& fitted,
@@ -585,6 +589,15 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
     if (measured != phases_[phase].measured.end()) {
       internal::ApplyCalibration(*measured->second.calibration, host_ms, prediction);
       planned.features_used.push_back(&measured->second.label);
+    }
+  }
+  if (!operation && !runs_.empty()) {
+    models::WorkloadSpec spec = descriptor.spec;
+    spec.precision = CalibrationPrecision(descriptor);
+    auto run = runs_.find(spec.Key());
+    if (run != runs_.end()) {
+      internal::ApplyCalibration(*run->second.calibration, host_ms, prediction);
+      planned.features_used.push_back(&run->second.label);
     }
   }
   if (!operation && loop == models::Loop::kPython) {

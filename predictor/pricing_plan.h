@@ -270,6 +270,9 @@ class PricingPlan {
   Level1Plan level1_;
   Level1Plan::Bands bands_;     // level1_'s interval factors on this node
   Phase phases_[2];             // by models::Phase
+  // The calibrations of this node's GPU by measured workload (its
+  // WorkloadSpec::Key, precision as CalibrationPrecision names it).
+  absl::flat_hash_map<std::string, Calibrated> runs_;
   // By models::Precision: the node's distance from the training GPUs with
   // that precision's path, and the spread a new path adds to the band.
   std::array<Distance, models::kPrecisionCount> distances_;

@@ -471,6 +471,11 @@ TEST(Calibration, ShrinksTowardTheModelByTheRunsAndTheirScatter) {
   EXPECT_LT(five.log_sd, one.log_sd);
   EXPECT_LT(five.log_sd, scattered.log_sd);
   EXPECT_LT(one.log_sd, 0.15);
+  // Repeats of one workload that agree within 1% pull further, and narrower.
+  const Calibration repeat = FitCalibration({std::log(1.2)}, {band}, 0.01);
+  EXPECT_GT(repeat.factor, one.factor);
+  EXPECT_GT(repeat.factor, 1.19);
+  EXPECT_LT(repeat.log_sd, 0.02);
 }
 
 // Fitted with `calibrate`, the imported whole-model runs (not an agent's)
@@ -549,8 +554,9 @@ TEST(Calibration, ImportedRunsCorrectTheirGroupOnly) {
 // and precision. Where one group's runs sit apart from what the shared terms
 // give (gamma1's fp32 steps 30% slower than the law), a size none of them ran
 // moves toward that, its band narrows, a Python loop is composed on the
-// corrected step, the other precision there keeps (about) its answer, and
-// the model file keeps the corrections.
+// corrected step, the other precision there keeps (about) its answer; a
+// workload they measured (on beta1, 20% off the law) moves toward its own
+// runs; and the model file keeps the corrections.
 TEST(Calibration, AgentRunsCorrectTheirGpuFamilyPhaseAndPrecision) {
   auto nodes = Nodes();
   Synthetic data = MakeProfiles(nodes, 0.01, 5);
@@ -560,6 +566,17 @@ TEST(Calibration, AgentRunsCorrectTheirGpuFamilyPhaseAndPrecision) {
       p.profile.iteration.mean_ms *= 1.3;
     }
   }
+  // One workload on beta1 that the law misses: its own runs answer it.
+  const models::WorkloadDescriptor odd = Workload(8, 512, 1024, models::Precision::kFp32);
+  double odd_ms = 0;
+  for (DescribedProfile& p : data.profiles) {
+    if (p.profile.node_name == "beta1" && p.profile.workload == odd.spec) {
+      p.profile.iteration.mean_ms *= 1.2;
+      p.profile.repeat_cv = 0.01;  // its repeats agree, as an agent's do
+      odd_ms = p.profile.iteration.mean_ms;
+    }
+  }
+  ASSERT_GT(odd_ms, 0);
   FitOptions options = Options();
   options.calibrate_measured = false;
   absl::StatusOr<PredictorModel> plain = FitDescribed(data.profiles, nodes, options);
@@ -590,6 +607,20 @@ TEST(Calibration, AgentRunsCorrectTheirGpuFamilyPhaseAndPrecision) {
       PricingPlan(*calibrated, gamma).Predict(d, models::Loop::kPython);
   ASSERT_TRUE(python.ok()) << python.status();
   EXPECT_DOUBLE_EQ(python->python.cpp_ms, after->iteration_ms);
+  EXPECT_THAT(after->features_used,
+              ::testing::Not(::testing::Contains(::testing::HasSubstr("/model/synthmlp"))));
+
+  // The measured workload: its group's correction and then its own runs'.
+  const std::string odd_label =
+      absl::StrCat("calibration/beta1-gpu/", odd.spec.Key(), ":measured_runs");
+  EXPECT_EQ(calibrated->run_calibrations.count(absl::StrCat("beta1-gpu/", odd.spec.Key())), 1u);
+  absl::StatusOr<Prediction> odd_before = PricingPlan(*plain, nodes.at("beta1")).Predict(odd);
+  absl::StatusOr<Prediction> odd_after = PricingPlan(*calibrated, nodes.at("beta1")).Predict(odd);
+  ASSERT_TRUE(odd_before.ok() && odd_after.ok());
+  EXPECT_THAT(odd_after->features_used, ::testing::Contains(odd_label));
+  EXPECT_LT(std::abs(odd_after->iteration_ms / odd_ms - 1),
+            0.5 * std::abs(odd_before->iteration_ms / odd_ms - 1));
+  EXPECT_LE(odd_after->hi_ms / odd_after->lo_ms, odd_before->hi_ms / odd_before->lo_ms);
 
   const models::WorkloadDescriptor amp = Workload(6, 64, 512, models::Precision::kFp16Amp);
   absl::StatusOr<Prediction> amp_before = PricingPlan(*plain, gamma).Predict(amp);
@@ -607,7 +638,9 @@ TEST(Calibration, AgentRunsCorrectTheirGpuFamilyPhaseAndPrecision) {
   absl::StatusOr<PredictorModel> parsed = ParseModel(*text);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->measured_calibrations == calibrated->measured_calibrations);
+  EXPECT_TRUE(parsed->run_calibrations == calibrated->run_calibrations);
   EXPECT_EQ(SerializeModel(*plain)->find("measured_calibrations"), std::string::npos);
+  EXPECT_EQ(SerializeModel(*plain)->find("run_calibrations"), std::string::npos);
 }
 
 // A strict-fp32 workload without convolutions runs fp32's kernels, so fp32's
