@@ -116,10 +116,12 @@ std::string RunGroup(const models::Node& node, const DescribedProfile& run) {
 // them (each as the loop that measured it ran), into `table`. A group of one
 // workload (`one_workload`) takes its runs' own repeat-to-repeat scatter as
 // the prior scatter of a new run, else kPriorRunLogSd; a note per group, or
-// one for all (`one_workload`); `what` names the runs in the notes.
+// one for all (`one_workload`); `what` names the runs in the notes. With
+// `keep_band` a group's interval is never narrower than the model's own.
 absl::Status FitGroups(PredictorModel& model, absl::Span<const DescribedProfile> runs,
                        const std::map<std::string, models::Node>& nodes, GroupKeyFn group_of,
-                       absl::string_view what, bool one_workload, CalibrationTable& table) {
+                       absl::string_view what, bool one_workload, bool keep_band,
+                       CalibrationTable& table) {
   struct Group {
     std::vector<double> log_ratios;
     std::vector<double> band_log_widths;
@@ -162,6 +164,17 @@ absl::Status FitGroups(PredictorModel& model, absl::Span<const DescribedProfile>
             ? std::sqrt(group.repeat_var_sum / static_cast<double>(group.log_ratios.size()))
             : kPriorRunLogSd;
     Calibration c = FitCalibration(group.log_ratios, group.band_log_widths, prior_run_log_sd);
+    if (keep_band) {
+      // The regression was fitted on these very runs, so their scatter around
+      // it understates a new workload's error: the correction moves the
+      // answer but leaves the model's own band.
+      double band_var = 0;
+      for (double width : group.band_log_widths) {
+        band_var += (width / (2 * kZ90)) * (width / (2 * kZ90));
+      }
+      band_var /= static_cast<double>(group.band_log_widths.size());
+      c.log_sd = std::max(c.log_sd, std::sqrt(band_var));
+    }
     table[key] = c;
     if (one_workload) continue;
     model.notes.push_back(absl::StrFormat(
@@ -184,7 +197,7 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
                        const std::map<std::string, models::Node>& nodes) {
   model.calibrations.clear();  // the model's own answers, uncorrected
   CalibrationTable table;
-  RETURN_IF_ERROR(FitGroups(model, runs, nodes, UserGroup, "measured run", false, table));
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, UserGroup, "measured run", false, false, table));
   model.calibrations = std::move(table);
   return absl::OkStatus();
 }
@@ -196,11 +209,11 @@ absl::Status CalibrateMeasured(PredictorModel& model, absl::Span<const Described
   model.run_calibrations.clear();
   model.calibrations.clear();
   CalibrationTable groups;
-  RETURN_IF_ERROR(FitGroups(model, runs, nodes, MeasuredGroup, "agent run", false, groups));
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, MeasuredGroup, "agent run", false, true, groups));
   model.measured_calibrations = std::move(groups);
   // Each measured workload against its group's corrected answer.
   CalibrationTable workloads;
-  RETURN_IF_ERROR(FitGroups(model, runs, nodes, RunGroup, "agent run", true, workloads));
+  RETURN_IF_ERROR(FitGroups(model, runs, nodes, RunGroup, "agent run", true, false, workloads));
   model.run_calibrations = std::move(workloads);
   return absl::OkStatus();
 }

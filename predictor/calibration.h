@@ -18,7 +18,9 @@
 // the C++ step before a Python loop is composed on it: the regression
 // serves every family from terms shared across them, and a workload measured
 // on a GPU should pull the answers for its neighbours there toward what was
-// measured, with the narrower interval its runs allow. Precision is part of
+// measured; their interval stays the model's own, since the regression was
+// fitted on those very runs and their scatter around it understates a
+// neighbour's error. Precision is part of
 // the group because its kernels (and their efficiency) differ by precision.
 // A workload the agent measured is then its own group too, fitted against
 // the group's corrected answer: asked again on that GPU, it is answered with
