@@ -29,6 +29,17 @@ constexpr double kPriorRunWeight = 2;
 // a band narrower than that misses it.
 constexpr double kMinRepeatLogSd = 0.04;
 
+// The mean variance, in log space, of the normal whose 10th..90th
+// percentile band has each of `band_log_widths` (log(hi / lo)).
+double MeanBandVariance(const std::vector<double>& band_log_widths) {
+  double sum = 0;
+  for (double width : band_log_widths) {
+    const double sd = width / (2 * kZ90);
+    sum += sd * sd;
+  }
+  return sum / static_cast<double>(band_log_widths.size());
+}
+
 }  // namespace
 
 std::string CalibrationKey(absl::string_view gpu_model, absl::string_view family,
@@ -68,14 +79,10 @@ Calibration FitCalibration(const std::vector<double>& log_ratios,
   Calibration c;
   const size_t n = log_ratios.size();
   if (n == 0 || band_log_widths.size() != n) return c;
-  double mean = 0, prior_var = 0;
-  for (size_t i = 0; i < n; ++i) {
-    mean += log_ratios[i];
-    const double sd = band_log_widths[i] / (2 * kZ90);
-    prior_var += sd * sd;
-  }
+  double mean = 0;
+  for (double r : log_ratios) mean += r;
   mean /= static_cast<double>(n);
-  prior_var /= static_cast<double>(n);
+  const double prior_var = MeanBandVariance(band_log_widths);
   double squares = 0;
   for (double r : log_ratios) squares += (r - mean) * (r - mean);
   const double run_var = (squares + kPriorRunWeight * prior_run_log_sd * prior_run_log_sd) /
@@ -168,12 +175,7 @@ absl::Status FitGroups(PredictorModel& model, absl::Span<const DescribedProfile>
       // The regression was fitted on these very runs, so their scatter around
       // it understates a new workload's error: the correction moves the
       // answer but leaves the model's own band.
-      double band_var = 0;
-      for (double width : group.band_log_widths) {
-        band_var += (width / (2 * kZ90)) * (width / (2 * kZ90));
-      }
-      band_var /= static_cast<double>(group.band_log_widths.size());
-      c.log_sd = std::max(c.log_sd, std::sqrt(band_var));
+      c.log_sd = std::max(c.log_sd, std::sqrt(MeanBandVariance(group.band_log_widths)));
     }
     table[key] = c;
     if (one_workload) continue;

@@ -442,17 +442,12 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
         ReadScoped(root["power"], "power", PowerCalibrationFromJson, model.power.calibrations));
   }
   // Absent from models fitted without measured runs to calibrate on.
-  if (root.contains("calibrations")) {
-    RETURN_IF_ERROR(ReadScoped(root["calibrations"], "calibrations", CalibrationFromJson,
-                               model.calibrations));
-  }
-  if (root.contains("measured_calibrations")) {
-    RETURN_IF_ERROR(ReadScoped(root["measured_calibrations"], "measured_calibrations",
-                               CalibrationFromJson, model.measured_calibrations));
-  }
-  if (root.contains("run_calibrations")) {
-    RETURN_IF_ERROR(ReadScoped(root["run_calibrations"], "run_calibrations", CalibrationFromJson,
-                               model.run_calibrations));
+  for (const auto& [name, table] :
+       {std::pair{"calibrations", &model.calibrations},
+        std::pair{"measured_calibrations", &model.measured_calibrations},
+        std::pair{"run_calibrations", &model.run_calibrations}}) {
+    if (!root.contains(name)) continue;
+    RETURN_IF_ERROR(ReadScoped(root[name], name, CalibrationFromJson, *table));
   }
   return model;
 }
