@@ -15,6 +15,8 @@ using Params = std::map<std::string, std::vector<int64_t>>;
 
 constexpr Precision kFp32 = Precision::kFp32;
 constexpr Precision kBf16 = Precision::kBf16Amp;
+constexpr Precision kTf32 = Precision::kTf32;
+constexpr Precision kStrictFp32 = Precision::kStrictFp32;
 const std::vector<Phase> kBoth = {Phase::kTrain, Phase::kInference};
 
 Grid Model(std::string family, Params params, std::vector<int64_t> batches,
@@ -71,6 +73,12 @@ std::vector<Grid> ModelGrids() {
       Model("vit", {{"layers", {12}}}, {256}, {kBf16}),
       Model("resnet_imagenet", {{"depth", {18, 50, 101}}}, {64}, {kBf16, kFp32}),
       Model("resnet_imagenet", {{"depth", {18, 50, 101}}}, {256}, {kBf16}),
+      // PyTorch's two other fp32 modes, at the sizes users run most, so that
+      // the agent's own runs calibrate them as they do fp32 and bf16-amp.
+      Model("decoder", kGpt2Small, {4}, {kTf32, kStrictFp32}),
+      Model("bert", {{"seq_len", {128}}}, {32}, {kTf32, kStrictFp32}),
+      Model("vit", {{"layers", {12}}}, {64}, {kTf32}),
+      Model("resnet_imagenet", {{"depth", {18, 50}}}, {64}, {kTf32, kStrictFp32}),
   };
 }
 

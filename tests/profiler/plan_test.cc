@@ -89,10 +89,15 @@ TEST(BuiltinPlanTest, ArchitecturesCoverTheModelsUsersTrain) {
   std::map<std::string, std::set<double>> sizes;
   std::map<std::string, std::set<double>> bf16_train;
   std::set<std::string> ops;
+  std::map<models::Precision, std::set<std::string>> families_by_fp32_mode;
   for (const models::WorkloadSpec& spec : *specs) {
     if (spec.kind == WorkloadKind::kOperation) {
       ops.insert(spec.family);
       continue;
+    }
+    if (spec.precision == models::Precision::kTf32 ||
+        spec.precision == models::Precision::kStrictFp32) {
+      families_by_fp32_mode[spec.precision].insert(spec.family);
     }
     absl::StatusOr<models::WorkloadDescriptor> d = models::Describe(spec);
     ASSERT_TRUE(d.ok()) << d.status();
@@ -116,7 +121,14 @@ TEST(BuiltinPlanTest, ArchitecturesCoverTheModelsUsersTrain) {
                          "layernorm", "optimizer"}) {
     EXPECT_TRUE(ops.contains(op)) << op;
   }
-  EXPECT_EQ(specs->size(), 44u + 163u);
+  // PyTorch's tf32 and strict-fp32 modes are measured on the families the
+  // plain-loop validation runs, so the agent's runs calibrate them too.
+  const std::map<models::Precision, std::set<std::string>> expected_fp32_modes = {
+      {models::Precision::kTf32, {"bert", "decoder", "resnet_imagenet", "vit"}},
+      {models::Precision::kStrictFp32, {"bert", "decoder", "resnet_imagenet"}},
+  };
+  EXPECT_EQ(families_by_fp32_mode, expected_fp32_modes);
+  EXPECT_EQ(specs->size(), 62u + 163u);
 }
 
 TEST(BuiltinPlanTest, FullIsLargerAndUnknownIsNotFound) {
