@@ -3,6 +3,7 @@
 which part of the spec-sheet transfer leans on which collection.
 
     /usr/bin/python3 data/tools/neusight_gemm_replica.py EVALUATION.json [--sustained]
+        [--once] [--shared-lanes]
 
 EVALUATION.json: `perfcast evaluate ... --output json` of
 data/tools/neusight_protocol.sh on all rows (its model gives the training
@@ -15,7 +16,11 @@ GPUs' GEMM MAPE per subset: unweighted, and with each training GPU's batched
 and unbatched GEMMs weighing alike. --sustained prices the test GPUs at the
 FP32 rate their own large GEMMs sustain (90th percentile of >= 10 GFLOP
 GEMMs, RatesFromProfiles's rule) instead of spec x efficiency: an oracle
-that separates the model from the rate.
+that separates the model from the rate. --once counts each operand read once
+(tiles share their panels in L2) instead of a re-read per tile row and column.
+--shared-lanes halves the spec FP32 rate of a GA10x / AD10x board (compute
+capability 8.6, 8.7, 8.9: 64 of its 128 FP32 lanes per SM also issue INT32)
+before the efficiency scales it.
 """
 import collections
 import functools
@@ -50,11 +55,12 @@ def load_gemms():
             flops = 2 * m * n * k * b
             tm, tn = tile_edge(m), tile_edge(n)
             rt, ct = math.ceil(m / tm), math.ceil(n / tn)
+            once = 4 * (m * k + k * n + m * n) * b
             rows.append({
                 "gpu": r["gpu"], "train": r["agent_version"].startswith("neusight-train-"),
                 "batched": b > 1, "y": float(r["mean_ms"]), "flops": flops,
                 "tile_flops": flops * rt * tm * ct * tn / (m * n),
-                "tile_bytes": max(4 * (m * k + k * n + m * n) * b, 4 * b * (m * k * ct + k * n * rt + m * n)),
+                "tile_bytes": once if "--once" in sys.argv else max(once, 4 * b * (m * k * ct + k * n * rt + m * n)),
                 "tiles": math.ceil(m / 128) * math.ceil(n / 128) * b})
     return rows
 
@@ -75,7 +81,8 @@ def main():
         power = "<=100W" if watts <= 100 else "100-450W" if watts <= 450 else ">450W"
         eff = (model["efficiency_by_architecture"].get(spec["architecture"])
                or model["efficiency_by_class"].get("NVIDIA " + power) or model["efficiency_global"])
-        fp32 = spec["fp32_tflops"] * eff["fp32"]
+        shared = "--shared-lanes" in sys.argv and spec["compute_capability"] in ("8.6", "8.7", "8.9")
+        fp32 = spec["fp32_tflops"] / (2 if shared else 1) * eff["fp32"]
         if sustained:
             achieved = [g["flops"] / g["y"] / 1e9 for g in gemms if g["gpu"] == gpu and g["flops"] >= 1e10]
             fp32 = float(np.quantile(achieved, 0.9))
