@@ -321,9 +321,13 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   const int slots = m + p - 1;
   const double per_tp_collective =
       term.tp_collective_ms + term.tp_collective_ms_per_peer * (t - 1);
-  const double host = slots * critical.launches * term.host_ms_per_launch +
-                      out.units * (term.host_ms_per_unit + CollectiveCallsPerUnit(layout) *
-                                                               term.host_ms_per_collective);
+  const double per_host_tp_collective =
+      term.host_ms_per_tp_collective + term.host_ms_per_tp_collective_per_peer * (t - 1);
+  const double host =
+      slots * (critical.launches * term.host_ms_per_launch + term.host_ms_per_micro_batch +
+               critical.tp_collectives * per_host_tp_collective) +
+      out.units *
+          (term.host_ms_per_unit + CollectiveCallsPerUnit(layout) * term.host_ms_per_collective);
   const double bound = std::max(
       (out.step_ms + slots * critical.tp_collectives * per_tp_collective) * (1 + term.gpu_scale),
       host);

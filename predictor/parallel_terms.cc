@@ -101,13 +101,16 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     absl::StatusOr<double> collective = Term(entry, "host_ms_per_collective");
     absl::StatusOr<double> tp_collective = Term(entry, "tp_collective_ms");
     absl::StatusOr<double> tp_per_peer = Term(entry, "tp_collective_ms_per_peer");
+    absl::StatusOr<double> micro_batch = Term(entry, "host_ms_per_micro_batch");
+    absl::StatusOr<double> host_tp = Term(entry, "host_ms_per_tp_collective");
+    absl::StatusOr<double> host_tp_per_peer = Term(entry, "host_ms_per_tp_collective_per_peer");
     absl::StatusOr<double> interval = Term(entry, "interval_scale");
     absl::StatusOr<double> low = Term(entry, "memory_low_ratio");
     absl::StatusOr<double> high = Term(entry, "memory_high_ratio");
     absl::StatusOr<double> rows = Term(entry, "rows");
     for (const auto* s :
-         {&gpu, &launch, &unit, &collective, &tp_collective, &tp_per_peer, &interval, &low, &high,
-          &rows}) {
+         {&gpu, &launch, &unit, &collective, &tp_collective, &tp_per_peer, &micro_batch, &host_tp,
+          &host_tp_per_peer, &interval, &low, &high, &rows}) {
       if (!s->ok()) return s->status();
     }
     if ((*low > 0 || *high > 0) && !(*low > 0 && *low <= 1 && *high >= 1)) {
@@ -120,6 +123,9 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     term.host_ms_per_collective = *collective;
     term.tp_collective_ms = *tp_collective;
     term.tp_collective_ms_per_peer = *tp_per_peer;
+    term.host_ms_per_micro_batch = *micro_batch;
+    term.host_ms_per_tp_collective = *host_tp;
+    term.host_ms_per_tp_collective_per_peer = *host_tp_per_peer;
     term.interval_scale = *interval;
     term.memory_low_ratio = *low;
     term.memory_high_ratio = *high;

@@ -7,17 +7,26 @@
 // each class's time multiplied by the term's class scale where the workload's
 // precision is one it was learned on, and then bounded:
 //   max((composed + tp_collectives × per_tp_collective) × (1 + gpu_scale),
-//       launches × host_ms_per_launch + units × host_ms_per_unit
+//       launches × host_ms_per_launch + slots × host_ms_per_micro_batch
+//       + tp_collectives × per_host_tp_collective
+//       + units × host_ms_per_unit
 //       + units × CollectiveCallsPerUnit × host_ms_per_collective)
 // where `launches` are the kernel launches of one GPU's step, counted over
 // every 1F1B slot (M + P − 1 slots of the slowest stage's micro-batch: a
 // stage whose host dispatches slower than its GPU computes paces the pipeline
-// fill and drain too), `units` the layers it holds, and `tp_collectives` the
+// fill and drain too), `slots` those M + P − 1 slots (each runs the
+// schedule's own work once per micro-batch on every stage, however few layers
+// the stage holds: the step function, the loss, the point-to-point calls),
+// `units` the layers it holds, and `tp_collectives` the
 // tensor-parallel all-reduces on the critical path (M + P − 1 slots of the
 // slowest stage's all-reduces per micro-batch), each costing
 // per_tp_collective = tp_collective_ms + tp_collective_ms_per_peer × (T − 1)
 // beyond what the link prices its bytes at (the implementation's own wait per
-// collective, growing with the ranks it waits for). So: the GPU's work slowed
+// collective, growing with the ranks it waits for); the host pays its own
+// per_host_tp_collective = host_ms_per_tp_collective +
+// host_ms_per_tp_collective_per_peer × (T − 1) for each of them (the call into
+// the collective library, and the ranks' dispatch meeting at each one: a
+// host-bound step waits for the slowest of its T ranks). So: the GPU's work slowed
 // by the implementation (communication contending with compute, unfused
 // kernels, per-collective waits), or the host's dispatch when that is longer
 // (DDP's per-parameter hooks, DTensor's dispatch per operation, FSDP's
@@ -66,6 +75,11 @@ struct ImplementationTerm {
   double host_ms_per_collective = 0;
   double tp_collective_ms = 0;           // per tensor-parallel all-reduce
   double tp_collective_ms_per_peer = 0;  // per all-reduce and rank beyond the first
+  double host_ms_per_micro_batch = 0;    // per 1F1B slot of the slowest stage
+  // The host's share of each tensor-parallel all-reduce, and its growth per
+  // rank beyond the first.
+  double host_ms_per_tp_collective = 0;
+  double host_ms_per_tp_collective_per_peer = 0;
   // The step band's distances from the step, scaled (0: none learned, 1).
   double interval_scale = 0;
   // Memory per GPU's 10-90% band around the layout memory model's peak, as
@@ -93,7 +107,9 @@ class ParallelTerms {
  public:
   // Parses {"terms": [{"framework", "strategy", "gpu_scale",
   // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
-  // "tp_collective_ms", "tp_collective_ms_per_peer", "interval_scale",
+  // "tp_collective_ms", "tp_collective_ms_per_peer", "host_ms_per_micro_batch",
+  // "host_ms_per_tp_collective", "host_ms_per_tp_collective_per_peer",
+  // "interval_scale",
   // "memory_low_ratio", "memory_high_ratio", "class_scale": {"<op class>":
   // factor, ...}, "class_scale_precisions": ["fp16-amp", ...], "rows"}, ...]};
   // a term left out is 0, a class scale left out 1. InvalidArgument for

@@ -284,6 +284,57 @@ TEST(Parallel, HostBoundStagesPaceThePipelineFillAndDrain) {
   EXPECT_NEAR(p.step_ms, p.launches / 2 * (2 + 4 - 1), 1e-9 * p.step_ms);
 }
 
+TEST(Parallel, HostPaysPerMicroBatchSlotHoweverFewLayersAStageHolds) {
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "megatron", "strategy": "pp",
+                     "host_ms_per_micro_batch": 1000}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  ParallelOptions options;
+  options.terms = &*terms;
+  // The schedule's work per micro-batch on a stage does not shrink with the
+  // stage's layers: four stages of two layers pay it as two of four do, once
+  // per slot of 1F1B.
+  for (const int p : {2, 4}) {
+    const ParallelLayout layout{.pipeline = p, .micro_batches = 4,
+                                .framework = Framework::kMegatron};
+    const ParallelPrediction pred = Parallel(Transformer(8), layout, RooflineModel(), options);
+    EXPECT_NEAR(pred.step_ms, 1000.0 * (4 + p - 1), 1e-9 * pred.step_ms) << p;
+    EXPECT_NEAR(BreakdownSum(pred), pred.step_ms, 1e-9 * pred.step_ms);
+  }
+}
+
+TEST(Parallel, HostPaysPerTensorParallelAllReduceGrowingWithTheRanks) {
+  const int64_t layers = 8;
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "megatron", "strategy": "tp",
+                     "host_ms_per_tp_collective": 10,
+                     "host_ms_per_tp_collective_per_peer": 5}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  ParallelOptions options;
+  options.terms = &*terms;
+  for (const int t : {2, 4}) {
+    const ParallelLayout layout{.tensor = t, .micro_batches = 3,
+                                .framework = Framework::kMegatron,
+                                .activation_checkpointing = true};
+    const ParallelPrediction p =
+        Parallel(Transformer(24, layers), layout, RooflineModel(), options);
+    // The host's call per all-reduce dwarfs the GPU's work: three
+    // micro-batches of six all-reduces per layer and the embedding's one,
+    // each 10 ms + 5 ms per rank beyond the first.
+    EXPECT_NEAR(p.step_ms, 3 * (6 * layers + 1) * (10 + 5 * (t - 1)), 1e-9 * p.step_ms) << t;
+  }
+  // The host's share is a bound, not an addition: a step the GPU paces
+  // keeps the GPU's time.
+  absl::StatusOr<ParallelTerms> small = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "megatron", "strategy": "tp",
+                     "host_ms_per_tp_collective": 1e-9}]})");
+  ASSERT_TRUE(small.ok()) << small.status();
+  options.terms = &*small;
+  const ParallelLayout layout{.tensor = 2, .micro_batches = 3, .framework = Framework::kMegatron};
+  EXPECT_EQ(Parallel(Transformer(24, layers), layout, RooflineModel(), options).implementation_ms,
+            0);
+}
+
 TEST(Parallel, ImplementationTermsBoundTheComposedStep) {
   const ParallelLayout ddp{.data = 2};
   const ParallelPrediction composed = Parallel(Transformer(8), ddp);
@@ -325,7 +376,11 @@ TEST(Parallel, ImplementationTermsBoundTheComposedStep) {
                           R"({"terms": [{"framework": "pytorch", "strategy": "ddp",
                                          "gpu_scale": -1}]})",
                           R"({"terms": [{"framework": "megatron", "strategy": "tp",
-                                         "tp_collective_ms": -0.1}]})"}) {
+                                         "tp_collective_ms": -0.1}]})",
+                          R"({"terms": [{"framework": "megatron", "strategy": "pp",
+                                         "host_ms_per_micro_batch": -1}]})",
+                          R"({"terms": [{"framework": "megatron", "strategy": "tp",
+                                         "host_ms_per_tp_collective_per_peer": -1}]})"}) {
     EXPECT_EQ(ParallelTerms::FromJson(bad).status().code(), absl::StatusCode::kInvalidArgument)
         << bad;
   }
