@@ -16,7 +16,8 @@ any build serve. The terms are those ParallelPlan::Predict applies
 
   max((composed + n * (tp_collective_ms + tp_collective_ms_per_peer * (T - 1)))
         * (1 + gpu_scale),
-      launches / M * (M + P - 1) * host_ms_per_launch)
+      (M + P - 1) * (launches / M * host_ms_per_launch + host_ms_per_micro_batch)
+        + n * (host_ms_per_tp_collective + host_ms_per_tp_collective_per_peer * (T - 1)))
 
 with n the tensor-parallel all-reduces on the critical path: M + P - 1 slots
 of the slowest stage's all-reduces per micro-batch (six per layer with
@@ -24,6 +25,20 @@ checkpointing, four without, plus the embedding's or the LM head's one: the
 stage holding either is the slowest in these GPT models). One set of terms for
 Megatron's data, tensor and pipeline parallel rows (the same software runs
 all three).
+
+host_ms_per_micro_batch is the schedule's own host work per micro-batch on
+a stage (Megatron's step function, loss and point-to-point calls), which does
+not shrink with the layers a stage holds: without it the per-launch cost
+absorbed it, and four stages of few layers each came out too fast.
+
+Only the GEMM and attention classes get a scale of their own (FITTED_CLASSES):
+free, norm's (a small share) and element-wise work's (per layer in nearly the
+same proportion to the GEMMs at both widths) traded against GEMM and
+attention, norm's landing on the grid's floor, with the same error as when
+they stay at 1, so they stay at 1. The
+scales carry a small penalty on their distance from 1 (SCALE_PENALTY x
+ln(k)^2 per row), so that a flat valley of the loss picks the scale nearest
+to the single-GPU model's rather than wherever the descent stopped.
 
 How they are learned: the optimizer's scale from the per-step phase alone.
 The data-parallel rows of one model and micro-batch size differ only in
@@ -62,17 +77,26 @@ import sys
 # The operation classes whose compute Megatron's kernels re-price
 # (parallel_terms.h: class_scale); the optimizer's comes from the per-step phase.
 CLASSES = ("gemm", "attention", "elementwise", "norm")
-SCALE_GRID = [0.3 + 0.02 * i for i in range(136)]
+# The classes whose scale is learned; the others stay at 1 (see above).
+FITTED_CLASSES = ("gemm", "attention")
+SCALE_GRID = [0.3 + 0.02 * i for i in range(186)]
+SCALE_PENALTY = 0.001
 GRIDS = {
     "tp_collective_ms": [0.0025 * i for i in range(121)],
     "tp_collective_ms_per_peer": [0.0025 * i for i in range(81)],
     "gpu_scale": [0.01 * i for i in range(41)],
     "host_ms_per_launch": [0.001 * i for i in range(151)],
+    "host_ms_per_micro_batch": [0.1 * i for i in range(101)],
+    "host_ms_per_tp_collective": [0.005 * i for i in range(81)],
+    "host_ms_per_tp_collective_per_peer": [0.0025 * i for i in range(81)],
 }
-GRIDS.update({"k_" + c: SCALE_GRID for c in CLASSES})
+GRIDS.update({"k_" + c: SCALE_GRID for c in FITTED_CLASSES})
 STARTS = [dict({"tp_collective_ms": a, "tp_collective_ms_per_peer": 0.0, "gpu_scale": 0.0,
-                "host_ms_per_launch": h}, **{"k_" + c: 1.0 for c in CLASSES})
-          for a in (0.0, 0.1) for h in (0.0, 0.05)]
+                "host_ms_per_launch": h, "host_ms_per_micro_batch": mb,
+                "host_ms_per_tp_collective": c, "host_ms_per_tp_collective_per_peer": 0.0},
+               **{"k_" + c: 1.0 for c in FITTED_CLASSES})
+          for a, h, mb, c in ((0.0, 0.0, 0.0, 0.0), (0.1, 0.05, 0.0, 0.0),
+                              (0.0, 0.045, 3.0, 0.05), (0.1, 0.045, 3.0, 0.0))]
 TERMS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "predictor",
                           "parallel_terms.json")
 
@@ -134,11 +158,16 @@ def composed(term, p):
 def predict(term, p):
     per = term["tp_collective_ms"] + term["tp_collective_ms_per_peer"] * (p["T"] - 1)
     gpu = (composed(term, p) + p["collectives"] * per) * (1 + term["gpu_scale"])
-    return max(gpu, p["launches"] / p["M"] * p["slots"] * term["host_ms_per_launch"])
+    host = p["slots"] * (p["launches"] / p["M"] * term["host_ms_per_launch"] +
+                         term["host_ms_per_micro_batch"]) + p["collectives"] * (
+        term["host_ms_per_tp_collective"] + term["host_ms_per_tp_collective_per_peer"] * (p["T"] - 1))
+    return max(gpu, host)
 
 
 def loss(term, points):
-    return sum(abs(math.log(predict(term, p) / p["measured_ms"])) for p in points)
+    penalty = SCALE_PENALTY * len(points) * sum(
+        math.log(term.get("k_" + c, 1.0)) ** 2 for c in FITTED_CLASSES)
+    return penalty + sum(abs(math.log(predict(term, p) / p["measured_ms"])) for p in points)
 
 
 def lsq(xs, ys):
@@ -235,7 +264,7 @@ def write(path, term, points, band):
     kept = [t for t in doc["terms"] if t["framework"] != "megatron"]
     strategies = {"tp": lambda p: p["T"] > 1, "pp": lambda p: p["T"] == 1 and p["P"] > 1,
                   "ddp": lambda p: p["T"] == 1 and p["P"] == 1}
-    scales = {c: float("%.4g" % term["k_" + c]) for c in CLASSES + ("optimizer",)}
+    scales = {c: float("%.4g" % term["k_" + c]) for c in FITTED_CLASSES + ("optimizer",)}
     plain = {k: float("%.6g" % v) for k, v in term.items() if not k.startswith("k_")}
     for name, test in sorted(strategies.items()):
         kept.append(dict(framework="megatron", strategy=name,
