@@ -18,10 +18,15 @@
 // the C++ step before a Python loop is composed on it: the regression
 // serves every family from terms shared across them, and a workload measured
 // on a GPU should pull the answers for its neighbours there toward what was
-// measured; their interval stays the model's own, since the regression was
-// fitted on those very runs and their scatter around it understates a
-// neighbour's error. Precision is part of
-// the group because its kernels (and their efficiency) differ by precision.
+// measured. The group's runs are compared with the regression's answers
+// out of fold (each run's answer from the model fitted without its fold), as
+// a new workload's answer is made; among the sizes the runs span, their
+// scatter is the interval (never wider than the model's own); for a size
+// outside them the runs' scatter is widened by how far corrections missed
+// when carried to a size left out (over the groups that ran several sizes),
+// and that band stands even where the model's own is narrower. Precision is
+// part of the group because its kernels (and their efficiency) differ by
+// precision.
 // A workload the agent measured is then its own group too, fitted against
 // the group's corrected answer: asked again on that GPU, it is answered with
 // (nearly) what its runs measured and the spread their repeats allow.
@@ -49,6 +54,19 @@ struct Calibration {
   int64_t rows = 0;   // the measured runs it was fitted on
   // The mean log ratio measured / predicted before shrinkage, for reports.
   double raw_log_ratio = 0;
+  // The sizes (WorkloadDescriptor::inner_modules) the runs span, and the
+  // spread shown for a workload outside them (max_inner_modules 0: every
+  // size gets log_sd): the runs' scatter says how far a new run lands among
+  // the sizes they measured, not how a correction carries to a larger or a
+  // smaller model.
+  int64_t min_inner_modules = 0;
+  int64_t max_inner_modules = 0;
+  double beyond_log_sd = 0;
+
+  // Whether a workload of `inner_modules` lies outside the runs' sizes.
+  bool Beyond(int64_t inner_modules) const;
+  // beyond_log_sd there, else log_sd.
+  double LogSdFor(int64_t inner_modules) const;
 
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };

@@ -178,7 +178,8 @@ void Describe(const Dataset& data, const FitOptions& options, FittedModel& model
 // its errors from leave-one-out, and from leave-one-GPU-out where the rows
 // span GPUs.
 absl::StatusOr<FittedModel> FitRatio(const Dataset& data, const FitOptions& options,
-                                     absl::string_view scope) {
+                                     absl::string_view scope,
+                                     std::vector<double>* held_out_log_ratios) {
   const std::string name = absl::StrCat("level2/", scope);
   const int64_t n = data.y.size();
   if (n < kMinReducedRows || data.feature_names.empty() ||
@@ -213,6 +214,15 @@ absl::StatusOr<FittedModel> FitRatio(const Dataset& data, const FitOptions& opti
   std::vector<double> loo = held_out_errors([](int64_t i, int64_t j) { return i == j; });
   std::vector<double> logo = held_out_errors(
       [&](int64_t i, int64_t j) { return data.info[i].gpu == data.info[j].gpu; });
+  if (held_out_log_ratios != nullptr) {
+    held_out_log_ratios->assign(n, 0);
+    if (n > 1) {
+      for (int64_t i = 0; i < n; ++i) {
+        (*held_out_log_ratios)[i] =
+            (total - log_ratio(i)) / static_cast<double>(n - 1) - total / static_cast<double>(n);
+      }
+    }
+  }
 
   FittedModel model;
   model.level = 2;
@@ -239,17 +249,22 @@ absl::StatusOr<FittedModel> FitRatio(const Dataset& data, const FitOptions& opti
 
 // Selects features by CV, refits on all rows, and records the CV error;
 // each row's signed relative held-out error into `cv_errors` when given (and
-// the model was selected by CV).
+// the model was selected by CV). Each row's log(answer of the model fitted
+// without it / answer of the model fitted on every row) into
+// `held_out_log_ratios` when given (0 where either answer is not positive):
+// how far an answer for a workload the fit never saw moves from the in-sample
+// one.
 absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& options, int level,
                                    absl::string_view scope, bool non_negative, Loss loss,
                                    std::vector<std::string>& notes,
-                                   std::vector<double>* cv_errors = nullptr) {
+                                   std::vector<double>* cv_errors = nullptr,
+                                   std::vector<double>* held_out_log_ratios = nullptr) {
   const std::string name = absl::StrCat("level", level, "/", scope);
   if (data.y.size() == 0) return absl::FailedPreconditionError(absl::StrCat(name, ": no rows"));
   absl::StatusOr<std::vector<int>> folds = MakeFolds(data, options, notes, name);
   if (!folds.ok() && level == 2) {
     // Too few whole-model rows to select features: one ratio instead.
-    absl::StatusOr<FittedModel> ratio = FitRatio(data, options, scope);
+    absl::StatusOr<FittedModel> ratio = FitRatio(data, options, scope, held_out_log_ratios);
     if (ratio.ok()) {
       notes.push_back(absl::StrCat(name, ": ", data.y.size(),
                                    " rows are too few to select features; level1_ms times one "
@@ -307,6 +322,17 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
   }
   model.cv_mape = mape / data.y.size();
   if (cv_errors != nullptr) *cv_errors = errors;
+  if (held_out_log_ratios != nullptr) {
+    held_out_log_ratios->assign(data.y.size(), 0);
+    std::vector<double> row(selected.size());
+    for (Eigen::Index i = 0; i < data.y.size(); ++i) {
+      for (Eigen::Index a = 0; a < x.cols(); ++a) row[a] = x(i, a);
+      const double in_sample = model.fit.Predict(row);
+      if (in_sample > 0 && held_out(i) > 0 && std::isfinite(held_out(i))) {
+        (*held_out_log_ratios)[i] = std::log(held_out(i) / in_sample);
+      }
+    }
+  }
   const std::vector<double> transfer = TransferErrors(data, regression, selected);
   SetRegimeQuantiles(data, errors, transfer, model);
   model.cv_error_quantiles = ErrorQuantiles(std::move(errors));
@@ -364,10 +390,11 @@ Dataset TimeFeaturesOfRows(const Dataset& data, const std::vector<Eigen::Index>&
 // each kept only where its cross-validated MAPE beats the global model's on
 // the same rows (`global_errors`, per row of `data`). A family's model that
 // cannot be fitted, or does not beat the global one, is noted and left out:
-// the global one serves that family.
+// the global one serves that family. A kept family's rows take its model's
+// held-out log ratios (FitOne) in `held_out_log_ratios` (per row of `data`).
 void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions& options,
                      const FitOptions& fit_options, absl::Span<const double> global_errors,
-                     PredictorModel& model) {
+                     PredictorModel& model, std::vector<double>& held_out_log_ratios) {
   if (options.family_min_rows <= 0 || global_errors.size() != data.info.size()) return;
   std::map<std::string, std::vector<Eigen::Index>> rows_of;
   for (size_t i = 0; i < data.info.size(); ++i) {
@@ -378,9 +405,11 @@ void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions&
   for (const auto& [family, rows] : rows_of) {
     if (static_cast<int>(rows.size()) < options.family_min_rows) continue;
     const std::string scope = FamilyScope(family, phase);
+    std::vector<double> family_log_ratios;
     absl::StatusOr<FittedModel> fitted = FitOne(TimeFeaturesOfRows(data, rows), family_options,
                                                 2, scope, options.level2_non_negative,
-                                                options.level2_loss, model.notes);
+                                                options.level2_loss, model.notes, nullptr,
+                                                &family_log_ratios);
     if (!fitted.ok()) {
       model.notes.push_back(absl::StrCat("level2/", scope, ": ", fitted.status().message(),
                                          "; the global model serves it"));
@@ -403,6 +432,7 @@ void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions&
     for (Eigen::Index row : rows) reference.push_back(global_errors[row]);
     fitted->reference_error_quantiles = ErrorQuantiles(std::move(reference));
     model.level2_by_family[scope] = *std::move(fitted);
+    for (size_t r = 0; r < rows.size(); ++r) held_out_log_ratios[rows[r]] = family_log_ratios[r];
   }
 }
 
@@ -474,6 +504,9 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
       }
     }
   }
+  // Per profile: log(its answer out of fold / in sample) of the level-2
+  // model that serves it (0 where none does: level 1 never sees whole runs).
+  std::vector<double> held_out_log_ratios(profiles.size(), 0);
   if (options.fit_level2) {
     // Level 1 is fitted and stays as it is: its sums at each run's rates
     // are the ones a prediction makes.
@@ -491,18 +524,21 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
           BuildWorkloadDataset(profiles, nodes, model.efficiencies, phase, level1);
       if (data.status().code() == absl::StatusCode::kFailedPrecondition) continue;  // none
       if (!data.ok()) return data.status();
-      std::vector<double> global_errors;
+      std::vector<double> global_errors, log_ratios;
       absl::StatusOr<FittedModel> fitted =
           FitOne(SubsetOf(*data, nullptr, IsGlobalLevel2Candidate), fit_options, 2,
                  models::PhaseName(phase), options.level2_non_negative, options.level2_loss,
-                 model.notes,
-                 &global_errors);
+                 model.notes, &global_errors, &log_ratios);
       if (fitted.ok()) {
         model.level2[phase] = *std::move(fitted);
       } else {
         model.notes.push_back(std::string(fitted.status().message()));
+        log_ratios.assign(data->info.size(), 0);
       }
-      FitFamilyModels(*data, phase, options, fit_options, global_errors, model);
+      FitFamilyModels(*data, phase, options, fit_options, global_errors, model, log_ratios);
+      for (size_t i = 0; i < data->info.size(); ++i) {
+        held_out_log_ratios[data->info[i].profile_index] = log_ratios[i];
+      }
     }
   }
   if (model.level1.empty() && model.level2.empty()) {
@@ -513,13 +549,16 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   }
   if (options.calibrate_measured) {
     std::vector<DescribedProfile> runs;
-    for (const DescribedProfile& p : profiles) {
+    std::vector<double> run_log_ratios;
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      const DescribedProfile& p = profiles[i];
       if (p.profile.workload.kind == models::WorkloadKind::kModel &&
           models::MeasuredByAgent(p.profile)) {
         runs.push_back(p);
+        run_log_ratios.push_back(held_out_log_ratios[i]);
       }
     }
-    RETURN_IF_ERROR(CalibrateMeasured(model, runs, given_nodes));
+    RETURN_IF_ERROR(CalibrateMeasured(model, runs, run_log_ratios, given_nodes));
   }
   if (options.calibrate) {
     std::vector<DescribedProfile> runs;

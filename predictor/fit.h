@@ -114,9 +114,14 @@ absl::Status Calibrate(PredictorModel& model, absl::Span<const DescribedProfile>
 // Fits `model`'s measured_calibrations (calibration.h) on the whole-model
 // profiles among `runs` (the agent's), one per GPU model, family, phase and
 // precision (CalibrationPrecision), against the model's C++ answers without
-// any calibration; clears `model`'s calibrations (Calibrate fits them after).
-// Errors and notes as Calibrate's.
+// any calibration, each moved by its entry of `held_out_log_ratios` (one per
+// run, log(answer of the regression fitted without the run / answer in
+// sample); empty: the answers in sample); clears `model`'s calibrations
+// (Calibrate fits them after). Errors and notes as Calibrate's, and
+// InvalidArgument when `held_out_log_ratios` is neither empty nor one per
+// run.
 absl::Status CalibrateMeasured(PredictorModel& model, absl::Span<const DescribedProfile> runs,
+                               absl::Span<const double> held_out_log_ratios,
                                const std::map<std::string, models::Node>& nodes);
 
 }  // namespace perfcast::predictor

@@ -257,9 +257,17 @@ absl::StatusOr<Calibration> CalibrationFromJson(const std::string& key, const js
   RETURN_IF_ERROR(Read(value, "log_sd", c.log_sd));
   RETURN_IF_ERROR(Read(value, "rows", c.rows));
   RETURN_IF_ERROR(Read(value, "raw_log_ratio", c.raw_log_ratio));
-  if (!(c.factor > 0) || !(c.log_sd >= 0) || c.rows < 1) {
+  // Older models have no sizes: every size gets log_sd.
+  if (value.contains("max_inner_modules")) {
+    RETURN_IF_ERROR(Read(value, "min_inner_modules", c.min_inner_modules));
+    RETURN_IF_ERROR(Read(value, "max_inner_modules", c.max_inner_modules));
+    RETURN_IF_ERROR(Read(value, "beyond_log_sd", c.beyond_log_sd));
+  }
+  if (!(c.factor > 0) || !(c.log_sd >= 0) || c.rows < 1 || !(c.beyond_log_sd >= 0) ||
+      c.min_inner_modules > c.max_inner_modules) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model: calibration '", key, "' needs a positive factor and rows"));
+        absl::StrCat("model: calibration '", key,
+                     "' needs a positive factor and rows, spreads >= 0 and min size <= max"));
   }
   return c;
 }
@@ -340,6 +348,11 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
                            {"log_sd", c.log_sd},
                            {"rows", c.rows},
                            {"raw_log_ratio", c.raw_log_ratio}};
+      if (c.max_inner_modules > 0) {
+        calibrations[key]["min_inner_modules"] = c.min_inner_modules;
+        calibrations[key]["max_inner_modules"] = c.max_inner_modules;
+        calibrations[key]["beyond_log_sd"] = c.beyond_log_sd;
+      }
     }
     root[name] = std::move(calibrations);
   }

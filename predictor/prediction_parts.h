@@ -92,10 +92,13 @@ bool IsHostTerm(absl::string_view workload_feature);
 // times their values, at least 0.
 double HostTermsMs(const FittedModel& model, absl::Span<const double> values);
 
-// Makes `prediction` (its time, band and flag) the calibrated answer, and
-// scales `host_ms`, level 2's host terms, with it, before SetBreakdownScale.
-// The band keeps its shape where the calibration's spread is wider.
-void ApplyCalibration(const Calibration& calibration, double& host_ms, Prediction& prediction);
+// Makes `prediction` (its time, band and flag) the calibrated answer for a
+// workload of `inner_modules` (Calibration::LogSdFor), and scales `host_ms`,
+// level 2's host terms, with it, before SetBreakdownScale. The band keeps its
+// shape where the calibration's spread is wider, except beyond the runs'
+// sizes (Calibration::Beyond), where the calibration's spread is the band.
+void ApplyCalibration(const Calibration& calibration, int64_t inner_modules, double& host_ms,
+                      Prediction& prediction);
 
 // Makes the breakdown add up to the answer: sets prediction.host_ms
 // (`host_ms`, a level-2 answer's host terms, 0 for a level-1 answer, capped

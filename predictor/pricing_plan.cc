@@ -587,7 +587,8 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
     auto measured = phases_[phase].measured.find(absl::StrCat(
         descriptor.spec.family, "/", models::PrecisionName(CalibrationPrecision(descriptor))));
     if (measured != phases_[phase].measured.end()) {
-      internal::ApplyCalibration(*measured->second.calibration, host_ms, prediction);
+      internal::ApplyCalibration(*measured->second.calibration, descriptor.inner_modules, host_ms,
+                                 prediction);
       planned.features_used.push_back(&measured->second.label);
     }
   }
@@ -596,7 +597,8 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
     spec.precision = CalibrationPrecision(descriptor);
     auto run = runs_.find(spec.Key());
     if (run != runs_.end()) {
-      internal::ApplyCalibration(*run->second.calibration, host_ms, prediction);
+      internal::ApplyCalibration(*run->second.calibration, descriptor.inner_modules, host_ms,
+                                 prediction);
       planned.features_used.push_back(&run->second.label);
     }
   }
@@ -614,7 +616,8 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
   if (!operation && (phase == 0 || phase == 1) && !phases_[phase].calibrations.empty()) {
     auto calibrated = phases_[phase].calibrations.find(descriptor.spec.family);
     if (calibrated != phases_[phase].calibrations.end()) {
-      internal::ApplyCalibration(*calibrated->second.calibration, host_ms, prediction);
+      internal::ApplyCalibration(*calibrated->second.calibration, descriptor.inner_modules, host_ms,
+                                 prediction);
       planned.features_used.push_back(&calibrated->second.label);
     }
   }

@@ -643,6 +643,127 @@ TEST(Calibration, AgentRunsCorrectTheirGpuFamilyPhaseAndPrecision) {
   EXPECT_EQ(SerializeModel(*plain)->find("run_calibrations"), std::string::npos);
 }
 
+// The group's runs are compared with answers out of fold: each run's entry
+// moves its answer, and so the group's ratio, by exactly that much; a list
+// that is not one per run is refused; and a fit passes its regression's
+// out-of-fold answers (the group's ratio differs from the one in sample).
+TEST(Calibration, AgentGroupsCompareRunsWithAnswersOutOfFold) {
+  auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.03, 7);
+  for (DescribedProfile& p : data.profiles) {
+    if (p.profile.node_name == "gamma1" && p.profile.workload.kind == models::WorkloadKind::kModel &&
+        p.profile.workload.precision == models::Precision::kFp32) {
+      p.profile.iteration.mean_ms *= 1.3;
+    }
+  }
+  absl::StatusOr<PredictorModel> fitted = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  const std::string key = "gamma1-gpu/synthmlp/train/fp32";
+  ASSERT_EQ(fitted->measured_calibrations.count(key), 1u);
+  std::vector<DescribedProfile> runs;
+  for (const DescribedProfile& p : data.profiles) {
+    if (p.profile.workload.kind == models::WorkloadKind::kModel) runs.push_back(p);
+  }
+  PredictorModel in_sample = *fitted;
+  ASSERT_TRUE(CalibrateMeasured(in_sample, runs, {}, nodes).ok());
+  PredictorModel moved = *fitted;
+  ASSERT_TRUE(
+      CalibrateMeasured(moved, runs, std::vector<double>(runs.size(), std::log(1.1)), nodes).ok());
+  const Calibration& base = in_sample.measured_calibrations.at(key);
+  EXPECT_NEAR(moved.measured_calibrations.at(key).raw_log_ratio,
+              base.raw_log_ratio - std::log(1.1), 1e-12);
+  EXPECT_NE(fitted->measured_calibrations.at(key).raw_log_ratio, base.raw_log_ratio);
+  PredictorModel refused = *fitted;
+  EXPECT_EQ(CalibrateMeasured(refused, runs, {0.0}, nodes).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Among the sizes its runs measured, an agent group's answer shows the runs'
+// scatter (narrower than the model's band where they agree); a size none of
+// them ran shows that scatter widened by how far the groups' corrections
+// missed a size left out, whole (not clipped to the model's band), and wider
+// when the corrections differ by size; the sizes survive the model file,
+// and a file without them gives every size the runs' scatter.
+TEST(Calibration, AgentGroupBandBeyondItsSizesIsWhatCarryingItMissed) {
+  Calibration c;
+  c.log_sd = 0.05;
+  EXPECT_FALSE(c.Beyond(100));
+  EXPECT_EQ(c.LogSdFor(100), 0.05);
+  c.min_inner_modules = 2;
+  c.max_inner_modules = 8;
+  c.beyond_log_sd = 0.2;
+  EXPECT_EQ(c.LogSdFor(2), 0.05);
+  EXPECT_EQ(c.LogSdFor(8), 0.05);
+  EXPECT_EQ(c.LogSdFor(1), 0.2);
+  EXPECT_TRUE(c.Beyond(16));
+  EXPECT_EQ(c.LogSdFor(16), 0.2);
+
+  auto nodes = Nodes();
+  const std::string key = "gamma1-gpu/synthmlp/train/fp32";
+  // gamma1's fp32 steps 30% slower than the law; with `by_size`, the 8-layer
+  // ones 60% slower.
+  auto fit = [&](bool by_size, bool calibrate) {
+    Synthetic data = MakeProfiles(nodes, 0.01, 5);
+    for (DescribedProfile& p : data.profiles) {
+      if (p.profile.node_name == "gamma1" &&
+          p.profile.workload.kind == models::WorkloadKind::kModel &&
+          p.profile.workload.precision == models::Precision::kFp32) {
+        p.profile.iteration.mean_ms *= by_size && p.descriptor.inner_modules == 8 ? 1.6 : 1.3;
+      }
+    }
+    FitOptions options = Options();
+    options.calibrate_measured = calibrate;
+    absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, options);
+    EXPECT_TRUE(model.ok()) << model.status();
+    return *std::move(model);
+  };
+  const PredictorModel plain = fit(false, false);
+  const PredictorModel calibrated = fit(false, true);
+  const Calibration& group = calibrated.measured_calibrations.at(key);
+  EXPECT_EQ(group.min_inner_modules, 2);
+  EXPECT_EQ(group.max_inner_modules, 8);
+  EXPECT_GT(group.beyond_log_sd, group.log_sd);
+  EXPECT_GT(fit(true, true).measured_calibrations.at(key).beyond_log_sd,
+            1.5 * group.beyond_log_sd);
+
+  const models::Node& gamma = nodes.at("gamma1");
+  auto width = [](const Prediction& p) { return p.hi_ms / p.lo_ms; };
+  const models::WorkloadDescriptor inside = Workload(6, 64, 512, models::Precision::kFp32);
+  absl::StatusOr<Prediction> before = PricingPlan(plain, gamma).Predict(inside);
+  absl::StatusOr<Prediction> after = PricingPlan(calibrated, gamma).Predict(inside);
+  ASSERT_TRUE(before.ok() && after.ok());
+  ASSERT_TRUE(after->calibrated);
+  const double z90 = 1.2815515655446004;
+  EXPECT_LT(std::log(width(*after)), 0.8 * std::log(width(*before)));
+  EXPECT_LE(std::log(width(*after)), 2 * z90 * group.log_sd + 1e-9);
+  const models::WorkloadDescriptor larger = Workload(16, 64, 512, models::Precision::kFp32);
+  absl::StatusOr<Prediction> beyond = PricingPlan(calibrated, gamma).Predict(larger);
+  ASSERT_TRUE(beyond.ok()) << beyond.status();
+  ASSERT_TRUE(beyond->calibrated);
+
+  EXPECT_NEAR(std::log(width(*beyond)), 2 * z90 * group.beyond_log_sd, 1e-9);
+  EXPECT_NEAR(beyond->hi_ms / beyond->iteration_ms, beyond->iteration_ms / beyond->lo_ms, 1e-9);
+
+  absl::StatusOr<std::string> text = SerializeModel(calibrated);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> parsed = ParseModel(*text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->measured_calibrations == calibrated.measured_calibrations);
+  nlohmann::json doc = nlohmann::json::parse(*text);
+  for (auto& [name, value] : doc["measured_calibrations"].items()) {
+    value.erase("min_inner_modules");
+    value.erase("max_inner_modules");
+    value.erase("beyond_log_sd");
+  }
+  absl::StatusOr<PredictorModel> older = ParseModel(doc.dump());
+  ASSERT_TRUE(older.ok()) << older.status();
+  EXPECT_EQ(older->measured_calibrations.at(key).LogSdFor(16), group.log_sd);
+  doc["measured_calibrations"][key]["min_inner_modules"] = 9;
+  doc["measured_calibrations"][key]["max_inner_modules"] = 8;
+  doc["measured_calibrations"][key]["beyond_log_sd"] = 0.1;
+  EXPECT_EQ(ParseModel(doc.dump()).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // A strict-fp32 workload without convolutions runs fp32's kernels, so fp32's
 // runs calibrate it; with a convolution (cuDNN's TF32 under fp32) it is its own.
 TEST(Calibration, StrictFp32TakesFp32sRunsOnlyWithoutConvolutions) {
