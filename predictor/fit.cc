@@ -15,6 +15,7 @@
 #include "base/quantile.h"
 #include "base/status_macros.h"
 #include "models/iteration_builder.h"
+#include "predictor/distance_scale.h"
 #include "predictor/features.h"
 #include "predictor/folds.h"
 #include "predictor/pricing_plan.h"
@@ -253,12 +254,14 @@ absl::StatusOr<FittedModel> FitRatio(const Dataset& data, const FitOptions& opti
 // without it / answer of the model fitted on every row) into
 // `held_out_log_ratios` when given (0 where either answer is not positive):
 // how far an answer for a workload the fit never saw moves from the in-sample
-// one.
+// one. Each row's leave-one-GPU-out error into `transfer_errors` when given
+// (none when the rows come from one GPU).
 absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& options, int level,
                                    absl::string_view scope, bool non_negative, Loss loss,
                                    std::vector<std::string>& notes,
                                    std::vector<double>* cv_errors = nullptr,
-                                   std::vector<double>* held_out_log_ratios = nullptr) {
+                                   std::vector<double>* held_out_log_ratios = nullptr,
+                                   ErrorsByProfile* transfer_errors = nullptr) {
   const std::string name = absl::StrCat("level", level, "/", scope);
   if (data.y.size() == 0) return absl::FailedPreconditionError(absl::StrCat(name, ": no rows"));
   absl::StatusOr<std::vector<int>> folds = MakeFolds(data, options, notes, name);
@@ -334,6 +337,11 @@ absl::StatusOr<FittedModel> FitOne(const Dataset& data, const FitOptions& option
     }
   }
   const std::vector<double> transfer = TransferErrors(data, regression, selected);
+  if (transfer_errors != nullptr) {
+    for (size_t i = 0; i < transfer.size(); ++i) {
+      (*transfer_errors)[data.info[i].profile_index] = transfer[i];
+    }
+  }
   SetRegimeQuantiles(data, errors, transfer, model);
   model.cv_error_quantiles = ErrorQuantiles(std::move(errors));
   model.transfer_error_quantiles = ErrorQuantiles(transfer);
@@ -391,10 +399,12 @@ Dataset TimeFeaturesOfRows(const Dataset& data, const std::vector<Eigen::Index>&
 // the same rows (`global_errors`, per row of `data`). A family's model that
 // cannot be fitted, or does not beat the global one, is noted and left out:
 // the global one serves that family. A kept family's rows take its model's
-// held-out log ratios (FitOne) in `held_out_log_ratios` (per row of `data`).
+// held-out log ratios (FitOne) in `held_out_log_ratios` (per row of `data`);
+// each kept model's leave-one-GPU-out errors go to `transfer`, by its scope.
 void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions& options,
                      const FitOptions& fit_options, absl::Span<const double> global_errors,
-                     PredictorModel& model, std::vector<double>& held_out_log_ratios) {
+                     PredictorModel& model, std::vector<double>& held_out_log_ratios,
+                     std::map<std::string, ErrorsByProfile>& transfer) {
   if (options.family_min_rows <= 0 || global_errors.size() != data.info.size()) return;
   std::map<std::string, std::vector<Eigen::Index>> rows_of;
   for (size_t i = 0; i < data.info.size(); ++i) {
@@ -406,10 +416,11 @@ void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions&
     if (static_cast<int>(rows.size()) < options.family_min_rows) continue;
     const std::string scope = FamilyScope(family, phase);
     std::vector<double> family_log_ratios;
+    ErrorsByProfile family_transfer;
     absl::StatusOr<FittedModel> fitted = FitOne(TimeFeaturesOfRows(data, rows), family_options,
                                                 2, scope, options.level2_non_negative,
                                                 options.level2_loss, model.notes, nullptr,
-                                                &family_log_ratios);
+                                                &family_log_ratios, &family_transfer);
     if (!fitted.ok()) {
       model.notes.push_back(absl::StrCat("level2/", scope, ": ", fitted.status().message(),
                                          "; the global model serves it"));
@@ -433,6 +444,7 @@ void FitFamilyModels(const Dataset& data, models::Phase phase, const FitOptions&
     fitted->reference_error_quantiles = ErrorQuantiles(std::move(reference));
     model.level2_by_family[scope] = *std::move(fitted);
     for (size_t r = 0; r < rows.size(); ++r) held_out_log_ratios[rows[r]] = family_log_ratios[r];
+    transfer[scope] = std::move(family_transfer);
   }
 }
 
@@ -474,6 +486,8 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
   }
   model.training_vendors.assign(vendors.begin(), vendors.end());
   model.training_power_classes.assign(power_classes.begin(), power_classes.end());
+  const std::vector<HeldOutArchitecture> held_out_architectures =
+      HeldOutArchitectures(profiles, given_nodes, node_list, model);
   model.memory = FitMemory(profiles);
   // Board power of whole steps (operation micro-benchmarks hold the GPU in
   // ways no training step does) over the TDP of the GPU they ran on.
@@ -493,16 +507,19 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
 
   if (options.fit_level1) {
     ASSIGN_OR_RETURN(auto datasets, BuildOperationDatasets(profiles, nodes, model.efficiencies));
+    std::map<models::OpClass, ErrorsByProfile> transfer;
     for (const auto& [op_class, data] : datasets) {
       absl::StatusOr<FittedModel> fitted =
           FitOne(data, fit_options, 1, OpClassKey(op_class), options.level1_non_negative,
-                 options.level1_loss, model.notes);
+                 options.level1_loss, model.notes, nullptr, nullptr,
+                 &transfer[op_class]);
       if (fitted.ok()) {
         model.level1[op_class] = *std::move(fitted);
       } else {
         model.notes.push_back(std::string(fitted.status().message()));
       }
     }
+    CalibrateLevel1Scales(held_out_architectures, nodes, transfer, model);
   }
   // Per profile: log(its answer out of fold / in sample) of the level-2
   // model that serves it (0 where none does: level 1 never sees whole runs).
@@ -525,20 +542,25 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
       if (data.status().code() == absl::StatusCode::kFailedPrecondition) continue;  // none
       if (!data.ok()) return data.status();
       std::vector<double> global_errors, log_ratios;
+      ErrorsByProfile global_transfer;
+      std::map<std::string, ErrorsByProfile> family_transfer;
       absl::StatusOr<FittedModel> fitted =
           FitOne(SubsetOf(*data, nullptr, IsGlobalLevel2Candidate), fit_options, 2,
                  models::PhaseName(phase), options.level2_non_negative, options.level2_loss,
-                 model.notes, &global_errors, &log_ratios);
+                 model.notes, &global_errors, &log_ratios, &global_transfer);
       if (fitted.ok()) {
         model.level2[phase] = *std::move(fitted);
       } else {
         model.notes.push_back(std::string(fitted.status().message()));
         log_ratios.assign(data->info.size(), 0);
       }
-      FitFamilyModels(*data, phase, options, fit_options, global_errors, model, log_ratios);
+      FitFamilyModels(*data, phase, options, fit_options, global_errors, model, log_ratios,
+                      family_transfer);
       for (size_t i = 0; i < data->info.size(); ++i) {
         held_out_log_ratios[data->info[i].profile_index] = log_ratios[i];
       }
+      CalibrateLevel2Scales(held_out_architectures, nodes, phase, level1, global_transfer,
+                            family_transfer, model);
     }
   }
   if (model.level1.empty() && model.level2.empty()) {

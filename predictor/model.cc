@@ -54,6 +54,7 @@ json ToJson(const FittedModel& m) {
       {"batched_cv_error_quantiles", m.batched_cv_error_quantiles},
       {"batched_transfer_error_quantiles", m.batched_transfer_error_quantiles},
       {"reference_error_quantiles", m.reference_error_quantiles},
+      {"distance_scale", m.distance_scale},
       {"training_rows", m.training_rows},
       {"training_gpus", m.training_gpus},
       {"feature_min", m.feature_min},
@@ -142,6 +143,13 @@ absl::StatusOr<FittedModel> FittedFromJson(const json& j) {
   // Absent from models saved before a family's band had the global one's as reference.
   if (j.contains("reference_error_quantiles")) {
     RETURN_IF_ERROR(Read(j, "reference_error_quantiles", m.reference_error_quantiles));
+  }
+  // Absent from models saved before the distance spread was scaled per model.
+  if (j.contains("distance_scale")) {
+    RETURN_IF_ERROR(Read(j, "distance_scale", m.distance_scale));
+    if (!(m.distance_scale >= 0)) {
+      return absl::InvalidArgumentError("model: 'distance_scale' must be at least 0");
+    }
   }
   RETURN_IF_ERROR(Read(j, "training_rows", m.training_rows));
   RETURN_IF_ERROR(Read(j, "training_gpus", m.training_gpus));

@@ -82,6 +82,14 @@ struct FittedModel {
   // its own errors can only show on the GPUs it was fitted on. Empty
   // elsewhere and in models saved before it existed.
   std::vector<double> reference_error_quantiles;
+  // What the distance spread (distance.h) is multiplied by in this model's
+  // band for a GPU priced from its spec sheet (BandFor). A rate error moves
+  // a kernel's time and a whole step's by different amounts (level 2 absorbs
+  // part of it), so each model learns its own: calibrated at fit time on
+  // leave-one-architecture-out folds of the training GPUs
+  // (CalibrateDistanceScale). 1 where no fold could be made (one
+  // architecture) and in models saved before it existed.
+  double distance_scale = 1;
   int64_t training_rows = 0;
   std::vector<std::string> training_gpus;  // distinct GPU models, sorted
   std::vector<double> feature_min;          // per selected feature

@@ -19,9 +19,6 @@ constexpr double kHighQuantile = 0.9;
 // far more than 80% of a held-out GPU's steps (docs/code-evidence.md,
 // "Interval widths").
 constexpr double kUnseenWidening = 1.75;
-// The z-score of the 90th percentile of a normal distribution.
-constexpr double kZ90 = 1.2816;
-
 }  // namespace
 
 BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread,
@@ -50,8 +47,9 @@ BandFactors BandFor(const FittedModel& model, const Target& target, double rate_
     above *= kUnseenWidening;
   }
   if (target.spec_rates && rate_spread > 0) {
-    below = std::hypot(below, kZ90 * rate_spread);
-    above = std::hypot(above, kZ90 * rate_spread);
+    const double spread = kBandZ90 * model.distance_scale * rate_spread;
+    below = std::hypot(below, spread);
+    above = std::hypot(above, spread);
   }
   return {std::exp(-below), std::exp(above)};
 }
@@ -60,8 +58,8 @@ void WidenBand(double rate_spread, Prediction& prediction) {
   if (!(rate_spread > 0) || !(prediction.lo_ms > 0) || !(prediction.hi_ms > 0)) return;
   const double y = prediction.iteration_ms;
   const double below = std::log(y / prediction.lo_ms), above = std::log(prediction.hi_ms / y);
-  prediction.lo_ms = y * std::exp(-std::hypot(std::max(0.0, below), kZ90 * rate_spread));
-  prediction.hi_ms = y * std::exp(std::hypot(std::max(0.0, above), kZ90 * rate_spread));
+  prediction.lo_ms = y * std::exp(-std::hypot(std::max(0.0, below), kBandZ90 * rate_spread));
+  prediction.hi_ms = y * std::exp(std::hypot(std::max(0.0, above), kBandZ90 * rate_spread));
 }
 
 std::vector<models::Operation> SplitAttention(const models::Operation& op) {

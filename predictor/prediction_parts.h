@@ -23,6 +23,10 @@ namespace perfcast::predictor::internal {
 // band is this many times wider, in log space, than the operations' bands.
 inline constexpr double kLevel1FallbackWidening = 2;
 
+// The z-score of the 90th percentile of a normal distribution: a log-normal
+// spread s widens an 80% band by kBandZ90 · s on either side.
+inline constexpr double kBandZ90 = 1.2816;
+
 // Where a prediction goes: the GPU model, and whether its rates come from
 // its spec sheet (nothing measured on it).
 struct Target {
@@ -42,7 +46,7 @@ struct BandFactors {
 // (or, with no other GPU to learn them from, the random-fold band, widened
 // 1.75 times in log space where the GPU's rates come from its spec sheet);
 // on rates from a spec sheet, the spread of the binding rate (`rate_spread`,
-// log-normal) adds in quadrature.
+// log-normal, DistanceSpread) times model.distance_scale adds in quadrature.
 BandFactors BandFor(const FittedModel& model, const Target& target, double rate_spread,
                     LoadWidth width = LoadWidth::kAny);
 

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "predictor/distance_scale.h"
 #include "predictor/evaluate.h"
 #include "predictor/model.h"
 #include "predictor/predictor.h"
+#include "predictor/prediction_parts.h"
 #include "predictor/pricing_plan.h"
 #include "predictor/profile_rates.h"
 
@@ -758,6 +760,125 @@ TEST(Distance, IntervalWidensWithDistanceAndSeenGpusAreUnchanged) {
   EXPECT_GT(width(path), width(seen) + 0.05);
   EXPECT_EQ(path.distance.precision_path, "fp8 as bf16");
   EXPECT_EQ(path.distance.precision_path_seen, Seen::kNew);
+}
+
+// A level-1 model whose leave-one-GPU-out errors spread evenly over ±10%.
+FittedModel EvenlyBanded() {
+  FittedModel model;
+  for (int q = 0; q <= 100; ++q) model.transfer_error_quantiles.push_back(-0.1 + 0.002 * q);
+  model.cv_error_quantiles = model.transfer_error_quantiles;
+  return model;
+}
+
+// The share of `misses` inside the band BandFor gives a spec-sheet GPU the
+// model never saw, as a prediction would.
+double Coverage(const FittedModel& model, const std::vector<HeldOutMiss>& misses) {
+  int inside = 0;
+  for (const HeldOutMiss& miss : misses) {
+    const internal::BandFactors band =
+        internal::BandFor(model, internal::Target{"unseen", true}, miss.spread, miss.width);
+    const double measured_over_answer = std::exp(miss.log_miss);
+    inside += measured_over_answer >= band.lo && measured_over_answer <= band.hi ? 1 : 0;
+  }
+  return static_cast<double>(inside) / static_cast<double>(misses.size());
+}
+
+// The scale is the least at which the bands a prediction carries cover 80%
+// of the held-out architectures' rows.
+TEST(DistanceScale, BandsAtTheLearnedScaleCoverEightyPercentOfHeldOutRows) {
+  FittedModel model = EvenlyBanded();
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> rate_error(0, 0.3);
+  std::vector<HeldOutMiss> misses;
+  for (int i = 0; i < 2000; ++i) misses.push_back({rate_error(rng), 0.15, LoadWidth::kAny});
+  const double scale = CalibrateDistanceScale(model, misses);
+  // Misses twice the measured spread need more than the spread as measured.
+  EXPECT_GT(scale, 1.2);
+  EXPECT_LT(scale, kMaxDistanceScale);
+  model.distance_scale = scale;
+  EXPECT_NEAR(Coverage(model, misses), 0.8, 0.005);
+  model.distance_scale = 0.9 * scale;
+  EXPECT_LT(Coverage(model, misses), 0.79);
+}
+
+TEST(DistanceScale, NoFoldKeepsTheSpreadAndFoldsInsideTheBandDropIt) {
+  const FittedModel model = EvenlyBanded();
+  EXPECT_EQ(CalibrateDistanceScale(model, {}), 1);
+  // Rows without a spread say nothing about scaling one.
+  EXPECT_EQ(CalibrateDistanceScale(model, {{0.5, 0, LoadWidth::kAny}}), 1);
+  // Every row inside the leave-one-GPU-out band: distance adds nothing.
+  EXPECT_EQ(CalibrateDistanceScale(model, {{0.01, 0.2, LoadWidth::kAny},
+                                           {-0.02, 0.2, LoadWidth::kAny}}),
+            0);
+  // Rows no scale reaches: the largest.
+  EXPECT_EQ(CalibrateDistanceScale(model, {{3, 0.1, LoadWidth::kAny}}), kMaxDistanceScale);
+}
+
+// Each level learns its own scale from the training GPUs' architectures
+// left out, and a prediction's operation band and step band each take their
+// own level's: one can narrow while the other stays.
+TEST(DistanceScale, EachLevelLearnsAndUsesItsOwnScale) {
+  Data data = MakeData(12, 31);
+  for (auto& [name, node] : data.nodes) {
+    node.gpu.vendor = "NVIDIA";
+    node.gpu.tdp_watts = 300;
+  }
+  // Spec sheets that promise more (g2) or less (g3) than the GPU runs.
+  data.nodes.at("g2").gpu.fp32_tflops = 28;
+  data.nodes.at("g3").gpu.fp32_tflops = 15;
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const FittedModel& gemm = model->level1.at(OpClass::kGemm);
+  const FittedModel& step = model->level2.at(models::Phase::kTrain);
+  // Learned, not the default: four architectures to leave out.
+  EXPECT_NE(gemm.distance_scale, 1);
+  EXPECT_NE(step.distance_scale, 1);
+  EXPECT_GE(gemm.distance_scale, 0);
+  EXPECT_LE(step.distance_scale, kMaxDistanceScale);
+  absl::StatusOr<std::string> text = SerializeModel(*model);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<PredictorModel> back = ParseModel(*text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->level1.at(OpClass::kGemm).distance_scale, gemm.distance_scale);
+  EXPECT_EQ(back->level2.at(models::Phase::kTrain).distance_scale, step.distance_scale);
+
+  // t1: a new architecture priced from its spec sheet.
+  const models::Node& target = data.nodes.at("t1");
+  const Operation op = Gemm(4096, 4096, 4096);
+  const models::WorkloadDescriptor whole = Model(8, 2048, models::Phase::kTrain);
+  auto step_band = [&](const PredictorModel& m) {
+    absl::StatusOr<Prediction> p = PricingPlan(m, target).Predict(whole);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? std::log(p->hi_ms / p->lo_ms) : 0.0;
+  };
+  PredictorModel wide = *model, narrow = *model;
+  wide.level1.at(OpClass::kGemm).distance_scale = 3;
+  narrow.level1.at(OpClass::kGemm).distance_scale = 0;
+  EXPECT_GT(PredictedBandLog(wide, op, target), PredictedBandLog(narrow, op, target) + 0.1);
+  EXPECT_EQ(step_band(wide), step_band(narrow));
+  wide = *model;
+  narrow = *model;
+  wide.level2.at(models::Phase::kTrain).distance_scale = 3;
+  narrow.level2.at(models::Phase::kTrain).distance_scale = 0;
+  EXPECT_GT(step_band(wide), step_band(narrow) + 0.1);
+  EXPECT_EQ(PredictedBandLog(wide, op, target), PredictedBandLog(narrow, op, target));
+  // The answer still says how far the target is.
+  absl::StatusOr<Prediction> answer = PricingPlan(*model, target).Predict(whole);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->distance.architecture_seen, Seen::kNew);
+}
+
+// With one architecture no fold can be left out: the spread stays as
+// measured.
+TEST(DistanceScale, OneArchitectureKeepsTheSpreadAsMeasured) {
+  Data data = MakeData(12, 37);
+  for (auto& [name, node] : data.nodes) node.gpu.architecture = "a";
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (const auto& [op_class, fitted] : model->level1) EXPECT_EQ(fitted.distance_scale, 1);
+  for (const auto& [phase, fitted] : model->level2) EXPECT_EQ(fitted.distance_scale, 1);
 }
 
 TEST(Model, NewFieldsRoundTrip) {
