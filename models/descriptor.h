@@ -85,6 +85,9 @@ struct ImplementationEffects {
   // torchvision's nn.MultiheadAttention takes its slow path (in training and
   // under autocast): copies and strided adds around the same attention.
   bool attention_slow_path = false;
+  // Hugging Face's BERT does more host work per kernel than the family's own
+  // layout (nested modules, per-layer view and mask calls in Python).
+  bool heavy_python_dispatch = false;
 
   friend bool operator==(const ImplementationEffects&, const ImplementationEffects&) = default;
 };

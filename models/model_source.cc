@@ -310,6 +310,13 @@ std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_
         "top of the GPU's, which this answer adds (GPT-2 small, batch 4, bf16 inference on an "
         "H100: 13.5 ms a step against the agent's 6.8 ms)");
   }
+  if (origin == ModelOrigin::kHuggingFace && family == "bert") {
+    caveats.push_back(
+        "Hugging Face's BERT does more Python host work per kernel than perfcast's BERT (nested "
+        "modules, view and mask calls): a Python loop is host-bound wherever the GPU is fast "
+        "(bf16, tf32), which this answer prices (BERT-large, batch 16, bf16 inference on an "
+        "H200: 21.9 ms of host work a step against 5.1 ms of GPU work)");
+  }
   return caveats;
 }
 
@@ -321,6 +328,7 @@ ImplementationEffects ImplementationEffectsOf(ModelOrigin origin, absl::string_v
   if (origin == ModelOrigin::kHuggingFace && family == "decoder") {
     effects.host_syncs_per_forward = 1;
   }
+  effects.heavy_python_dispatch = origin == ModelOrigin::kHuggingFace && family == "bert";
   return effects;
 }
 

@@ -62,14 +62,14 @@ enum class ModelOrigin { kHuggingFace, kTorchvision };
 // One sentence per known difference for a model of `family` described
 // through `origin`, run with autocast (bf16/fp16) or not, training or
 // inference; none where the two run alike (e.g. torchvision's ResNets, a ViT
-// in fp32 inference, BERT).
+// in fp32 inference).
 std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_view family,
                                                bool autocast, bool train);
 
 // The same differences as the pricing takes them (a descriptor's
 // `implementation`): one host sync per forward for Hugging Face's decoders,
 // the attention slow path for torchvision's ViT in training or under
-// autocast; none elsewhere.
+// autocast, heavier Python dispatch for Hugging Face's BERT; none elsewhere.
 ImplementationEffects ImplementationEffectsOf(ModelOrigin origin, absl::string_view family,
                                               bool autocast, bool train);
 

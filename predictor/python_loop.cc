@@ -53,6 +53,7 @@ absl::StatusOr<PythonLoopTerms> PythonLoopTerms::FromJson(absl::string_view text
       {"lead", &terms.lead, 0, 1},
       {"sync_drain_train", &terms.sync_drain_train, 0, 10},
       {"sync_drain_inference", &terms.sync_drain_inference, 0, 10},
+      {"heavy_dispatch_host_scale", &terms.heavy_dispatch_host_scale, 1, 10},
       {"slow_path_autocast_inference", &terms.slow_path_autocast_inference, 1, 10},
       {"slow_path_autocast_train", &terms.slow_path_autocast_train, 1, 10},
       {"slow_path_train", &terms.slow_path_train, 1, 10},
@@ -143,6 +144,7 @@ PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase
                                                                : terms.ops_per_launch_inference;
   PythonStep step;
   step.host_ms = terms.fixed_ms + ops_per_launch * launches * per_op_us / 1e3;
+  if (effects.heavy_python_dispatch) step.host_ms *= terms.heavy_dispatch_host_scale;
   const double host_bound = step.host_ms + terms.tail * cpp_ms;
   const double gpu_bound = cpp_ms + terms.lead * step.host_ms;
   step.host_bound = host_bound > gpu_bound;

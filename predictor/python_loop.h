@@ -12,6 +12,7 @@
 //   H    = fixed_ms + ops_per_launch[phase] × kernel launches × per-op cost
 //   step = max(H + tail × G, G + lead × H).
 // A model's own implementation adds to it (models::ImplementationEffects):
+// a heavier Python dispatcher scales H (× heavy_dispatch_host_scale);
 // a host sync per forward drains the queue, which costs most where host and
 // GPU time are alike (+ sync_drain[phase] × min(H, G)² / max(H, G)); the
 // attention slow path scales the GPU's step (G × slow_path[autocast,
@@ -54,6 +55,8 @@ struct PythonLoopTerms {
   // A host sync per forward: the share of min(H, G)² / max(H, G) it adds.
   double sync_drain_train = 0;
   double sync_drain_inference = 0;
+  // A heavy Python dispatcher's host time over the family layout's.
+  double heavy_dispatch_host_scale = 1;
   // The attention slow path's GPU step over the fused layout's.
   double slow_path_autocast_inference = 1;
   double slow_path_autocast_train = 1;

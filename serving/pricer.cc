@@ -70,7 +70,8 @@ WorkloadRef WorkloadOf(models::WorkloadDescriptor descriptor) {
   // from any other caller's keys.
   ref.key = absl::StrCat("spec:", descriptor.spec.Key(), "/syncs:",
                          descriptor.implementation.host_syncs_per_forward, "/slow:",
-                         descriptor.implementation.attention_slow_path ? 1 : 0);
+                         descriptor.implementation.attention_slow_path ? 1 : 0, "/heavy:",
+                         descriptor.implementation.heavy_python_dispatch ? 1 : 0);
   ref.describe = [descriptor = std::make_shared<const models::WorkloadDescriptor>(
                       std::move(descriptor))] { return WorkloadDescription{*descriptor, {}}; };
   return ref;

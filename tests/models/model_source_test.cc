@@ -175,7 +175,10 @@ TEST(ImplementationCaveatsTest, NameTheMeasuredDifferencesOnly) {
   ASSERT_THAT(decoder, SizeIs(1));
   EXPECT_THAT(decoder[0], HasSubstr("once per forward"));
   EXPECT_THAT(ImplementationCaveats(kHf, "decoder", false, true), SizeIs(1));
-  EXPECT_THAT(ImplementationCaveats(kHf, "bert", true, false), IsEmpty());
+  auto bert = ImplementationCaveats(kHf, "bert", true, false);
+  ASSERT_THAT(bert, SizeIs(1));
+  EXPECT_THAT(bert[0], HasSubstr("host work per kernel"));
+  EXPECT_THAT(ImplementationCaveats(kTv, "resnet_imagenet", false, false), IsEmpty());
 }
 
 // The effects the pricing takes are the caveats' cases, as data.
@@ -193,7 +196,12 @@ TEST(ImplementationEffectsOfTest, TheCaveatsCasesAsData) {
                 1);
       EXPECT_FALSE(ImplementationEffectsOf(kHf, "decoder", autocast, train).attention_slow_path);
       EXPECT_EQ(ImplementationEffectsOf(kTv, "resnet_imagenet", autocast, train), none);
-      EXPECT_EQ(ImplementationEffectsOf(kHf, "bert", autocast, train), none);
+      const ImplementationEffects bert = ImplementationEffectsOf(kHf, "bert", autocast, train);
+      EXPECT_TRUE(bert.heavy_python_dispatch);
+      EXPECT_EQ(bert.host_syncs_per_forward, 0);
+      EXPECT_FALSE(bert.attention_slow_path);
+      EXPECT_FALSE(ImplementationEffectsOf(kHf, "decoder", autocast, train).heavy_python_dispatch);
+      EXPECT_FALSE(ImplementationEffectsOf(kTv, "vit", autocast, train).heavy_python_dispatch);
       EXPECT_EQ(ImplementationCaveats(kTv, "vit", autocast, train).empty(), !slow);
     }
   }

@@ -77,6 +77,24 @@ TEST(ComposePythonStepTest, AHostSyncCostsMostWhereHostAndGpuAreAlike) {
                                       0.25 * 5 * 5 / 9.9);
 }
 
+// A heavy Python dispatcher (Hugging Face's BERT) scales the host's time,
+// not the GPU's: it moves a step that is host-bound, not one the GPU bounds.
+TEST(ComposePythonStepTest, AHeavyDispatcherScalesTheHostTime) {
+  PythonLoopTerms t = Terms();
+  t.heavy_dispatch_host_scale = 2;
+  const models::ImplementationEffects heavy{.heavy_python_dispatch = true};
+  // 5 ms of host work (0.1 + 490 launches at 10 us) against 4 ms on the GPU.
+  const PythonStep plain = ComposePythonStep(4, 490, models::Phase::kInference, kNone, 10, t);
+  const PythonStep scaled = ComposePythonStep(4, 490, models::Phase::kInference, heavy, 10, t);
+  EXPECT_DOUBLE_EQ(scaled.host_ms, 2 * plain.host_ms);
+  EXPECT_TRUE(scaled.host_bound);
+  EXPECT_DOUBLE_EQ(scaled.step_ms, 10 + 0.2 * 4);
+  // Under 100 ms of GPU work the doubled host time shows only in the lead.
+  EXPECT_DOUBLE_EQ(ComposePythonStep(100, 490, models::Phase::kInference, heavy, 10, t).step_ms,
+                   ComposePythonStep(100, 490, models::Phase::kInference, kNone, 10, t).step_ms +
+                       0.05 * 5);
+}
+
 // The attention slow path scales the GPU's step where torchvision takes it:
 // in training and under autocast, never in fp32 inference (its fast path).
 TEST(ImplementationGpuFactorTest, TheSlowPathByPrecisionAndPhase) {
@@ -117,7 +135,8 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
           "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "reference_us": 10,
           "reference_low": 0.5, "reference_high": 2, "sync_drain_train": 0,
           "sync_drain_inference": 0.5, "slow_path_autocast_inference": 1.2,
-          "slow_path_autocast_train": 1, "slow_path_train": 1.1})";
+          "slow_path_autocast_train": 1, "slow_path_train": 1.1,
+          "heavy_dispatch_host_scale": 1.5})";
   ASSERT_TRUE(PythonLoopTerms::FromJson(good).ok());
   std::string bad = good;
   bad.replace(bad.find("\"tail\": 0.2"), 11, "\"tail\": 1.5");
@@ -130,6 +149,13 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
   refused = PythonLoopTerms::FromJson(bad);
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("slow_path_train"), std::string::npos);
+  // Nor is a heavier dispatcher one that made the host faster.
+  bad = good;
+  bad.replace(bad.find("\"heavy_dispatch_host_scale\": 1.5"), 32,
+              "\"heavy_dispatch_host_scale\": 0.5");
+  refused = PythonLoopTerms::FromJson(bad);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("heavy_dispatch_host_scale"), std::string::npos);
   // The effects' terms are required like the others.
   bad = good;
   bad.replace(bad.find(", \"sync_drain_train\": 0"), 23, "");
