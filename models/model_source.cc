@@ -286,10 +286,23 @@ absl::StatusOr<ResolvedModel> FromTorchvisionName(absl::string_view name, int64_
                                                  ")"));
 }
 
+ImplementationEffects ImplementationEffectsOf(ModelOrigin origin, absl::string_view family,
+                                              bool autocast, bool train) {
+  ImplementationEffects effects;
+  effects.attention_slow_path =
+      origin == ModelOrigin::kTorchvision && family == "vit" && (autocast || train);
+  if (origin == ModelOrigin::kHuggingFace && family == "decoder") {
+    effects.host_syncs_per_forward = 1;
+  }
+  effects.heavy_python_dispatch = origin == ModelOrigin::kHuggingFace && family == "bert";
+  return effects;
+}
+
 std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_view family,
                                                bool autocast, bool train) {
+  const ImplementationEffects effects = ImplementationEffectsOf(origin, family, autocast, train);
   std::vector<std::string> caveats;
-  if (origin == ModelOrigin::kTorchvision && family == "vit" && (autocast || train)) {
+  if (effects.attention_slow_path) {
     // nn.MultiheadAttention's fused fast path runs only in fp32 inference;
     // its slow path transposes to sequence-first, packs Q/K/V with a copy
     // and leaves the residual add strided. GPU time of torchvision's step
@@ -301,7 +314,7 @@ std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_
         "strided residual adds): its GPU work measured ", extra,
         " above the fused attention layout (H100); this answer adds the slow path's time"));
   }
-  if (origin == ModelOrigin::kHuggingFace && family == "decoder") {
+  if (effects.host_syncs_per_forward > 0) {
     // transformers 5.17's causal-mask code reads a device value on the host
     // in every forward (masking_utils.py), so the GPU drains once a step.
     caveats.push_back(
@@ -310,7 +323,7 @@ std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_
         "top of the GPU's, which this answer adds (GPT-2 small, batch 4, bf16 inference on an "
         "H100: 13.5 ms a step against the agent's 6.8 ms)");
   }
-  if (origin == ModelOrigin::kHuggingFace && family == "bert") {
+  if (effects.heavy_python_dispatch) {
     caveats.push_back(
         "Hugging Face's BERT does more Python host work per kernel than perfcast's BERT (nested "
         "modules, view and mask calls): a Python loop is host-bound wherever the GPU is fast "
@@ -318,18 +331,6 @@ std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_
         "H200: 21.9 ms of host work a step against 5.1 ms of GPU work)");
   }
   return caveats;
-}
-
-ImplementationEffects ImplementationEffectsOf(ModelOrigin origin, absl::string_view family,
-                                              bool autocast, bool train) {
-  ImplementationEffects effects;
-  effects.attention_slow_path =
-      origin == ModelOrigin::kTorchvision && family == "vit" && (autocast || train);
-  if (origin == ModelOrigin::kHuggingFace && family == "decoder") {
-    effects.host_syncs_per_forward = 1;
-  }
-  effects.heavy_python_dispatch = origin == ModelOrigin::kHuggingFace && family == "bert";
-  return effects;
 }
 
 }  // namespace perfcast::models

@@ -59,10 +59,10 @@ const std::vector<std::string>& TorchvisionNames();
 // answer prices them (ImplementationEffectsOf); the caveats say why.
 enum class ModelOrigin { kHuggingFace, kTorchvision };
 
-// One sentence per known difference for a model of `family` described
-// through `origin`, run with autocast (bf16/fp16) or not, training or
-// inference; none where the two run alike (e.g. torchvision's ResNets, a ViT
-// in fp32 inference).
+// One sentence per difference ImplementationEffectsOf prices for a model of
+// `family` described through `origin`, run with autocast (bf16/fp16) or not,
+// training or inference; none where the two run alike (e.g. torchvision's
+// ResNets, a ViT in fp32 inference).
 std::vector<std::string> ImplementationCaveats(ModelOrigin origin, absl::string_view family,
                                                bool autocast, bool train);
 
