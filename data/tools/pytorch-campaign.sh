@@ -4,7 +4,7 @@
 #   data/tools/pytorch-campaign.sh MODE DEADLINE_S
 #     smoke   tiny configurations of every strategy at 1 and 2 GPUs, a short
 #             collectives sweep and the plain-loop campaign on tiny models;
-#     multi   profiler/validation/parallel_loop.py --plan h200x2 (issue 33):
+#     multi   profiler/validation/parallel_loop.py --plan ${PLAN:-h200x2} (issue 33):
 #             collectives 4 KiB .. 1 GiB, then the layouts in priority order;
 #     single  profiler/validation/plain_loop_campaign.py (issue 30), one GPU.
 # SRC names the folder holding the scripts (default profiler/validation).
@@ -39,7 +39,7 @@ case "$MODE" in
       --deadline-s $(( $(left) - 25 )) 2>&1 | tee "$OUT/plain.log"
     ;;
   multi)
-    python3 "$SRC/parallel_loop.py" --plan h200x2 --out "$OUT/parallel.jsonl" \
+    python3 "$SRC/parallel_loop.py" --plan "${PLAN:-h200x2}" --out "$OUT/parallel.jsonl" \
       --collectives-out "$OUT/collectives.jsonl" --deadline-s $(( $(left) - 15 )) 2>&1 \
       | tee "$OUT/parallel.log"
     ;;

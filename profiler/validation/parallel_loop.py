@@ -231,6 +231,8 @@ def plan(name, gpus=2):
         # An out-of-memory row: far beyond any GPU at this batch.
         rows.append(config("llama-tiny", "single", 1, 4096, 4096, tag="-oom"))
         return rows
+    if name == "h200x2-sizes":
+        return _sizes_plan(gpus)
     if name != "h200x2":
         raise ValueError("unknown plan %r" % name)
     rows = _layouts("llama-1b", 8, 2048, gpus, full=True)
@@ -267,6 +269,32 @@ def plan(name, gpus=2):
     rows += [config("llama-3b", "ddp", gpus, 4, 2048, ac=True),
              config("llama-3b", "fsdp", gpus, 4, 2048, zero=3, ac=True),
              config("llama-3b", "pp", gpus, 4, 2048, micro=2, schedule="1F1B")]
+    return rows
+
+
+def _sizes_plan(gpus):
+    """Held-out configurations for the h200x2 plan's fitted terms: the same models at other
+    global batches and sequence lengths, the 8B under every layout that fits two GPUs, and
+    short-sequence BERT, where the host bounds the step."""
+    rows = []
+    for model, batch, seq in (("llama-1b", 16, 1024), ("llama-3b", 8, 1024)):
+        rows += _layouts(model, batch, seq, gpus, full=model == "llama-1b")
+    rows += [config("llama-3b", "pp", gpus, 8, 1024, micro=8, schedule="1F1B"),
+             config("llama-8b", "fsdp", gpus, 4, 1024, zero=3),
+             config("llama-8b", "tp", gpus, 2, 2048),
+             config("llama-8b", "pp", gpus, 4, 2048, micro=4, schedule="1F1B"),
+             config("llama-8b", "fsdp", gpus, 8, 1024, zero=3, ac=True),
+             config("llama-8b", "fsdp", gpus, 4, 2048, zero=2)]
+    for m, b, s in (("gpt2-medium", 32, 1024), ("bert-large", 64, 512)):
+        rows += [config(m, "single", 1, b, s), config(m, "ddp", gpus, b, s),
+                 config(m, "fsdp", gpus, b, s, zero=3 if m.startswith("gpt2") else 2)]
+    rows += [config("bert-large", "single", 1, 16, 128), config("bert-large", "ddp", gpus, 16, 128),
+             config("resnet50", "single", 1, 128), config("resnet50", "ddp", gpus, 128),
+             config("resnet50", "fsdp", gpus, 128, zero=2, fsdp_params="fp32"),
+             config("vit-b16", "single", 1, 64), config("vit-b16", "ddp", gpus, 64)]
+    rows += [config("llama-1b", "single", 1, 4, 4096), config("llama-1b", "ddp", gpus, 4, 4096),
+             config("llama-1b", "tp", gpus, 4, 4096),
+             config("llama-1b", "fsdp", gpus, 4, 4096, zero=3)]
     return rows
 
 
@@ -1056,7 +1084,7 @@ def _append(path, row):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plan", default="h200x2", help="smoke or h200x2")
+    parser.add_argument("--plan", default="h200x2", help="smoke, h200x2 or h200x2-sizes")
     parser.add_argument("--out", default="parallel.jsonl", help="JSONL, appended per configuration")
     parser.add_argument("--collectives-out", default="", help="JSONL of the collectives sweep")
     parser.add_argument("--collective-sizes", default="4K:1G", help="LO:HI, doubling")

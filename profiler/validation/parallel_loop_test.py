@@ -43,7 +43,7 @@ class DescribeTest(unittest.TestCase):
 
 class PlanTest(unittest.TestCase):
     def test_plans_have_unique_ids_and_consistent_layouts(self):
-        for name in ("smoke", "h200x2"):
+        for name in ("smoke", "h200x2", "h200x2-sizes"):
             rows = parallel_loop.plan(name, 2)
             self.assertEqual(len({r["id"] for r in rows}), len(rows))
             for r in rows:
@@ -67,6 +67,12 @@ class PlanTest(unittest.TestCase):
                   ("pp", 0, False)):
             self.assertIn(s, strategies)
         self.assertEqual({r["gpus"] for r in rows}, {1, 2})
+
+    def test_sizes_plan_holds_out_every_h200x2_configuration(self):
+        seen = {r["id"] for r in parallel_loop.plan("h200x2", 2)}
+        sizes = parallel_loop.plan("h200x2-sizes", 2)
+        self.assertFalse(seen & {r["id"] for r in sizes})
+        self.assertEqual({r["strategy"] for r in sizes}, {"single", "ddp", "fsdp", "tp", "pp"})
 
     def test_unknown_plan(self):
         with self.assertRaises(ValueError):
