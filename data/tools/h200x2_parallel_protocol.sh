@@ -15,12 +15,13 @@
 # terms from the answers and writes predictor/parallel_terms.json (rebuild
 # and run again to see them priced); with `holdout`, it prints the terms'
 # leave-one-model-out errors (fit on the other models' rows).
-# PARALLEL_POINTS writes each row's prediction to that CSV.
+# PARALLEL_ROWS names another campaign's rows (e.g. the held-out sizes of
+# data/multi-gpu/h200x2-m19-sizes.jsonl). PARALLEL_POINTS writes each row's prediction to that CSV.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 MODE=${2:-}
-ROWS=data/multi-gpu/h200x2-parallel.jsonl
+ROWS=${PARALLEL_ROWS:-data/multi-gpu/h200x2-parallel.jsonl}
 OWN=(data/h200-m10-default.sqlite data/h200-m12-architectures.sqlite
      data/h200-m7-sizes.sqlite data/h200-m7-decoder-batches.sqlite
      data/h100-m10-default.sqlite data/h100-m10-architectures.sqlite)
