@@ -3,7 +3,7 @@
 which part of the spec-sheet transfer leans on which collection.
 
     /usr/bin/python3 data/tools/neusight_gemm_replica.py EVALUATION.json [--sustained]
-        [--once] [--shared-lanes]
+        [--once] [--shared-lanes] [--wave-groups] [--board-power]
 
 EVALUATION.json: `perfcast evaluate ... --output json` of
 data/tools/neusight_protocol.sh on all rows (its model gives the training
@@ -12,15 +12,21 @@ by). The replica fits t = b0 + b1 tile_compute_ms (+ b2 tile_memory_ms)
 (+ wave_compute_ms) by relative-weighted least squares, as
 predictor/features.cc and predictor/fit.cc do (no feature selection), on
 every subset of neusight_collection_protocol.sh, and prints the three test
-GPUs' GEMM MAPE per subset: unweighted, and with each training GPU's batched
-and unbatched GEMMs weighing alike. --sustained prices the test GPUs at the
+GPUs' GEMM MAPE per subset and the fitted coefficients (intercept left out):
+unweighted, and with each training GPU's batched and unbatched GEMMs
+weighing alike. --sustained prices the test GPUs at the
 FP32 rate their own large GEMMs sustain (90th percentile of >= 10 GFLOP
 GEMMs, RatesFromProfiles's rule) instead of spec x efficiency: an oracle
 that separates the model from the rate. --once counts each operand read once
 (tiles share their panels in L2) instead of a re-read per tile row and column.
 --shared-lanes halves the spec FP32 rate of a GA10x / AD10x board (compute
 capability 8.6, 8.7, 8.9: 64 of its 128 FP32 lanes per SM also issue INT32)
-before the efficiency scales it.
+before the efficiency scales it. --wave-groups counts a re-read of A per
+group of sqrt(SMs) tile columns and of B per group of sqrt(SMs) tile rows
+(the tiles of one wave share their panels in L2) instead of per tile row and
+column. --board-power scales the FP32 rate of a test GPU priced by its
+architecture's efficiency by (its board power / that of its architecture's
+training GPUs)^(1/3): a power-capped clock under a cube law of dynamic power.
 """
 import collections
 import functools
@@ -32,6 +38,7 @@ import sys
 import numpy as np
 
 DATA = "data/external/neusight/kernels.csv"
+CATALOG = {g["model"]: g for g in json.load(open("models/gpu_catalog.json"))["gpus"]}
 TRAIN = ["P4-8GB", "P100-PCIE-16GB", "V100-PCIE-32GB", "T4-16GB", "A100-PCIE-40GB"]
 TEST = ["H100-SXM5-80GB", "L4-24GB", "A100-PCIE-80GB"]
 
@@ -56,11 +63,17 @@ def load_gemms():
             tm, tn = tile_edge(m), tile_edge(n)
             rt, ct = math.ceil(m / tm), math.ceil(n / tn)
             once = 4 * (m * k + k * n + m * n) * b
+            groups = {}
+            for gpu in TRAIN + TEST:
+                g = max(1, math.floor(math.sqrt(CATALOG[gpu]["sm_count"])))
+                grouped = m * k * math.ceil(ct / g) + k * n * math.ceil(rt / g) + m * n
+                groups[gpu] = max(once, 4 * b * grouped)
             rows.append({
                 "gpu": r["gpu"], "train": r["agent_version"].startswith("neusight-train-"),
                 "batched": b > 1, "y": float(r["mean_ms"]), "flops": flops,
                 "tile_flops": flops * rt * tm * ct * tn / (m * n),
                 "tile_bytes": once if "--once" in sys.argv else max(once, 4 * b * (m * k * ct + k * n * rt + m * n)),
+                "wave_bytes": groups[r["gpu"]] if r["gpu"] in groups else once,
                 "tiles": math.ceil(m / 128) * math.ceil(n / 128) * b})
     return rows
 
@@ -83,6 +96,10 @@ def main():
                or model["efficiency_by_class"].get("NVIDIA " + power) or model["efficiency_global"])
         shared = "--shared-lanes" in sys.argv and spec["compute_capability"] in ("8.6", "8.7", "8.9")
         fp32 = spec["fp32_tflops"] / (2 if shared else 1) * eff["fp32"]
+        siblings = [catalog[t]["tdp_watts"] for t in TRAIN
+                    if catalog[t]["architecture"] == spec["architecture"]]
+        if "--board-power" in sys.argv and siblings:
+            fp32 *= (watts / math.exp(np.mean(np.log(siblings)))) ** (1 / 3)
         if sustained:
             achieved = [g["flops"] / g["y"] / 1e9 for g in gemms if g["gpu"] == gpu and g["flops"] >= 1e10]
             fp32 = float(np.quantile(achieved, 0.9))
@@ -94,7 +111,8 @@ def main():
             fp32, memory = rates(g["gpu"])
             x = [g["tile_flops"] / fp32 / 1e9]
             if traffic:
-                x.append(g["tile_bytes"] / memory / 1e6)
+                traffic_bytes = g["wave_bytes"] if "--wave-groups" in sys.argv else g["tile_bytes"]
+                x.append(traffic_bytes / memory / 1e6)
             if wave:
                 sms = catalog[g["gpu"]]["sm_count"]
                 x.append(g["flops"] / fp32 / 1e9 * math.ceil(g["tiles"] / sms) * sms / g["tiles"])
@@ -126,7 +144,8 @@ def main():
                     e = np.abs(features(test, traffic, wave) @ coef - yt) / yt
                     errors.append(e)
                     per_gpu.append(f"{gpu} {100 * e.mean():.1f}%")
-                print(f"  {label:30s} {100 * np.concatenate(errors).mean():5.1f}%  " + "  ".join(per_gpu))
+                print(f"  {label:30s} {100 * np.concatenate(errors).mean():5.1f}%  " + "  ".join(per_gpu)
+                      + "  coefficients " + " ".join(f"{c:.3f}" for c in coef[:-1]))
 
 
 if __name__ == "__main__":
