@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Learns the multi-GPU implementation terms (predictor/parallel_terms.h) from measured steps.
 
-  fit_parallel_terms.py ROWS.jsonl PREDICTIONS.json OUT.json [--holdout]
+  fit_parallel_terms.py ROWS.jsonl PREDICTIONS.json [ROWS.jsonl PREDICTIONS.json ...]
+      OUT.json [--holdout | --cross]
 
-ROWS.jsonl: the measured campaign (multi-gpu/h200x2-parallel.jsonl);
+ROWS.jsonl: a measured campaign (multi-gpu/h200x2-parallel.jsonl, the held-out
+sizes of another host multi-gpu/h200x2-m19-sizes.jsonl);
 PREDICTIONS.json: `perfcast -o json predict --batch-file` of the same rows in
 parallel_campaign.py's order (data/tools/h200x2_parallel_protocol.sh makes both).
+The terms are learned on every campaign's rows together.
 Each answer gives the composed step (iteration_ms - implementation_ms: what the
 single-GPU model and the communication model say) and what the terms read (one
 GPU's kernel launches per step and the layers it holds; the collective calls
@@ -43,6 +46,8 @@ frameworks (learned from other measurements) are kept.
 others' rows, predict its rows) and print per strategy, for checkpointed rows
 and for all, the held-out MAPE, signed bias, the share inside the step's band
 and the share of measured memory peaks inside the memory band.
+--cross: the same table, leaving each campaign out in turn (its host and its
+configurations: learned on the other campaigns' rows).
 """
 import itertools
 import json
@@ -61,11 +66,12 @@ MEMORY_LEVELS = [i / 100 for i in range(10, -1, -1)]  # narrowest band first
 PRICED = os.path.join(os.path.dirname(__file__), "..", "..", "predictor", "parallel_terms.json")
 # Which terms each strategy may use: the host-bound ones follow how each
 # implementation spends host time (DDP's hooks, FSDP's per-layer all-gather
-# and reduce-scatter calls, DTensor's dispatch per operation).
+# and reduce-scatter calls, DTensor's dispatch per operation and per layer:
+# eager TP's step hardly moves with the tokens of a batch).
 SHAPES = {
     "ddp": ("gpu_scale", "host_ms_per_launch"),
     "fsdp": ("gpu_scale", "host_ms_per_launch", "host_ms_per_collective"),
-    "tp": ("gpu_scale", "host_ms_per_launch"),
+    "tp": ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit"),
     "pp": ("gpu_scale",),
 }
 
@@ -241,13 +247,13 @@ def fit_all(pts):
     return out
 
 
-def holdout(pts):
+def holdout(pts, by="model"):
     results = {}
-    for model in sorted({p["model"] for p in pts}):
+    for left_out in sorted({p[by] for p in pts}):
         terms = {(t["framework"], t["strategy"]): t for t in fit_all(
-            [p for p in pts if p["model"] != model])}
+            [p for p in pts if p[by] != left_out])}
         for p in pts:
-            if p["model"] != model:
+            if p[by] != left_out:
                 continue
             term = term_of(terms, p)
             step = predict(term, p)
@@ -271,26 +277,31 @@ def holdout(pts):
 
 
 def main(argv):
-    if len(argv) < 4:
+    flags = [a for a in argv[1:] if a.startswith("--")]
+    paths = [a for a in argv[1:] if not a.startswith("--")]
+    if len(paths) < 3 or len(paths) % 2 != 1:
         sys.exit(__doc__)
-    pts = points(argv[1], argv[2])
-    if "--holdout" in argv:
-        holdout(pts)
+    pairs, out_path = list(zip(paths[0:-1:2], paths[1:-1:2])), paths[-1]
+    pts = []
+    for campaign, (rows, answers) in enumerate(pairs):
+        pts += [dict(p, campaign=campaign) for p in points(rows, answers)]
+    if "--holdout" in flags or "--cross" in flags:
+        holdout(pts, "campaign" if "--cross" in flags else "model")
         return
     terms = fit_all(pts)
     # Terms of frameworks these rows do not measure (learned elsewhere) stay.
     fitted = {t["framework"] for t in terms}
     try:
-        with open(argv[3]) as f:
+        with open(out_path) as f:
             kept = [t for t in json.load(f).get("terms", []) if t["framework"] not in fitted]
     except FileNotFoundError:
         kept = []
     doc = {
         "source": "data/tools/fit_parallel_terms.py %s (data/README.md: Plain PyTorch on "
-                  "2 x H200)" % argv[1],
+                  "2 x H200, and m19)" % " ".join(rows for rows, _ in pairs),
         "terms": terms + kept,
     }
-    with open(argv[3], "w") as f:
+    with open(out_path, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
     for t in doc["terms"]:

@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
-# Perfcast against its own plain-PyTorch multi-GPU campaign on 2 x H200
+# Perfcast against its own plain-PyTorch multi-GPU campaigns on 2 x H200
 # (data/multi-gpu/h200x2-parallel.jsonl: single GPU, DDP, FSDP ZeRO-2/3,
-# activation checkpointing, DTensor TP, pipelining 1F1B), through the CLI.
+# activation checkpointing, DTensor TP, pipelining 1F1B; and
+# h200x2-m19-sizes.jsonl: the same models at other sizes on another host),
+# through the CLI.
 #
 #   data/tools/h200x2_parallel_protocol.sh [BUILD_DIR] [fit|holdout]
 #
 # perfcastd on a fresh embedded SQLite file; `perfcast import` of perfcast's
-# own H100/H200 single-GPU profiles (none of the campaign's steps); `perfcast
-# fit --newest-per-gpu`; then one `perfcast predict --batch-file` with every
-# measured configuration, its layout in the file's columns, on the catalog's
-# H200-SXM-141GB. data/tools/parallel_campaign.py prints step and memory
-# errors per strategy and whether every measured out-of-memory was refused.
-# With `fit`, data/tools/fit_parallel_terms.py then learns the implementation
-# terms from the answers and writes predictor/parallel_terms.json (rebuild
-# and run again to see them priced); with `holdout`, it prints the terms'
-# leave-one-model-out errors (fit on the other models' rows).
-# PARALLEL_ROWS names another campaign's rows (e.g. the held-out sizes of
-# data/multi-gpu/h200x2-m19-sizes.jsonl). PARALLEL_POINTS writes each row's prediction to that CSV.
+# own H100/H200 single-GPU profiles (none of the campaigns' steps); `perfcast
+# fit --newest-per-gpu`; then per campaign one `perfcast predict --batch-file`
+# with every measured configuration, its layout in the file's columns, on the
+# catalog's H200-SXM-141GB. data/tools/parallel_campaign.py prints step and
+# memory errors per strategy and whether every measured out-of-memory was
+# refused. With `fit`, data/tools/fit_parallel_terms.py then learns the
+# implementation terms from every campaign's answers and writes
+# predictor/parallel_terms.json (rebuild and run again to see them priced);
+# with `holdout`, it prints the terms' leave-one-model-out errors and their
+# leave-one-campaign-out errors (each host and its sizes priced with terms
+# learned on the other's).
+# PARALLEL_ROWS names the campaigns (space-separated rows files);
+# PARALLEL_POINTS=F.csv writes each campaign's rows' predictions to F-NAME.csv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 MODE=${2:-}
-ROWS=${PARALLEL_ROWS:-data/multi-gpu/h200x2-parallel.jsonl}
+# The campaigns: the h200x2 plan's first host, and the held-out sizes on m19.
+read -r -a CAMPAIGNS <<< "${PARALLEL_ROWS:-data/multi-gpu/h200x2-parallel.jsonl data/multi-gpu/h200x2-m19-sizes.jsonl}"
 OWN=(data/h200-m10-default.sqlite data/h200-m12-architectures.sqlite
      data/h200-m7-sizes.sqlite data/h200-m7-decoder-batches.sqlite
      data/h100-m10-default.sqlite data/h100-m10-architectures.sqlite)
@@ -37,22 +42,28 @@ echo
 echo "== perfcast fit --newest-per-gpu"
 "$PERFCAST" fit --newest-per-gpu | tail -n 2 | cut -c1-160
 echo
-echo "== perfcast predict --batch-file (one row per measured configuration)"
-python3 data/tools/parallel_campaign.py batch "$ROWS" "$WORK/rows.csv" H200-SXM-141GB
-# Refused rows (the measured out-of-memory ones) make it exit 3 (partial).
-"$PERFCAST" -o json predict --batch-file "$WORK/rows.csv" > "$WORK/answers.json" || [ $? -eq 3 ]
-python3 data/tools/parallel_campaign.py summary "$ROWS" "$WORK/answers.json" \
-  ${PARALLEL_POINTS:+--points "$PARALLEL_POINTS"}
+PAIRS=()
+for ROWS in "${CAMPAIGNS[@]}"; do
+  NAME=$(basename "$ROWS" .jsonl)
+  echo "== $ROWS: perfcast predict --batch-file (one row per measured configuration)"
+  python3 data/tools/parallel_campaign.py batch "$ROWS" "$WORK/$NAME.csv" H200-SXM-141GB
+  # Refused rows (the measured out-of-memory ones) make it exit 3 (partial).
+  "$PERFCAST" -o json predict --batch-file "$WORK/$NAME.csv" > "$WORK/$NAME.json" || [ $? -eq 3 ]
+  python3 data/tools/parallel_campaign.py summary "$ROWS" "$WORK/$NAME.json" \
+    ${PARALLEL_POINTS:+--points "${PARALLEL_POINTS%.csv}-$NAME.csv"}
+  echo
+  PAIRS+=("$ROWS" "$WORK/$NAME.json")
+done
 case "$MODE" in
   fit)
-    echo
     echo "== data/tools/fit_parallel_terms.py -> predictor/parallel_terms.json"
-    python3 data/tools/fit_parallel_terms.py "$ROWS" "$WORK/answers.json" \
-      predictor/parallel_terms.json
+    python3 data/tools/fit_parallel_terms.py "${PAIRS[@]}" predictor/parallel_terms.json
     ;;
   holdout)
-    echo
     echo "== the terms held out: each model's rows priced with terms fitted on the others"
-    python3 data/tools/fit_parallel_terms.py "$ROWS" "$WORK/answers.json" - --holdout
+    python3 data/tools/fit_parallel_terms.py "${PAIRS[@]}" - --holdout
+    echo
+    echo "== each campaign (host and sizes) priced with terms fitted on the others"
+    python3 data/tools/fit_parallel_terms.py "${PAIRS[@]}" - --cross
     ;;
 esac
