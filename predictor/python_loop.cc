@@ -57,6 +57,7 @@ absl::StatusOr<PythonLoopTerms> PythonLoopTerms::FromJson(absl::string_view text
       {"slow_path_autocast_inference", &terms.slow_path_autocast_inference, 1, 10},
       {"slow_path_autocast_train", &terms.slow_path_autocast_train, 1, 10},
       {"slow_path_train", &terms.slow_path_train, 1, 10},
+      {"log_error_share_power", &terms.log_error_share_power, 0, 2},
       {"log_error_p10", &terms.log_error_p10, -5, 0},
       {"log_error_p90", &terms.log_error_p90, 0, 5},
       {"score_us", &terms.score_us, 1e-3, 1e9},
@@ -169,14 +170,19 @@ PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
   part.cpp_ms = ms;
   part.step = ComposePythonStep(ms, launches, phase, effects, cost.per_op_us, terms);
   part.added_ms = part.step.step_ms - ms;
-  // The loop's own scatter (held out) applies to the part of the step the
-  // host adds.
-  const double share = part.added_ms / part.step.step_ms;
-  const double low = ComposePythonStep(lo_ms, launches, phase, effects, cost.low_us, terms).step_ms *
-                     std::exp(share * terms.log_error_p10);
-  const double high =
-      ComposePythonStep(hi_ms, launches, phase, effects, cost.high_us, terms).step_ms *
-                      std::exp(share * terms.log_error_p90);
+  // The loop's own scatter (held out) bounds the band where the host adds to
+  // the step, around the step at each end of the cost's band (an unknown
+  // host's answer stays the wider); where the C++ band reaches further it
+  // stands.
+  const double reach =
+      std::pow(part.added_ms / part.step.step_ms, terms.log_error_share_power);
+  const auto at = [&](double cpp_ms, double per_op_us) {
+    return ComposePythonStep(cpp_ms, launches, phase, effects, per_op_us, terms).step_ms;
+  };
+  const double low = std::min(at(lo_ms, cost.low_us),
+                              at(ms, cost.low_us) * std::exp(reach * terms.log_error_p10));
+  const double high = std::max(at(hi_ms, cost.high_us),
+                               at(ms, cost.high_us) * std::exp(reach * terms.log_error_p90));
   ms = part.step.step_ms;
   lo_ms = std::min(low, ms);
   hi_ms = std::max(high, ms);

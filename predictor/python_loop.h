@@ -61,9 +61,13 @@ struct PythonLoopTerms {
   double slow_path_autocast_inference = 1;
   double slow_path_autocast_train = 1;
   double slow_path_train = 1;
-  // The 10th and 90th percentile of held-out log(measured / composed) over
-  // host-bound rows: the loop's own scatter, scaled by the host's share of
-  // the step when it widens an interval.
+  // The loop's own scatter on a host no fit saw: the 10th and 90th
+  // percentile of held-out log(measured / composed) / share^power over
+  // host-bound rows, where share is the host's share of the step (the time
+  // the Python loop adds over the step). Steps near the host/GPU boundary
+  // scatter far more than the host's share alone says (the loop's own
+  // noise is largest there), hence a power below 1.
+  double log_error_share_power = 1;
   double log_error_p10 = 0;
   double log_error_p90 = 0;
   // Per-op cost × single-thread CPU score on the hosts where both were
@@ -141,9 +145,10 @@ struct PythonLoopPart {
 // Composes a C++ answer of `ms` (band `lo_ms`..`hi_ms`) for a step of
 // `launches` kernel launches and `phase` into the Python loop's, in place:
 // the step composed at the cost's centre, the band from the C++ band and
-// the cost's band composed, widened by the loop's held-out scatter in
-// proportion to the host's share of the step (a step the GPU binds keeps
-// the C++ band).
+// the cost's band composed, and at least the loop's held-out scatter at the
+// host's share around the step at each end of the cost's band (a step the
+// GPU binds keeps the C++ band; scatter and C++ band are not added: the
+// scatter was measured around answers that carry the C++ error already).
 PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
                                const models::ImplementationEffects& effects,
                                const PythonHostCost& cost, const PythonLoopTerms& terms,

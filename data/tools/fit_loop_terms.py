@@ -21,8 +21,9 @@ Two stages.
   loho:    leave one host out: for each per-op cost variant (the host's probe, one constant,
            the CPU score, a mixture), terms and band fitted on the other hosts' rows and
            the held-out host's rows predicted (MAPE, signed bias, coverage per host and
-           group); --write-terms fits on every host with the first variant, the band's
-           scatter scaled so that hosts held out inside the fit are covered 80%.
+           group); --write-terms fits on every host with the first variant, the band from
+           the scatter of hosts held out inside the fit (its quantiles of log error over
+           share^power, the power of the host's share that scores best on them).
 
 Usage:
   data/tools/fit_loop_terms.py collect --perfcastd build-ci/server/perfcastd \\
@@ -161,13 +162,18 @@ def compose(g, launches, phase, op_us, t, effects=(False, None, False)):
 
 
 def band(row, t, op_us, op_lo, op_hi):
+    """The composed step and its 10-90% band, as ApplyPythonLoop computes them: the C++ band
+    and the cost's band composed, at least the loop's held-out scatter at the host's share
+    around the step at the cost's ends."""
     fx = effects_of(row)
     step, _ = compose(row["cpp_ms"], row["launches"], row["phase"], op_us, t, fx)
     share = (step - row["cpp_ms"]) / step
-    lo = compose(row["cpp_lo_ms"], row["launches"], row["phase"], op_lo, t, fx)[0] * math.exp(
-        share * t["log_error_p10"])
-    hi = compose(row["cpp_hi_ms"], row["launches"], row["phase"], op_hi, t, fx)[0] * math.exp(
-        share * t["log_error_p90"])
+    reach = share ** t["log_error_share_power"]
+    at = lambda g, op: compose(g, row["launches"], row["phase"], op, t, fx)[0]  # noqa: E731
+    lo = min(at(row["cpp_lo_ms"], op_lo), at(row["cpp_ms"], op_lo) * math.exp(
+        reach * t["log_error_p10"]))
+    hi = max(at(row["cpp_hi_ms"], op_hi), at(row["cpp_ms"], op_hi) * math.exp(
+        reach * t["log_error_p90"]))
     return step, min(lo, step), max(hi, step), share
 
 
@@ -299,16 +305,31 @@ def cost_terms(rows):
             "reference_high": max(quantile(within, 0.9), 1.0) * math.sqrt(host_spread)}
 
 
-def errors_of(rows, t):
-    """Held-out log errors of host-bound rows (the share the host adds), for the band."""
+# The rows whose held-out errors measure the loop's scatter: those where the host adds at least
+# this share of the step (below it the C++ band sets the interval).
+HOST_SHARE = 0.1
+# The powers of the host's share the scatter may grow with (0: as much at any share, 1: in
+# proportion), chosen leaving one host out.
+SHARE_POWERS = (0.25, 0.5, 0.75, 1.0)
+
+
+def errors_of(rows, t, power):
+    """Held-out log errors of host-bound rows over share^power, for the band."""
     out = []
     for r in rows:
         step, _ = compose(r["cpp_ms"], r["launches"], r["phase"], r["est_op_us"], t,
                           effects_of(r))
         share = (step - r["cpp_ms"]) / step
-        if share > 0.25:
-            out.append(math.log(r["measured_ms"] / step) / share)
+        if share > HOST_SHARE:
+            out.append(math.log(r["measured_ms"] / step) / share ** power)
     return out
+
+
+def scatter_terms(errs, power):
+    """The band's terms from held-out scaled errors: their 10th and 90th percentile."""
+    return {"log_error_share_power": power,
+            "log_error_p10": min(quantile(errs, 0.1), 0.0) if errs else 0.0,
+            "log_error_p90": max(quantile(errs, 0.9), 0.0) if errs else 0.0}
 
 
 def summarize(name, rows, key):
@@ -343,9 +364,8 @@ def fit(args):
     for family in families:
         train = [r for r in trainable if r["family"] != family]
         base = fit_terms(train)
-        errs = errors_of([r for r in fitted_on if r["family"] != family], base)
-        base["log_error_p10"] = min(quantile(errs, 0.1), 0.0) if errs else 0.0
-        base["log_error_p90"] = max(quantile(errs, 0.9), 0.0) if errs else 0.0
+        base.update(scatter_terms(
+            errors_of([r for r in fitted_on if r["family"] != family], base, 1.0), 1.0))
         for r in rows:
             if r["family"] != family:
                 continue
@@ -359,9 +379,7 @@ def fit(args):
                 r[key], r[key + "_lo"], r[key + "_hi"] = step, lo, hi
             r["cpp"], r["cpp_lo"], r["cpp_hi"] = r["cpp_ms"], r["cpp_lo_ms"], r["cpp_hi_ms"]
     t = fit_terms(trainable)
-    errs = errors_of(fitted_on, t)
-    t["log_error_p10"] = min(quantile(errs, 0.1), 0.0)
-    t["log_error_p90"] = max(quantile(errs, 0.9), 0.0)
+    t.update(scatter_terms(errors_of(fitted_on, t, 1.0), 1.0))
     t.update(costs)
     t = {k: round(v, 6) for k, v in t.items()}
     t = {"source": "data/tools/fit_loop_terms.py fit " + " ".join(
@@ -427,45 +445,54 @@ def assign_costs(rows, train, variant, probe):
         r["op_lo_f"], r["op_hi_f"] = lo, hi
 
 
-def held_out_errors(rows, t):
-    """errors_of (log error / the host's share, host-bound rows) at each row's assigned cost."""
+def held_out_errors(rows, t, power):
+    """errors_of at each row's assigned cost."""
     for r in rows:
         r["est_op_us"] = r["op"]
-    return errors_of(rows, t)
+    return errors_of(rows, t, power)
+
+
+def interval_score(held):
+    """Mean 10-90% interval score in log space (width, plus 10x each miss's distance) of
+    held-out (row, terms) pairs whose host adds at least HOST_SHARE: lower is better, and
+    it rewards a band that covers 80% with the least width."""
+    scores = []
+    for r, t in held:
+        step, lo, hi, share = band(r, t, r["op"], r["op"] * r["op_lo_f"], r["op"] * r["op_hi_f"])
+        if share > HOST_SHARE:
+            y, low, high = math.log(r["measured_ms"]), math.log(lo), math.log(hi)
+            scores.append(high - low + 10 * max(low - y, 0) + 10 * max(y - high, 0))
+    return statistics.mean(scores) if scores else 0.0
 
 
 def fit_hosts(train, variant, probe):
     """Terms fitted on `train` (G = perfcast's C++ prediction, the variant's cost) with the
-    band from leave-one-host-out errors inside `train`: the scatter an unseen host shows."""
+    band from leave-one-host-out errors inside `train`: the scatter an unseen host shows, and
+    the power of the host's share it grows with, the one whose band scores best on those
+    held-out hosts."""
     global G, OP
     G, OP = "cpp_ms", "op"
     assign_costs(train, train, variant, probe)
     t = fit_terms([r for r in train if r["launches"]])
-    errs, held = [], []
+    held = []
     for inner in sorted({host_of(r) for r in train}):
         fit_rows = [r for r in train if host_of(r) != inner]
         assign_costs(fit_rows, fit_rows, variant, probe)
         ti = fit_terms([r for r in fit_rows if r["launches"]])
         test = [dict(r) for r in train if host_of(r) == inner]
         assign_costs(test, fit_rows, variant, probe)
-        errs += held_out_errors(test, ti)
         held += [(r, ti) for r in test]
-    p10 = min(quantile(errs, 0.1), 0.0) if errs else 0.0
-    p90 = max(quantile(errs, 0.9), 0.0) if errs else 0.0
-    # The band composes the C++ band, the cost's band and this scatter, which overlap: the
-    # scatter's raw 10-90% quantiles cover far more than 80% of a held-out host's host-bound
-    # rows. Scale them so that the inner held-out hosts' host-bound rows are covered 80%.
-    def coverage(k):
-        inside = []
-        for r, ti in held:
-            u = dict(ti, log_error_p10=k * p10, log_error_p90=k * p90)
-            step, lo, hi, share = band(r, u, r["op"], r["op"] * r["op_lo_f"],
-                                       r["op"] * r["op_hi_f"])
-            if share > 0.25:
-                inside.append(lo <= r["measured_ms"] <= hi)
-        return sum(inside) / len(inside) if inside else 0.8
-    k = min((i / 20 for i in range(31)), key=lambda k: abs(coverage(k) - 0.8))
-    t["log_error_p10"], t["log_error_p90"] = k * p10, k * p90
+    best = None
+    for power in SHARE_POWERS:
+        errs = []
+        for inner in sorted({host_of(r) for r, _ in held}):
+            rows = [(r, ti) for r, ti in held if host_of(r) == inner]
+            errs += held_out_errors([r for r, _ in rows], rows[0][1], power)
+        scatter = scatter_terms(errs, power)
+        score = interval_score([(r, dict(ti, **scatter)) for r, ti in held])
+        if best is None or score < best[0]:
+            best = (score, scatter)
+    t.update(best[1])
     return t
 
 
@@ -492,6 +519,8 @@ def loho(args):
             train = [r for r in rows if host_of(r) != hold]
             test = [r for r in rows if host_of(r) == hold]
             t = fit_hosts(train, variant, probe)
+            print(f"{variant:9} {hold:10} band: share^{t['log_error_share_power']} x "
+                  f"({t['log_error_p10']:.3f}, {t['log_error_p90']:.3f})")
             assign_costs(test, train, variant, probe)
             groups = {}
             for r in test:

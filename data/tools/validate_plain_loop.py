@@ -7,7 +7,9 @@ profiler/validation/plain_loop_campaign.py) through the CLI, one batch query
 per configuration, and prints per group MAPE, signed bias (median and mean of
 predicted / measured - 1: > 0 over-predicts) and 10-90% interval coverage,
 beside the loop's own noise (|round 2 / round 1 - 1| of the same
-configurations). Groups: the real architectures (decoder, bert, vit,
+configurations) and its floor (mean |round 1 - round 2| / (round 1 + round 2):
+how far one round sits from the rounds' mean, the MAPE of an answer that were
+exactly one round). Groups: the real architectures (decoder, bert, vit,
 resnet_imagenet) per precision and phase, the study's small proxies per phase
 and per precision.
 
@@ -168,13 +170,18 @@ def percentile(values, q):
 def summarize(name, rows):
     errors = [r["predicted_ms"] / r["measured_ms"] - 1 for r in rows]
     noise = [r["noise"] for r in rows if r["noise"] is not None]
+    # How far one round sits from the rounds' mean: the MAPE of an answer that were exactly
+    # one of the rounds, the error the loop's own noise leaves at the least.
+    floor = [abs(r["rounds"][1] - r["rounds"][2]) / (r["rounds"][1] + r["rounds"][2])
+             for r in rows if 1 in r["rounds"] and 2 in r["rounds"]]
     covered = [r["lo_ms"] <= r["measured_ms"] <= r["hi_ms"] for r in rows]
     return {"group": name, "rows": len(rows),
             "mape": statistics.mean(abs(e) for e in errors),
             "bias_median": statistics.median(errors), "bias_mean": statistics.mean(errors),
             "coverage": sum(covered) / len(covered),
             "noise_median": statistics.median(noise) if noise else float("nan"),
-            "noise_p90": percentile(noise, 0.9)}
+            "noise_p90": percentile(noise, 0.9),
+            "noise_floor": statistics.mean(floor) if floor else float("nan")}
 
 
 def start_server(perfcastd, cli, imports, fit_args):
@@ -263,12 +270,12 @@ def main():
               f"{target_text}" + (f" ({', '.join(f'{k} as {v}' for k, v in renamed.items())})"
                                   if renamed else ""))
         print(f"{'group':28} {'rows':>4} {'MAPE':>7} {'bias med':>9} {'bias mean':>9} "
-              f"{'cover':>6} {'noise med':>9} {'noise p90':>9}")
+              f"{'cover':>6} {'noise med':>9} {'noise p90':>9} {'floor':>6}")
         for s in summaries:
             print(f"{s['group']:28} {s['rows']:4d} {100 * s['mape']:6.1f}% "
                   f"{100 * s['bias_median']:+8.1f}% {100 * s['bias_mean']:+8.1f}% "
                   f"{100 * s['coverage']:5.0f}% {100 * s['noise_median']:8.1f}% "
-                  f"{100 * s['noise_p90']:8.1f}%")
+                  f"{100 * s['noise_p90']:8.1f}% {100 * s['noise_floor']:5.1f}%")
     if args.rows and not args.json:
         for r in rows:
             print(f"{100 * (r['predicted_ms'] / r['measured_ms'] - 1):+7.1f}%  measured "

@@ -14,6 +14,7 @@ PythonLoopTerms Terms() {
   t.fixed_ms = 0.1;
   t.tail = 0.2;
   t.lead = 0.05;
+  t.log_error_share_power = 0.5;
   t.log_error_p10 = -0.3;
   t.log_error_p90 = 0.3;
   t.score_us = 3000;
@@ -132,6 +133,7 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
   const std::string good =
       R"({"ops_per_launch_train": 2, "ops_per_launch_inference": 1, "fixed_ms": 0.1,
           "tail": 0.2, "lead": 0.05, "log_error_p10": -0.3, "log_error_p90": 0.3,
+          "log_error_share_power": 0.5,
           "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "reference_us": 10,
           "reference_low": 0.5, "reference_high": 2, "sync_drain_train": 0,
           "sync_drain_inference": 0.5, "slow_path_autocast_inference": 1.2,
@@ -252,21 +254,36 @@ TEST(ApplyPythonLoopTest, HostBoundAnswerTakesTheHostAndAWiderBand) {
   EXPECT_GE(hi, ms);
   // The cost's band and the loop's scatter: wider than the C++ band's ±10%.
   EXPECT_GT(hi / lo, 2.2 / 1.8);
-  // Below: the cost's low end composed, times the scatter at the host's share.
+  // Below: the C++ band's low end composed at the cost's, or the loop's
+  // scatter at the host's share around the step at the cost's low end,
+  // whichever reaches further.
   const double share = part.added_ms / ms;
-  EXPECT_NEAR(lo, (0.1 + 2 * 1000 * 8 / 1e3 + 0.2 * 1.8) * std::exp(-0.3 * share), 1e-9);
+  const double at_low_cost = 0.1 + 2 * 1000 * 8 / 1e3 + 0.2 * 2;
+  EXPECT_NEAR(lo,
+              std::min(0.1 + 2 * 1000 * 8 / 1e3 + 0.2 * 1.8,
+                       at_low_cost * std::exp(-0.3 * std::sqrt(share))),
+              1e-9);
 }
 
-TEST(ApplyPythonLoopTest, GpuBoundAnswerKeepsItsBand) {
-  double ms = 50, lo = 45, hi = 55;
+// The scatter was measured around answers that carry the C++ error already:
+// it bounds the band, it does not add to a C++ band that reaches further.
+TEST(ApplyPythonLoopTest, TheLoopsScatterBoundsTheBandItDoesNotWidenIt) {
   const PythonHostCost cost{.per_op_us = 10, .low_us = 10, .high_us = 10,
-                            .source = HostCostSource::kCpuScore};
-  const PythonLoopPart part =
-      ApplyPythonLoop(100, models::Phase::kInference, kNone, cost, Terms(), ms, lo, hi);
-  EXPECT_FALSE(part.step.host_bound);
-  EXPECT_NEAR(ms, 50 + 0.05 * 1.1, 1e-12);
-  EXPECT_NEAR(hi / ms, 55.0 / 50, 2e-3);
-  EXPECT_NEAR(ms / lo, 50.0 / 45, 2e-3);
+                            .source = HostCostSource::kProbe};
+  // Near the boundary (the host adds a fifth of the step): a narrow C++ band
+  // takes the scatter, which reaches share^0.5, not share.
+  double ms = 2, lo = 1.96, hi = 2.04;
+  PythonLoopPart part =
+      ApplyPythonLoop(100, models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
+  const double share = part.added_ms / ms;
+  ASSERT_NEAR(share, 0.2, 1e-9);
+  EXPECT_NEAR(lo, ms * std::exp(-0.3 * std::sqrt(share)), 1e-9);
+  EXPECT_NEAR(hi, ms * std::exp(0.3 * std::sqrt(share)), 1e-9);
+  // A C++ band that reaches further stands as composed.
+  ms = 2, lo = 1.96, hi = 8;
+  ApplyPythonLoop(100, models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
+  EXPECT_NEAR(hi, ComposePythonStep(8, 100, models::Phase::kTrain, kNone, 10, Terms()).step_ms,
+              1e-9);
 }
 
 TEST(PythonLoopNoteTest, SaysWhereTheCostCameFrom) {
