@@ -20,10 +20,6 @@
 namespace perfcast::predictor {
 namespace {
 
-// A 10th..90th percentile interval is this many standard deviations either
-// side of a normal's centre.
-constexpr double kZ90 = 1.2815515655446004;
-
 // How many runs the guess of a group's scatter weighs (kPriorRunLogSd).
 constexpr double kPriorRunWeight = 2;
 // The least scatter a new run of a measured workload is taken to have,
@@ -37,7 +33,7 @@ constexpr double kMinRepeatLogSd = 0.04;
 double MeanBandVariance(const std::vector<double>& band_log_widths) {
   double sum = 0;
   for (double width : band_log_widths) {
-    const double sd = width / (2 * kZ90);
+    const double sd = width / (2 * internal::kBandZ90);
     sum += sd * sd;
   }
   return sum / static_cast<double>(band_log_widths.size());
@@ -300,7 +296,7 @@ void ApplyCalibration(const Calibration& calibration, int64_t inner_modules, dou
   const double center = prediction.iteration_ms;
   const double below = prediction.lo_ms > 0 ? std::log(center / prediction.lo_ms) : 0;
   const double above = prediction.hi_ms > 0 ? std::log(prediction.hi_ms / center) : 0;
-  const double half = kZ90 * calibration.LogSdFor(inner_modules);
+  const double half = internal::kBandZ90 * calibration.LogSdFor(inner_modules);
   prediction.iteration_ms = center * calibration.factor;
   host_ms *= calibration.factor;
   // Beyond its runs' sizes the correction's own spread is the band, even

@@ -19,6 +19,7 @@
 #include "predictor/evaluate.h"
 #include "predictor/features.h"
 #include "predictor/model.h"
+#include "predictor/prediction_parts.h"
 #include "predictor/pricing_plan.h"
 #include "predictor/python_loop.h"
 #include "predictor/rates.h"
@@ -733,7 +734,7 @@ TEST(Calibration, AgentGroupBandBeyondItsSizesIsWhatCarryingItMissed) {
   absl::StatusOr<Prediction> after = PricingPlan(calibrated, gamma).Predict(inside);
   ASSERT_TRUE(before.ok() && after.ok());
   ASSERT_TRUE(after->calibrated);
-  const double z90 = 1.2815515655446004;
+  const double z90 = internal::kBandZ90;  // the band's z-score, as the calibration uses it
   EXPECT_LT(std::log(width(*after)), 0.8 * std::log(width(*before)));
   EXPECT_LE(std::log(width(*after)), 2 * z90 * group.log_sd + 1e-9);
   const models::WorkloadDescriptor larger = Workload(16, 64, 512, models::Precision::kFp32);
