@@ -30,6 +30,7 @@ constexpr int kOpClasses = static_cast<int>(models::OpClass::kSoftmax) + 1;
 struct Stage {
   std::array<double, kOpClasses> class_ms{};  // compute by operation class
   std::array<bool, kOpClasses> has_class{};   // classes the stage runs
+  std::array<double, kOpClasses> outside_ms{};  // of class_ms: outside the layers
   double compute_ms = 0;
   double backward_ms = 0;
   double recompute_ms = 0;  // forward run again in backward (part of compute_ms)
@@ -40,6 +41,30 @@ struct Stage {
   double pp_ms = 0;
   double total() const { return compute_ms + tp_ms + pp_ms; }
 };
+
+// Megatron's vocabulary-parallel cross-entropy as it runs
+// (tensor_parallel/cross_entropy.py), in place of PyTorch's fused
+// log_softmax + nll_loss: the 16-bit logits copied to fp32, then max,
+// subtract, exp, sum and divide over them as separate kernels, the softmax
+// kept for backward, which scales it in place and casts it back to 16 bits;
+// the target masks and gathers move little but are launched too.
+void DescribeMegatronCrossEntropy(models::Precision precision, models::Operation& op) {
+  auto numel = op.shape.find("numel");
+  if (numel == op.shape.end()) return;
+  const bool half_logits =
+      precision == models::Precision::kFp16Amp || precision == models::Precision::kBf16Amp;
+  const double n = static_cast<double>(numel->second);
+  const double cast = half_logits ? 2 + 4 : 0;  // read 16-bit, write fp32
+  if (IsBackwardOperation(op.name)) {
+    op.bytes = n * (8 + cast);  // mul_ in place, then the cast back
+    op.launches = 6 + (half_logits ? 1 : 0);
+  } else {
+    // max (read), subtract (read, write), exp_ (read, write), sum (read),
+    // div_ (read, write)
+    op.bytes = n * (4 + 8 + 8 + 4 + 8 + cast);
+    op.launches = 17 + (half_logits ? 1 : 0);
+  }
+}
 
 }  // namespace
 
@@ -53,7 +78,8 @@ struct ParallelPlan::MicroBatch {
   bool has_lm_head = false;
   int64_t layer_count = 0;
   LayoutMemoryInputs memory;
-  absl::flat_hash_map<int, std::unique_ptr<Shard>> shards;  // by tensor-parallel degree
+  // By tensor-parallel degree and the framework that runs it.
+  absl::flat_hash_map<std::pair<int, Framework>, std::unique_ptr<Shard>> shards;
 };
 
 // What one GPU of a tensor-parallel group computes of a micro-batch: every
@@ -116,14 +142,19 @@ ParallelPlan::MicroBatch& ParallelPlan::MicroBatchOf(int64_t batch) {
   return micro;
 }
 
-const ParallelPlan::Shard& ParallelPlan::ShardOf(MicroBatch& micro, int tensor) {
-  std::unique_ptr<Shard>& slot = micro.shards[tensor];
+const ParallelPlan::Shard& ParallelPlan::ShardOf(MicroBatch& micro, int tensor,
+                                                 Framework framework) {
+  std::unique_ptr<Shard>& slot = micro.shards[{tensor, framework}];
   if (slot != nullptr) return *slot;
   slot = std::make_unique<Shard>();
   Shard& out = *slot;
   // The per-GPU share of every operation, re-priced at level 1.
   models::WorkloadDescriptor shard = micro.full;
   for (models::Operation& op : shard.operations) {
+    if (framework == Framework::kMegatron && micro.has_lm_head &&
+        absl::StartsWith(op.name, "loss.cross_entropy")) {
+      DescribeMegatronCrossEntropy(micro.spec.precision, op);
+    }
     if (tensor == 1 || !TensorParallelSplits(op.name, micro.has_lm_head)) continue;
     op.flops /= tensor;
     op.bytes /= tensor;
@@ -189,7 +220,7 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   out.micro_batch = *predicted;
   const bool has_lm_head = micro.has_lm_head;
   const int64_t layer_count = micro.layer_count;
-  const Shard& shard = ShardOf(micro, t);
+  const Shard& shard = ShardOf(micro, t, layout.framework);
   RETURN_IF_ERROR(shard.status);
 
   // Stages: contiguous runs of layers; embeddings before the first layer on
@@ -200,8 +231,13 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   const bool recompute = training && layout.activation_checkpointing;
   const ImplementationTerm term =
       (options_.terms != nullptr ? *options_.terms : ParallelTerms::BuiltIn()).Find(layout);
+  const double outside_scale = term.OutsideLayersScale(spec->precision);
   for (const Shard::Op& op : shard.ops) {
-    const double ms = op.ms * term.ClassScale(op.op_class, spec->precision);
+    const bool outside = op.layer < 0 && op.op_class != models::OpClass::kHostToDevice &&
+                         op.op_class != models::OpClass::kOptimizer &&
+                         op.op_class != models::OpClass::kHostOverhead;
+    const double ms = op.ms * term.ClassScale(op.op_class, spec->precision) *
+                      (outside ? outside_scale : 1);
     total_launches += op.launches;
     if (op.op_class == models::OpClass::kOptimizer) {
       optimizer_level1 += ms;
@@ -219,6 +255,7 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
     const double rerun = recompute && !op.backward && op.layer >= 0 ? ms : 0;
     const int c = static_cast<int>(op.op_class);
     stage.class_ms[c] += ms + rerun;
+    if (outside) stage.outside_ms[c] += ms;
     stage.has_class[c] = true;
     stage.compute_ms += ms + rerun;
     stage.recompute_ms += rerun;
@@ -335,8 +372,13 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
   out.step_ms = bound;
   for (int c = 0; c < kOpClasses; ++c) {
     if (!critical.has_class[c]) continue;
-    out.breakdown_ms[std::string(models::OpClassName(static_cast<models::OpClass>(c)))] +=
-        m * critical.class_ms[c];
+    const std::string name(models::OpClassName(static_cast<models::OpClass>(c)));
+    out.breakdown_ms[name] += m * critical.class_ms[c];
+    if (critical.outside_ms[c] > 0) out.outside_layers_ms[name] = m * critical.outside_ms[c];
+  }
+  for (int s = 0; s < p; ++s) {
+    if (s == slowest) continue;
+    for (double ms : stages[s].outside_ms) out.outside_layers_bubble_ms += ms;
   }
   if (out.optimizer_ms > 0) {
     out.breakdown_ms[std::string(models::OpClassName(models::OpClass::kOptimizer))] +=

@@ -111,6 +111,12 @@ struct ParallelPrediction {
   double launches = 0;
   int64_t units = 0;
   int dp_buckets = 0;
+  // Of compute_ms, the slowest stage's work outside the layers (embeddings,
+  // final norm, LM head and loss) per operation class and step; and of
+  // bubble_ms, the other stages' work outside the layers. What a term on that
+  // work (ImplementationTerm::outside_layers_scale) is learned from.
+  std::map<std::string, double> outside_layers_ms;
+  double outside_layers_bubble_ms = 0;
   // Compute per operation class and step on the slowest stage (ms), plus
   // "comm.tp_allreduce", "comm.pp_p2p", "comm.dp_allreduce" and
   // "pipeline_bubble"; sums to step_ms.
@@ -153,7 +159,7 @@ class ParallelPlan {
   struct MicroBatch;
   struct Shard;
   MicroBatch& MicroBatchOf(int64_t batch);
-  const Shard& ShardOf(MicroBatch& micro, int tensor);
+  const Shard& ShardOf(MicroBatch& micro, int tensor, Framework framework);
 
   const PredictorModel& model_;
   const models::WorkloadSpec raw_spec_;

@@ -26,18 +26,33 @@ absl::StatusOr<double> Term(const json& entry, const char* name) {
   return it->get<double>();
 }
 
-// "class_scale" and "class_scale_precisions" of `entry` into `term`.
+// "class_scale", "outside_layers_scale" and "class_scale_precisions" of
+// `entry` into `term`.
 absl::Status ClassScales(const json& entry, ImplementationTerm& term) {
   auto scales = entry.find("class_scale");
+  auto outside = entry.find("outside_layers_scale");
   auto precisions = entry.find("class_scale_precisions");
-  if (scales == entry.end() && precisions == entry.end()) return absl::OkStatus();
-  if (scales == entry.end() || !scales->is_object() || precisions == entry.end() ||
+  if (scales == entry.end() && outside == entry.end() && precisions == entry.end()) {
+    return absl::OkStatus();
+  }
+  if ((scales == entry.end() && outside == entry.end()) ||
+      (scales != entry.end() && !scales->is_object()) || precisions == entry.end() ||
       !precisions->is_array() || precisions->empty()) {
     return absl::InvalidArgumentError(
-        "parallel terms: 'class_scale' needs an object of factors and 'class_scale_precisions' "
-        "a non-empty array of precisions");
+        "parallel terms: 'class_scale' needs an object of factors ('outside_layers_scale' a "
+        "factor) and 'class_scale_precisions' a non-empty array of precisions");
   }
-  for (const auto& [name, factor] : scales->items()) {
+  if (outside != entry.end()) {
+    if (!outside->is_number() || !std::isfinite(outside->get<double>()) ||
+        outside->get<double>() <= 0) {
+      return absl::InvalidArgumentError(
+          "parallel terms: 'outside_layers_scale' must be a finite number > 0");
+    }
+    term.outside_layers_scale = outside->get<double>();
+  }
+  const json none = json::object();
+  const json& factors = scales != entry.end() ? *scales : none;
+  for (const auto& [name, factor] : factors.items()) {
     ASSIGN_OR_RETURN(models::OpClass op_class, models::ParseOpClass(name));
     if (!factor.is_number() || !std::isfinite(factor.get<double>()) || factor.get<double>() <= 0) {
       return absl::InvalidArgumentError(
@@ -64,6 +79,13 @@ double ImplementationTerm::ClassScale(models::OpClass op_class,
   if (it == class_scale.end()) return 1;
   for (models::Precision p : class_scale_precisions) {
     if (p == precision) return it->second;
+  }
+  return 1;
+}
+
+double ImplementationTerm::OutsideLayersScale(models::Precision precision) const {
+  for (models::Precision p : class_scale_precisions) {
+    if (p == precision) return outside_layers_scale;
   }
   return 1;
 }

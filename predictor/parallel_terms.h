@@ -97,10 +97,18 @@ struct ImplementationTerm {
   // learned on steps of those precisions, where the fused paths run.
   std::map<models::OpClass, double> class_scale;
   std::vector<models::Precision> class_scale_precisions;
+  // A factor on the work outside the layers (embeddings, final norm, LM head
+  // and its loss), on top of its classes' scales, in the same precisions:
+  // the head's vocabulary-wide GEMMs and the loss over the logits are kernels
+  // of other shapes than the layers' that the class scales were learned on,
+  // and at P > 1 they sit on one stage, which the step then waits for.
+  double outside_layers_scale = 1;
   int rows = 0;  // measured steps it was fitted on
 
   // class_scale's factor for `op_class` in a workload of `precision`.
   double ClassScale(models::OpClass op_class, models::Precision precision) const;
+  // outside_layers_scale in a workload of `precision` (1 in the others).
+  double OutsideLayersScale(models::Precision precision) const;
 };
 
 class ParallelTerms {
@@ -111,11 +119,12 @@ class ParallelTerms {
   // "host_ms_per_tp_collective", "host_ms_per_tp_collective_per_peer",
   // "interval_scale",
   // "memory_low_ratio", "memory_high_ratio", "class_scale": {"<op class>":
-  // factor, ...}, "class_scale_precisions": ["fp16-amp", ...], "rows"}, ...]};
-  // a term left out is 0, a class scale left out 1. InvalidArgument for
+  // factor, ...}, "class_scale_precisions": ["fp16-amp", ...],
+  // "outside_layers_scale", "rows"}, ...]}; a term left out is 0, a class
+  // scale or the outside-layers scale left out 1. InvalidArgument for
   // malformed JSON, an unknown framework, operation class or precision, a
-  // negative or non-finite term, a class scale that is not > 0, class scales
-  // without precisions, or a memory band that does not hold 1.
+  // negative or non-finite term, a class or outside-layers scale that is not
+  // > 0, either without precisions, or a memory band that does not hold 1.
   static absl::StatusOr<ParallelTerms> FromJson(absl::string_view json);
   // The compiled-in predictor/parallel_terms.json.
   static const ParallelTerms& BuiltIn();

@@ -125,6 +125,10 @@ void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate
   out->set_implementation_ms(p.implementation_ms);
   out->set_launches(p.launches);
   out->set_units(p.units);
+  for (const auto& [op_class, ms] : p.outside_layers_ms) {
+    (*out->mutable_outside_layers_ms())[op_class] = ms;
+  }
+  out->set_outside_layers_bubble_ms(p.outside_layers_bubble_ms);
   out->set_tp_link(predictor::DescribeLink(p.tp_link));
   out->set_dp_link(predictor::DescribeLink(p.dp_link));
   out->set_pp_link(predictor::DescribeLink(p.pp_link));

@@ -460,6 +460,101 @@ TEST(Parallel, FrameworkClassScalesRepriceTheirClassesInTheirPrecisions) {
   }
 }
 
+// A GPT-style decoder: 8 layers, a tied LM head over a 16,384-token vocabulary.
+models::WorkloadSpec Gpt(int64_t batch, models::Precision precision = models::Precision::kFp16Amp) {
+  models::WorkloadSpec spec;
+  spec.family = "decoder";
+  spec.params = {{"layers", 8}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096},
+                 {"seq_len", 512}, {"positions", 512}, {"vocab", 16384}};
+  spec.batch_size = batch;
+  spec.precision = precision;
+  return spec;
+}
+
+// Megatron's vocabulary-parallel cross-entropy runs as separate fp32 kernels
+// over the logits (a copy to fp32, max, subtract, exp, sum, divide; backward
+// in place and a cast back), where PyTorch fuses it: more bytes and launches,
+// the rest of the step alike.
+TEST(Parallel, MegatronRunsItsVocabularyParallelCrossEntropyAsSeparateKernels) {
+  for (models::Precision precision : {models::Precision::kFp16Amp, models::Precision::kFp32}) {
+    const bool half = precision == models::Precision::kFp16Amp;
+    for (int tensor : {1, 2}) {
+      const ParallelPrediction pytorch =
+          Parallel(Gpt(8, precision), {.data = 2, .tensor = tensor, .micro_batches = 2});
+      const ParallelPrediction megatron =
+          Parallel(Gpt(8, precision), {.data = 2, .tensor = tensor, .micro_batches = 2,
+                                       .framework = Framework::kMegatron});
+      // Each micro-batch: 17 forward kernels and 6 backward (one more each to
+      // cast 16-bit logits), where PyTorch launches 2 and 2.
+      EXPECT_EQ(megatron.launches - pytorch.launches, 2 * (15 + 4 + (half ? 2 : 0)))
+          << tensor;
+      EXPECT_GT(megatron.outside_layers_ms.at("elementwise"),
+                pytorch.outside_layers_ms.at("elementwise") * (half ? 1.5 : 1.2))
+          << tensor;
+      EXPECT_NEAR(megatron.breakdown_ms.at("gemm"), pytorch.breakdown_ms.at("gemm"),
+                  1e-9 * pytorch.step_ms)
+          << tensor;
+    }
+  }
+}
+
+// The work outside the layers is one of the answer's parts, and a framework
+// term scales it (in the term's precisions) on the stage that runs it and in
+// the bubble the other stages' share makes.
+TEST(Parallel, OutsideLayersScaleRepricesTheHeadLossAndEmbedding) {
+  const ParallelLayout pipelined{.pipeline = 2, .micro_batches = 4,
+                                 .framework = Framework::kMegatron};
+  const ParallelPrediction composed = Parallel(Gpt(16), pipelined);
+  // The head and its loss bind the last stage; the embedding is the first's.
+  ASSERT_TRUE(composed.outside_layers_ms.contains("gemm"));
+  ASSERT_TRUE(composed.outside_layers_ms.contains("elementwise"));
+  EXPECT_FALSE(composed.outside_layers_ms.contains("embedding"));
+  EXPECT_GT(composed.outside_layers_bubble_ms, 0);
+  double outside = 0;
+  for (const auto& [op_class, ms] : composed.outside_layers_ms) {
+    EXPECT_LE(ms, composed.breakdown_ms.at(op_class)) << op_class;
+    outside += ms;
+  }
+  EXPECT_LT(outside, composed.compute_ms);
+  // One GPU holds the embedding too, and makes no bubble.
+  const ParallelPrediction one = Parallel(Gpt(16), {.framework = Framework::kMegatron});
+  EXPECT_TRUE(one.outside_layers_ms.contains("embedding"));
+  EXPECT_EQ(one.outside_layers_bubble_ms, 0);
+
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "megatron", "strategy": "pp", "outside_layers_scale": 3,
+                     "class_scale_precisions": ["fp16-amp"]}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  EXPECT_EQ(terms->Find(pipelined).OutsideLayersScale(models::Precision::kFp16Amp), 3);
+  EXPECT_EQ(terms->Find(pipelined).OutsideLayersScale(models::Precision::kFp32), 1);
+  ParallelOptions options;
+  options.terms = &*terms;
+  const ParallelPrediction scaled = Parallel(Gpt(16), pipelined, RooflineModel(), options);
+  EXPECT_NEAR(scaled.compute_ms, composed.compute_ms + 2 * outside, 1e-9 * composed.step_ms);
+  EXPECT_NEAR(scaled.bubble_ms, composed.bubble_ms + 2 * composed.outside_layers_bubble_ms,
+              1e-9 * composed.step_ms);
+  for (const auto& [op_class, ms] : composed.outside_layers_ms) {
+    EXPECT_NEAR(scaled.outside_layers_ms.at(op_class), 3 * ms, 1e-9 * composed.step_ms);
+  }
+  EXPECT_NEAR(BreakdownSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+  EXPECT_NEAR(PartsSum(scaled), scaled.step_ms, 1e-9 * scaled.step_ms);
+  // Other precisions are priced as composed.
+  const models::WorkloadSpec fp32 = Gpt(16, models::Precision::kFp32);
+  EXPECT_NEAR(Parallel(fp32, pipelined, RooflineModel(), options).step_ms,
+              Parallel(fp32, pipelined).step_ms, 1e-9 * composed.step_ms);
+
+  for (const char* bad : {
+           R"({"terms": [{"framework": "megatron", "strategy": "pp",
+                          "outside_layers_scale": 2}]})",
+           R"({"terms": [{"framework": "megatron", "strategy": "pp",
+                          "outside_layers_scale": 0, "class_scale_precisions": ["fp16-amp"]}]})",
+           R"({"terms": [{"framework": "megatron", "strategy": "pp",
+                          "outside_layers_scale": "2", "class_scale_precisions": ["fp16-amp"]}]})"}) {
+    EXPECT_EQ(ParallelTerms::FromJson(bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(Parallel, ZeroShardsTheOptimizerStepOverTheReplicas) {
   const ParallelPrediction ddp = Parallel(Transformer(32), {.data = 4});
   ASSERT_GT(ddp.optimizer_ms, 0);

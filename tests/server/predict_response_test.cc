@@ -65,6 +65,8 @@ serving::Price LayoutPrice() {
   predictor::ParallelPrediction parallel;
   parallel.layout = {.data = 2};
   parallel.compute_ms = 5;
+  parallel.outside_layers_ms = {{"gemm", 0.5}, {"elementwise", 0.25}};
+  parallel.outside_layers_bubble_ms = 0.125;
   parallel.dp_comm_ms = 1;
   parallel.dp_link = {.bus_gbs = 300, .latency_us = 3, .source = "nvlink"};
   price.parallel = parallel;
@@ -153,6 +155,11 @@ TEST(PredictResponseTest, ALayoutsAnswerCarriesItsPartsAndTheJob) {
                &out);
   EXPECT_EQ(out.parallel().gpus(), 2);
   EXPECT_EQ(out.parallel().compute_ms(), 5);
+  // The work outside the layers, which a framework's term is learned from.
+  EXPECT_EQ(out.parallel().outside_layers_ms().size(), 2);
+  EXPECT_EQ(out.parallel().outside_layers_ms().at("gemm"), 0.5);
+  EXPECT_EQ(out.parallel().outside_layers_ms().at("elementwise"), 0.25);
+  EXPECT_EQ(out.parallel().outside_layers_bubble_ms(), 0.125);
   EXPECT_EQ(out.parallel().dp_link(), predictor::DescribeLink(LayoutPrice().parallel->dp_link));
   // Memory per GPU with its band, as one GPU's.
   EXPECT_EQ(out.memory().peak_bytes_low(), 0.9e9);
