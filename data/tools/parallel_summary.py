@@ -54,10 +54,11 @@ BATCH_COLUMNS = ["family", "params", "batch_size", "precision", "phase", "optimi
 LAYOUT = ("data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches")
 PARTS = ("compute_ms", "recompute_ms", "bubble_ms", "tp_comm_ms", "pp_comm_ms",
          "dp_exposed_ms", "optimizer_ms", "implementation_ms", "launches", "units",
-         "micro_batch_ms")
+         "micro_batch_ms", "outside_layers_bubble_ms")
 # The step's compute per operation class on the slowest stage (the answer's
 # breakdown; the optimizer is optimizer_ms), written as "<class>_ms" columns of
-# --points.
+# --points, and of it the work outside the layers (embeddings, final norm, LM
+# head and loss: the answer's outside_layers_ms) as "outside_<class>_ms".
 CLASSES = ("gemm", "attention", "elementwise", "norm", "softmax", "embedding",
            "host", "h2d")
 
@@ -145,8 +146,10 @@ def load_points(args):
             for part in PARTS:
                 point[part] = float(parallel.get(part, 0))
             classes = {b["op_class"]: float(b["ms"]) for b in p.get("breakdown", [])}
+            outside = parallel.get("outside_layers_ms", {})
             for name in CLASSES:
                 point[name + "_ms"] = classes.get(name, 0.0)
+                point["outside_" + name + "_ms"] = float(outside.get(name, 0))
             points.append(point)
     return points, failed
 
@@ -230,7 +233,8 @@ def summarize(args):
     composition(points, layout)
     if args.points:
         columns = list(read_steps(args.steps)[0].keys()) + [
-            "predicted_ms", "lo_ms", "hi_ms"] + list(PARTS) + [c + "_ms" for c in CLASSES]
+            "predicted_ms", "lo_ms", "hi_ms"] + list(PARTS) + [c + "_ms" for c in CLASSES] + [
+            "outside_" + c + "_ms" for c in CLASSES]
         with open(args.points, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore",
                                     lineterminator="\n")

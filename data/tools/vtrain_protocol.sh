@@ -19,7 +19,8 @@
 # all-reduce tables of that node (allreduce.csv) and prices the node, so that
 # the collectives run on the measured link instead of the catalog's;
 # VTRAIN_POINTS writes each row's prediction, parts and compute per operation
-# class to that CSV (what data/tools/vtrain_terms.py learns Megatron's terms from).
+# class, and of it the work outside the layers, to that CSV (what
+# data/tools/vtrain_terms.py learns Megatron's terms from).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
