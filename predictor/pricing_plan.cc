@@ -26,6 +26,19 @@ using internal::OutsideTrainingRange;
 // tables and models there are.
 using Scratch = absl::InlinedVector<double, 64>;
 
+// `strict` (strict-fp32) as PyTorch's default fp32 runs it: the same
+// operations, its convolutions in TF32.
+models::WorkloadDescriptor Fp32Twin(const models::WorkloadDescriptor& strict) {
+  models::WorkloadDescriptor fp32 = strict;
+  fp32.spec.precision = models::Precision::kFp32;
+  for (models::Operation& op : fp32.operations) {
+    if (op.precision != models::Precision::kStrictFp32) continue;
+    op.precision = op.op_class == models::OpClass::kConv ? models::Precision::kTf32
+                                                         : models::Precision::kFp32;
+  }
+  return fp32;
+}
+
 // `model` on `values`, or FailedPrecondition when it answers a non-finite time.
 absl::StatusOr<double> Evaluate(const FittedModel& model, absl::Span<const double> values) {
   const double y = model.fit.Predict(values);
@@ -503,14 +516,10 @@ absl::StatusOr<PlannedPrediction> PricingPlan::PredictPlanned(const PreparedWork
   return planned;
 }
 
-absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, PlannedPrediction* out,
-                                         models::Loop loop) const {
+absl::Status PricingPlan::PriceStep(const PreparedWorkload& workload, PlannedPrediction& planned,
+                                    double& level1_ms, double& host_ms) const {
   const models::WorkloadDescriptor& descriptor = workload.descriptor();
-  if (!rates_.ok()) return rates_.status();
-  PlannedPrediction& planned = *out;
-  planned.Clear();
   Prediction& prediction = planned.numbers;
-  prediction.rate_source = rates_->source;
   const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
   // The family's own level-2 model where it has one, else the global one.
   const Level2* level2 = nullptr;
@@ -523,13 +532,13 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
   }
   const bool have_level2 = level2 != nullptr;
   RETURN_IF_ERROR(internal::CheckCanPrice(model_, descriptor, have_level2));
-  ASSIGN_OR_RETURN(double level1_ms, level1_.Sum(workload, *rates_, &bands_, &planned, nullptr));
+  ASSIGN_OR_RETURN(level1_ms, level1_.Sum(workload, *rates_, &bands_, &planned, nullptr));
   prediction.level1_ms = level1_ms;
   // The operations' level-1 bands, before a level-2 band replaces them.
   const double level1_lo = prediction.lo_ms, level1_hi = prediction.hi_ms;
   bool use_level1 = !have_level2;
   double fallback_floor_ms = 0;  // the roofline a level-2 answer fell below
-  double host_ms = 0;            // what level 2's host terms add
+  host_ms = 0;
   if (have_level2) {
     WorkloadInputArray inputs = workload.InputValues(*rates_);
     inputs[kLevel1MsInput] = level1_ms;
@@ -602,6 +611,73 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
       planned.features_used.push_back(&run->second.label);
     }
   }
+  return absl::OkStatus();
+}
+
+bool PricingPlan::PricesStrictFromFp32(const models::WorkloadDescriptor& descriptor) const {
+  const int phase = static_cast<int>(descriptor.spec.phase);
+  if (descriptor.spec.kind != models::WorkloadKind::kModel || (phase != 0 && phase != 1) ||
+      CalibrationPrecision(descriptor) != models::Precision::kStrictFp32) {
+    return false;
+  }
+  const auto& measured = phases_[phase].measured;
+  return measured.contains(absl::StrCat(descriptor.spec.family, "/",
+                                        models::PrecisionName(models::Precision::kFp32))) &&
+         !measured.contains(absl::StrCat(descriptor.spec.family, "/",
+                                         models::PrecisionName(models::Precision::kStrictFp32))) &&
+         !runs_.contains(descriptor.spec.Key());
+}
+
+void PricingPlan::AddStrictConvolutions(const models::WorkloadDescriptor& descriptor,
+                                        PlannedPrediction& planned, double& level1_ms) const {
+  const double strict_s_per_flop = 1 / rates_->FlopsPerSecond(models::Precision::kStrictFp32);
+  const double tf32_s_per_flop = 1 / rates_->FlopsPerSecond(models::Precision::kTf32);
+  const int conv_class = static_cast<int>(models::OpClass::kConv);
+  double extra_ms = 0, extra_lo = 0, extra_hi = 0;
+  for (const models::Operation& op : descriptor.operations) {
+    if (op.op_class != models::OpClass::kConv || op.precision != models::Precision::kStrictFp32) {
+      continue;
+    }
+    const double ms =
+        std::max(0.0, 1e3 * op.count * op.flops * (strict_s_per_flop - tf32_s_per_flop));
+    // No run measured this math: it carries level 1's band for a
+    // compute-bound convolution on the node.
+    const BandFactors& band = bands_[conv_class][0][RegimeIndex(LoadRegime(op))];
+    extra_ms += ms;
+    extra_lo += ms * band.lo;
+    extra_hi += ms * band.hi;
+  }
+  Prediction& prediction = planned.numbers;
+  prediction.iteration_ms += extra_ms;
+  prediction.lo_ms += extra_lo;
+  prediction.hi_ms += extra_hi;
+  prediction.level1_ms += extra_ms;
+  level1_ms += extra_ms;
+  const std::string& conv = level1_.classes_[conv_class].key;
+  for (auto& [op_class, ms] : planned.breakdown) {
+    if (*op_class == conv) ms += extra_ms;
+  }
+}
+
+absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, PlannedPrediction* out,
+                                         models::Loop loop) const {
+  const models::WorkloadDescriptor& descriptor = workload.descriptor();
+  if (!rates_.ok()) return rates_.status();
+  PlannedPrediction& planned = *out;
+  planned.Clear();
+  planned.numbers.rate_source = rates_->source;
+  double level1_ms = 0;  // the operations' level-1 sum
+  double host_ms = 0;    // what level 2's host terms add
+  if (PricesStrictFromFp32(descriptor)) {
+    const models::WorkloadDescriptor fp32 = Fp32Twin(descriptor);
+    RETURN_IF_ERROR(PriceStep(PreparedWorkload(fp32), planned, level1_ms, host_ms));
+    AddStrictConvolutions(descriptor, planned, level1_ms);
+  } else {
+    RETURN_IF_ERROR(PriceStep(workload, planned, level1_ms, host_ms));
+  }
+  Prediction& prediction = planned.numbers;
+  const bool operation = descriptor.spec.kind == models::WorkloadKind::kOperation;
+  const int phase = static_cast<int>(descriptor.spec.phase);
   if (!operation && loop == models::Loop::kPython) {
     prediction.loop = loop;
     prediction.python = ApplyPythonLoop(descriptor.kernel_launches, descriptor.spec.phase,

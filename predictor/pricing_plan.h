@@ -251,6 +251,23 @@ class PricingPlan {
     absl::flat_hash_map<std::string, Calibrated> measured;
   };
 
+  // The C++ step of `workload`: level 1, level 2, the implementation's GPU
+  // work and the agent's runs' corrections. `level1_ms`: the operations'
+  // level-1 sum; `host_ms`: what level 2's host terms add.
+  absl::Status PriceStep(const PreparedWorkload& workload, PlannedPrediction& planned,
+                         double& level1_ms, double& host_ms) const;
+  // Whether a strict-fp32 `descriptor` with convolutions is priced as its
+  // fp32 twin plus its convolutions' math at the FP32 rather than the TF32
+  // rate: where the agent measured its family and phase on this GPU in fp32
+  // but not in strict-fp32. The two modes run the same kernels but cuDNN's,
+  // so fp32's runs say what the rest costs, and level 1, whose convolution
+  // model learned from tensor-core runs, is not asked for FP32 convolutions.
+  bool PricesStrictFromFp32(const models::WorkloadDescriptor& descriptor) const;
+  // Adds `descriptor`'s strict-fp32 convolutions' extra math time (FLOPs at
+  // the FP32 rate less at the TF32 rate) to the answer, its level-1 sum and
+  // the convolutions' breakdown, and to its band with level 1's band for it.
+  void AddStrictConvolutions(const models::WorkloadDescriptor& descriptor,
+                             PlannedPrediction& planned, double& level1_ms) const;
   // `spread`: the rate spread of compute-bound [0] and memory-bound [1]
   // work on the node (DistanceSpread).
   Level2 MakeLevel2(const FittedModel& fitted, const internal::Target& target,

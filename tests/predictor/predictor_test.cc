@@ -21,6 +21,7 @@
 #include "predictor/model.h"
 #include "predictor/prediction_parts.h"
 #include "predictor/pricing_plan.h"
+#include "predictor/profile_rates.h"
 #include "predictor/python_loop.h"
 #include "predictor/rates.h"
 
@@ -779,6 +780,59 @@ TEST(Calibration, StrictFp32TakesFp32sRunsOnlyWithoutConvolutions) {
   EXPECT_EQ(MeasuredCalibrationKey("H200-SXM-141GB", "bert", models::Phase::kInference,
                                    models::Precision::kStrictFp32),
             "H200-SXM-141GB/bert/inference/strict-fp32");
+}
+
+// Where the agent measured a family in fp32 but not in strict-fp32, a
+// strict-fp32 workload with convolutions is its fp32 twin (convolutions in
+// TF32, fp32's runs correcting it) plus the convolutions' math at the FP32
+// rate instead of the TF32 rate, its band widened by that math's, in the C++
+// step a Python loop then builds on.
+TEST(Calibration, StrictFp32WithConvolutionsIsFp32sStepPlusTheirFp32Math) {
+  auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.01, 5);
+  for (DescribedProfile& p : data.profiles) {
+    if (p.profile.node_name == "gamma1" && p.profile.workload.kind == models::WorkloadKind::kModel &&
+        p.profile.workload.precision == models::Precision::kFp32) {
+      p.profile.iteration.mean_ms *= 1.3;
+    }
+  }
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  models::Node gamma = nodes.at("gamma1");
+  gamma.measured.tf32_tflops = 4 * *gamma.measured.fp32_tflops;
+  Operation conv = Gemm(2048, 256, 2304, models::Precision::kStrictFp32);
+  conv.op_class = OpClass::kConv;
+  conv.count = 3;
+  models::WorkloadDescriptor fp32 = Workload(6, 64, 512, models::Precision::kFp32);
+  fp32.operations.push_back(conv);
+  fp32.operations.back().precision = models::Precision::kTf32;
+  models::WorkloadDescriptor strict = fp32;
+  strict.spec.precision = models::Precision::kStrictFp32;
+  for (Operation& op : strict.operations) op.precision = models::Precision::kStrictFp32;
+  PricingPlan plan(*model, gamma);
+  absl::StatusOr<Prediction> s = plan.Predict(strict);
+  absl::StatusOr<Prediction> f = plan.Predict(fp32);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<EffectiveRates> rates =
+      ResolveRates(WithProfileRates(gamma, model->profile_rates), model->efficiencies);
+  ASSERT_TRUE(rates.ok()) << rates.status();
+  const double extra_ms = 1e3 * conv.count * conv.flops *
+                          (1 / rates->FlopsPerSecond(models::Precision::kStrictFp32) -
+                           1 / rates->FlopsPerSecond(models::Precision::kTf32));
+  EXPECT_GT(extra_ms, 0.1 * f->iteration_ms);
+  EXPECT_NEAR(s->iteration_ms, f->iteration_ms + extra_ms, 1e-9 * s->iteration_ms);
+  EXPECT_LE(s->lo_ms, f->lo_ms + extra_ms * (1 + 1e-9));
+  EXPECT_GE(s->hi_ms, f->hi_ms + extra_ms * (1 - 1e-9));
+  EXPECT_TRUE(s->calibrated);
+  EXPECT_THAT(s->features_used,
+              ::testing::Contains("calibration/gamma1-gpu/synthmlp/train/fp32:measured_runs"));
+  double breakdown_ms = 0;
+  for (const auto& [op_class, ms] : s->breakdown_ms) breakdown_ms += ms;
+  EXPECT_NEAR(breakdown_ms, s->iteration_ms, 1e-9 * s->iteration_ms);
+  absl::StatusOr<Prediction> python = plan.Predict(strict, models::Loop::kPython);
+  ASSERT_TRUE(python.ok()) << python.status();
+  EXPECT_DOUBLE_EQ(python->python.cpp_ms, s->iteration_ms);
 }
 
 TEST(Evaluate, LeaveOneGpuOutAndHeldOutSizes) {
