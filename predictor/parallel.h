@@ -38,7 +38,10 @@
 //  - Activation checkpointing runs every layer's forward again in backward.
 //  - The framework's implementation terms, learned from measured steps
 //    (parallel_terms.h), re-price each operation class its own kernels run
-//    differently and bound the composed step from below.
+//    differently (and, for Megatron, the work outside the layers) and bound
+//    the composed step from below. Megatron's vocabulary-parallel loss is
+//    described as it runs, fp32 casts and separate reduction kernels, not
+//    as PyTorch's fused loss.
 //  - Memory per GPU is the layout memory model's (layout_memory.h); the
 //    layout's vocabulary and validation are layout.h's.
 //
