@@ -39,6 +39,12 @@ models::WorkloadDescriptor Fp32Twin(const models::WorkloadDescriptor& strict) {
   return fp32;
 }
 
+// The key of PricingPlan's measured groups of one phase: a family's agent
+// runs in one precision (the family and precision of MeasuredCalibrationKey).
+std::string MeasuredGroupKey(absl::string_view family, absl::string_view precision) {
+  return absl::StrCat(family, "/", precision);
+}
+
 // `model` on `values`, or FailedPrecondition when it answers a non-finite time.
 absl::StatusOr<double> Evaluate(const FittedModel& model, absl::Span<const double> values) {
   const double y = model.fit.Predict(values);
@@ -278,7 +284,7 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
     for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
       if (parts[1] != models::PhaseName(phase)) continue;
       phases_[static_cast<int>(phase)].measured.emplace(
-          absl::StrCat(parts[0], "/", parts[2]), Calibrated{&calibration, CalibrationLabel(key)});
+          MeasuredGroupKey(parts[0], parts[2]), Calibrated{&calibration, CalibrationLabel(key)});
     }
   }
   for (const auto& [key, calibration] : model.run_calibrations) {
@@ -593,8 +599,8 @@ absl::Status PricingPlan::PriceStep(const PreparedWorkload& workload, PlannedPre
   // The agent's runs of this GPU, family, phase and precision correct the
   // C++ step they timed, before a Python loop is composed on it.
   if (!operation && (phase == 0 || phase == 1) && !phases_[phase].measured.empty()) {
-    auto measured = phases_[phase].measured.find(absl::StrCat(
-        descriptor.spec.family, "/", models::PrecisionName(CalibrationPrecision(descriptor))));
+    auto measured = phases_[phase].measured.find(MeasuredGroupKey(
+        descriptor.spec.family, models::PrecisionName(CalibrationPrecision(descriptor))));
     if (measured != phases_[phase].measured.end()) {
       internal::ApplyCalibration(*measured->second.calibration, descriptor.inner_modules, host_ms,
                                  prediction);
@@ -621,10 +627,11 @@ bool PricingPlan::PricesStrictFromFp32(const models::WorkloadDescriptor& descrip
     return false;
   }
   const auto& measured = phases_[phase].measured;
-  return measured.contains(absl::StrCat(descriptor.spec.family, "/",
-                                        models::PrecisionName(models::Precision::kFp32))) &&
-         !measured.contains(absl::StrCat(descriptor.spec.family, "/",
-                                         models::PrecisionName(models::Precision::kStrictFp32))) &&
+  const auto measured_in = [&](models::Precision precision) {
+    return measured.contains(
+        MeasuredGroupKey(descriptor.spec.family, models::PrecisionName(precision)));
+  };
+  return measured_in(models::Precision::kFp32) && !measured_in(models::Precision::kStrictFp32) &&
          !runs_.contains(descriptor.spec.Key());
 }
 
