@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "base/shipped.h"
 #include "base/status_macros.h"
@@ -71,23 +72,21 @@ absl::Status ClassScales(const json& entry, ImplementationTerm& term) {
   return absl::OkStatus();
 }
 
+// Whether `term`'s scales were learned on workloads of `precision`.
+bool ScalesApplyTo(const ImplementationTerm& term, models::Precision precision) {
+  return absl::c_linear_search(term.class_scale_precisions, precision);
+}
+
 }  // namespace
 
 double ImplementationTerm::ClassScale(models::OpClass op_class,
                                       models::Precision precision) const {
   auto it = class_scale.find(op_class);
-  if (it == class_scale.end()) return 1;
-  for (models::Precision p : class_scale_precisions) {
-    if (p == precision) return it->second;
-  }
-  return 1;
+  return it != class_scale.end() && ScalesApplyTo(*this, precision) ? it->second : 1;
 }
 
 double ImplementationTerm::OutsideLayersScale(models::Precision precision) const {
-  for (models::Precision p : class_scale_precisions) {
-    if (p == precision) return outside_layers_scale;
-  }
-  return 1;
+  return ScalesApplyTo(*this, precision) ? outside_layers_scale : 1;
 }
 
 std::string ImplementationStrategy(const ParallelLayout& layout) {
