@@ -673,21 +673,27 @@ TEST(Distance, SpreadsComeFromNodesAloneInTheirGroup) {
   EXPECT_FALSE(spread.contains("fp32/new-power-class"));
 }
 
-// The interval widens with the target's distance from the training GPUs
-// (a new architecture, a precision path no GPU measured), the answer says
-// how far, and a GPU the fit saw, or one of an architecture it saw, answers
-// exactly as with a model that knows nothing of distances.
-TEST(Distance, IntervalWidensWithDistanceAndSeenGpusAreUnchanged) {
+// One vendor and power class whose spec sheets promise far more (g2) or
+// less (g3) than the GPU runs: the architectures alone in training are far
+// from the global efficiency.
+Data MisratedSpecSheets() {
   Data data = MakeData(12, 31);
   for (auto& [name, node] : data.nodes) {
     node.gpu.vendor = "NVIDIA";
     node.gpu.tdp_watts = 300;
   }
-  data.nodes.at("g4").gpu.architecture = "a";  // g1's sibling
-  // Spec sheets that promise far more (g2) or less (g3) than the GPU runs:
-  // the architectures alone in training are far from the global efficiency.
   data.nodes.at("g2").gpu.fp32_tflops = 28;
   data.nodes.at("g3").gpu.fp32_tflops = 15;
+  return data;
+}
+
+// The interval widens with the target's distance from the training GPUs
+// (a new architecture, a precision path no GPU measured), the answer says
+// how far, and a GPU the fit saw, or one of an architecture it saw, answers
+// exactly as with a model that knows nothing of distances.
+TEST(Distance, IntervalWidensWithDistanceAndSeenGpusAreUnchanged) {
+  Data data = MisratedSpecSheets();
+  data.nodes.at("g4").gpu.architecture = "a";  // g1's sibling
   std::vector<DescribedProfile> train, test;
   Split(data, train, test);
   absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());
@@ -818,14 +824,7 @@ TEST(DistanceScale, NoFoldKeepsTheSpreadAndFoldsInsideTheBandDropIt) {
 // left out, and a prediction's operation band and step band each take their
 // own level's: one can narrow while the other stays.
 TEST(DistanceScale, EachLevelLearnsAndUsesItsOwnScale) {
-  Data data = MakeData(12, 31);
-  for (auto& [name, node] : data.nodes) {
-    node.gpu.vendor = "NVIDIA";
-    node.gpu.tdp_watts = 300;
-  }
-  // Spec sheets that promise more (g2) or less (g3) than the GPU runs.
-  data.nodes.at("g2").gpu.fp32_tflops = 28;
-  data.nodes.at("g3").gpu.fp32_tflops = 15;
+  Data data = MisratedSpecSheets();
   std::vector<DescribedProfile> train, test;
   Split(data, train, test);
   absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());

@@ -75,6 +75,28 @@ class PredictorServiceTest : public ::testing::Test {
     return stub_->Predict(&context, request, response);
   }
 
+  // `hf`, a Hugging Face config, described as perfcast's `family` layout with
+  // the params `resolved` (the answer for `hf`) reports.
+  static v1::PredictRequest HuggingFaceFamilyTwin(v1::PredictRequest hf, const std::string& family,
+                                                  const v1::PredictResponse& resolved) {
+    hf.mutable_workload()->clear_hf_config_json();
+    hf.mutable_workload()->set_family(family);
+    *hf.mutable_workload()->mutable_params() = resolved.workload().params();
+    return hf;
+  }
+
+  // In the agent's C++ loop, which has no Python host, `a` and `b` cost the
+  // same.
+  void ExpectTheSameInTheCppLoop(v1::PredictRequest a, v1::PredictRequest b) {
+    a.mutable_workload()->set_loop(v1::LOOP_CPP);
+    b.mutable_workload()->set_loop(v1::LOOP_CPP);
+    v1::PredictResponse response;
+    ASSERT_TRUE(Predict(a, &response).ok());
+    const double a_ms = response.iteration_ms();
+    ASSERT_TRUE(Predict(b, &response).ok());
+    EXPECT_DOUBLE_EQ(a_ms, response.iteration_ms());
+  }
+
   // Fits "default" without beta2's GPU.
   void FitHoldingOutBeta2() {
     v1::FitRequest request;
@@ -300,21 +322,13 @@ TEST_F(PredictorServiceTest, ImplementationEffectsArePriced) {
   status = Predict(hf, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   const double hf_ms = response.iteration_ms();
-  v1::PredictRequest decoder = hf;
-  decoder.mutable_workload()->clear_hf_config_json();
-  decoder.mutable_workload()->set_family("decoder");
-  *decoder.mutable_workload()->mutable_params() = response.workload().params();
+  v1::PredictRequest decoder = HuggingFaceFamilyTwin(hf, "decoder", response);
   status = Predict(decoder, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_GT(terms.sync_drain_inference, 0);
   EXPECT_GT(hf_ms, response.iteration_ms());
   // The agent's C++ loop has no Python host to drain: the two agree.
-  hf.mutable_workload()->set_loop(v1::LOOP_CPP);
-  decoder.mutable_workload()->set_loop(v1::LOOP_CPP);
-  ASSERT_TRUE(Predict(hf, &response).ok());
-  const double hf_cpp_ms = response.iteration_ms();
-  ASSERT_TRUE(Predict(decoder, &response).ok());
-  EXPECT_DOUBLE_EQ(hf_cpp_ms, response.iteration_ms());
+  ExpectTheSameInTheCppLoop(hf, decoder);
 
   // Hugging Face's BERT, small enough to be host-bound in a Python loop: its
   // heavier dispatch makes the step slower than the family layout's, with a
@@ -337,19 +351,11 @@ TEST_F(PredictorServiceTest, ImplementationEffectsArePriced) {
     noted |= note.find("host work per kernel") != std::string::npos;
   }
   EXPECT_TRUE(noted);
-  v1::PredictRequest bert = hf_bert;
-  bert.mutable_workload()->clear_hf_config_json();
-  bert.mutable_workload()->set_family("bert");
-  *bert.mutable_workload()->mutable_params() = response.workload().params();
+  v1::PredictRequest bert = HuggingFaceFamilyTwin(hf_bert, "bert", response);
   ASSERT_TRUE(Predict(bert, &response).ok());
   EXPECT_GT(terms.heavy_dispatch_host_scale, 1);
   EXPECT_GT(hf_bert_ms, response.iteration_ms());
-  hf_bert.mutable_workload()->set_loop(v1::LOOP_CPP);
-  bert.mutable_workload()->set_loop(v1::LOOP_CPP);
-  ASSERT_TRUE(Predict(hf_bert, &response).ok());
-  const double hf_bert_cpp_ms = response.iteration_ms();
-  ASSERT_TRUE(Predict(bert, &response).ok());
-  EXPECT_DOUBLE_EQ(hf_bert_cpp_ms, response.iteration_ms());
+  ExpectTheSameInTheCppLoop(hf_bert, bert);
 }
 
 TEST_F(PredictorServiceTest, PredictResolvesHuggingFaceConfigsAndTorchvisionNames) {
