@@ -233,6 +233,8 @@ def plan(name, gpus=2):
         return rows
     if name == "h200x2-sizes":
         return _sizes_plan(gpus)
+    if name == "h200x2-host":
+        return _host_plan(gpus)
     if name != "h200x2":
         raise ValueError("unknown plan %r" % name)
     rows = _layouts("llama-1b", 8, 2048, gpus, full=True)
@@ -295,6 +297,32 @@ def _sizes_plan(gpus):
     rows += [config("llama-1b", "single", 1, 4, 4096), config("llama-1b", "ddp", gpus, 4, 4096),
              config("llama-1b", "tp", gpus, 4, 4096),
              config("llama-1b", "fsdp", gpus, 4, 4096, zero=3)]
+    return rows
+
+
+def _host_plan(gpus):
+    """Where the host binds a data-parallel step: each model from a few images or sequences per
+    GPU, where the Python host sets the step, to where the GPU does, on one GPU at the global
+    batch and at the per-GPU batch, under DDP, and a few sharded and TP rows. None of these is
+    in the h200x2 or h200x2-sizes plans."""
+    rows = []
+    for model, batches, seq in (("resnet50", (32, 64), None), ("vit-b16", (16, 48), None),
+                                ("bert-large", (32, 96), 128), ("gpt2-medium", (8, 24), 512),
+                                ("llama-1b", (8, 24), 512)):
+        for b in batches:
+            rows += [r for r in (config(model, "single", 1, b // gpus, seq, tag="-host"),
+                                 config(model, "single", 1, b, seq, tag="-host"),
+                                 config(model, "ddp", gpus, b, seq, tag="-host"))
+                     if r["id"] not in {seen["id"] for seen in rows}]
+        small = batches[0]
+        if model == "resnet50":
+            rows.append(config(model, "fsdp", gpus, small, zero=2, fsdp_params="fp32",
+                               tag="-host"))
+        elif model == "llama-1b":
+            rows += [config(model, "fsdp", gpus, small, seq, zero=3, tag="-host"),
+                     config(model, "tp", gpus, small, seq, tag="-host")]
+        else:
+            rows.append(config(model, "fsdp", gpus, small, seq, zero=2, tag="-host"))
     return rows
 
 
@@ -1084,7 +1112,7 @@ def _append(path, row):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plan", default="h200x2", help="smoke, h200x2 or h200x2-sizes")
+    parser.add_argument("--plan", default="h200x2", help="smoke, h200x2, h200x2-sizes or h200x2-host")
     parser.add_argument("--out", default="parallel.jsonl", help="JSONL, appended per configuration")
     parser.add_argument("--collectives-out", default="", help="JSONL of the collectives sweep")
     parser.add_argument("--collective-sizes", default="4K:1G", help="LO:HI, doubling")

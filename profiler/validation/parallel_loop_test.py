@@ -43,7 +43,7 @@ class DescribeTest(unittest.TestCase):
 
 class PlanTest(unittest.TestCase):
     def test_plans_have_unique_ids_and_consistent_layouts(self):
-        for name in ("smoke", "h200x2", "h200x2-sizes"):
+        for name in ("smoke", "h200x2", "h200x2-sizes", "h200x2-host"):
             rows = parallel_loop.plan(name, 2)
             self.assertEqual(len({r["id"] for r in rows}), len(rows))
             for r in rows:
@@ -73,6 +73,18 @@ class PlanTest(unittest.TestCase):
         sizes = parallel_loop.plan("h200x2-sizes", 2)
         self.assertFalse(seen & {r["id"] for r in sizes})
         self.assertEqual({r["strategy"] for r in sizes}, {"single", "ddp", "fsdp", "tp", "pp"})
+
+    def test_host_plan_is_new_and_pairs_each_ddp_row_with_its_per_gpu_single(self):
+        seen = {r["id"] for name in ("h200x2", "h200x2-sizes")
+                for r in parallel_loop.plan(name, 2)}
+        rows = parallel_loop.plan("h200x2-host", 2)
+        self.assertFalse(seen & {r["id"] for r in rows})
+        singles = {(r["model"], r["global_batch"], r["seq_len"]) for r in rows
+                   if r["strategy"] == "single"}
+        for r in rows:
+            if r["strategy"] == "ddp":
+                self.assertIn((r["model"], r["global_batch"] // 2, r["seq_len"]), singles)
+                self.assertIn((r["model"], r["global_batch"], r["seq_len"]), singles)
 
     def test_unknown_plan(self):
         with self.assertRaises(ValueError):
