@@ -626,13 +626,9 @@ bool PricingPlan::PricesStrictFromFp32(const models::WorkloadDescriptor& descrip
       CalibrationPrecision(descriptor) != models::Precision::kStrictFp32) {
     return false;
   }
-  const auto& measured = phases_[phase].measured;
-  const auto measured_in = [&](models::Precision precision) {
-    return measured.contains(
-        MeasuredGroupKey(descriptor.spec.family, models::PrecisionName(precision)));
-  };
-  return measured_in(models::Precision::kFp32) && !measured_in(models::Precision::kStrictFp32) &&
-         !runs_.contains(descriptor.spec.Key());
+  const bool measured_strict = phases_[phase].measured.contains(MeasuredGroupKey(
+      descriptor.spec.family, models::PrecisionName(models::Precision::kStrictFp32)));
+  return !measured_strict && !runs_.contains(descriptor.spec.Key());
 }
 
 void PricingPlan::AddStrictConvolutions(const models::WorkloadDescriptor& descriptor,

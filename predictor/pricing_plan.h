@@ -258,10 +258,12 @@ class PricingPlan {
                          double& level1_ms, double& host_ms) const;
   // Whether a strict-fp32 `descriptor` with convolutions is priced as its
   // fp32 twin plus its convolutions' math at the FP32 rather than the TF32
-  // rate: where the agent measured its family and phase on this GPU in fp32
-  // but not in strict-fp32. The two modes run the same kernels but cuDNN's,
-  // so fp32's runs say what the rest costs, and level 1, whose convolution
-  // model learned from tensor-core runs, is not asked for FP32 convolutions.
+  // rate: wherever the agent measured neither its family and phase on this
+  // GPU in strict-fp32 nor the workload itself. The two modes run the same
+  // kernels but cuDNN's, so fp32's runs (where there are any) say what the
+  // rest costs, and level 1, whose convolution model learned from
+  // tensor-core runs, is never asked for FP32 convolutions: its wave term
+  // at the FP32 rate prices a weight gradient's few tiles several times over.
   bool PricesStrictFromFp32(const models::WorkloadDescriptor& descriptor) const;
   // Adds `descriptor`'s strict-fp32 convolutions' extra math time (FLOPs at
   // the FP32 rate less at the TF32 rate) to the answer, its level-1 sum and

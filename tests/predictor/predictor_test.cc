@@ -831,6 +831,41 @@ TEST(Calibration, StrictFp32WithConvolutionsIsFp32sStepPlusTheirFp32Math) {
   EXPECT_DOUBLE_EQ(python->python.cpp_ms, s->iteration_ms);
 }
 
+// A family the agent never measured on the node, in any precision, is priced
+// the same way: level 1's convolutions at the FP32 rate are never asked for.
+TEST(Calibration, UnmeasuredStrictFp32ConvolutionsAreFp32sStepPlusTheirFp32Math) {
+  auto nodes = Nodes();
+  Synthetic data = MakeProfiles(nodes, 0.01, 5);
+  absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  models::Node gamma = nodes.at("gamma1");
+  gamma.measured.tf32_tflops = 4 * *gamma.measured.fp32_tflops;
+  Operation conv = Gemm(2048, 256, 2304, models::Precision::kTf32);
+  conv.op_class = OpClass::kConv;
+  conv.count = 3;
+  models::WorkloadDescriptor fp32 = Workload(6, 64, 512, models::Precision::kFp32);
+  fp32.spec.family = "unmeasured_convnet";
+  fp32.operations.push_back(conv);
+  models::WorkloadDescriptor strict = fp32;
+  strict.spec.precision = models::Precision::kStrictFp32;
+  for (Operation& op : strict.operations) op.precision = models::Precision::kStrictFp32;
+  PricingPlan plan(*model, gamma);
+  absl::StatusOr<Prediction> s = plan.Predict(strict);
+  absl::StatusOr<Prediction> f = plan.Predict(fp32);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_FALSE(f->calibrated);
+  absl::StatusOr<EffectiveRates> rates =
+      ResolveRates(WithProfileRates(gamma, model->profile_rates), model->efficiencies);
+  ASSERT_TRUE(rates.ok()) << rates.status();
+  const double extra_ms = 1e3 * conv.count * conv.flops *
+                          (1 / rates->FlopsPerSecond(models::Precision::kStrictFp32) -
+                           1 / rates->FlopsPerSecond(models::Precision::kTf32));
+  EXPECT_GT(extra_ms, 0.1 * f->iteration_ms);
+  EXPECT_NEAR(s->iteration_ms, f->iteration_ms + extra_ms, 1e-9 * s->iteration_ms);
+  EXPECT_EQ(s->method, f->method);
+}
+
 TEST(Evaluate, LeaveOneGpuOutAndHeldOutSizes) {
   const auto nodes = Nodes();
   const Synthetic data = MakeProfiles(nodes, 0.01, 8);
