@@ -25,6 +25,7 @@ struct RegisterOptions {
   std::string spec_file;
   int count = 1;
   std::vector<std::string> labels;
+  double python_op_us = 0;  // 0: not measured
 };
 
 absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::vector<std::string>& items) {
@@ -104,6 +105,7 @@ std::optional<CliError> RunRegister(ClientContext& context, const RegisterOption
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(options.labels);
   if (!labels.ok()) return CliError{kExitUsage, std::string(labels.status().message())};
   for (const auto& [key, value] : *labels) (*request.mutable_labels())[key] = value;
+  if (options.python_op_us > 0) request.mutable_measured()->set_python_op_us(options.python_op_us);
 
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = context.Channel();
   if (!channel.ok()) return Failed(channel.status());
@@ -198,6 +200,12 @@ void RegisterNodeCommands(CLI::App& app, ClientContext& context, Dispatch& dispa
       ->check(CLI::ExistingFile);
   register_cmd->footer(models::SpecFileSchemaHelp());
   register_cmd->add_option("--label", reg->labels, "key=value (repeatable)");
+  register_cmd
+      ->add_option("--python-op-us", reg->python_op_us,
+                   "The node's Python host cost per operation, as its Python probe measured it "
+                   "(python3 profiler/python_probe.py: python_op_us; the agent stores it itself): "
+                   "prices the Python loop and a layout's host on this node")
+      ->check(CLI::PositiveNumber);
   register_cmd->callback([&context, &dispatch, reg] {
     dispatch.action = [&context, reg] { return RunRegister(context, *reg); };
   });

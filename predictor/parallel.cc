@@ -20,6 +20,7 @@
 #include "predictor/memory.h"
 #include "predictor/pricing_plan.h"
 #include "predictor/profile_rates.h"
+#include "predictor/python_loop.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -124,6 +125,7 @@ ParallelPlan::MicroBatch& ParallelPlan::MicroBatchOf(int64_t batch) {
     return micro;
   }
   micro.full = *std::move(full);
+  micro.full.implementation = options_.implementation;
   absl::StatusOr<Prediction> predicted = single_.Predict(micro.full);
   if (!predicted.ok()) {
     micro.status = predicted.status();
@@ -360,8 +362,20 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
       term.tp_collective_ms + term.tp_collective_ms_per_peer * (t - 1);
   const double per_host_tp_collective =
       term.host_ms_per_tp_collective + term.host_ms_per_tp_collective_per_peer * (t - 1);
+  // The host terms in the node's Python units: its per-op cost, as the
+  // single-GPU loop prices it, and the model's dispatch weight.
+  const PythonLoopTerms& loop = FittedPythonLoopTerms();
+  out.python_op_us = single_.python_host_cost().per_op_us;
+  out.python_ms_per_launch =
+      (training ? loop.ops_per_launch_train : loop.ops_per_launch_inference) *
+      out.python_op_us / 1e3;
+  out.dispatch_scale =
+      micro.full.implementation.heavy_python_dispatch ? loop.heavy_dispatch_host_scale : 1;
+  const double per_launch =
+      term.host_ms_per_launch +
+      out.python_ms_per_launch * (term.host_loop_scale * out.dispatch_scale + term.host_hook_scale);
   const double host =
-      slots * (critical.launches * term.host_ms_per_launch + term.host_ms_per_micro_batch +
+      slots * (critical.launches * per_launch + term.host_ms_per_micro_batch +
                critical.tp_collectives * per_host_tp_collective) +
       out.units *
           (term.host_ms_per_unit + CollectiveCallsPerUnit(layout) * term.host_ms_per_collective);

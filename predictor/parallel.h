@@ -88,6 +88,11 @@ struct ParallelOptions {
   double bucket_bytes = kDdpBucketBytes;
   // The implementation terms; none: ParallelTerms::BuiltIn().
   const ParallelTerms* terms = nullptr;
+  // What the workload's own implementation does (its model's source, e.g. a
+  // Hugging Face config: models::ImplementationEffectsOf), which its family
+  // and parameters cannot say: each micro-batch is priced with it, and the
+  // host terms read its dispatch weight.
+  models::ImplementationEffects implementation;
 };
 
 struct ParallelPrediction {
@@ -113,6 +118,13 @@ struct ParallelPrediction {
   double implementation_ms = 0;
   double launches = 0;
   int64_t units = 0;
+  // What the host terms in the Python loop's units read (parallel_terms.h):
+  // the node's Python host cost per operation (python_loop.h's HostCostOf),
+  // the Python loop's host work per kernel launch at that cost, and the
+  // model's dispatch weight (its heavy dispatch scale, else 1).
+  double python_op_us = 0;
+  double python_ms_per_launch = 0;
+  double dispatch_scale = 1;
   int dp_buckets = 0;
   // Of compute_ms, the slowest stage's work outside the layers (embeddings,
   // final norm, LM head and loss) per operation class and step; and of

@@ -120,6 +120,8 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     absl::StatusOr<double> launch = Term(entry, "host_ms_per_launch");
     absl::StatusOr<double> unit = Term(entry, "host_ms_per_unit");
     absl::StatusOr<double> collective = Term(entry, "host_ms_per_collective");
+    absl::StatusOr<double> loop = Term(entry, "host_loop_scale");
+    absl::StatusOr<double> hook = Term(entry, "host_hook_scale");
     absl::StatusOr<double> tp_collective = Term(entry, "tp_collective_ms");
     absl::StatusOr<double> tp_per_peer = Term(entry, "tp_collective_ms_per_peer");
     absl::StatusOr<double> micro_batch = Term(entry, "host_ms_per_micro_batch");
@@ -130,8 +132,8 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     absl::StatusOr<double> high = Term(entry, "memory_high_ratio");
     absl::StatusOr<double> rows = Term(entry, "rows");
     for (const auto* s :
-         {&gpu, &launch, &unit, &collective, &tp_collective, &tp_per_peer, &micro_batch, &host_tp,
-          &host_tp_per_peer, &interval, &low, &high, &rows}) {
+         {&gpu, &launch, &unit, &collective, &loop, &hook, &tp_collective, &tp_per_peer,
+          &micro_batch, &host_tp, &host_tp_per_peer, &interval, &low, &high, &rows}) {
       if (!s->ok()) return s->status();
     }
     if ((*low > 0 || *high > 0) && !(*low > 0 && *low <= 1 && *high >= 1)) {
@@ -142,6 +144,8 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     term.host_ms_per_launch = *launch;
     term.host_ms_per_unit = *unit;
     term.host_ms_per_collective = *collective;
+    term.host_loop_scale = *loop;
+    term.host_hook_scale = *hook;
     term.tp_collective_ms = *tp_collective;
     term.tp_collective_ms_per_peer = *tp_per_peer;
     term.host_ms_per_micro_batch = *micro_batch;

@@ -7,10 +7,24 @@
 // each class's time multiplied by the term's class scale where the workload's
 // precision is one it was learned on, and then bounded:
 //   max((composed + tp_collectives × per_tp_collective) × (1 + gpu_scale),
-//       launches × host_ms_per_launch + slots × host_ms_per_micro_batch
+//       launches × per_launch + slots × host_ms_per_micro_batch
 //       + tp_collectives × per_host_tp_collective
 //       + units × host_ms_per_unit
 //       + units × CollectiveCallsPerUnit × host_ms_per_collective)
+// with, per kernel launch,
+//   per_launch = host_ms_per_launch
+//       + loop_ms × (host_loop_scale × dispatch + host_hook_scale)
+// where op_ms is the node's Python host cost per operation (python_loop.h's
+// HostCostOf: its probe, else its CPU score's estimate, else a reference
+// host's), loop_ms the Python loop's host work per launch at that cost
+// (ops_per_launch of the phase × op_ms) and dispatch the model's heavy
+// dispatch scale where its implementation has one (else 1). So a term in
+// those units follows the node's speed and the model's Python: the
+// single-GPU loop's own host work (host_loop_scale, the model's dispatch
+// weight included) and what the implementation adds per launch whatever the
+// model's Python (host_hook_scale: DDP's autograd hooks and bucket copies),
+// each in multiples of the Python loop's; the ms terms are a constant host
+// (Megatron's, learned where the host was not measured).
 // where `launches` are the kernel launches of one GPU's step, counted over
 // every 1F1B slot (M + P − 1 slots of the slowest stage's micro-batch: a
 // stage whose host dispatches slower than its GPU computes paces the pipeline
@@ -73,6 +87,10 @@ struct ImplementationTerm {
   double host_ms_per_launch = 0;
   double host_ms_per_unit = 0;
   double host_ms_per_collective = 0;
+  // In units of the node's Python loop (above): multiples of its host work
+  // per launch, with and without the model's dispatch weight.
+  double host_loop_scale = 0;
+  double host_hook_scale = 0;
   double tp_collective_ms = 0;           // per tensor-parallel all-reduce
   double tp_collective_ms_per_peer = 0;  // per all-reduce and rank beyond the first
   double host_ms_per_micro_batch = 0;    // per 1F1B slot of the slowest stage
@@ -115,6 +133,7 @@ class ParallelTerms {
  public:
   // Parses {"terms": [{"framework", "strategy", "gpu_scale",
   // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
+  // "host_loop_scale", "host_hook_scale",
   // "tp_collective_ms", "tp_collective_ms_per_peer", "host_ms_per_micro_batch",
   // "host_ms_per_tp_collective", "host_ms_per_tp_collective_per_peer",
   // "interval_scale",

@@ -125,6 +125,9 @@ void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate
   out->set_implementation_ms(p.implementation_ms);
   out->set_launches(p.launches);
   out->set_units(p.units);
+  out->set_python_op_us(p.python_op_us);
+  out->set_python_ms_per_launch(p.python_ms_per_launch);
+  out->set_dispatch_scale(p.dispatch_scale);
   for (const auto& [op_class, ms] : p.outside_layers_ms) {
     (*out->mutable_outside_layers_ms())[op_class] = ms;
   }

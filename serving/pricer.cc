@@ -225,7 +225,8 @@ absl::StatusOr<std::vector<LayoutPrice>> Pricer::PriceLayouts(
   RETURN_IF_ERROR(described->descriptor.status());
   ASSIGN_OR_RETURN(std::shared_ptr<const LoadedModel> model, Model(query.model_name));
   const models::WorkloadSpec& spec = described->descriptor->spec;
-  const Linked linked = LinkedFor(query, *node);
+  Linked linked = LinkedFor(query, *node);
+  linked.options.implementation = described->descriptor->implementation;
   predictor::ParallelPlan plan(model->model, spec, linked.node, linked.options);
   Query one;
   one.model_name = query.model_name;
@@ -290,7 +291,8 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
   } else {
     std::optional<predictor::ParallelPlan> own;
     if (plan == nullptr) {
-      const Linked linked = LinkedFor(query, *node);
+      Linked linked = LinkedFor(query, *node);
+      linked.options.implementation = workload.implementation;
       plan = &own.emplace(model->model, workload.spec, linked.node, linked.options);
     }
     ASSIGN_OR_RETURN(predictor::ParallelPrediction parallel, plan->Predict(*query.layout));

@@ -12,15 +12,25 @@ The terms are learned on every campaign's rows together.
 Each answer gives the composed step (iteration_ms - implementation_ms: what the
 single-GPU model and the communication model say) and what the terms read (one
 GPU's kernel launches per step and the layers it holds; the collective calls
-are the layers times parallel_terms.h's CollectiveCallsPerUnit). Per framework
-and strategy (tp, pp, fsdp, ddp: parallel_terms.h's ImplementationStrategy)
-the terms minimise the mean |log(predicted / measured)| of
+are the layers times parallel_terms.h's CollectiveCallsPerUnit; the node's
+Python loop's host per launch at its per-op cost and the model's dispatch
+weight). Per framework and strategy (tp, pp, fsdp,
+ddp: parallel_terms.h's ImplementationStrategy) the terms minimise the mean
+|log(predicted / measured)| of
 
   max(composed * (1 + gpu_scale),
-      launches * host_ms_per_launch + units * host_ms_per_unit
+      launches * (host_ms_per_launch
+                  + loop_ms * (host_loop_scale * dispatch + host_hook_scale))
+      + units * host_ms_per_unit
       + collectives * host_ms_per_collective)
 
-over a grid (no numpy needed); a strategy without rows gets no term.
+over a grid (no numpy needed); a strategy without rows gets no term. DDP keeps
+the single-GPU loop's own host (host_loop_scale 1: each replica runs the
+model's Python loop) and learns what its hooks add per launch in the loop's
+units (host_hook_scale): its host follows the node's speed, and only the
+loop's part the model's dispatch weight. FSDP's host terms stay in ms: in
+those units (docs/multi-gpu-validation.md, "DDP's host in the node's Python
+units") its steps left out by campaign missed more, not less.
 
 Both bands are learned from held-out residuals, leaving one model out at a
 time: a model's rows share its errors (a model over-predicted under DDP is
@@ -59,7 +69,10 @@ import sys
 GPU_SCALES = [i / 100 for i in range(0, 101, 2)]
 PER_LAUNCH = [0.0] + [1e-4 * 1.35 ** i for i in range(0, 26)]
 PER_UNIT = [0.0] + [0.05 * 1.4 ** i for i in range(0, 18)]
-TERMS = ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective")
+# Multiples of the Python loop's host per launch.
+HOOK_SCALES = [0.0] + [0.5 * 1.12 ** i for i in range(0, 40)]
+TERMS = ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
+         "host_loop_scale", "host_hook_scale")
 COVERAGE = 0.8  # a 10-90% band
 MIN_OWN_ROWS = 8  # below, a strategy's step band is the framework's
 MEMORY_LEVELS = [i / 100 for i in range(10, -1, -1)]  # narrowest band first
@@ -68,11 +81,14 @@ PRICED = os.path.join(os.path.dirname(__file__), "..", "..", "predictor", "paral
 # implementation spends host time (DDP's hooks, FSDP's per-layer all-gather
 # and reduce-scatter calls, DTensor's dispatch per operation and per layer:
 # eager TP's step hardly moves with the tokens of a batch).
+# Each strategy's grid per term; a term left out is 0.
 SHAPES = {
-    "ddp": ("gpu_scale", "host_ms_per_launch"),
-    "fsdp": ("gpu_scale", "host_ms_per_launch", "host_ms_per_collective"),
-    "tp": ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit"),
-    "pp": ("gpu_scale",),
+    "ddp": {"gpu_scale": GPU_SCALES, "host_loop_scale": [1.0], "host_hook_scale": HOOK_SCALES},
+    "fsdp": {"gpu_scale": GPU_SCALES, "host_ms_per_launch": PER_LAUNCH,
+             "host_ms_per_collective": PER_UNIT},
+    "tp": {"gpu_scale": GPU_SCALES, "host_ms_per_launch": PER_LAUNCH,
+           "host_ms_per_unit": PER_UNIT},
+    "pp": {"gpu_scale": GPU_SCALES},
 }
 
 
@@ -128,6 +144,8 @@ def points(rows_path, predictions_path):
             "low": 1 - (1 - p["iteration_ms_low"] / p["iteration_ms"]) / scale,
             "high": 1 + (p["iteration_ms_high"] / p["iteration_ms"] - 1) / scale,
             "launches": par.get("launches", 0), "units": float(par.get("units", 0)),
+            "loop_ms": par.get("python_ms_per_launch", 0),
+            "dispatch": par.get("dispatch_scale", 1),
             "collectives": collective_calls_per_unit(r) * float(par.get("units", 0)),
             "memory_measured": r["peak_allocated_gib"],
             "memory_predicted": p["memory"]["peak_bytes"] / 2**30,
@@ -136,18 +154,15 @@ def points(rows_path, predictions_path):
 
 
 def predict(term, pt):
-    host = (pt["launches"] * term["host_ms_per_launch"] + pt["units"] * term["host_ms_per_unit"] +
+    per_launch = term["host_ms_per_launch"] + pt["loop_ms"] * (
+        term["host_loop_scale"] * pt["dispatch"] + term["host_hook_scale"])
+    host = (pt["launches"] * per_launch + pt["units"] * term["host_ms_per_unit"] +
             pt["collectives"] * term["host_ms_per_collective"])
     return max(pt["composed"] * (1 + term["gpu_scale"]), host)
 
 
 def fit(pts, shape):
-    grids = {
-        "gpu_scale": GPU_SCALES if "gpu_scale" in shape else [0.0],
-        "host_ms_per_launch": PER_LAUNCH if "host_ms_per_launch" in shape else [0.0],
-        "host_ms_per_unit": PER_UNIT if "host_ms_per_unit" in shape else [0.0],
-        "host_ms_per_collective": PER_UNIT if "host_ms_per_collective" in shape else [0.0],
-    }
+    grids = {name: shape.get(name, [0.0]) for name in TERMS}
     best, best_loss = None, math.inf
     # Ties (terms no row binds) go to the smallest terms: the grid is visited
     # smallest first and only a better loss replaces.
@@ -298,7 +313,7 @@ def main(argv):
         kept = []
     doc = {
         "source": "data/tools/fit_parallel_terms.py %s (data/README.md: Plain PyTorch on "
-                  "2 x H200, and m19)" % " ".join(rows for rows, _ in pairs),
+                  "2 x H200, and the hosts after it)" % " ".join(rows for rows, _ in pairs),
         "terms": terms + kept,
     }
     with open(out_path, "w") as f:

@@ -9,9 +9,12 @@
 #
 # perfcastd on a fresh embedded SQLite file; `perfcast import` of perfcast's
 # own H100/H200 single-GPU profiles (none of the campaigns' steps); `perfcast
-# fit --newest-per-gpu`; then per campaign one `perfcast predict --batch-file`
-# with every measured configuration, its layout in the file's columns, on the
-# catalog's H200-SXM-141GB. data/tools/parallel_campaign.py prints step and
+# fit --newest-per-gpu`; then per campaign `perfcast nodes register` of its
+# host (2 x the catalog's H200-SXM-141GB) with the Python host cost per
+# operation its dispatch probe measured (parallel_campaign.py probe: what the
+# agent stores for a node it ran on), and one `perfcast predict --batch-file`
+# with every measured configuration, its layout in the file's columns, on that
+# node. data/tools/parallel_campaign.py prints step and
 # memory errors per strategy and whether every measured out-of-memory was
 # refused. With `fit`, data/tools/fit_parallel_terms.py then learns the
 # implementation terms from every campaign's answers and writes
@@ -46,7 +49,11 @@ PAIRS=()
 for ROWS in "${CAMPAIGNS[@]}"; do
   NAME=$(basename "$ROWS" .jsonl)
   echo "== $ROWS: perfcast predict --batch-file (one row per measured configuration)"
-  python3 data/tools/parallel_campaign.py batch "$ROWS" "$WORK/$NAME.csv" H200-SXM-141GB
+  PROBE=$(python3 data/tools/parallel_campaign.py probe "$ROWS")
+  echo "host: $PROBE us per Python operation (its rows' dispatch probe, median)"
+  "$PERFCAST" nodes register --name "$NAME" --gpu H200-SXM-141GB --count 2 \
+    --python-op-us "$PROBE" > /dev/null
+  python3 data/tools/parallel_campaign.py batch "$ROWS" "$WORK/$NAME.csv" "$NAME"
   # Refused rows (the measured out-of-memory ones) make it exit 3 (partial).
   "$PERFCAST" -o json predict --batch-file "$WORK/$NAME.csv" > "$WORK/$NAME.json" || [ $? -eq 3 ]
   python3 data/tools/parallel_campaign.py summary "$ROWS" "$WORK/$NAME.json" \

@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
 """Perfcast against the plain-PyTorch multi-GPU campaign (multi-gpu/h200x2-parallel.jsonl).
 
-  parallel_campaign.py batch ROWS.jsonl OUT.csv GPU [--skip-model NAME]
+  parallel_campaign.py batch ROWS.jsonl OUT.csv NODE [--skip-model NAME]
+  parallel_campaign.py probe ROWS.jsonl
   parallel_campaign.py summary ROWS.jsonl PREDICTIONS.json [--points CSV] [--skip-model NAME]
 
 batch: one `perfcast predict --batch-file` row per measured configuration, the
 layout in the file's columns (data_parallel, tensor_parallel, pipeline_parallel,
 micro_batches, zero, activation_checkpointing; framework pytorch), priced on
-catalog GPU GPU with the row's workload (family and parameters, as the campaign
-named it), one iteration. GPipe rows are left out (perfcast prices 1F1B).
+the registered node NODE with the row's workload as the campaign ran it: a
+Hugging Face model by its config.json (hf_config, seq_len), a torchvision
+model by its name (torchvision, image), else family and parameters; one
+iteration. GPipe rows are left out (perfcast prices 1F1B).
 --skip-model leaves a model's rows out (summary: give the same).
+
+probe: the campaign host's Python host cost per operation in microseconds,
+the median over its rows of the plain loop's dispatch probe
+(host_python_ops_per_s, the probe the agent runs: profiler/python_probe.py),
+what `perfcast nodes register --python-op-us` gives the node.
 
 summary: per strategy and all, over the rows that ran: MAPE and signed bias
 ((predicted - measured) / measured, median and mean) of the step, the share
@@ -20,11 +28,12 @@ out-of-memory was refused (FAILED_PRECONDITION) and no row that ran was.
 """
 import csv
 import json
+import os
 import statistics
 import sys
 
-COLUMNS = ["family", "params", "batch_size", "precision", "optimizer", "gpu", "iterations",
-           "data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches", "zero",
+COLUMNS = ["family", "params", "hf_config", "seq_len", "torchvision", "image", "batch_size",
+           "precision", "optimizer", "node", "iterations", "data_parallel", "tensor_parallel", "pipeline_parallel", "micro_batches", "zero",
            "activation_checkpointing", "framework"]
 
 
@@ -46,17 +55,41 @@ def strategy(row):
     return name
 
 
-def batch(rows_path, out_path, gpu, skip):
+# The campaigns' torchvision models by perfcast's torchvision names.
+TORCHVISION = {"resnet50": "resnet50", "vit-b16": "vit_b_16"}
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def workload_cells(r):
+    """family, params, hf_config, seq_len, torchvision, image: the model as it ran."""
+    if r.get("hf_config"):
+        return ["", "", os.path.normpath(os.path.join(ROOT, r["hf_config"])),
+                r["params"]["seq_len"], "", ""]
+    if r["model"] in TORCHVISION:
+        return ["", "", "", "", TORCHVISION[r["model"]], r["params"]["image"]]
+    params = ";".join("%s=%d" % kv for kv in sorted(r["params"].items()))
+    return [r["family"], params, "", "", "", ""]
+
+
+def batch(rows_path, out_path, node, skip):
     with open(out_path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         for r in rows_of(rows_path):
             if not kept(r, skip):
                 continue
-            params = ";".join("%s=%d" % kv for kv in sorted(r["params"].items()))
-            w.writerow([r["family"], params, r["global_batch"], r["precision"], r["optimizer"],
-                        gpu, 1, r["dp"], r["tp"], r["pp"], r["micro_batches"], r["zero"],
-                        "true" if r["activation_checkpointing"] else "false", "pytorch"])
+            w.writerow(workload_cells(r) + [
+                r["global_batch"], r["precision"], r["optimizer"], node, 1, r["dp"], r["tp"],
+                r["pp"], r["micro_batches"], r["zero"],
+                "true" if r["activation_checkpointing"] else "false", "pytorch"])
+
+
+def probe(rows_path):
+    rates = [r["host_python_ops_per_s"] for r in rows_of(rows_path)
+             if r.get("host_python_ops_per_s")]
+    if not rates:
+        sys.exit("%s: no row carries the dispatch probe (host_python_ops_per_s)" % rows_path)
+    print("%.4g" % (1e6 / statistics.median(rates)))
 
 
 def pct(x):
@@ -127,6 +160,8 @@ def main(argv):
     skip = {option(argv, "--skip-model")} - {None}
     if len(argv) >= 5 and argv[1] == "batch":
         batch(argv[2], argv[3], argv[4], skip)
+    elif len(argv) >= 3 and argv[1] == "probe":
+        probe(argv[2])
     elif len(argv) >= 4 and argv[1] == "summary":
         summary(argv[2], argv[3], option(argv, "--points"), skip)
     else:

@@ -85,6 +85,20 @@ TEST_F(CliIntegrationTest, RegistersNodesFromCatalogAndSpecFile) {
   EXPECT_EQ(r.out.find("mi1"), std::string::npos);
 }
 
+// A node registered with its Python probe's per-op cost (what the agent
+// stores for a node it ran on) keeps it; the Python loop is priced with it.
+TEST_F(CliIntegrationTest, RegistersANodeWithItsPythonProbe) {
+  CommandResult r = server_->Cli({"nodes", "register", "--name", "probed", "--gpu",
+                                  "H200-SXM-141GB", "--count", "2", "--python-op-us", "7.5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = server_->Cli({"--output", "json", "nodes", "get", "probed"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"python_op_us\":7.5"), std::string::npos) << r.out;
+  r = server_->Cli({"nodes", "register", "--name", "bad", "--gpu", "H200-SXM-141GB",
+                    "--python-op-us", "-1"});
+  EXPECT_NE(r.exit_code, 0);
+}
+
 TEST_F(CliIntegrationTest, ImportStoresValidRecordsAndReportsRejectedOnes) {
   ASSERT_EQ(server_->Cli({"nodes", "register", "--name", "n1", "--gpu", "H100-SXM5-80GB"}).exit_code, 0);
   const std::string csv = WriteFile(

@@ -8,6 +8,7 @@
 #include "models/descriptor.h"
 #include "models/gpu_catalog.h"
 #include "predictor/collectives.h"
+#include "predictor/python_loop.h"
 
 namespace perfcast::predictor {
 namespace {
@@ -589,6 +590,69 @@ TEST(Parallel, ShardedDataParallelPaysTheHostPerCollectiveCall) {
   }
 }
 
+// The host terms in the node's Python units: a node whose Python dispatches
+// twice as fast halves a host-bound step.
+TEST(Parallel, HostTermsFollowTheNodesPythonCostPerOperation) {
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "ddp", "host_loop_scale": 1,
+                     "host_hook_scale": 1000}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  EXPECT_EQ(terms->Find({.data = 2}).host_hook_scale, 1000);
+  ParallelOptions options;
+  options.terms = &*terms;
+  auto on = [&](double python_op_us) {
+    models::Node node = H100Node(8);
+    node.measured.python_op_us = python_op_us;
+    absl::StatusOr<ParallelPrediction> p =
+        PredictParallel(RooflineModel(), Transformer(8), node, {.data = 2}, options);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.value_or(ParallelPrediction{});
+  };
+  const ParallelPrediction slow = on(10), fast = on(5);
+  EXPECT_EQ(slow.python_op_us, 10);
+  EXPECT_NEAR(slow.python_ms_per_launch, FittedPythonLoopTerms().ops_per_launch_train * 10 / 1e3,
+              1e-12);
+  EXPECT_EQ(slow.dispatch_scale, 1);
+  EXPECT_NEAR(slow.step_ms, slow.launches * slow.python_ms_per_launch * (1 + 1000),
+              1e-9 * slow.step_ms);
+  EXPECT_NEAR(fast.step_ms, slow.step_ms / 2, 1e-9 * slow.step_ms);
+}
+
+// DDP's host is the model's own Python loop plus its hooks: the model's heavy
+// dispatch weighs the loop's share only, and a model without it pays less
+// host per launch.
+TEST(Parallel, HeavyDispatchWeighsTheLoopsShareOfTheHostOnly) {
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "ddp", "host_loop_scale": 1000,
+                     "host_hook_scale": 3000}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  ParallelOptions options;
+  options.terms = &*terms;
+  const ParallelPrediction plain = Parallel(Transformer(8), {.data = 2}, RooflineModel(), options);
+  options.implementation.heavy_python_dispatch = true;
+  const ParallelPrediction heavy = Parallel(Transformer(8), {.data = 2}, RooflineModel(), options);
+  const double scale = FittedPythonLoopTerms().heavy_dispatch_host_scale;
+  EXPECT_EQ(plain.dispatch_scale, 1);
+  EXPECT_EQ(heavy.dispatch_scale, scale);
+  EXPECT_LT(plain.step_ms, heavy.step_ms);
+  EXPECT_NEAR(heavy.step_ms / plain.step_ms, (1000 * scale + 3000) / (1000 + 3000), 1e-9);
+}
+
+// The shipped DDP terms are in the node's Python units: a host-bound step
+// (a small batch the roofline prices at next to nothing) is faster on a node
+// that dispatches faster.
+TEST(Parallel, ShippedDataParallelHostFollowsTheNode) {
+  auto step_on = [](double python_op_us) {
+    models::Node node = H100Node(8);
+    node.measured.python_op_us = python_op_us;
+    absl::StatusOr<ParallelPrediction> p =
+        PredictParallel(RooflineModel(), Transformer(2), node, {.data = 2});
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->step_ms : 0;
+  };
+  EXPECT_LT(step_on(5), 0.9 * step_on(10));
+}
+
 TEST(Parallel, ShippedTermsCoverPytorchsStrategies) {
   for (const ParallelLayout& layout :
        {ParallelLayout{.data = 2}, ParallelLayout{.data = 2, .zero = 3},
@@ -596,7 +660,7 @@ TEST(Parallel, ShippedTermsCoverPytorchsStrategies) {
     const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
     EXPECT_GT(term.rows, 0) << DescribeLayout(layout);
     EXPECT_GT(term.gpu_scale + term.host_ms_per_launch + term.host_ms_per_unit +
-                  term.host_ms_per_collective,
+                  term.host_ms_per_collective + term.host_loop_scale + term.host_hook_scale,
               0)
         << DescribeLayout(layout);
   }
