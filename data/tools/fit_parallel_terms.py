@@ -312,8 +312,9 @@ def main(argv):
     except FileNotFoundError:
         kept = []
     doc = {
-        "source": "data/tools/fit_parallel_terms.py %s (data/README.md: Plain PyTorch on "
-                  "2 x H200, and the hosts after it)" % " ".join(rows for rows, _ in pairs),
+        "source": "data/tools/fit_parallel_terms.py on data/multi-gpu/ %s (data/README.md: "
+                  "Plain PyTorch on 2 x H200, and the hosts after it)" % " ".join(
+                      os.path.basename(rows) for rows, _ in pairs),
         "terms": terms + kept,
     }
     with open(out_path, "w") as f:

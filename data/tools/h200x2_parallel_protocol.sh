@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Perfcast against its own plain-PyTorch multi-GPU campaigns on 2 x H200
 # (data/multi-gpu/h200x2-parallel.jsonl: single GPU, DDP, FSDP ZeRO-2/3,
-# activation checkpointing, DTensor TP, pipelining 1F1B; and
-# h200x2-m19-sizes.jsonl: the same models at other sizes on another host),
+# activation checkpointing, DTensor TP, pipelining 1F1B; h200x2-m19-sizes.jsonl:
+# the same models at other sizes on another host; h200x2-m20-host.jsonl and
+# h200x2-m20-sizes.jsonl: DDP where the host binds, and the sizes, on a third),
 # through the CLI.
 #
 #   data/tools/h200x2_parallel_protocol.sh [BUILD_DIR] [fit|holdout]
@@ -22,14 +23,17 @@
 # with `holdout`, it prints the terms' leave-one-model-out errors and their
 # leave-one-campaign-out errors (each host and its sizes priced with terms
 # learned on the other's).
-# PARALLEL_ROWS names the campaigns (space-separated rows files);
+# PARALLEL_ROWS names the campaigns (space-separated rows files; one host's
+# several files joined by "+" are one campaign, priced on one node);
 # PARALLEL_POINTS=F.csv writes each campaign's rows' predictions to F-NAME.csv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 MODE=${2:-}
-# The campaigns: the h200x2 plan's first host, and the held-out sizes on m19.
-read -r -a CAMPAIGNS <<< "${PARALLEL_ROWS:-data/multi-gpu/h200x2-parallel.jsonl data/multi-gpu/h200x2-m19-sizes.jsonl}"
+# The campaigns: the h200x2 plan's first host, the held-out sizes on m19, and
+# m20's host and sizes plans (one host).
+M20=data/multi-gpu/h200x2-m20-host.jsonl+data/multi-gpu/h200x2-m20-sizes.jsonl
+read -r -a CAMPAIGNS <<< "${PARALLEL_ROWS:-data/multi-gpu/h200x2-parallel.jsonl data/multi-gpu/h200x2-m19-sizes.jsonl $M20}"
 OWN=(data/h200-m10-default.sqlite data/h200-m12-architectures.sqlite
      data/h200-m7-sizes.sqlite data/h200-m7-decoder-batches.sqlite
      data/h100-m10-default.sqlite data/h100-m10-architectures.sqlite)
@@ -46,9 +50,15 @@ echo "== perfcast fit --newest-per-gpu"
 "$PERFCAST" fit --newest-per-gpu | tail -n 2 | cut -c1-160
 echo
 PAIRS=()
-for ROWS in "${CAMPAIGNS[@]}"; do
+for CAMPAIGN in "${CAMPAIGNS[@]}"; do
+  ROWS=${CAMPAIGN%%+*}
   NAME=$(basename "$ROWS" .jsonl)
-  echo "== $ROWS: perfcast predict --batch-file (one row per measured configuration)"
+  if [ "$ROWS" != "$CAMPAIGN" ]; then
+    IFS=+ read -r -a PARTS <<< "$CAMPAIGN"
+    ROWS=$WORK/$(for PART in "${PARTS[@]}"; do basename "$PART" .jsonl; done | paste -sd+).jsonl
+    cat "${PARTS[@]}" > "$ROWS"
+  fi
+  echo "== $CAMPAIGN: perfcast predict --batch-file (one row per measured configuration)"
   PROBE=$(python3 data/tools/parallel_campaign.py probe "$ROWS")
   echo "host: $PROBE us per Python operation (its rows' dispatch probe, median)"
   "$PERFCAST" nodes register --name "$NAME" --gpu H200-SXM-141GB --count 2 \
