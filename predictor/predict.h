@@ -59,11 +59,13 @@ struct Prediction {
   double lo_ms = 0;
   double hi_ms = 0;
   Method method = Method::kTwoLevel;
-  double level1_ms = 0;  // the level-1 sum (0 for level2-direct)
+  double level1_ms = 0;  // the level-1 sum of the operations asked (0 for level2-direct)
   // Per operation class (op-class key -> ms per iteration), adding up to
   // iteration_ms: a level-2 answer's host terms (dispatch_ms,
   // module_latency_ms, launch_ms: host_ms) in "host", the level-1 estimates
-  // scaled by breakdown_scale = (iteration_ms - host_ms) / level1_ms.
+  // scaled by breakdown_scale = (iteration_ms - host_ms) / level1_ms (for a
+  // strict-fp32 step priced from its fp32 twin, the twin's level-1 sum plus
+  // its convolutions' FP32 math in place of level1_ms).
   std::map<std::string, double> breakdown_ms;
   double breakdown_scale = 1;
   // What the level-2 model's host terms add to the answer (0 for a level-1

@@ -654,7 +654,6 @@ void PricingPlan::AddStrictConvolutions(const models::WorkloadDescriptor& descri
   prediction.iteration_ms += extra_ms;
   prediction.lo_ms += extra_lo;
   prediction.hi_ms += extra_hi;
-  prediction.level1_ms += extra_ms;
   level1_ms += extra_ms;
   const std::string& conv = level1_.classes_[conv_class].key;
   for (auto& [op_class, ms] : planned.breakdown) {
@@ -675,6 +674,8 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
     const models::WorkloadDescriptor fp32 = Fp32Twin(descriptor);
     RETURN_IF_ERROR(PriceStep(PreparedWorkload(fp32), planned, level1_ms, host_ms));
     AddStrictConvolutions(descriptor, planned, level1_ms);
+    // The answer reports what level 1 alone says of the workload as asked.
+    ASSIGN_OR_RETURN(planned.numbers.level1_ms, level1_.Sum(workload, *rates_));
   } else {
     RETURN_IF_ERROR(PriceStep(workload, planned, level1_ms, host_ms));
   }
