@@ -200,10 +200,10 @@ void PrintPrediction(const ClientContext& context, const v1::PredictRequest& q,
         : source == "reference" ? std::string("of a reference host")
                                 : absl::StrCat("from ", source);
     std::cout << absl::StrFormat(
-        "loop python: %.3f ms of Python host work per step (%.0f launches, %.1f us per "
-        "operation %s) against the C++ loop's %.3f ms: %s\n",
-        r.loop().host_ms(), r.loop().kernel_launches(), r.loop().per_op_us(), from,
-        r.loop().cpp_ms(),
+        "loop python: %.3f ms of Python host work per step (%.0f Python calls, %.0f launches, "
+        "%.1f us per operation %s) against the C++ loop's %.3f ms: %s\n",
+        r.loop().host_ms(), r.loop().python_calls(), r.loop().kernel_launches(),
+        r.loop().per_op_us(), from, r.loop().cpp_ms(),
         r.loop().host_bound() ? "Python's host work binds the step"
                               : "Python's host work hides behind the C++ loop's step");
   } else if (r.loop().loop() == v1::LOOP_CPP) {

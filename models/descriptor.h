@@ -69,6 +69,15 @@ struct Operation {
   // graph to the engine's device thread and waiting for it) of some tens of
   // microseconds, whatever the operation.
   double autograd_calls = 0;
+  // Python-level calls per call that an eager PyTorch loop makes to run it,
+  // whatever kernels they launch: the one module or function call that
+  // dispatches a forward operation (a stack of torch LSTM layers is one call
+  // launching cuDNN kernels for every step), the input copies, the
+  // optimizer's interpreter work per parameter tensor besides its foreach
+  // calls, and a training step's own (on the host record). 0 for backward
+  // operations: the autograd engine dispatches their kernels from C++, host
+  // work that goes with the kernel launches.
+  double python_calls = 0;
 
   friend bool operator==(const Operation&, const Operation&) = default;
 };
@@ -108,6 +117,7 @@ struct WorkloadDescriptor {
   double input_bytes = 0;          // host -> device bytes per iteration
   int64_t inner_modules = 0;       // the family's size knob: layers / blocks
   double kernel_launches = 0;      // per iteration, all operations
+  double python_calls = 0;         // per iteration, all operations (Operation::python_calls)
   std::vector<Operation> operations;  // sums to the totals above
   ImplementationEffects implementation;
 

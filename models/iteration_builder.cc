@@ -56,6 +56,26 @@ double OptimizerLaunches(const std::string& optimizer, int64_t tensors, double p
   return adam;
 }
 
+// The optimizer step's Python-level calls for `tensors` parameter tensors
+// (torch.optim's foreach path, the default on a GPU): per tensor, zero_grad's
+// reset and the group's collection in _init_group, and for Adam the two bias
+// corrections computed in Python from each tensor's step counter read on the
+// host; then one call per foreach op above (Adam's step counters take one
+// more).
+double OptimizerPythonCalls(const std::string& optimizer, int64_t tensors) {
+  const double n = static_cast<double>(tensors);
+  if (optimizer == "sgd") return 2 * n + 3;
+  return 4 * n + (optimizer == "adamw" ? 9 : 8);
+}
+
+// A training step's own Python work outside its layers, the optimizer's
+// per-tensor work and its foreach calls: loss.backward()'s entry and seed
+// gradient, and zero_grad()'s and step()'s wrappers, hooks, checks and tensor
+// grouping, in calls' worth. Not counted call by call: the figure is the one
+// that predicts held-out hosts best when the hosts are left out in turn
+// (data/README.md, "Python calls").
+constexpr double kTrainingStepPythonCalls = 50;
+
 // A cuDNN LSTM layer runs one GEMM for the input projections of all steps,
 // then per step a recurrent GEMM and a fused gate kernel; its backward runs
 // the steps in reverse (GEMM + gate kernel each), then the input-gradient GEMM
@@ -66,6 +86,7 @@ double LstmBackwardLaunches(int64_t seq_len) { return 2.0 * seq_len + 3; }
 // Unfused attention as LibTorch dispatches it: layout copies of q and k,
 // QK^T bmm, scale, softmax, copy of v, AV bmm, output layout copy; backward:
 // four bmms, softmax and scale backward, and layout copies of dq, dk, dv, dout.
+// Written out in Python, each forward kernel is its own call.
 constexpr double kAttentionForwardLaunches = 8;
 constexpr double kAttentionBackwardLaunches = 10;
 
@@ -79,6 +100,8 @@ constexpr double kAttentionBlock = 128;
 // (pow, mean, add eps, rsqrt, mul, mul by the weight); autograd runs about
 // twice as many backward, plus the weight-gradient reduction.
 constexpr double kRmsNormForwardLaunches = 6;
+// Each of those forward kernels is its own call in Python.
+constexpr double kRmsNormForwardCalls = kRmsNormForwardLaunches;
 constexpr double kRmsNormBackwardLaunches = 10;
 
 }  // namespace
@@ -150,6 +173,7 @@ void IterationBuilder::Add(Operation op, Stage stage) {
       break;
   }
   out_.kernel_launches += op.launches * op.count;
+  out_.python_calls += op.python_calls * op.count;
   out_.operations.push_back(std::move(op));
 }
 
@@ -159,7 +183,7 @@ void IterationBuilder::AddParameters(double count, int64_t tensors) {
 }
 
 void IterationBuilder::Gemm(const std::string& name, double m, double n, double k, double batch,
-                            Stage stage) {
+                            Stage stage, double python_calls) {
   Operation op;
   op.op_class = OpClass::kGemm;
   op.name = name;
@@ -171,12 +195,13 @@ void IterationBuilder::Gemm(const std::string& name, double m, double n, double 
   op.flops = 2 * m * n * k * batch;
   op.bytes = act_bytes() * (m * k + k * n + m * n) * batch;
   op.work_items = GemmTiles(m, n, batch);
+  op.python_calls = python_calls;
   Add(std::move(op), stage);
 }
 
 void IterationBuilder::ElementOp(const std::string& name, OpClass op_class, Precision precision,
                                  double numel, double bytes, double flops, double launches,
-                                 Stage stage) {
+                                 Stage stage, double python_calls) {
   Operation op;
   op.op_class = op_class;
   op.name = name;
@@ -186,6 +211,7 @@ void IterationBuilder::ElementOp(const std::string& name, OpClass op_class, Prec
   op.bytes = bytes;
   op.launches = launches;
   op.work_items = ElementBlocks(numel);
+  op.python_calls = python_calls;
   Add(std::move(op), stage);
 }
 
@@ -196,10 +222,10 @@ void IterationBuilder::CastWeights(const std::string& name, double numel, int64_
   // fp32 master weight read, 16-bit copy written; the gradient goes back the
   // other way.
   ElementOp(name + ".cast.fwd", OpClass::kElementwise, spec_.precision, numel, 6 * numel, 0,
-            tensors, Stage::kForward);
+            tensors, Stage::kForward, 0);
   if (training()) {
     ElementOp(name + ".cast.bwd", OpClass::kElementwise, spec_.precision, numel, 6 * numel, 0,
-              tensors, Stage::kBackward);
+              tensors, Stage::kBackward, 0);
   }
 }
 
@@ -209,15 +235,15 @@ void IterationBuilder::Linear(const std::string& name, double rows, int64_t in, 
   const int64_t tensors = bias ? 2 : 1;
   AddParameters(weights, tensors);
   CastWeights(name, weights, tensors);
-  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward);
+  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward, 1);
   peak_output_bytes_ = std::max(peak_output_bytes_, rows * out * act_bytes());
   if (!training()) return;
   activation_bytes_ += rows * in * act_bytes();
-  if (input_grad) Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward);
-  Gemm(name + ".dw", out, in, rows, 1, Stage::kBackward);
+  if (input_grad) Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward, 0);
+  Gemm(name + ".dw", out, in, rows, 1, Stage::kBackward, 0);
   if (bias) {
     ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), rows * out,
-              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward);
+              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward, 0);
   }
 }
 
@@ -226,29 +252,29 @@ void IterationBuilder::TiedLinear(const std::string& name, double rows, int64_t 
   const double weights = static_cast<double>(in) * out;
   if (bias) AddParameters(static_cast<double>(out), 1);
   CastWeights(name, weights + (bias ? out : 0), bias ? 2 : 1);
-  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward);
+  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward, 1);
   peak_output_bytes_ = std::max(peak_output_bytes_, rows * out * act_bytes());
   if (!training()) return;
   activation_bytes_ += rows * in * act_bytes();
-  Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward);
-  Gemm(name + ".dw_shared", out, in, rows, 1, Stage::kBackward);
+  Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward, 0);
+  Gemm(name + ".dw_shared", out, in, rows, 1, Stage::kBackward, 0);
   if (bias) {
     ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), rows * out,
-              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward);
+              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward, 0);
   }
   // The owner's gradient already holds its own part: read, add, write fp32.
-  ElementOp(name + ".accumulate", OpClass::kElementwise, Precision::kFp32, weights,
-            12 * weights, weights, 1, Stage::kBackward);
+  ElementOp(name + ".accumulate", OpClass::kElementwise, Precision::kFp32, weights, 12 * weights,
+            weights, 1, Stage::kBackward, 0);
 }
 
 void IterationBuilder::Matmul(const std::string& name, double m, double n, double k,
                               double batch, bool rhs_constant) {
-  Gemm(name + ".fwd", m, n, k, batch, Stage::kForward);
+  Gemm(name + ".fwd", m, n, k, batch, Stage::kForward, 1);
   peak_output_bytes_ = std::max(peak_output_bytes_, m * n * batch * act_bytes());
   if (!training()) return;
   activation_bytes_ += (m * k + (rhs_constant ? 0 : k * n)) * batch * act_bytes();
-  Gemm(name + ".dlhs", m, k, n, batch, Stage::kBackward);
-  if (!rhs_constant) Gemm(name + ".drhs", k, n, m, batch, Stage::kBackward);
+  Gemm(name + ".dlhs", m, k, n, batch, Stage::kBackward, 0);
+  if (!rhs_constant) Gemm(name + ".drhs", k, n, m, batch, Stage::kBackward, 0);
 }
 
 void IterationBuilder::Conv(const std::string& name, const ConvShape& s, bool bias,
@@ -283,6 +309,7 @@ void IterationBuilder::Conv(const std::string& name, const ConvShape& s, bool bi
   // Bias is added by a separate kernel after the convolution.
   Operation forward = make(".fwd", flops + (bias ? out_elems : 0), out_pixels, s.channels_out);
   if (bias) forward.launches = 2;
+  forward.python_calls = 1;
   Add(std::move(forward), Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, out_elems * act_bytes());
   if (!training()) return;
@@ -294,7 +321,7 @@ void IterationBuilder::Conv(const std::string& name, const ConvShape& s, bool bi
   Add(make(".dw", flops, s.channels_out, s.channels_in * kernel), Stage::kBackward);
   if (bias) {
     ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), out_elems,
-              act_bytes() * out_elems + 4.0 * s.channels_out, out_elems, 1, Stage::kBackward);
+              act_bytes() * out_elems + 4.0 * s.channels_out, out_elems, 1, Stage::kBackward, 0);
   }
 }
 
@@ -321,6 +348,8 @@ void IterationBuilder::Lstm(const std::string& name, int64_t layer, int64_t inpu
   forward.flops = 2 * b * t * 4 * h * (in + h);
   forward.bytes = es * (b * t * in + 4 * h * (in + h) + 2 * b * t * h);
   forward.launches = LstmForwardLaunches(seq_len);
+  // The whole stack is one nn.LSTM call.
+  forward.python_calls = layer == 0 ? 1 : 0;
   const double forward_flops = forward.flops;
   Add(std::move(forward), Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, b * t * h * es);
@@ -355,6 +384,7 @@ void IterationBuilder::Attention(const std::string& name, int64_t heads, int64_t
   // and read back by the AV product.
   forward.bytes = es * (4 * b * s * h * d + 6 * scores);
   forward.launches = kAttentionForwardLaunches;
+  forward.python_calls = kAttentionForwardLaunches;
   Add(std::move(forward), Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, scores * es);
   if (!training()) return;
@@ -390,6 +420,7 @@ void IterationBuilder::FusedAttention(const std::string& name, int64_t heads, in
   forward.flops = 4 * scores * d + (1 + kSoftmaxFlops) * scores;
   // q, k, v read, the output written, and the fp32 log-sum-exp per row.
   forward.bytes = es * 4 * head_elems + 4 * b * h * s;
+  forward.python_calls = 1;
   Add(std::move(forward), Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, head_elems * es);
   if (!training()) return;
@@ -408,12 +439,12 @@ void IterationBuilder::RmsNorm(const std::string& name, double rows, int64_t col
   const double numel = rows * cols;
   const double es = norm_bytes();
   ElementOp(name + ".fwd", OpClass::kElementwise, norm_precision(), numel, 6 * numel * es,
-            5 * numel, kRmsNormForwardLaunches, Stage::kForward);
+            5 * numel, kRmsNormForwardLaunches, Stage::kForward, kRmsNormForwardCalls);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += 3 * numel * es;
   ElementOp(name + ".bwd", OpClass::kElementwise, norm_precision(), numel, 10 * numel * es,
-            kNormBackwardFlops * numel, kRmsNormBackwardLaunches, Stage::kBackward);
+            kNormBackwardFlops * numel, kRmsNormBackwardLaunches, Stage::kBackward, 0);
 }
 
 void IterationBuilder::LayerNorm(const std::string& name, double rows, int64_t cols) {
@@ -421,13 +452,13 @@ void IterationBuilder::LayerNorm(const std::string& name, double rows, int64_t c
   const double numel = rows * cols;
   const double es = norm_bytes();
   ElementOp(name + ".fwd", OpClass::kNorm, norm_precision(), numel, 2 * numel * es,
-            kNormFlops * numel, 1, Stage::kForward);
+            kNormFlops * numel, 1, Stage::kForward, 1);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
   // One kernel for dX, one for the dgamma/dbeta column reduction.
   ElementOp(name + ".bwd", OpClass::kNorm, norm_precision(), numel, 3 * numel * es,
-            kNormBackwardFlops * numel, 2, Stage::kBackward);
+            kNormBackwardFlops * numel, 2, Stage::kBackward, 0);
 }
 
 void IterationBuilder::BatchNorm(const std::string& name, int64_t batch_size, int64_t channels,
@@ -440,54 +471,54 @@ void IterationBuilder::BatchNorm(const std::string& name, int64_t batch_size, in
   // Training: a statistics pass and a normalise pass (reading the input twice).
   ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel,
             (training() ? 3 : 2) * numel * es, kNormFlops * numel, training() ? 2 : 1,
-            Stage::kForward);
+            Stage::kForward, 1);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
   ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel, 4 * numel * es,
-            kNormBackwardFlops * numel, 2, Stage::kBackward);
+            kNormBackwardFlops * numel, 2, Stage::kBackward, 0);
 }
 
 void IterationBuilder::Elementwise(const std::string& name, double numel, int inputs,
                                    double flops_per_element, bool backward) {
   const double es = act_bytes();
   ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel,
-            (inputs + 1) * numel * es, flops_per_element * numel, 1, Stage::kForward);
+            (inputs + 1) * numel * es, flops_per_element * numel, 1, Stage::kForward, 1);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training() || !backward) return;
   activation_bytes_ += numel * es;
   ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel,
-            (1 + 2 * inputs) * numel * es, flops_per_element * numel, 1, Stage::kBackward);
+            (1 + 2 * inputs) * numel * es, flops_per_element * numel, 1, Stage::kBackward, 0);
 }
 
 void IterationBuilder::Softmax(const std::string& name, double rows, int64_t cols) {
   const double numel = rows * cols;
   const double es = norm_bytes();
   ElementOp(name + ".fwd", OpClass::kSoftmax, norm_precision(), numel, 2 * numel * es,
-            kSoftmaxFlops * numel, 1, Stage::kForward);
+            kSoftmaxFlops * numel, 1, Stage::kForward, 1);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
   ElementOp(name + ".bwd", OpClass::kSoftmax, norm_precision(), numel, 3 * numel * es,
-            kSoftmaxBackwardFlops * numel, 1, Stage::kBackward);
+            kSoftmaxBackwardFlops * numel, 1, Stage::kBackward, 0);
 }
 
 void IterationBuilder::Copy(const std::string& name, double numel, double element_bytes,
                             bool backward) {
   ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel,
-            2 * numel * element_bytes, 0, 1, Stage::kForward);
+            2 * numel * element_bytes, 0, 1, Stage::kForward, 1);
   if (!training() || !backward) return;
   ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel,
-            2 * numel * element_bytes, 0, 1, Stage::kBackward);
+            2 * numel * element_bytes, 0, 1, Stage::kBackward, 0);
 }
 
 void IterationBuilder::Reduce(const std::string& name, double numel, double outputs) {
   const double es = act_bytes();
-  ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel,
-            (numel + outputs) * es, numel, 1, Stage::kForward);
+  ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel, (numel + outputs) * es,
+            numel, 1, Stage::kForward, 1);
   if (!training()) return;
-  ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel,
-            (numel + outputs) * es, numel, 1, Stage::kBackward);
+  ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel, (numel + outputs) * es,
+            numel, 1, Stage::kBackward, 0);
 }
 
 void IterationBuilder::Embedding(const std::string& name, int64_t rows, int64_t dim,
@@ -508,6 +539,7 @@ void IterationBuilder::Embedding(const std::string& name, int64_t rows, int64_t 
   forward.name = name + ".fwd";
   forward.flops = bag > 1 ? lookups * dim : 0;
   forward.bytes = 8 * lookups + 4 * lookups * dim + 4 * outputs;
+  forward.python_calls = 1;
   Add(std::move(forward), Stage::kForward);
   if (!training()) return;
   activation_bytes_ += 8 * lookups;
@@ -537,10 +569,10 @@ void IterationBuilder::Loss(const std::string& name, double numel, int64_t class
     bwd_launches = 3;
   }
   ElementOp(name + ".fwd", OpClass::kElementwise, norm_precision(), numel, 3 * numel * es,
-            fwd_flops * numel, fwd_launches, Stage::kForward);
+            fwd_flops * numel, fwd_launches, Stage::kForward, 1);
   if (!training()) return;
   ElementOp(name + ".bwd", OpClass::kElementwise, norm_precision(), numel, 3 * numel * es,
-            bwd_flops * numel, bwd_launches, Stage::kBackward);
+            bwd_flops * numel, bwd_launches, Stage::kBackward, 0);
 }
 
 WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_tensors,
@@ -563,6 +595,7 @@ WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_te
     op.flops = flops * parameters_;
     op.bytes = bytes * parameters_;
     op.launches = OptimizerLaunches(spec_.optimizer, parameter_tensors_, parameters_);
+    op.python_calls = OptimizerPythonCalls(spec_.optimizer, parameter_tensors_);
     op.work_items = ElementBlocks(parameters_);
     Add(std::move(op), Stage::kOptimizer);
   }
@@ -574,6 +607,7 @@ WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_te
     op.precision = Precision::kFp32;
     op.bytes = input_bytes;
     op.launches = static_cast<double>(input_tensors);  // one cudaMemcpyAsync per tensor
+    op.python_calls = static_cast<double>(input_tensors);  // one .to(device) each
     op.work_items = static_cast<double>(input_tensors);
     Add(std::move(op), Stage::kOther);
   }
@@ -590,6 +624,7 @@ WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_te
     op.precision = Precision::kFp32;
     op.launches = 0;
     op.work_items = 0;
+    op.python_calls = training() ? kTrainingStepPythonCalls : 0;
     Add(std::move(op), Stage::kOther);
   }
   out_.parameters = parameters_;

@@ -16,6 +16,12 @@
 //    one bias-gradient reduction; element-wise/norm backward: 1-2 kernels.
 //    Under amp, autocast casts each matmul weight tensor to 16 bits every
 //    forward (one kernel per tensor) and casts its gradient back (one more).
+//  - Python calls: one per forward layer call (a module or function call,
+//    however many kernels it launches), none for the autocast casts inside it
+//    or for backward (the autograd engine runs in C++); one per input copy;
+//    the optimizer's per-parameter-tensor interpreter work and its foreach
+//    calls; a training step's own (backward's entry, the optimizer's
+//    wrappers) on the host record (Operation::python_calls).
 #ifndef PERFCAST_MODELS_ITERATION_BUILDER_H_
 #define PERFCAST_MODELS_ITERATION_BUILDER_H_
 
@@ -135,10 +141,12 @@ class IterationBuilder {
   double parameters() const { return parameters_; }
 
  private:
-  void Gemm(const std::string& name, double m, double n, double k, double batch, Stage stage);
+  // `python_calls`: Operation::python_calls of the one op added.
+  void Gemm(const std::string& name, double m, double n, double k, double batch, Stage stage,
+            double python_calls);
   void CastWeights(const std::string& name, double numel, int64_t tensors);
   void ElementOp(const std::string& name, OpClass op_class, Precision precision, double numel,
-                 double bytes, double flops, double launches, Stage stage);
+                 double bytes, double flops, double launches, Stage stage, double python_calls);
 
   WorkloadSpec spec_;
   WorkloadDescriptor out_;

@@ -684,11 +684,9 @@ absl::Status PricingPlan::PredictPlanned(const PreparedWorkload& workload, Plann
   const int phase = static_cast<int>(descriptor.spec.phase);
   if (!operation && loop == models::Loop::kPython) {
     prediction.loop = loop;
-    prediction.python = ApplyPythonLoop(descriptor.kernel_launches, descriptor.spec.phase,
-                                        descriptor.implementation, python_cost_,
-                                        FittedPythonLoopTerms(),
-                                        prediction.iteration_ms, prediction.lo_ms,
-                                        prediction.hi_ms);
+    prediction.python = ApplyPythonLoop(
+        HostWorkOf(descriptor), descriptor.spec.phase, descriptor.implementation, python_cost_,
+        FittedPythonLoopTerms(), prediction.iteration_ms, prediction.lo_ms, prediction.hi_ms);
     host_ms += prediction.python.added_ms;
   }
   // The user's measured runs of this GPU, family and phase correct the

@@ -46,6 +46,8 @@ absl::StatusOr<PythonLoopTerms> PythonLoopTerms::FromJson(absl::string_view text
     double min, max;
   };
   const Field fields[] = {
+      {"ops_per_call_train", &terms.ops_per_call_train, 0, 100},
+      {"ops_per_call_inference", &terms.ops_per_call_inference, 0, 100},
       {"ops_per_launch_train", &terms.ops_per_launch_train, 0, 100},
       {"ops_per_launch_inference", &terms.ops_per_launch_inference, 0, 100},
       {"fixed_ms", &terms.fixed_ms, 0, 1000},
@@ -138,13 +140,19 @@ double ImplementationGpuFactor(const models::ImplementationEffects& effects,
   return train ? terms.slow_path_train : 1;
 }
 
-PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase,
+HostWork HostWorkOf(const models::WorkloadDescriptor& descriptor) {
+  return {.python_calls = descriptor.python_calls, .launches = descriptor.kernel_launches};
+}
+
+PythonStep ComposePythonStep(double cpp_ms, const HostWork& work, models::Phase phase,
                              const models::ImplementationEffects& effects, double per_op_us,
                              const PythonLoopTerms& terms) {
-  const double ops_per_launch = phase == models::Phase::kTrain ? terms.ops_per_launch_train
-                                                               : terms.ops_per_launch_inference;
+  const bool train = phase == models::Phase::kTrain;
+  const double ops =
+      (train ? terms.ops_per_call_train : terms.ops_per_call_inference) * work.python_calls +
+      (train ? terms.ops_per_launch_train : terms.ops_per_launch_inference) * work.launches;
   PythonStep step;
-  step.host_ms = terms.fixed_ms + ops_per_launch * launches * per_op_us / 1e3;
+  step.host_ms = terms.fixed_ms + ops * per_op_us / 1e3;
   if (effects.heavy_python_dispatch) step.host_ms *= terms.heavy_dispatch_host_scale;
   const double host_bound = step.host_ms + terms.tail * cpp_ms;
   const double gpu_bound = cpp_ms + terms.lead * step.host_ms;
@@ -161,14 +169,14 @@ PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase
   return step;
 }
 
-PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
+PythonLoopPart ApplyPythonLoop(const HostWork& work, models::Phase phase,
                                const models::ImplementationEffects& effects,
-                               const PythonHostCost& cost, const PythonLoopTerms& terms,
-                               double& ms, double& lo_ms, double& hi_ms) {
+                               const PythonHostCost& cost, const PythonLoopTerms& terms, double& ms,
+                               double& lo_ms, double& hi_ms) {
   PythonLoopPart part;
   part.cost = cost;
   part.cpp_ms = ms;
-  part.step = ComposePythonStep(ms, launches, phase, effects, cost.per_op_us, terms);
+  part.step = ComposePythonStep(ms, work, phase, effects, cost.per_op_us, terms);
   part.added_ms = part.step.step_ms - ms;
   // The loop's own scatter (held out) bounds the band where the host adds to
   // the step, around the step at each end of the cost's band (an unknown
@@ -177,7 +185,7 @@ PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
   const double reach =
       std::pow(part.added_ms / part.step.step_ms, terms.log_error_share_power);
   const auto at = [&](double cpp_ms, double per_op_us) {
-    return ComposePythonStep(cpp_ms, launches, phase, effects, per_op_us, terms).step_ms;
+    return ComposePythonStep(cpp_ms, work, phase, effects, per_op_us, terms).step_ms;
   };
   const double low = std::min(at(lo_ms, cost.low_us),
                               at(ms, cost.low_us) * std::exp(reach * terms.log_error_p10));

@@ -2,14 +2,19 @@
 // loop").
 //
 // Every profile times the agent's LibTorch loop; users run PyTorch from
-// Python, whose interpreter does host work for every operation it dispatches
-// (forward, each autograd node of backward, the optimizer's per-parameter
-// work). The host enqueues ahead of the GPU, so the two overlap: a step bound
+// Python, whose interpreter does host work for every call the model's code
+// makes (forward's module and function calls, the optimizer's per-parameter
+// work) and the framework for every kernel it dispatches (each autograd node
+// of backward too). The two counts part ways by family: one torch LSTM call
+// launches cuDNN kernels for every time step, while a small convolutional
+// model's optimizer does more Python work per tensor than it launches
+// kernels. The host enqueues ahead of the GPU, so the two overlap: a step bound
 // by the host takes its host time plus the tail of GPU work that follows the
 // last launch; a step bound by the GPU takes its GPU time plus the host's
 // first launches, before the GPU has work. With G the C++ loop's step and H
 // the Python loop's host time per step,
-//   H    = fixed_ms + ops_per_launch[phase] × kernel launches × per-op cost
+//   H    = fixed_ms + (ops_per_call[phase] × Python calls
+//                       + ops_per_launch[phase] × kernel launches) × per-op cost
 //   step = max(H + tail × G, G + lead × H).
 // A model's own implementation adds to it (models::ImplementationEffects):
 // a heavier Python dispatcher scales H (× heavy_dispatch_host_scale);
@@ -43,10 +48,12 @@ namespace perfcast::predictor {
 
 // The fitted terms of the composition above.
 struct PythonLoopTerms {
-  // Python dispatches, in units of the probe's operation, per kernel launch
-  // of the descriptor, by phase (backward's autograd nodes and the
-  // optimizer's per-parameter work cost more host time per kernel than a
-  // forward op).
+  // Host work, in units of the probe's operation, per Python-level call
+  // (models::Operation::python_calls) and per kernel launch of the
+  // descriptor, by phase (training's calls include the optimizer's
+  // per-tensor work, its launches backward's autograd nodes).
+  double ops_per_call_train = 0;
+  double ops_per_call_inference = 0;
   double ops_per_launch_train = 0;
   double ops_per_launch_inference = 0;
   double fixed_ms = 0;  // host work per step outside the operations
@@ -115,6 +122,13 @@ struct PythonHostCost {
 // comment).
 PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms);
 
+// What the host dispatches in one step: the descriptor's counts.
+struct HostWork {
+  double python_calls = 0;
+  double launches = 0;
+};
+HostWork HostWorkOf(const models::WorkloadDescriptor& descriptor);
+
 // One composed step.
 struct PythonStep {
   double step_ms = 0;
@@ -127,10 +141,9 @@ struct PythonStep {
 double ImplementationGpuFactor(const models::ImplementationEffects& effects,
                                const models::WorkloadSpec& spec, const PythonLoopTerms& terms);
 
-// The composition above for a C++ step of `cpp_ms` with `launches` kernel
-// launches per step of `phase` at `per_op_us`, with the host syncs of
-// `effects`.
-PythonStep ComposePythonStep(double cpp_ms, double launches, models::Phase phase,
+// The composition above for a C++ step of `cpp_ms` dispatching `work` per
+// step of `phase` at `per_op_us`, with the host syncs of `effects`.
+PythonStep ComposePythonStep(double cpp_ms, const HostWork& work, models::Phase phase,
                              const models::ImplementationEffects& effects, double per_op_us,
                              const PythonLoopTerms& terms);
 
@@ -142,17 +155,17 @@ struct PythonLoopPart {
   double added_ms = 0;  // step.step_ms - cpp_ms
 };
 
-// Composes a C++ answer of `ms` (band `lo_ms`..`hi_ms`) for a step of
-// `launches` kernel launches and `phase` into the Python loop's, in place:
+// Composes a C++ answer of `ms` (band `lo_ms`..`hi_ms`) for a step
+// dispatching `work` in `phase` into the Python loop's, in place:
 // the step composed at the cost's centre, the band from the C++ band and
 // the cost's band composed, and at least the loop's held-out scatter at the
 // host's share around the step at each end of the cost's band (a step the
 // GPU binds keeps the C++ band; scatter and C++ band are not added: the
 // scatter was measured around answers that carry the C++ error already).
-PythonLoopPart ApplyPythonLoop(double launches, models::Phase phase,
+PythonLoopPart ApplyPythonLoop(const HostWork& work, models::Phase phase,
                                const models::ImplementationEffects& effects,
-                               const PythonHostCost& cost, const PythonLoopTerms& terms,
-                               double& ms, double& lo_ms, double& hi_ms);
+                               const PythonHostCost& cost, const PythonLoopTerms& terms, double& ms,
+                               double& lo_ms, double& hi_ms);
 
 // The note an answer carries about where its per-op cost came from (never
 // empty).

@@ -68,7 +68,7 @@ void EncodePrice(const serving::Price& price, bool brief, v1::PredictResponse* o
   if (price.parallel.has_value()) EncodeParallel(*price.parallel, out->mutable_parallel());
   EncodeMemory(price.memory, price.memory_verdict, out->mutable_memory());
   if (price.loop.has_value()) {
-    EncodeLoop(p, price.kernel_launches, out->mutable_loop());
+    EncodeLoop(p, price.host_work, out->mutable_loop());
     out->mutable_workload()->set_loop(proto::ToProto(*price.loop));
   }
   for (const std::string& label : p.features_used) out->add_features(label);
@@ -84,9 +84,11 @@ void EncodeAnswer(const serving::Answer& answer, bool brief, v1::PredictResponse
   EncodeJob(answer.job, out);
 }
 
-void EncodeLoop(const predictor::Prediction& p, double kernel_launches, v1::LoopEstimate* out) {
+void EncodeLoop(const predictor::Prediction& p, const predictor::HostWork& work,
+                v1::LoopEstimate* out) {
   out->set_loop(proto::ToProto(p.loop));
-  out->set_kernel_launches(kernel_launches);
+  out->set_kernel_launches(work.launches);
+  out->set_python_calls(work.python_calls);
   if (p.loop != models::Loop::kPython) {
     out->set_cpp_ms(p.iteration_ms);
     return;

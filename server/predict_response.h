@@ -20,8 +20,9 @@ void EncodeMemory(const predictor::MemoryEstimate& e, const predictor::MemoryVer
 void EncodeParallel(const predictor::ParallelPrediction& p, v1::ParallelEstimate* out);
 // How far the target is from the training GPUs, as Predict and Recommend say it.
 void EncodeDistance(const predictor::Distance& d, v1::Distance* out);
-// How the step's loop was priced: `p`'s loop, and `kernel_launches` per step.
-void EncodeLoop(const predictor::Prediction& p, double kernel_launches, v1::LoopEstimate* out);
+// How the step's loop was priced: `p`'s loop, and what the step dispatches.
+void EncodeLoop(const predictor::Prediction& p, const predictor::HostWork& work,
+                v1::LoopEstimate* out);
 
 // Everything of a response that does not depend on the job size; `brief`
 // keeps the numbers only (see PredictBatchRequest.brief).

@@ -286,7 +286,7 @@ absl::StatusOr<std::shared_ptr<const Price>> Pricer::PriceQuery(
                      PlanFor(model, node)->plan.Predict(*described.prepared, query.loop));
     if (workload.spec.kind == models::WorkloadKind::kModel) {
       price->loop = query.loop;
-      price->kernel_launches = workload.kernel_launches;
+      price->host_work = predictor::HostWorkOf(workload);
     }
   } else {
     std::optional<predictor::ParallelPlan> own;

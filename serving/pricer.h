@@ -48,6 +48,7 @@
 #include "predictor/parallel.h"
 #include "predictor/predictor.h"
 #include "predictor/pricing_plan.h"
+#include "predictor/python_loop.h"
 #include "serving/answer_cache.h"
 #include "serving/model_cache.h"
 #include "serving/node_cache.h"
@@ -121,10 +122,10 @@ struct Price {
   predictor::MemoryEstimate memory;
   predictor::MemoryVerdict memory_verdict;
   // On one GPU, a model workload: the loop priced (prediction.loop and
-  // .python say how) and the step's kernel launches; none for a layout or
-  // an operation.
+  // .python say how) and what the step dispatches; none for a layout or an
+  // operation.
   std::optional<models::Loop> loop;
-  double kernel_launches = 0;
+  predictor::HostWork host_work;
   int64_t batch_size = 0;  // samples per iteration (global)
   double cv_mape = 0;      // of the level that answered
 };

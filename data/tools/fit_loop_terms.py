@@ -2,13 +2,16 @@
 """Fits and validates the Python loop's host terms (issue 30 item 2, predictor/python_loop.h).
 
 A Python eager loop's step is composed from the agent's C++ step G and the
-Python host time per step H = fixed_ms + ops_per_launch[phase] x launches x
-per-op cost:  step = max(H + tail x G, G + lead x H).
+Python host time per step H = fixed_ms + (ops_per_call[phase] x Python calls +
+ops_per_launch[phase] x launches) x per-op cost:  step = max(H + tail x G, G + lead x H).
+--count says which of the descriptor's counts the fit may use (calls, launches or both; the
+other's terms are held at 0).
 
 Two stages.
   collect: starts perfcastd on a fresh database, imports the agent's files, fits, and
            predicts every configuration of a plain-loop campaign file with --loop cpp on
-           the agent's node (its C++ step G, band and kernel launches); adds the agent's
+           the agent's node (its C++ step G, band, Python calls and kernel launches); adds the
+           agent's
            own measured step of the same configuration where it measured one, the plain
            loop's per-op cost (1e6 / dispatch_python_ops_per_s of its rows) and the CPU
            scores of both hosts. Writes one JSON line per configuration.
@@ -112,7 +115,8 @@ def collect(args):
             "agent_ms": agent[0] if agent else None, "agent_host_score": scores.get(node),
             "cpp_ms": p["iteration_ms"], "cpp_lo_ms": p["iteration_ms_low"],
             "cpp_hi_ms": p["iteration_ms_high"],
-            "launches": p.get("loop", {}).get("kernel_launches", 0)}))
+            "launches": p.get("loop", {}).get("kernel_launches", 0),
+            "python_calls": p.get("loop", {}).get("python_calls", 0)}))
 
 
 # The implementation effects of the plain loop's models (models::ImplementationEffectsOf):
@@ -144,12 +148,18 @@ def effects_of(row):
 # The composition, as predictor/python_loop.cc computes it: a heavy dispatcher scales the
 # host time, the slow path's GPU work scales the C++ step; a host sync per forward drains the queue, which costs most where
 # host and GPU time are alike (min^2 / max) and little where one of them dominates.
-def compose(g, launches, phase, op_us, t, effects=(False, None, False)):
+def work(row):
+    """(Python calls, kernel launches) per step of a collected row."""
+    return row.get("python_calls", 0), row["launches"]
+
+
+def compose(g, counts, phase, op_us, t, effects=(False, None, False)):
     sync, slow, heavy = effects
     if slow:
         g *= t[slow]
-    per = t["ops_per_launch_train"] if phase == "train" else t["ops_per_launch_inference"]
-    h = t["fixed_ms"] + per * launches * op_us / 1e3
+    calls, launches = counts
+    ops = (t["ops_per_call_" + phase] * calls + t["ops_per_launch_" + phase] * launches)
+    h = t["fixed_ms"] + ops * op_us / 1e3
     if heavy:
         h *= t["heavy_dispatch_host_scale"]
     host_bound = h + t["tail"] * g
@@ -166,10 +176,10 @@ def band(row, t, op_us, op_lo, op_hi):
     and the cost's band composed, at least the loop's held-out scatter at the host's share
     around the step at the cost's ends."""
     fx = effects_of(row)
-    step, _ = compose(row["cpp_ms"], row["launches"], row["phase"], op_us, t, fx)
+    step, _ = compose(row["cpp_ms"], work(row), row["phase"], op_us, t, fx)
     share = (step - row["cpp_ms"]) / step
     reach = share ** t["log_error_share_power"]
-    at = lambda g, op: compose(g, row["launches"], row["phase"], op, t, fx)[0]  # noqa: E731
+    at = lambda g, op: compose(g, work(row), row["phase"], op, t, fx)[0]  # noqa: E731
     lo = min(at(row["cpp_lo_ms"], op_lo), at(row["cpp_ms"], op_lo) * math.exp(
         reach * t["log_error_p10"]))
     hi = max(at(row["cpp_hi_ms"], op_hi), at(row["cpp_ms"], op_hi) * math.exp(
@@ -177,20 +187,29 @@ def band(row, t, op_us, op_lo, op_hi):
     return step, min(lo, step), max(hi, step), share
 
 
-NAMES = ["ops_per_launch_train", "ops_per_launch_inference", "fixed_ms", "tail", "lead"]
+# Which of the descriptor's counts H may use (--count): the other's terms stay 0.
+COUNTS = {"launches": ("launch",), "calls": ("call",), "both": ("call", "launch")}
+COUNT = "both"
 
 
 def terms_of(x):
-    ot, oi, fixed, tail, lead = x
-    return {"ops_per_launch_train": abs(ot), "ops_per_launch_inference": abs(oi),
-            "fixed_ms": abs(fixed), "tail": min(abs(tail), 1.0), "lead": min(abs(lead), 1.0)}
+    """The base terms from the free parameters: per count in COUNTS[COUNT] its train and
+    inference ops, then fixed_ms, tail, lead."""
+    t = {f"ops_per_{c}_{p}": 0.0 for c in ("call", "launch") for p in ("train", "inference")}
+    i = 0
+    for c in COUNTS[COUNT]:
+        t[f"ops_per_{c}_train"], t[f"ops_per_{c}_inference"] = abs(x[i]), abs(x[i + 1])
+        i += 2
+    fixed, tail, lead = x[i:i + 3]
+    t.update({"fixed_ms": abs(fixed), "tail": min(abs(tail), 1.0), "lead": min(abs(lead), 1.0)})
+    return t
 
 
 def loss(x, rows, effects):
     t = dict(terms_of(x), **effects)
     total = 0.0
     for r in rows:
-        step, _ = compose(r[G], r["launches"], r["phase"], r[OP], t, effects_of(r))
+        step, _ = compose(r[G], work(r), r["phase"], r[OP], t, effects_of(r))
         total += math.log(r["measured_ms"] / step) ** 2
     return total / len(rows)
 
@@ -231,10 +250,12 @@ def nelder_mead(f, x0, steps, iterations=3000):
 
 
 def fit_base(rows, effects):
-    x0 = [2.0, 1.0, 0.1, 0.1, 0.05]
+    n = len(COUNTS[COUNT])
     best = None
-    for start in (x0, [4.0, 2.0, 0.0, 0.3, 0.0], [1.0, 0.5, 0.5, 0.0, 0.2]):
-        x = nelder_mead(lambda v: loss(v, rows, effects), start, [0.5, 0.5, 0.1, 0.1, 0.05])
+    for ops, rest in (([2.0, 1.0], [0.1, 0.1, 0.05]), ([4.0, 2.0], [0.0, 0.3, 0.0]),
+                      ([1.0, 0.5], [0.5, 0.0, 0.2])):
+        start = [o / n for o in ops] * n + rest
+        x = nelder_mead(lambda v: loss(v, rows, effects), start, [0.5, 0.5] * n + [0.1, 0.1, 0.05])
         if best is None or loss(x, rows, effects) < loss(best, rows, effects):
             best = x
     return terms_of(best)
@@ -261,7 +282,7 @@ def fit_effects(rows, t, names=tuple(EFFECTS)):
         def cost(v):
             u = dict(t, **{name: v})
             return sum(math.log(r["measured_ms"] / compose(
-                r[G], r["launches"], r["phase"], r[OP], u, effects_of(r))[0]) ** 2
+                r[G], work(r), r["phase"], r[OP], u, effects_of(r))[0]) ** 2
                 for r in members)
         values = [lo + i * step for i in range(int(round((hi - lo) / step)) + 1)]
         t[name] = min(values, key=cost)
@@ -317,7 +338,7 @@ def errors_of(rows, t, power):
     """Held-out log errors of host-bound rows over share^power, for the band."""
     out = []
     for r in rows:
-        step, _ = compose(r["cpp_ms"], r["launches"], r["phase"], r["est_op_us"], t,
+        step, _ = compose(r["cpp_ms"], work(r), r["phase"], r["est_op_us"], t,
                           effects_of(r))
         share = (step - r["cpp_ms"]) / step
         if share > HOST_SHARE:
@@ -513,6 +534,8 @@ def loho(args):
     print("per-op probe by host (us): " + ", ".join(f"{h} {probe[h]:.2f}" for h in hosts))
     print(f"{'variant':9} {'held out':10} {'group':16} {'rows':>4} {'MAPE':>7} {'bias med':>9} "
           f"{'cover':>6}")
+    global COUNT
+    COUNT = args.count
     for variant in args.variants.split(","):
         pooled = {}
         for hold in hosts:
@@ -539,7 +562,8 @@ def loho(args):
         assign_costs(rows, rows, variant, probe)
         t.update(cost_terms(rows))
         t = {k: round(v, 6) for k, v in t.items()}
-        t = {"source": "data/tools/fit_loop_terms.py loho --variants " + variant + " " + " ".join(
+        t = {"source": "data/tools/fit_loop_terms.py loho --variants " + variant + " --count " +
+             args.count + " " + " ".join(
             os.path.basename(p) for p in args.rows) + " (data/README.md: the host's cost)", **t}
         print(json.dumps(t, indent=1))
         with open(args.write_terms, "w") as f:
@@ -582,6 +606,8 @@ def main():
                    help="HOST=US: that host's probe instead of its plain loop's median")
     h.add_argument("--write-terms", help="terms fitted on every host with the first variant, "
                    "the band from leave-one-host-out errors")
+    h.add_argument("--count", choices=sorted(COUNTS), default="both",
+                   help="what the host time counts: Python calls, kernel launches or both")
     args = ap.parse_args()
     return {"collect": collect, "fit": fit, "loho": loho}[args.stage](args)
 

@@ -32,11 +32,12 @@ WorkloadDescriptor Collapse(WorkloadDescriptor d, OpClass op_class, int64_t inne
   op.shape = d.spec.params;
   if (uses_batch) op.shape["batch"] = d.spec.batch_size;
   op.precision = d.operations.empty() ? d.spec.precision : d.operations.front().precision;
-  op.flops = op.bytes = op.launches = 0;
+  op.flops = op.bytes = op.launches = op.python_calls = 0;
   for (const Operation& part : d.operations) {
     op.flops += part.flops * part.count;
     op.bytes += part.bytes * part.count;
     op.launches += part.launches * part.count;
+    op.python_calls += part.python_calls * part.count;
   }
   op.work_items = d.operations.empty() ? 1 : d.operations.front().work_items;
   // The harness times forward+backward as one autograd::grad call; an

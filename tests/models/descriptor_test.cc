@@ -40,7 +40,7 @@ WorkloadDescriptor MustDescribe(const WorkloadSpec& spec) {
 
 // Checks the invariants every descriptor must hold.
 void ExpectConsistent(const WorkloadDescriptor& d) {
-  double flops = 0, bytes = 0, launches = 0;
+  double flops = 0, bytes = 0, launches = 0, calls = 0;
   for (const Operation& op : d.operations) {
     EXPECT_GE(op.flops, 0) << op.name;
     EXPECT_GE(op.bytes, 0) << op.name;
@@ -48,12 +48,15 @@ void ExpectConsistent(const WorkloadDescriptor& d) {
     flops += op.flops * op.count;
     bytes += op.bytes * op.count;
     launches += op.launches * op.count;
+    calls += op.python_calls * op.count;
   }
   const std::string key = d.spec.Key();
   EXPECT_NEAR(flops, d.total_flops(), 1e-9 * d.total_flops()) << key;
   // Host->device copies move input_bytes over the bus, not device memory.
   EXPECT_NEAR(bytes, d.total_bytes() + d.input_bytes, 1e-9 * bytes) << key;
   EXPECT_DOUBLE_EQ(launches, d.kernel_launches) << key;
+  EXPECT_DOUBLE_EQ(calls, d.python_calls) << key;
+  if (d.spec.kind == WorkloadKind::kModel) EXPECT_GT(d.python_calls, 0) << key;
   EXPECT_GT(d.total_bytes() + d.input_bytes, 0) << key;
   if (d.spec.phase == Phase::kInference) {
     EXPECT_EQ(d.backward_flops, 0) << key;
@@ -234,6 +237,35 @@ TEST(DescribeTest, ForeachOptimizerLaunchesGrowWithTensorsAndElements) {
   WorkloadSpec op = Model("optimizer", {{"params", 100000000}}, 1);
   op.kind = WorkloadKind::kOperation;
   EXPECT_DOUBLE_EQ(adam_step(MustDescribe(op)).launches, 7 * 5);
+}
+
+TEST(PythonCallsTest, AnLstmStackIsOneCallWhateverKernelsItLaunches) {
+  // One nn.LSTM call runs every layer and time step in cuDNN: a deeper,
+  // longer stack launches more kernels, not more Python calls. Inference:
+  // the LSTM, the head, the loss, and the two input copies.
+  const WorkloadDescriptor small =
+      MustDescribe(Model("lstm", {{"layers", 2}, {"seq_len", 24}}, 64, Phase::kInference));
+  const WorkloadDescriptor large =
+      MustDescribe(Model("lstm", {{"layers", 4}, {"seq_len", 96}}, 64, Phase::kInference));
+  EXPECT_DOUBLE_EQ(small.python_calls, 5);
+  EXPECT_DOUBLE_EQ(large.python_calls, 5);
+  EXPECT_GT(large.kernel_launches, 3 * small.kernel_launches);
+  EXPECT_GT(small.kernel_launches, 10 * small.python_calls);
+}
+
+TEST(PythonCallsTest, TrainingAddsTheOptimizersWorkPerParameterTensor) {
+  // A 1-D CNN's training step: its forward calls (input transpose, conv and
+  // ReLU per layer, head, loss, two copies), Adam's four calls per parameter
+  // tensor (a weight and a bias per layer and head) and eight foreach calls,
+  // and the step's own fifty; backward adds kernels, not calls.
+  const WorkloadDescriptor inference =
+      MustDescribe(Model("cnn", {{"layers", 3}}, 64, Phase::kInference));
+  const WorkloadDescriptor train = MustDescribe(Model("cnn", {{"layers", 3}}, 64, Phase::kTrain));
+  EXPECT_DOUBLE_EQ(inference.python_calls, 1 + 3 * 2 + 1 + 1 + 2);
+  EXPECT_DOUBLE_EQ(train.python_calls, inference.python_calls + 4 * 8 + 8 + 50);
+  WorkloadSpec sgd = Model("cnn", {{"layers", 3}}, 64, Phase::kTrain);
+  sgd.optimizer = "sgd";
+  EXPECT_DOUBLE_EQ(MustDescribe(sgd).python_calls, inference.python_calls + 2 * 8 + 3 + 50);
 }
 
 TEST(ParameterCountTest, Lstm) {

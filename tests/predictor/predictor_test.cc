@@ -1193,7 +1193,7 @@ TEST(Evaluate, ImportedRunsArePricedAsTheirPythonLoop) {
     const DescribedProfile& row = agent.profiles.at(c.profile_index);
     ASSERT_DOUBLE_EQ(c.measured_ms, row.profile.iteration.mean_ms);
     double ms = c.predicted_ms, lo = c.lo_ms, hi = c.hi_ms;
-    ApplyPythonLoop(row.descriptor.kernel_launches, row.profile.workload.phase, {},
+    ApplyPythonLoop(HostWorkOf(row.descriptor), row.profile.workload.phase, {},
                     HostCostOf(nodes.at(row.profile.node_name), FittedPythonLoopTerms()),
                     FittedPythonLoopTerms(), ms, lo, hi);
     EXPECT_GT(p.predicted_ms, c.predicted_ms);

@@ -28,10 +28,13 @@ PythonLoopTerms Terms() {
 
 constexpr models::ImplementationEffects kNone;
 
+// A step that dispatches `launches` kernels and no Python calls.
+HostWork Launches(double launches) { return {.launches = launches}; }
+
 TEST(ComposePythonStepTest, GpuBoundStepIsGpuTimePlusTheFirstLaunches) {
   // 100 launches at 10 us, one op each: 1 ms of host work under 50 ms of GPU work.
   const PythonStep step =
-      ComposePythonStep(50, 100, models::Phase::kInference, kNone, 10, Terms());
+      ComposePythonStep(50, Launches(100), models::Phase::kInference, kNone, 10, Terms());
   EXPECT_DOUBLE_EQ(step.host_ms, 0.1 + 1.0);
   EXPECT_FALSE(step.host_bound);
   EXPECT_DOUBLE_EQ(step.step_ms, 50 + 0.05 * 1.1);
@@ -39,16 +42,42 @@ TEST(ComposePythonStepTest, GpuBoundStepIsGpuTimePlusTheFirstLaunches) {
 
 TEST(ComposePythonStepTest, HostBoundStepIsHostTimePlusTheGpuTail) {
   // 1000 launches at 10 us, two ops each in training: 20 ms of host work, 2 ms of GPU work.
-  const PythonStep step = ComposePythonStep(2, 1000, models::Phase::kTrain, kNone, 10, Terms());
+  const PythonStep step =
+      ComposePythonStep(2, Launches(1000), models::Phase::kTrain, kNone, 10, Terms());
   EXPECT_DOUBLE_EQ(step.host_ms, 0.1 + 20.0);
   EXPECT_TRUE(step.host_bound);
   EXPECT_DOUBLE_EQ(step.step_ms, 20.1 + 0.2 * 2);
 }
 
+TEST(ComposePythonStepTest, HostTimeCountsPythonCallsBesideKernelLaunches) {
+  PythonLoopTerms t = Terms();
+  t.ops_per_call_inference = 1;
+  t.ops_per_launch_inference = 0.25;
+  t.fixed_ms = 0;
+  // A 4-layer LSTM over 96 steps: five Python calls launch hundreds of cuDNN
+  // kernels, whose host work is the framework's, not the interpreter's.
+  const models::WorkloadDescriptor lstm =
+      *models::Describe({.kind = models::WorkloadKind::kModel,
+                         .family = "lstm",
+                         .params = {{"layers", 4}, {"seq_len", 96}},
+                         .batch_size = 64,
+                         .phase = models::Phase::kInference});
+  const HostWork work = HostWorkOf(lstm);
+  EXPECT_DOUBLE_EQ(work.python_calls, 5);
+  EXPECT_DOUBLE_EQ(work.launches, lstm.kernel_launches);
+  const PythonStep step = ComposePythonStep(0.1, work, models::Phase::kInference, kNone, 10, t);
+  EXPECT_NEAR(step.host_ms, (5 + 0.25 * lstm.kernel_launches) * 10 / 1e3, 1e-12);
+  // A call is priced at ops_per_call whatever it launches.
+  EXPECT_NEAR(ComposePythonStep(0.1, {.python_calls = 5}, models::Phase::kInference, kNone, 10, t)
+                  .host_ms,
+              5 * 10 / 1e3, 1e-12);
+}
+
 TEST(ComposePythonStepTest, NeverFasterThanTheCppStep) {
   for (double g : {0.01, 1.0, 10.0, 1000.0}) {
     for (double launches : {0.0, 10.0, 1e4}) {
-      EXPECT_GE(ComposePythonStep(g, launches, models::Phase::kTrain, kNone, 8, Terms()).step_ms,
+      EXPECT_GE(ComposePythonStep(g, Launches(launches), models::Phase::kTrain, kNone, 8, Terms())
+                    .step_ms,
                 g);
     }
   }
@@ -62,20 +91,25 @@ TEST(ComposePythonStepTest, AHostSyncCostsMostWhereHostAndGpuAreAlike) {
   t.sync_drain_train = 0.25;
   const models::ImplementationEffects sync{.host_syncs_per_forward = 1};
   // 5 ms of host work (0.1 + 490 launches at 10 us) against 5 ms on the GPU.
-  const PythonStep plain = ComposePythonStep(5, 490, models::Phase::kInference, kNone, 10, t);
-  const PythonStep balanced = ComposePythonStep(5, 490, models::Phase::kInference, sync, 10, t);
+  const PythonStep plain =
+      ComposePythonStep(5, Launches(490), models::Phase::kInference, kNone, 10, t);
+  const PythonStep balanced =
+      ComposePythonStep(5, Launches(490), models::Phase::kInference, sync, 10, t);
   EXPECT_DOUBLE_EQ(balanced.host_ms, 5);
   EXPECT_DOUBLE_EQ(balanced.step_ms, plain.step_ms + 0.5 * 5);
   // The same host under 100 ms of GPU work: 0.5 x 5^2 / 100.
-  const PythonStep gpu_bound = ComposePythonStep(100, 490, models::Phase::kInference, sync, 10, t);
-  EXPECT_DOUBLE_EQ(gpu_bound.step_ms,
-                   ComposePythonStep(100, 490, models::Phase::kInference, kNone, 10, t).step_ms +
-                       0.125);
+  const PythonStep gpu_bound =
+      ComposePythonStep(100, Launches(490), models::Phase::kInference, sync, 10, t);
+  EXPECT_DOUBLE_EQ(
+      gpu_bound.step_ms,
+      ComposePythonStep(100, Launches(490), models::Phase::kInference, kNone, 10, t).step_ms +
+          0.125);
   // Training: 2 ops per launch, 9.9 ms of host work against 5 ms; the train drain.
-  const PythonStep train = ComposePythonStep(5, 490, models::Phase::kTrain, sync, 10, t);
-  EXPECT_DOUBLE_EQ(train.step_ms, ComposePythonStep(5, 490, models::Phase::kTrain, kNone, 10, t)
-                                          .step_ms +
-                                      0.25 * 5 * 5 / 9.9);
+  const PythonStep train = ComposePythonStep(5, Launches(490), models::Phase::kTrain, sync, 10, t);
+  EXPECT_DOUBLE_EQ(
+      train.step_ms,
+      ComposePythonStep(5, Launches(490), models::Phase::kTrain, kNone, 10, t).step_ms +
+          0.25 * 5 * 5 / 9.9);
 }
 
 // A heavy Python dispatcher (Hugging Face's BERT) scales the host's time,
@@ -85,15 +119,18 @@ TEST(ComposePythonStepTest, AHeavyDispatcherScalesTheHostTime) {
   t.heavy_dispatch_host_scale = 2;
   const models::ImplementationEffects heavy{.heavy_python_dispatch = true};
   // 5 ms of host work (0.1 + 490 launches at 10 us) against 4 ms on the GPU.
-  const PythonStep plain = ComposePythonStep(4, 490, models::Phase::kInference, kNone, 10, t);
-  const PythonStep scaled = ComposePythonStep(4, 490, models::Phase::kInference, heavy, 10, t);
+  const PythonStep plain =
+      ComposePythonStep(4, Launches(490), models::Phase::kInference, kNone, 10, t);
+  const PythonStep scaled =
+      ComposePythonStep(4, Launches(490), models::Phase::kInference, heavy, 10, t);
   EXPECT_DOUBLE_EQ(scaled.host_ms, 2 * plain.host_ms);
   EXPECT_TRUE(scaled.host_bound);
   EXPECT_DOUBLE_EQ(scaled.step_ms, 10 + 0.2 * 4);
   // Under 100 ms of GPU work the doubled host time shows only in the lead.
-  EXPECT_DOUBLE_EQ(ComposePythonStep(100, 490, models::Phase::kInference, heavy, 10, t).step_ms,
-                   ComposePythonStep(100, 490, models::Phase::kInference, kNone, 10, t).step_ms +
-                       0.05 * 5);
+  EXPECT_DOUBLE_EQ(
+      ComposePythonStep(100, Launches(490), models::Phase::kInference, heavy, 10, t).step_ms,
+      ComposePythonStep(100, Launches(490), models::Phase::kInference, kNone, 10, t).step_ms +
+          0.05 * 5);
 }
 
 // The attention slow path scales the GPU's step where torchvision takes it:
@@ -132,6 +169,7 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
             absl::StatusCode::kInvalidArgument);
   const std::string good =
       R"({"ops_per_launch_train": 2, "ops_per_launch_inference": 1, "fixed_ms": 0.1,
+          "ops_per_call_train": 0.5, "ops_per_call_inference": 0.25,
           "tail": 0.2, "lead": 0.05, "log_error_p10": -0.3, "log_error_p90": 0.3,
           "log_error_share_power": 0.5,
           "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "reference_us": 10,
@@ -198,13 +236,15 @@ TEST(HostCostOfTest, TheProbeBeforeTheCpuScore) {
 
   node.measured.python_op_us = 10;
   double ms = 2, lo = 1.8, hi = 2.2;
-  ApplyPythonLoop(1000, models::Phase::kTrain, kNone, HostCostOf(node, Terms()), Terms(), ms, lo, hi);
+  ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, HostCostOf(node, Terms()), Terms(),
+                  ms, lo, hi);
   node.measured.python_op_us.reset();
   const PythonHostCost scored = HostCostOf(node, Terms());
   ASSERT_EQ(scored.source, HostCostSource::kCpuScore);
   ASSERT_DOUBLE_EQ(scored.per_op_us, 10);
   double scored_ms = 2, scored_lo = 1.8, scored_hi = 2.2;
-  ApplyPythonLoop(1000, models::Phase::kTrain, kNone, scored, Terms(), scored_ms, scored_lo, scored_hi);
+  ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, scored, Terms(), scored_ms,
+                  scored_lo, scored_hi);
   EXPECT_DOUBLE_EQ(ms, scored_ms);
   EXPECT_LT(hi / lo, scored_hi / scored_lo);
 }
@@ -245,7 +285,7 @@ TEST(ApplyPythonLoopTest, HostBoundAnswerTakesTheHostAndAWiderBand) {
   const PythonHostCost cost{.per_op_us = 10, .low_us = 8, .high_us = 12.5,
                             .source = HostCostSource::kCpuScore};
   const PythonLoopPart part =
-      ApplyPythonLoop(1000, models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
+      ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
   EXPECT_TRUE(part.step.host_bound);
   EXPECT_DOUBLE_EQ(part.cpp_ms, 2);
   EXPECT_DOUBLE_EQ(ms, 20.1 + 0.2 * 2);
@@ -274,16 +314,17 @@ TEST(ApplyPythonLoopTest, TheLoopsScatterBoundsTheBandItDoesNotWidenIt) {
   // takes the scatter, which reaches share^0.5, not share.
   double ms = 2, lo = 1.96, hi = 2.04;
   PythonLoopPart part =
-      ApplyPythonLoop(100, models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
+      ApplyPythonLoop(Launches(100), models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
   const double share = part.added_ms / ms;
   ASSERT_NEAR(share, 0.2, 1e-9);
   EXPECT_NEAR(lo, ms * std::exp(-0.3 * std::sqrt(share)), 1e-9);
   EXPECT_NEAR(hi, ms * std::exp(0.3 * std::sqrt(share)), 1e-9);
   // A C++ band that reaches further stands as composed.
   ms = 2, lo = 1.96, hi = 8;
-  ApplyPythonLoop(100, models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
-  EXPECT_NEAR(hi, ComposePythonStep(8, 100, models::Phase::kTrain, kNone, 10, Terms()).step_ms,
-              1e-9);
+  ApplyPythonLoop(Launches(100), models::Phase::kTrain, kNone, cost, Terms(), ms, lo, hi);
+  EXPECT_NEAR(
+      hi, ComposePythonStep(8, Launches(100), models::Phase::kTrain, kNone, 10, Terms()).step_ms,
+      1e-9);
 }
 
 TEST(PythonLoopNoteTest, SaysWhereTheCostCameFrom) {

@@ -55,7 +55,7 @@ serving::Price FullPrice() {
   price.batch_size = 64;
   price.cv_mape = 0.12;
   price.loop = models::Loop::kPython;
-  price.kernel_launches = 120;
+  price.host_work = {.python_calls = 40, .launches = 120};
   return price;
 }
 

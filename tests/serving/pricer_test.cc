@@ -81,7 +81,8 @@ TEST_F(PricerTest, PythonLoopIsPlannedAndKeptApartFromCpp) {
   EXPECT_EQ(python->price->prediction.python.cpp_ms, cpp->price->prediction.iteration_ms);
   EXPECT_EQ(python->price->prediction.loop, models::Loop::kPython);
   EXPECT_EQ(python->price->loop, models::Loop::kPython);
-  EXPECT_EQ(python->price->kernel_launches, lstm.kernel_launches);
+  EXPECT_EQ(python->price->host_work.launches, lstm.kernel_launches);
+  EXPECT_EQ(python->price->host_work.python_calls, lstm.python_calls);
   absl::StatusOr<models::Node> node = store_->GetNode("beta2");
   ASSERT_TRUE(node.ok()) << node.status();
   absl::StatusOr<predictor::Prediction> reference =
