@@ -31,7 +31,7 @@ constexpr FeatureDef kOperationFeatures[] = {
     {"tile_flops", Op::kInput, "tile_flops", "", 1, false,
      "FLOPs including the padding of partial output tiles (GEMMs; else flops)"},
     {"tile_bytes", Op::kInput, "tile_bytes", "", 1, false,
-     "device-memory traffic of a tiled GEMM that re-reads its inputs per tile (else bytes)"},
+     "device-memory traffic of a GEMM whose tiles share operands in L2 (else bytes)"},
     {"compute_ms", Op::kRatio, "flops", "flops_per_s", kMs, true,
      "math time at the effective peak rate"},
     {"tile_compute_ms", Op::kRatio, "tile_flops", "flops_per_s", kMs, true,
@@ -190,8 +190,11 @@ GemmTiling Tiling(const models::Operation& op) {
   const double tm = TileEdge(m), tn = TileEdge(n);
   const double row_tiles = std::ceil(m / tm), column_tiles = std::ceil(n / tn);
   t.padding = row_tiles * tm * column_tiles * tn / (m * n);
-  const double traffic = models::ElementBytes(op.precision) * batch *
-                         (m * k * column_tiles + k * n * row_tiles + m * n);
+  // The tiles that run together share their operand panels in L2: device
+  // memory sees each operand about once. Counting a re-read per tile row and
+  // column made the traffic term stand in for math time that a power-capped
+  // board's spec rate misses (docs/transfer-validation.md, item 5).
+  const double traffic = models::ElementBytes(op.precision) * batch * (m * k + k * n + m * n);
   t.bytes_per_flop = traffic / (2 * m * n * k * batch);
   if (UsesTensorCores(op.precision)) {
     const double bytes = models::ElementBytes(op.precision);

@@ -334,6 +334,7 @@ absl::StatusOr<std::string> SerializeModel(const PredictorModel& model) {
       {"level2_by_family", level2_by_family},
       {"efficiency_by_architecture", model.efficiencies.by_architecture},
       {"efficiency_by_class", model.efficiencies.by_class},
+      {"power_cap_by_class", model.efficiencies.power_cap_by_class},
       {"efficiency_global", model.efficiencies.global},
       {"profile_rates", model.profile_rates},
       {"rate_spread", model.rate_spread},
@@ -409,6 +410,11 @@ absl::StatusOr<PredictorModel> ParseModel(absl::string_view text) {
   if (root.contains("efficiency_by_class")) {
     RETURN_IF_ERROR(ReadScoped(root["efficiency_by_class"], "efficiency_by_class",
                                EfficienciesFromJson, model.efficiencies.by_class));
+  }
+  // Absent from models saved before power caps were learned.
+  if (root.contains("power_cap_by_class")) {
+    RETURN_IF_ERROR(ReadScoped(root["power_cap_by_class"], "power_cap_by_class",
+                               EfficienciesFromJson, model.efficiencies.power_cap_by_class));
   }
   for (const auto& [key, value] : root["efficiency_global"].items()) {
     if (!value.is_number()) return absl::InvalidArgumentError("model: bad efficiency value");

@@ -248,8 +248,12 @@ PricingPlan::PricingPlan(const PredictorModel& model, const models::Node& node)
     if (p == 0 || p == 1) phases_[p].global = MakeLevel2(fitted, target, spread);
   }
   // Keys are FamilyScope(family, phase): the family is what precedes the
-  // last '/'. A key of no phase is one Predict never looks up.
+  // last '/'. A key of no phase is one Predict never looks up. A family's
+  // model is fitted on a few rows of the training architectures, and its
+  // memory and dispatch terms price them as those GPUs behave; a GPU of a new
+  // architecture takes the global model, whose terms every family taught.
   for (const auto& [scope, fitted] : model.level2_by_family) {
+    if (hardware.architecture_seen == Seen::kNew) break;
     const size_t slash = scope.rfind('/');
     if (slash == std::string::npos) continue;
     for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {

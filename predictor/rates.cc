@@ -40,6 +40,10 @@ constexpr RateField kRateFields[] = {
 constexpr int kMemoryField = 7;
 static_assert(std::size(kRateFields) == kMemoryField + 1);
 
+// The board-power class (PowerClass) whose cards run below their boost clock
+// because of their power budget.
+constexpr absl::string_view kPowerCappedClass = "<=100W";
+
 constexpr std::pair<RateSource, absl::string_view> kSourceNames[] = {
     {RateSource::kMeasured, "measured"},
     {RateSource::kSpecTimesEfficiency, "spec*efficiency"},
@@ -48,11 +52,12 @@ constexpr std::pair<RateSource, absl::string_view> kSourceNames[] = {
     {RateSource::kSpec, "spec"},
 };
 
-// The efficiency of rate `key` that `table` holds for `gpu`: its
-// architecture's, else its efficiency class's, else the global one; none when
-// the table has none. `source` says which.
+// The efficiency of rate `key` (of spec value `spec`) that `table` holds for
+// `gpu`: its architecture's, else its efficiency class's (what its board
+// power allows, where the class has a power cap for the rate), else the
+// global one; none when the table has none. `source` says which.
 std::optional<double> EfficiencyFor(const EfficiencyTable& table, const models::GpuSpec& gpu,
-                                    const std::string& key, RateSource& source) {
+                                    const std::string& key, double spec, RateSource& source) {
   auto find = [&](const std::map<std::string, std::map<std::string, double>>& by,
                   const std::string& group) -> std::optional<double> {
     auto it = by.find(group);
@@ -68,6 +73,11 @@ std::optional<double> EfficiencyFor(const EfficiencyTable& table, const models::
   if (const std::string group = EfficiencyClass(gpu); !group.empty()) {
     if (std::optional<double> e = find(table.by_class, group)) {
       source = RateSource::kSpecTimesClassEfficiency;
+      const std::optional<double> cap = find(table.power_cap_by_class, group);
+      auto global = table.global.find(key);
+      if (cap.has_value() && gpu.tdp_watts > 0 && spec > 0 && global != table.global.end()) {
+        return PowerCappedEfficiency(*cap, gpu.tdp_watts, spec, global->second);
+      }
       return e;
     }
   }
@@ -91,7 +101,7 @@ double Resolve(const models::Node& node, const RateField& field,
   RateSource source = RateSource::kSpec;
   double efficiency = 1;
   const std::string key(field.borrow.empty() ? field.key : field.borrow);
-  if (std::optional<double> learned = EfficiencyFor(efficiencies, node.gpu, key, source)) {
+  if (std::optional<double> learned = EfficiencyFor(efficiencies, node.gpu, key, spec, source)) {
     efficiency = *learned;
   }
   worst = std::max(worst, source);
@@ -119,7 +129,7 @@ void AddRateErrors(const models::Node& node, const EfficiencyTable& table,
     if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
     const std::string key(field.key);
     RateSource source = RateSource::kSpec;
-    const std::optional<double> efficiency = EfficiencyFor(table, node.gpu, key, source);
+    const std::optional<double> efficiency = EfficiencyFor(table, node.gpu, key, spec, source);
     if (!efficiency.has_value()) continue;
     errors[absl::StrCat(key, suffix)].push_back(std::abs(std::log(spec * *efficiency / *measured)));
   }
@@ -190,7 +200,38 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
     for (const auto& [key, sum] : sums) table.by_class[group][key] = std::exp(sum.first / sum.second);
   }
   for (const auto& [key, sum] : global_sums) table.global[key] = std::exp(sum.first / sum.second);
+  // A power-capped class's cap comes from its nodes that sustain less of a
+  // math rate than the global efficiency: those the power budget holds back.
+  // Bigger boards run below their spec for other reasons, and memory
+  // bandwidth is not what a power cap throttles.
+  std::map<std::string, std::map<std::string, std::pair<double, int>>> cap_sums;
+  for (const models::Node* node : nodes) {
+    const std::string group = EfficiencyClass(node->gpu);
+    if (group.empty() || PowerClass(node->gpu.tdp_watts) != kPowerCappedClass) continue;
+    for (const RateField& field : kRateFields) {
+      if (field.measured == nullptr || field.key == "memory") continue;
+      const std::optional<double>& measured = node->measured.*field.measured;
+      const double spec = node->gpu.*field.spec;
+      if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
+      const std::string key(field.key);
+      const double efficiency = *measured / spec;
+      auto global = table.global.find(key);
+      if (global == table.global.end() || !(efficiency < global->second)) continue;
+      auto& sum = cap_sums[group][key];
+      sum.first += std::log(efficiency) - std::log(node->gpu.tdp_watts / spec) / 3;
+      ++sum.second;
+    }
+  }
+  for (const auto& [group, sums] : cap_sums) {
+    for (const auto& [key, sum] : sums) {
+      table.power_cap_by_class[group][key] = std::exp(sum.first / sum.second);
+    }
+  }
   return table;
+}
+
+double PowerCappedEfficiency(double cap, double tdp_watts, double spec, double ceiling) {
+  return std::min(ceiling, cap * std::cbrt(tdp_watts / spec));
 }
 
 std::string PowerClass(double tdp_watts) {

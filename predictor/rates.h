@@ -6,9 +6,10 @@
 // generation, from nodes that have both; with no node of its generation the
 // mean over the nodes of its vendor and board-power class serves (a
 // power-capped inference card sustains a fraction of its boost-clock rate
-// that a 700 W board does not), with none of those the mean over all nodes,
-// and with none at all the spec rate is taken as is. Every EffectiveRates
-// says which of these it used.
+// that a 700 W board does not), or, where that class has power-bound nodes,
+// what the GPU's own board power allows (PowerCappedEfficiency); with none of
+// those the mean over all nodes, and with none at all the spec rate is taken
+// as is. Every EffectiveRates says which of these it used.
 //
 // Thread-safe: plain values and pure functions.
 #ifndef PERFCAST_PREDICTOR_RATES_H_
@@ -59,13 +60,20 @@ struct EfficiencyTable {
   std::map<std::string, std::map<std::string, double>> by_architecture;
   // By EfficiencyClass: what a node of an architecture no node taught takes.
   std::map<std::string, std::map<std::string, double>> by_class;
+  // By EfficiencyClass of power-capped cards, per math rate: the cap of the
+  // class's power-bound nodes (PowerCappedEfficiency), where it has any.
+  std::map<std::string, std::map<std::string, double>> power_cap_by_class;
   std::map<std::string, double> global;
 
   friend bool operator==(const EfficiencyTable&, const EfficiencyTable&) = default;
 };
 
 // Geometric means of measured/spec per architecture, per efficiency class
-// and overall, over the nodes that have both (other nodes are ignored).
+// and overall, over the nodes that have both (other nodes are ignored), and
+// the power cap of each class of power-capped cards (PowerClass "<=100W"):
+// the geometric mean of efficiency ÷ (board watts ÷ spec rate)^(1/3) over its
+// nodes that sustain less of a math rate than the global efficiency (the
+// power-bound ones; a class with none has no cap).
 EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
 
 // How far spec × learned efficiency misses a GPU's real rate when that GPU
@@ -101,6 +109,13 @@ std::string PowerClass(double tdp_watts);
 // The class whose efficiencies a GPU of an unseen architecture takes: its
 // vendor and power class ("NVIDIA <=100W"); empty when either is unknown.
 std::string EfficiencyClass(const models::GpuSpec& gpu);
+
+// A board held to its power budget runs below its boost clock: dynamic power
+// grows about as the cube of the clock (voltage follows frequency), so the
+// share of its spec rate it sustains grows as the cube root of the watts it
+// has per spec TFLOP/s. The efficiency of a spec rate under power cap `cap`:
+// cap × (tdp_watts / spec)^(1/3), at most `ceiling`.
+double PowerCappedEfficiency(double cap, double tdp_watts, double spec, double ceiling);
 
 // The rate `precision` runs at on `node`, as EffectiveRates::FlopsPerSecond
 // chooses it (a rate the GPU lacks falls back to fp32): its key ("fp32",

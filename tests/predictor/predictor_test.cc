@@ -338,8 +338,9 @@ TEST(Predictor, SpecOnlyNodeUsesLearnedArchitectureEfficiency) {
 // A spec-only GPU of an architecture no node taught takes the efficiency of
 // the nodes of its vendor and board-power class (a power-capped inference
 // card sustains a fraction of its boost-clock rate that a 700 W board does
-// not), and only without such nodes the global one; the table survives a
-// model file.
+// not), where those nodes are power-bound what its own board power allows
+// (PowerCappedEfficiency), and only without such nodes the global one; the
+// table survives a model file.
 TEST(Predictor, UnseenArchitectureTakesItsVendorAndPowerClassEfficiency) {
   auto with_class = [](models::Node node, double tdp_watts) {
     node.gpu.vendor = "NVIDIA";
@@ -364,7 +365,22 @@ TEST(Predictor, UnseenArchitectureTakesItsVendorAndPowerClassEfficiency) {
   ASSERT_TRUE(rates.ok()) << rates.status();
   EXPECT_EQ(rates->source, RateSource::kSpecTimesClassEfficiency);
   EXPECT_EQ(RateSourceName(rates->source), "spec*class-efficiency");
-  EXPECT_NEAR(rates->FlopsPerSecond(models::Precision::kFp32), 20e12, 1e3);
+  // The low-power nodes sustain less FP32 than the global efficiency: their
+  // cap prices the target's 40 TFLOP/s by the 72 W it has for them, not at
+  // their own 0.5 (they had 7-7.5 W per spec TFLOP/s, the target 1.8).
+  const double cap = 0.5 / std::cbrt(std::sqrt(70.0 / 10 * 75.0 / 10));
+  EXPECT_NEAR(table.power_cap_by_class.at("NVIDIA <=100W").at("fp32"), cap, 1e-12);
+  EXPECT_NEAR(rates->FlopsPerSecond(models::Precision::kFp32), 40e12 * cap * std::cbrt(72.0 / 40),
+              1e3);
+  // Their FP16 (0.8, the global efficiency) is not power-bound: no cap, the
+  // class's efficiency; nor is the big board's class.
+  EXPECT_FALSE(table.power_cap_by_class.at("NVIDIA <=100W").contains("fp16"));
+  EXPECT_FALSE(table.power_cap_by_class.contains("NVIDIA >450W"));
+  EXPECT_NEAR(rates->FlopsPerSecond(models::Precision::kFp16Amp), 80e12, 1e3);
+  // With watts to spare the cap never lifts a card above the global efficiency.
+  target.gpu.fp32_tflops = 4;
+  EXPECT_NEAR(ResolveRates(target, table)->FlopsPerSecond(models::Precision::kFp32),
+              4e12 * table.global.at("fp32"), 1e3);
   target.gpu.tdp_watts = 300;  // no node of its class: the global efficiency
   EXPECT_EQ(ResolveRates(target, table)->source, RateSource::kSpecTimesGlobalEfficiency);
   target.gpu.vendor.clear();  // a class needs the vendor
@@ -1054,6 +1070,24 @@ TEST(Features, MisalignedTensorCoreGemmsPayForNarrowLoads) {
   EXPECT_FALSE(IsCandidateFor(OpClass::kElementwise, "narrow_load_ms"));
 }
 
+// A GEMM's tiles that run together share their operand panels in L2: its
+// device-memory traffic counts each operand and the output once, however
+// many tile rows and columns re-read them (a re-read per tile made the
+// traffic term stand in for the math time of power-capped GPUs).
+TEST(Features, GemmTrafficReadsEachOperandOnce) {
+  EffectiveRates rates;
+  for (double& r : rates.flops_per_s) r = 1e14;
+  rates.memory_bytes_per_s = 1e12;
+  rates.sm_count = 100;
+  Operation op = Gemm(4096, 2048, 1024, models::Precision::kFp32);
+  op.shape = {{"m", 4096}, {"n", 2048}, {"k", 1024}, {"batch", 3}};
+  op.flops *= 3;
+  op.bytes *= 3;
+  const FeatureInputs in = OperationInputs(op, rates);
+  const double once = 4.0 * 3 * (4096.0 * 1024 + 1024.0 * 2048 + 4096.0 * 2048);
+  EXPECT_DOUBLE_EQ(in.at("tile_bytes"), once);
+}
+
 // Any precision loads a GEMM's operands 16 bytes at a time where its rows
 // allow: fp32 rows of 196 elements (784 bytes) do, rows of 98 (392) or 197
 // do not; a bf16 vocabulary of 50257 does not; other classes have no rows.
@@ -1309,6 +1343,23 @@ TEST(Predictor, FamiliesWithEnoughRowsGetTheirOwnLevel2) {
   EXPECT_EQ(old_model->level2, model->level2);
   older["level2_by_family"] = 3;
   EXPECT_EQ(ParseModel(older.dump()).status().code(), absl::StatusCode::kInvalidArgument);
+
+  // A spec-sheet GPU of an architecture no training GPU had takes the global
+  // model: a family's few rows price memory and dispatch as the training
+  // architectures behave.
+  models::Node unseen = node;
+  unseen.name = "unseen";
+  unseen.gpu.model = "unseen-gpu";
+  unseen.gpu.architecture = "new-generation";
+  unseen.measured = {};
+  absl::StatusOr<Prediction> global_priced = PricingPlan(*model, unseen).Predict(slow);
+  ASSERT_TRUE(global_priced.ok()) << global_priced.status();
+  EXPECT_EQ(global_priced->distance.architecture_seen, Seen::kNew);
+  EXPECT_TRUE(std::none_of(global_priced->features_used.begin(),
+                           global_priced->features_used.end(), [&](const std::string& f) {
+                             return absl::StartsWith(f, absl::StrCat("level2/", scope, ":"));
+                           }))
+      << absl::StrJoin(global_priced->features_used, ", ");
 
   options.family_min_rows = 0;  // the global model alone splits the difference
   options.calibrate_measured = false;  // (the agent's runs would correct it: calibration.h)
