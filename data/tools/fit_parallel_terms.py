@@ -80,13 +80,15 @@ PRICED = os.path.join(os.path.dirname(__file__), "..", "..", "predictor", "paral
 # Which terms each strategy may use: the host-bound ones follow how each
 # implementation spends host time (DDP's hooks, FSDP's per-layer all-gather
 # and reduce-scatter calls, DTensor's dispatch per operation and per layer:
-# eager TP's step hardly moves with the tokens of a batch).
+# eager TP's step hardly moves with the tokens of a batch). DDP's hooks and
+# DTensor's dispatch are Python work, so they are learned in the node's Python
+# units (multiples of the plain loop's host per launch) and follow its speed.
 # Each strategy's grid per term; a term left out is 0.
 SHAPES = {
     "ddp": {"gpu_scale": GPU_SCALES, "host_loop_scale": [1.0], "host_hook_scale": HOOK_SCALES},
     "fsdp": {"gpu_scale": GPU_SCALES, "host_ms_per_launch": PER_LAUNCH,
              "host_ms_per_collective": PER_UNIT},
-    "tp": {"gpu_scale": GPU_SCALES, "host_ms_per_launch": PER_LAUNCH,
+    "tp": {"gpu_scale": GPU_SCALES, "host_hook_scale": HOOK_SCALES,
            "host_ms_per_unit": PER_UNIT},
     "pp": {"gpu_scale": GPU_SCALES},
 }
