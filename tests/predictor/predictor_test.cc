@@ -799,6 +799,43 @@ TEST(Calibration, StrictFp32TakesFp32sRunsOnlyWithoutConvolutions) {
             "H200-SXM-141GB/bert/inference/strict-fp32");
 }
 
+// An fp32 workload of `family` with three convolutions (TF32 under fp32) and
+// its strict-fp32 twin, priced on gamma1 given TF32 tensor cores at four
+// times its FP32 rate; `extra_ms` is the convolutions' math at the FP32 rate
+// less at the TF32 rate there.
+struct ConvolutionTwins {
+  models::Node gamma;
+  models::WorkloadDescriptor fp32;
+  models::WorkloadDescriptor strict;
+  double extra_ms = 0;
+};
+
+ConvolutionTwins MakeConvolutionTwins(const PredictorModel& model,
+                                      const std::map<std::string, models::Node>& nodes,
+                                      const std::string& family) {
+  ConvolutionTwins twins;
+  twins.gamma = nodes.at("gamma1");
+  twins.gamma.measured.tf32_tflops = 4 * *twins.gamma.measured.fp32_tflops;
+  Operation conv = Gemm(2048, 256, 2304, models::Precision::kTf32);
+  conv.op_class = OpClass::kConv;
+  conv.count = 3;
+  twins.fp32 = Workload(6, 64, 512, models::Precision::kFp32);
+  twins.fp32.spec.family = family;
+  twins.fp32.operations.push_back(conv);
+  twins.strict = twins.fp32;
+  twins.strict.spec.precision = models::Precision::kStrictFp32;
+  for (Operation& op : twins.strict.operations) op.precision = models::Precision::kStrictFp32;
+  absl::StatusOr<EffectiveRates> rates =
+      ResolveRates(WithProfileRates(twins.gamma, model.profile_rates), model.efficiencies);
+  EXPECT_TRUE(rates.ok()) << rates.status();
+  if (rates.ok()) {
+    twins.extra_ms = 1e3 * conv.count * conv.flops *
+                     (1 / rates->FlopsPerSecond(models::Precision::kStrictFp32) -
+                      1 / rates->FlopsPerSecond(models::Precision::kTf32));
+  }
+  return twins;
+}
+
 // Where the agent measured a family in fp32 but not in strict-fp32, a
 // strict-fp32 workload with convolutions is its fp32 twin (convolutions in
 // TF32, fp32's runs correcting it) plus the convolutions' math at the FP32
@@ -810,28 +847,13 @@ TEST(Calibration, StrictFp32WithConvolutionsIsFp32sStepPlusTheirFp32Math) {
   SlowFp32ModelRunsOnGamma1(data.profiles);
   absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
   ASSERT_TRUE(model.ok()) << model.status();
-  models::Node gamma = nodes.at("gamma1");
-  gamma.measured.tf32_tflops = 4 * *gamma.measured.fp32_tflops;
-  Operation conv = Gemm(2048, 256, 2304, models::Precision::kStrictFp32);
-  conv.op_class = OpClass::kConv;
-  conv.count = 3;
-  models::WorkloadDescriptor fp32 = Workload(6, 64, 512, models::Precision::kFp32);
-  fp32.operations.push_back(conv);
-  fp32.operations.back().precision = models::Precision::kTf32;
-  models::WorkloadDescriptor strict = fp32;
-  strict.spec.precision = models::Precision::kStrictFp32;
-  for (Operation& op : strict.operations) op.precision = models::Precision::kStrictFp32;
-  PricingPlan plan(*model, gamma);
-  absl::StatusOr<Prediction> s = plan.Predict(strict);
-  absl::StatusOr<Prediction> f = plan.Predict(fp32);
+  const ConvolutionTwins twins = MakeConvolutionTwins(*model, nodes, "synthmlp");
+  PricingPlan plan(*model, twins.gamma);
+  absl::StatusOr<Prediction> s = plan.Predict(twins.strict);
+  absl::StatusOr<Prediction> f = plan.Predict(twins.fp32);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(f.ok()) << f.status();
-  absl::StatusOr<EffectiveRates> rates =
-      ResolveRates(WithProfileRates(gamma, model->profile_rates), model->efficiencies);
-  ASSERT_TRUE(rates.ok()) << rates.status();
-  const double extra_ms = 1e3 * conv.count * conv.flops *
-                          (1 / rates->FlopsPerSecond(models::Precision::kStrictFp32) -
-                           1 / rates->FlopsPerSecond(models::Precision::kTf32));
+  const double extra_ms = twins.extra_ms;
   EXPECT_GT(extra_ms, 0.1 * f->iteration_ms);
   EXPECT_NEAR(s->iteration_ms, f->iteration_ms + extra_ms, 1e-9 * s->iteration_ms);
   EXPECT_LE(s->lo_ms, f->lo_ms + extra_ms * (1 + 1e-9));
@@ -842,7 +864,7 @@ TEST(Calibration, StrictFp32WithConvolutionsIsFp32sStepPlusTheirFp32Math) {
   double breakdown_ms = 0;
   for (const auto& [op_class, ms] : s->breakdown_ms) breakdown_ms += ms;
   EXPECT_NEAR(breakdown_ms, s->iteration_ms, 1e-9 * s->iteration_ms);
-  absl::StatusOr<Prediction> python = plan.Predict(strict, models::Loop::kPython);
+  absl::StatusOr<Prediction> python = plan.Predict(twins.strict, models::Loop::kPython);
   ASSERT_TRUE(python.ok()) << python.status();
   EXPECT_DOUBLE_EQ(python->python.cpp_ms, s->iteration_ms);
 }
@@ -854,31 +876,15 @@ TEST(Calibration, UnmeasuredStrictFp32ConvolutionsAreFp32sStepPlusTheirFp32Math)
   Synthetic data = MakeProfiles(nodes, 0.01, 5);
   absl::StatusOr<PredictorModel> model = FitDescribed(data.profiles, nodes, Options());
   ASSERT_TRUE(model.ok()) << model.status();
-  models::Node gamma = nodes.at("gamma1");
-  gamma.measured.tf32_tflops = 4 * *gamma.measured.fp32_tflops;
-  Operation conv = Gemm(2048, 256, 2304, models::Precision::kTf32);
-  conv.op_class = OpClass::kConv;
-  conv.count = 3;
-  models::WorkloadDescriptor fp32 = Workload(6, 64, 512, models::Precision::kFp32);
-  fp32.spec.family = "unmeasured_convnet";
-  fp32.operations.push_back(conv);
-  models::WorkloadDescriptor strict = fp32;
-  strict.spec.precision = models::Precision::kStrictFp32;
-  for (Operation& op : strict.operations) op.precision = models::Precision::kStrictFp32;
-  PricingPlan plan(*model, gamma);
-  absl::StatusOr<Prediction> s = plan.Predict(strict);
-  absl::StatusOr<Prediction> f = plan.Predict(fp32);
+  const ConvolutionTwins twins = MakeConvolutionTwins(*model, nodes, "unmeasured_convnet");
+  PricingPlan plan(*model, twins.gamma);
+  absl::StatusOr<Prediction> s = plan.Predict(twins.strict);
+  absl::StatusOr<Prediction> f = plan.Predict(twins.fp32);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_FALSE(f->calibrated);
-  absl::StatusOr<EffectiveRates> rates =
-      ResolveRates(WithProfileRates(gamma, model->profile_rates), model->efficiencies);
-  ASSERT_TRUE(rates.ok()) << rates.status();
-  const double extra_ms = 1e3 * conv.count * conv.flops *
-                          (1 / rates->FlopsPerSecond(models::Precision::kStrictFp32) -
-                           1 / rates->FlopsPerSecond(models::Precision::kTf32));
-  EXPECT_GT(extra_ms, 0.1 * f->iteration_ms);
-  EXPECT_NEAR(s->iteration_ms, f->iteration_ms + extra_ms, 1e-9 * s->iteration_ms);
+  EXPECT_GT(twins.extra_ms, 0.1 * f->iteration_ms);
+  EXPECT_NEAR(s->iteration_ms, f->iteration_ms + twins.extra_ms, 1e-9 * s->iteration_ms);
   EXPECT_EQ(s->method, f->method);
 }
 
