@@ -117,22 +117,53 @@ bool HasRates(const models::Node& node) {
   });
 }
 
-// Appends |log(spec × efficiency / measured)| of every rate `node` has both
-// of to errors[key + suffix], the efficiency from `table` (its
-// architecture's, else the global one).
-void AddRateErrors(const models::Node& node, const EfficiencyTable& table,
-                   absl::string_view suffix, std::map<std::string, std::vector<double>>& errors) {
+// Calls fn(key, measured, spec) for every rate `node` has both a positive
+// measurement and a positive spec value of.
+template <typename Fn>
+void ForEachMeasuredRate(const models::Node& node, Fn fn) {
   for (const RateField& field : kRateFields) {
     if (field.measured == nullptr) continue;
     const std::optional<double>& measured = node.measured.*field.measured;
     const double spec = node.gpu.*field.spec;
     if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
-    const std::string key(field.key);
+    fn(std::string(field.key), *measured, spec);
+  }
+}
+
+// Sums of log values and their count, per key: a geometric mean treats 0.5x
+// and 2x symmetrically.
+using LogSums = std::map<std::string, std::pair<double, int>>;
+
+void AddLog(LogSums& sums, const std::string& key, double log_value) {
+  auto& sum = sums[key];
+  sum.first += log_value;
+  ++sum.second;
+}
+
+std::map<std::string, double> GeometricMeans(const LogSums& sums) {
+  std::map<std::string, double> means;
+  for (const auto& [key, sum] : sums) means[key] = std::exp(sum.first / sum.second);
+  return means;
+}
+
+std::map<std::string, std::map<std::string, double>> GeometricMeans(
+    const std::map<std::string, LogSums>& sums) {
+  std::map<std::string, std::map<std::string, double>> means;
+  for (const auto& [group, group_sums] : sums) means[group] = GeometricMeans(group_sums);
+  return means;
+}
+
+// Appends |log(spec × efficiency / measured)| of every rate `node` has both
+// of to errors[key + suffix], the efficiency from `table` (its
+// architecture's, else the global one).
+void AddRateErrors(const models::Node& node, const EfficiencyTable& table,
+                   absl::string_view suffix, std::map<std::string, std::vector<double>>& errors) {
+  ForEachMeasuredRate(node, [&](const std::string& key, double measured, double spec) {
     RateSource source = RateSource::kSpec;
     const std::optional<double> efficiency = EfficiencyFor(table, node.gpu, key, spec, source);
-    if (!efficiency.has_value()) continue;
-    errors[absl::StrCat(key, suffix)].push_back(std::abs(std::log(spec * *efficiency / *measured)));
-  }
+    if (!efficiency.has_value()) return;
+    errors[absl::StrCat(key, suffix)].push_back(std::abs(std::log(spec * *efficiency / measured)));
+  });
 }
 
 }  // namespace
@@ -145,88 +176,53 @@ absl::string_view RateSourceName(RateSource source) {
 }
 
 EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes) {
-  // Sums of log ratios: a geometric mean treats 0.5x and 2x symmetrically.
-  std::map<std::string, std::map<std::string, std::pair<double, int>>> arch_sums, class_sums;
-  std::map<std::string, std::pair<double, int>> global_sums;
+  std::map<std::string, LogSums> arch_sums, class_sums;
+  LogSums global_sums;
   for (const models::Node* node : nodes) {
-    for (const RateField& field : kRateFields) {
-      if (field.measured == nullptr) continue;
-      const std::optional<double>& measured = node->measured.*field.measured;
-      const double spec = node->gpu.*field.spec;
-      if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
-      const double log_ratio = std::log(*measured / spec);
-      auto& arch = arch_sums[node->gpu.architecture][std::string(field.key)];
-      arch.first += log_ratio;
-      ++arch.second;
-      if (const std::string group = EfficiencyClass(node->gpu); !group.empty()) {
-        auto& by_class = class_sums[group][std::string(field.key)];
-        by_class.first += log_ratio;
-        ++by_class.second;
-      }
-      auto& global = global_sums[std::string(field.key)];
-      global.first += log_ratio;
-      ++global.second;
-    }
+    const std::string group = EfficiencyClass(node->gpu);
+    ForEachMeasuredRate(*node, [&](const std::string& key, double measured, double spec) {
+      const double log_ratio = std::log(measured / spec);
+      AddLog(arch_sums[node->gpu.architecture], key, log_ratio);
+      if (!group.empty()) AddLog(class_sums[group], key, log_ratio);
+      AddLog(global_sums, key, log_ratio);
+    });
   }
   // The host side has no spec sheet: a node without measurements takes the
   // typical host of the nodes that have them.
   for (const models::Node* node : nodes) {
     const auto& m = node->measured;
     if (m.launch_latency_us.value_or(0) > 0) {
-      auto& sum = global_sums[std::string(kHostLaunchKey)];
-      sum.first += std::log(*m.launch_latency_us);
-      ++sum.second;
+      AddLog(global_sums, std::string(kHostLaunchKey), std::log(*m.launch_latency_us));
     }
     const double h2d = m.h2d_pageable_gbs.value_or(0) > 0 ? *m.h2d_pageable_gbs
                                                            : m.h2d_pinned_gbs.value_or(0);
-    if (h2d > 0) {
-      auto& sum = global_sums[std::string(kHostH2dKey)];
-      sum.first += std::log(h2d);
-      ++sum.second;
-    }
+    if (h2d > 0) AddLog(global_sums, std::string(kHostH2dKey), std::log(h2d));
     if (m.dispatch_ops_per_s.value_or(0) > 0) {
-      auto& sum = global_sums[std::string(kHostDispatchKey)];
-      sum.first += std::log(*m.dispatch_ops_per_s);
-      ++sum.second;
+      AddLog(global_sums, std::string(kHostDispatchKey), std::log(*m.dispatch_ops_per_s));
     }
   }
   EfficiencyTable table;
-  for (const auto& [arch, sums] : arch_sums) {
-    for (const auto& [key, sum] : sums) {
-      table.by_architecture[arch][key] = std::exp(sum.first / sum.second);
-    }
-  }
-  for (const auto& [group, sums] : class_sums) {
-    for (const auto& [key, sum] : sums) table.by_class[group][key] = std::exp(sum.first / sum.second);
-  }
-  for (const auto& [key, sum] : global_sums) table.global[key] = std::exp(sum.first / sum.second);
+  table.by_architecture = GeometricMeans(arch_sums);
+  table.by_class = GeometricMeans(class_sums);
+  table.global = GeometricMeans(global_sums);
   // A power-capped class's cap comes from its nodes that sustain less of a
   // math rate than the global efficiency: those the power budget holds back.
   // Bigger boards run below their spec for other reasons, and memory
   // bandwidth is not what a power cap throttles.
-  std::map<std::string, std::map<std::string, std::pair<double, int>>> cap_sums;
+  std::map<std::string, LogSums> cap_sums;
   for (const models::Node* node : nodes) {
     const std::string group = EfficiencyClass(node->gpu);
     if (group.empty() || PowerClass(node->gpu.tdp_watts) != kPowerCappedClass) continue;
-    for (const RateField& field : kRateFields) {
-      if (field.measured == nullptr || field.key == "memory") continue;
-      const std::optional<double>& measured = node->measured.*field.measured;
-      const double spec = node->gpu.*field.spec;
-      if (!measured.has_value() || !(*measured > 0) || !(spec > 0)) continue;
-      const std::string key(field.key);
-      const double efficiency = *measured / spec;
+    ForEachMeasuredRate(*node, [&](const std::string& key, double measured, double spec) {
+      if (key == "memory") return;
+      const double efficiency = measured / spec;
       auto global = table.global.find(key);
-      if (global == table.global.end() || !(efficiency < global->second)) continue;
-      auto& sum = cap_sums[group][key];
-      sum.first += std::log(efficiency) - std::log(node->gpu.tdp_watts / spec) / 3;
-      ++sum.second;
-    }
+      if (global == table.global.end() || !(efficiency < global->second)) return;
+      AddLog(cap_sums[group], key,
+             std::log(efficiency) - std::log(node->gpu.tdp_watts / spec) / 3);
+    });
   }
-  for (const auto& [group, sums] : cap_sums) {
-    for (const auto& [key, sum] : sums) {
-      table.power_cap_by_class[group][key] = std::exp(sum.first / sum.second);
-    }
-  }
+  table.power_cap_by_class = GeometricMeans(cap_sums);
   return table;
 }
 
