@@ -56,7 +56,8 @@ def strategy(row):
 
 
 # The campaigns' torchvision models by perfcast's torchvision names.
-TORCHVISION = {"resnet50": "resnet50", "vit-b16": "vit_b_16"}
+TORCHVISION = {"resnet18": "resnet18", "resnet50": "resnet50", "resnet101": "resnet101",
+               "vit-b16": "vit_b_16"}
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 

@@ -122,6 +122,8 @@ VISION = {
     "resnet50": ("resnet_imagenet", dict(depth=50, image=224, classes=1000)),
     "vit-b16": ("vit", dict(layers=12, hidden=768, heads=12, ffn=3072, patch=16, image=224,
                             classes=1000)),
+    "resnet18": ("resnet_imagenet", dict(depth=18, image=224, classes=1000)),
+    "resnet101": ("resnet_imagenet", dict(depth=101, image=224, classes=1000)),
     "resnet18-tiny": ("resnet_imagenet", dict(depth=18, image=64, classes=10)),
     "vit-tiny": ("vit", dict(layers=2, hidden=128, heads=4, ffn=256, patch=16, image=64,
                              classes=10)),
@@ -235,6 +237,8 @@ def plan(name, gpus=2):
         return _sizes_plan(gpus)
     if name == "h200x2-host":
         return _host_plan(gpus)
+    if name == "h200x2-spread":
+        return _spread_plan(gpus)
     if name != "h200x2":
         raise ValueError("unknown plan %r" % name)
     rows = _layouts("llama-1b", 8, 2048, gpus, full=True)
@@ -323,6 +327,32 @@ def _host_plan(gpus):
                      config(model, "tp", gpus, small, seq, tag="-host")]
         else:
             rows.append(config(model, "fsdp", gpus, small, seq, zero=2, tag="-host"))
+    return rows
+
+
+def _spread_plan(gpus):
+    """Where the fitted terms had few rows: DTensor TP across the decoders' sizes, batches,
+    sequence lengths and with checkpointing (one GPU at the same batch where it fits), and DDP
+    on CNNs beside ResNet-50 and ViT-B/16 at more batches, each DDP row with its one-GPU steps
+    at the global and the per-GPU batch. Every configuration is new to the other plans."""
+    rows = []
+    for model, batch, seq, ac in (("llama-1b", 2, 512, False), ("llama-1b", 32, 512, False),
+                                  ("llama-1b", 4, 2048, False), ("llama-1b", 16, 2048, False),
+                                  ("llama-1b", 8, 1024, True), ("llama-3b", 2, 1024, False),
+                                  ("llama-3b", 16, 1024, False), ("llama-3b", 2, 4096, False),
+                                  ("llama-3b", 4, 2048, True), ("llama-8b", 1, 2048, False),
+                                  ("llama-8b", 4, 2048, False), ("llama-8b", 1, 4096, False),
+                                  ("llama-8b", 8, 1024, True)):
+        rows.append(config(model, "tp", gpus, batch, seq, ac=ac, tag="-spread"))
+        if model != "llama-8b":  # its AdamW states alone leave no room on one H200
+            rows.append(config(model, "single", 1, batch, seq, ac=ac, tag="-spread"))
+    for model, batches in (("resnet18", (64, 256)), ("resnet101", (32, 128)),
+                           ("vit-b16", (32, 256))):
+        for b in batches:
+            rows += [r for r in (config(model, "single", 1, b // gpus, tag="-spread"),
+                                 config(model, "single", 1, b, tag="-spread"),
+                                 config(model, "ddp", gpus, b, tag="-spread"))
+                     if r["id"] not in {seen["id"] for seen in rows}]
     return rows
 
 
@@ -1112,7 +1142,7 @@ def _append(path, row):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plan", default="h200x2", help="smoke, h200x2, h200x2-sizes or h200x2-host")
+    parser.add_argument("--plan", default="h200x2", help="smoke, h200x2, h200x2-sizes, h200x2-host or h200x2-spread")
     parser.add_argument("--out", default="parallel.jsonl", help="JSONL, appended per configuration")
     parser.add_argument("--collectives-out", default="", help="JSONL of the collectives sweep")
     parser.add_argument("--collective-sizes", default="4K:1G", help="LO:HI, doubling")

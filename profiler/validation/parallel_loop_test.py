@@ -43,7 +43,7 @@ class DescribeTest(unittest.TestCase):
 
 class PlanTest(unittest.TestCase):
     def test_plans_have_unique_ids_and_consistent_layouts(self):
-        for name in ("smoke", "h200x2", "h200x2-sizes", "h200x2-host"):
+        for name in ("smoke", "h200x2", "h200x2-sizes", "h200x2-host", "h200x2-spread"):
             rows = parallel_loop.plan(name, 2)
             self.assertEqual(len({r["id"] for r in rows}), len(rows))
             for r in rows:
@@ -84,6 +84,24 @@ class PlanTest(unittest.TestCase):
         for r in rows:
             if r["strategy"] == "ddp":
                 self.assertIn((r["model"], r["global_batch"] // 2, r["seq_len"]), singles)
+                self.assertIn((r["model"], r["global_batch"], r["seq_len"]), singles)
+
+    def test_spread_plan_measures_only_new_configurations(self):
+        def shape(r):
+            return (r["model"], r["strategy"], r["global_batch"], r["seq_len"], r["zero"],
+                    r["activation_checkpointing"], r["micro_batches"], r["fsdp_params"])
+        seen = {shape(r) for name in ("h200x2", "h200x2-sizes", "h200x2-host")
+                for r in parallel_loop.plan(name, 2)}
+        rows = parallel_loop.plan("h200x2-spread", 2)
+        self.assertFalse(seen & {shape(r) for r in rows if r["strategy"] != "single"})
+        self.assertGreaterEqual(sum(r["strategy"] == "tp" for r in rows), 12)
+        singles = {(r["model"], r["global_batch"], r["seq_len"]) for r in rows
+                   if r["strategy"] == "single"}
+        for r in rows:
+            if r["strategy"] == "ddp":
+                self.assertIn((r["model"], r["global_batch"] // 2, r["seq_len"]), singles)
+                self.assertIn((r["model"], r["global_batch"], r["seq_len"]), singles)
+            if r["strategy"] == "tp" and r["model"] != "llama-8b":
                 self.assertIn((r["model"], r["global_batch"], r["seq_len"]), singles)
 
     def test_unknown_plan(self):
