@@ -1,6 +1,7 @@
 """perfcast-agent's Python probe: host cost per operation of a Python loop.
 
     python3 python_probe.py [--device cuda|cpu] [--ops 500] [--rounds 9] [--steps 20]
+                            [--state-samples 0] [--state-work-s 0.5]
 
 Prints one JSON line:
 
@@ -34,6 +35,20 @@ operations dispatched ("loop_launch_unit" says which). *_us_per_launch is
 the phase's host time over its launches (null where none was counted);
 loop_train_us_per_launch is the training step's (forward, backward,
 optimizer) over its launches.
+
+With --state-samples N the probe also times the tiny adds in the state a
+user's loop runs in: a process that trains a mid-sized model (StateModel)
+between readings. N times it trains that model for --state-work-s seconds,
+synchronises, then reads the tiny adds from Python and from TorchScript
+(3 rounds of `ops`, as the plain loop's dispatch_rates right before each
+configuration); state_python_op_us / state_torchscript_op_us are the
+medians over the N readings, *_all every reading, state_cpu_all the CPU
+each reading ran on (from /proc; null where unreadable). A plain loop's
+per-configuration readings on one host fall in two levels a constant few
+microseconds apart, for Python and TorchScript alike, in host-dependent
+shares, while a single short reading in a fresh process lands in one of
+them: the spread of readings says which the host gives a loop
+(data/README.md).
 
 Exit status 3 when torch cannot be imported (the agent records "not
 measured"), 2 on bad arguments. The agent ships this file compiled in and
@@ -175,6 +190,66 @@ def loop_launches(loop):
     return counts, unit
 
 
+class StateModel:
+    """A mid-sized model trained between the state readings: `layers` x
+    (Linear(width, width), GELU) at `batch`, MSE loss, AdamW; its kernels are
+    large enough that the GPU, not the host, binds its steps."""
+
+    def __init__(self, torch, device, layers=4, width=1024, batch=512):
+        from torch import nn
+        self.torch = torch
+        self.description = "%d x (Linear(%d, %d), GELU), batch %d, AdamW" % (
+            layers, width, width, batch)
+        modules = []
+        for _ in range(layers):
+            modules += [nn.Linear(width, width), nn.GELU()]
+        self.model = nn.Sequential(*modules).to(device)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-4)
+        self.x = torch.randn(batch, width, device=device)
+        self.cuda = self.x.device.type == "cuda"
+
+    def train_for(self, seconds):
+        """Training steps until `seconds` have passed on the host, then a sync."""
+        end = time.perf_counter() + seconds
+        while True:
+            loss = self.model(self.x).square().mean()
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            if time.perf_counter() >= end:
+                break
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+
+def current_cpu():
+    """The CPU this thread last ran on (field 39 of /proc/thread-self/stat), or
+    None where /proc does not say."""
+    try:
+        with open("/proc/thread-self/stat") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(")") + 2:].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def state_keys(samples, work, read_python, read_torchscript, description):
+    """The state_* keys: `samples` times `work()` (the model's training),
+    then one reading of `read_python()` and of `read_torchscript()` (None
+    where TorchScript is missing), each in us per operation."""
+    python, torchscript, cpus = [], [], []
+    for _ in range(samples):
+        work()
+        cpus.append(current_cpu())
+        python.append(read_python())
+        if read_torchscript is not None:
+            torchscript.append(read_torchscript())
+    return {"state_model": description, "state_samples": samples,
+            "state_python_op_us": median(python), "state_python_op_us_all": python,
+            "state_torchscript_op_us": median(torchscript) if torchscript else None,
+            "state_torchscript_op_us_all": torchscript, "state_cpu_all": cpus}
+
+
 def loop_keys(host_us, launches, unit, description, steps):
     """The loop_* keys of the probe's JSON line from loop_host_us's and
     loop_launches's results."""
@@ -197,9 +272,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--steps", type=int, default=20,
                         help="tiny-model steps per round of the loop_* keys")
+    parser.add_argument("--state-samples", type=int, default=0,
+                        help="readings of the tiny adds between a mid-sized model's training "
+                             "(the state_* keys; 0: none)")
+    parser.add_argument("--state-work-s", type=float, default=0.5,
+                        help="seconds of the mid-sized model's training before each reading")
     args = parser.parse_args()
     if args.ops < 1 or args.rounds < 1 or args.steps < 1:
         parser.error("--ops, --rounds and --steps must be positive")
+    if args.state_samples < 0 or args.state_work_s < 0:
+        parser.error("--state-samples and --state-work-s must not be negative")
     try:
         import torch
     except Exception as e:  # noqa: BLE001 - any import failure means "no torch"
@@ -209,12 +291,12 @@ def main():
     x = torch.zeros(1, device=device)
     cuda = device.type == "cuda"
 
-    def per_op_us(run):
+    def per_op_us(run, rounds=args.rounds):
         run(50)
         if cuda:
             torch.cuda.synchronize()
         values = []
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             t0 = time.perf_counter()
             run(args.ops)
             values.append(1e6 * max(time.perf_counter() - t0, 1e-9) / args.ops)
@@ -226,7 +308,7 @@ def main():
         for _ in range(n):
             x.add_(1)
 
-    torchscript = None
+    torchscript, scripted = None, None
     try:
         def adds(x: torch.Tensor, n: int) -> torch.Tensor:
             for _ in range(n):
@@ -235,6 +317,7 @@ def main():
         scripted = torch.jit.script(adds)
         torchscript = per_op_us(lambda n: scripted(x, n))
     except Exception as e:  # noqa: BLE001 - TorchScript is optional
+        scripted = None
         print("torchscript: %s" % e, file=sys.stderr)
     python = per_op_us(python_adds)
     out = {
@@ -247,14 +330,29 @@ def main():
         "rounds": args.rounds,
     }
     # After the tiny adds, so that the keys stored since the first probe
-    # keep measuring the same host state; the launch count last of all.
+    # keep measuring the same host state; the state readings after every
+    # fresh-process key, and the launch count (a profiler session slows the
+    # Python that follows it) last of all.
+    loop, host_us = None, None
     try:
         loop = TinyLoop(torch, device)
         host_us = loop_host_us(loop, steps=args.steps, rounds=args.rounds)
-        launches, unit = loop_launches(loop)
-        out.update(loop_keys(host_us, launches, unit, loop.description, args.steps))
     except Exception as e:  # noqa: BLE001 - the loop keys are an addition
         print("loop: %s" % e, file=sys.stderr)
+    if args.state_samples > 0:
+        state = StateModel(torch, device)
+        out.update(state_keys(
+            args.state_samples, lambda: state.train_for(args.state_work_s),
+            lambda: per_op_us(python_adds, rounds=3),
+            (lambda: per_op_us(lambda n: scripted(x, n), rounds=3))
+            if scripted is not None else None, state.description))
+        del state
+    if host_us is not None:
+        try:
+            launches, unit = loop_launches(loop)
+            out.update(loop_keys(host_us, launches, unit, loop.description, args.steps))
+        except Exception as e:  # noqa: BLE001 - the loop keys are an addition
+            print("loop: %s" % e, file=sys.stderr)
     print(json.dumps(out))
     return 0
 

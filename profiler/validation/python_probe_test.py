@@ -44,6 +44,35 @@ class LoopKeysTest(unittest.TestCase):
         self.assertEqual(python_probe.median([4, 1, 3, 2]), 2.5)
 
 
+class StateKeysTest(unittest.TestCase):
+    def test_each_reading_follows_the_models_work(self):
+        calls = []
+        readings = iter([7.0, 10.0, 7.5])
+        keys = python_probe.state_keys(
+            3, lambda: calls.append("work"),
+            lambda: calls.append("python") or next(readings),
+            lambda: calls.append("torchscript") or 5.0, "mid")
+        self.assertEqual(calls, ["work", "python", "torchscript"] * 3)
+        self.assertEqual(keys["state_python_op_us_all"], [7.0, 10.0, 7.5])
+        self.assertEqual(keys["state_python_op_us"], 7.5)
+        self.assertEqual(keys["state_torchscript_op_us"], 5.0)
+        self.assertEqual(len(keys["state_cpu_all"]), 3)
+        self.assertEqual(keys["state_samples"], 3)
+
+    def test_without_torchscript_its_key_is_null(self):
+        keys = python_probe.state_keys(2, lambda: None, lambda: 8.0, None, "mid")
+        self.assertIsNone(keys["state_torchscript_op_us"])
+        self.assertEqual(keys["state_torchscript_op_us_all"], [])
+        self.assertEqual(keys["state_python_op_us"], 8.0)
+
+    @unittest.skipUnless(os.path.exists("/proc/thread-self/stat"), "no /proc")
+    def test_current_cpu_is_one_of_this_machines(self):
+        cpu = python_probe.current_cpu()
+        self.assertIsNotNone(cpu)
+        self.assertGreaterEqual(cpu, 0)
+        self.assertLess(cpu, os.cpu_count() * 64)
+
+
 @unittest.skipUnless(torch is not None, "no torch for this python")
 class TinyLoopTest(unittest.TestCase):
     def test_phases_are_timed_and_counted_on_the_cpu(self):
@@ -68,6 +97,20 @@ class TinyLoopTest(unittest.TestCase):
         self.assertGreater(out["python_op_us"], 0)
         for phase in python_probe.PHASES + ("train",):
             self.assertGreater(out["loop_%s_us_per_launch" % phase], 0)
+
+    def test_the_state_readings_come_only_when_asked(self):
+        def run(*extra):
+            done = subprocess.run([sys.executable, os.path.join(PROFILER, "python_probe.py"),
+                                   "--device", "cpu", "--ops", "50", "--rounds", "3",
+                                   "--steps", "3"] + list(extra),
+                                  capture_output=True, text=True, timeout=300)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            return json.loads(done.stdout.strip().splitlines()[-1])
+        self.assertNotIn("state_python_op_us", run())
+        out = run("--state-samples", "2", "--state-work-s", "0")
+        self.assertEqual(len(out["state_python_op_us_all"]), 2)
+        self.assertGreater(out["state_python_op_us"], 0)
+        self.assertGreater(out["loop_train_us_per_launch"], 0)
 
     def test_the_plain_loop_divides_by_the_probes_counts(self):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
