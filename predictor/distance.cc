@@ -97,7 +97,17 @@ void SetPrecisionPath(const PredictorModel& model, const models::Node& node,
 
 double DistanceSpread(const PredictorModel& model, bool memory_bound, Distance& distance) {
   const std::string key = memory_bound ? "memory" : "fp32";
+  // A seen architecture's efficiency was learned on a sibling: its spread is
+  // the one measured on siblings (the pooled one mostly measures GPUs alone
+  // in their architecture), where there is one. Farther targets never take
+  // less than either.
+  const double seen = SpreadOf(model, SeenArchitectureSpreadKey(key));
   double spread = SpreadOf(model, key);
+  if (seen > 0 && distance.architecture_seen == Seen::kSeen &&
+      distance.vendor_seen != Seen::kNew && distance.power_class_seen != Seen::kNew) {
+    return seen;
+  }
+  spread = std::max(spread, seen);
   const std::pair<DistanceKind, Seen> components[] = {
       {DistanceKind::kArchitecture, distance.architecture_seen},
       {DistanceKind::kVendor, distance.vendor_seen},

@@ -62,13 +62,16 @@ void SetPrecisionPath(const PredictorModel& model, const models::Node& node,
                       models::Precision precision, Distance& distance);
 
 // The log-normal spread of the binding rate ("fp32" for compute-bound work,
-// "memory" else) for a target at `distance`: the largest of the model's
-// pooled leave-one-GPU-out spread and the leave-one-group-out spread of each
+// "memory" else) for a target at `distance`. A target whose architecture,
+// vendor and power class are all seen takes the spread measured on nodes
+// that a sibling of their architecture taught (SeenArchitectureSpreadKey),
+// where one was learned, else the pooled leave-one-GPU-out spread. Otherwise
+// the largest of those two and the leave-one-group-out spread of each
 // hardware component that is new (rates.h, DistanceSpreadKey). A new
 // component without a learned spread takes the new-architecture one (a new
 // vendor or power class is at least as far as a new architecture of a seen
-// one) and is added to distance.unlearned. Never below the pooled spread: an
-// interval only widens with distance.
+// one) and is added to distance.unlearned. A farther target never takes
+// less than a seen one: an interval only widens with distance.
 double DistanceSpread(const PredictorModel& model, bool memory_bound, Distance& distance);
 
 // The extra log-normal spread a new precision path adds (in quadrature) to

@@ -7,6 +7,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/quantile.h"
 #include "predictor/distance.h"
 #include "predictor/prediction_parts.h"
 
@@ -75,6 +76,13 @@ void AddMisses(const FittedModel& model, const HeldOutArchitecture& fold, const 
   if (model.level != 1) return;
   const size_t added = misses.size() - first;
   for (size_t i = first; i < misses.size(); ++i) misses[i].weight = 1.0 / added;
+}
+
+// Whether `misses` hold a row CalibrateDistanceScale can learn from.
+bool Calibrates(absl::Span<const HeldOutMiss> misses) {
+  return std::any_of(misses.begin(), misses.end(), [](const HeldOutMiss& miss) {
+    return miss.spread > 0 && miss.weight > 0 && std::isfinite(miss.log_miss);
+  });
 }
 
 }  // namespace
@@ -205,7 +213,7 @@ void CalibrateLevel2Scales(absl::Span<const HeldOutArchitecture> folds,
                            const std::map<std::string, models::Node>& nodes, models::Phase phase,
                            const Level1Fn& level1, const ErrorsByProfile& global_transfer,
                            const std::map<std::string, ErrorsByProfile>& family_transfer,
-                           PredictorModel& model) {
+                           PredictorModel& model, std::vector<FittedModel*>& unlearned) {
   std::vector<FittedModel*> fitted;
   std::vector<std::string> families;  // empty: the global model
   std::vector<const ErrorsByProfile*> transfer;
@@ -238,7 +246,22 @@ void CalibrateLevel2Scales(absl::Span<const HeldOutArchitecture> folds,
   }
   for (size_t m = 0; m < fitted.size(); ++m) {
     fitted[m]->distance_scale = CalibrateDistanceScale(*fitted[m], misses[m]);
+    if (!Calibrates(misses[m])) unlearned.push_back(fitted[m]);
   }
+}
+
+void ShareLevel2Scale(const PredictorModel& model, absl::Span<FittedModel* const> unlearned) {
+  std::vector<double> learned;
+  auto add = [&](const FittedModel& fitted) {
+    if (std::find(unlearned.begin(), unlearned.end(), &fitted) == unlearned.end()) {
+      learned.push_back(fitted.distance_scale);
+    }
+  };
+  for (const auto& [phase, fitted] : model.level2) add(fitted);
+  for (const auto& [scope, fitted] : model.level2_by_family) add(fitted);
+  if (learned.empty()) return;
+  const double median = Quantile(learned, 0.5);
+  for (FittedModel* fitted : unlearned) fitted->distance_scale = median;
 }
 
 }  // namespace perfcast::predictor

@@ -87,12 +87,21 @@ void CalibrateLevel1Scales(absl::Span<const HeldOutArchitecture> folds,
 // Sets the distance_scale of `phase`'s level-2 models (the global one, by
 // `global_transfer`, and each family's on its rows, by `family_transfer`
 // keyed as model.level2_by_family) from `folds`; `level1` prices a workload's
-// operations as the fit's level-2 datasets did.
+// operations as the fit's level-2 datasets did. Those no fold had a row for
+// (all their rows on one architecture, or a one-ratio model without
+// leave-one-GPU-out errors) keep 1 and are appended to `unlearned`.
 void CalibrateLevel2Scales(absl::Span<const HeldOutArchitecture> folds,
                            const std::map<std::string, models::Node>& nodes, models::Phase phase,
                            const Level1Fn& level1, const ErrorsByProfile& global_transfer,
                            const std::map<std::string, ErrorsByProfile>& family_transfer,
-                           PredictorModel& model);
+                           PredictorModel& model, std::vector<FittedModel*>& unlearned);
+
+// Gives each of `unlearned` (models of `model`'s level 2) the median scale
+// of the level-2 models that learned theirs: how much of a rate error
+// reaches a whole step is a property of the level (its terms absorb part of
+// it), which the spread as measured (1) overstates. Unchanged where no
+// level-2 model learned one.
+void ShareLevel2Scale(const PredictorModel& model, absl::Span<FittedModel* const> unlearned);
 
 }  // namespace perfcast::predictor
 

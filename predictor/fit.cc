@@ -536,6 +536,7 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
         return plan->Sum(PreparedWorkload(descriptor), rates);
       };
     }
+    std::vector<FittedModel*> unlearned_scales;
     for (models::Phase phase : {models::Phase::kTrain, models::Phase::kInference}) {
       absl::StatusOr<Dataset> data =
           BuildWorkloadDataset(profiles, nodes, model.efficiencies, phase, level1);
@@ -560,8 +561,9 @@ absl::StatusOr<PredictorModel> FitDescribed(absl::Span<const DescribedProfile> p
         held_out_log_ratios[data->info[i].profile_index] = log_ratios[i];
       }
       CalibrateLevel2Scales(held_out_architectures, nodes, phase, level1, global_transfer,
-                            family_transfer, model);
+                            family_transfer, model, unlearned_scales);
     }
+    ShareLevel2Scale(model, unlearned_scales);
   }
   if (model.level1.empty() && model.level2.empty()) {
     std::string why = "fit: no model could be fitted";

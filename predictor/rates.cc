@@ -44,6 +44,10 @@ static_assert(std::size(kRateFields) == kMemoryField + 1);
 // because of their power budget.
 constexpr absl::string_view kPowerCappedClass = "<=100W";
 
+// LeaveOneOutRateSpread's key suffix for the nodes that a sibling of their
+// architecture still taught when left out.
+constexpr absl::string_view kSeenArchitectureSuffix = "/seen-architecture";
+
 constexpr std::pair<RateSource, absl::string_view> kSourceNames[] = {
     {RateSource::kMeasured, "measured"},
     {RateSource::kSpecTimesEfficiency, "spec*efficiency"},
@@ -254,6 +258,10 @@ absl::string_view DistanceKindName(DistanceKind kind) {
   return "unknown";
 }
 
+std::string SeenArchitectureSpreadKey(absl::string_view rate_key) {
+  return absl::StrCat(rate_key, kSeenArchitectureSuffix);
+}
+
 std::string DistanceSpreadKey(absl::string_view rate_key, DistanceKind kind) {
   switch (kind) {
     case DistanceKind::kArchitecture:
@@ -298,6 +306,11 @@ std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Nod
         return HasRates(*o) && DistanceGroup(o->gpu, kind) == group;
       });
       if (alone) AddRateErrors(node, table, DistanceSpreadKey("", kind), errors);
+      // Left out beside a sibling of its architecture, it was as far as a
+      // spec-sheet GPU of a seen architecture is.
+      if (!alone && kind == DistanceKind::kArchitecture) {
+        AddRateErrors(node, table, kSeenArchitectureSuffix, errors);
+      }
     }
   }
   // 1.4826 × the median absolute error estimates a normal spread robustly:

@@ -85,7 +85,10 @@ EfficiencyTable LearnEfficiencies(absl::Span<const models::Node* const> nodes);
 // DistanceSpreadKey(key, kind) holds the same over the nodes that no other
 // node shares an architecture, vendor or power class with (DistanceGroup):
 // left out, each was as far from the rest as a target new in that kind is
-// from the fit (absent with fewer than two such nodes).
+// from the fit (absent with fewer than two such nodes); and
+// SeenArchitectureSpreadKey(key) the same over the nodes that did share
+// their architecture with another node with rates: left out, each was as far
+// as a spec-sheet GPU of an architecture the fit learned is.
 std::map<std::string, double> LeaveOneOutRateSpread(absl::Span<const models::Node* const> nodes);
 
 // How a target differs from the GPUs a fit learned from, in the order of
@@ -96,6 +99,9 @@ absl::string_view DistanceKindName(DistanceKind kind);
 // "fp32/new-architecture", "memory/new-vendor", "fp32/new-power-class":
 // LeaveOneOutRateSpread's key for a rate of a GPU new in `kind`.
 std::string DistanceSpreadKey(absl::string_view rate_key, DistanceKind kind);
+// "fp32/seen-architecture": LeaveOneOutRateSpread's key for a rate of a GPU
+// whose architecture the fit learned.
+std::string SeenArchitectureSpreadKey(absl::string_view rate_key);
 // The group a GPU belongs to in `kind`: its architecture, its vendor (empty
 // when unknown), or PowerClass(tdp_watts).
 std::string DistanceGroup(const models::GpuSpec& gpu, DistanceKind kind);

@@ -161,14 +161,12 @@ TEST_F(TransferIntegrationTest, ReportsEachTestGpuClassFamilyAndPhase) {
 
 // Issue 13's target on the protocol as neusight_protocol.sh runs it: the
 // 36 end-to-end rows of the unseen GPUs within 7% MAPE (NeuSight: 8.4%;
-// issue 29 item 5 asks 6%), with a 10-90% band that covers at least 75%.
+// issue 29 item 5 asks 6%), with a 10-90% band that covers 80 +- 5% of them.
 // NeuSight's training labels are forward + backward only; priced with an Adam
-// step they missed by 9.4%. No upper bound on coverage: the H100 and the L4
-// are new architectures, whose bands widen by the new-architecture spread
-// learned on held-out training architectures (issue 29 item 6 holds those at
-// 80 +- 5% pooled), and since the L4 is priced by its board power every step
-// here falls inside a band that did not narrow with it
-// (docs/transfer-validation.md, item 5).
+// step they missed by 9.4%. The band covered all 36 while the training-step
+// model (the V100's three rows) carried the whole rate spread and the
+// A100-80GB, an architecture the fit learned, the spread pooled over GPUs
+// alone in theirs (docs/transfer-validation.md, item 6).
 TEST_F(TransferIntegrationTest, EndToEndMeetsTheIssueTargetWithAnHonestBand) {
   CommandResult r = Evaluate(*server_, {"--group-by", "gpu", "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -176,6 +174,7 @@ TEST_F(TransferIntegrationTest, EndToEndMeetsTheIssueTargetWithAnHonestBand) {
   EXPECT_EQ(overall["rows"], 36);
   EXPECT_LE(overall["mape"].get<double>(), 0.07) << overall;
   EXPECT_GE(overall["coverage"].get<double>(), 0.75) << overall;
+  EXPECT_LE(overall["coverage"].get<double>(), 0.85) << overall;
 }
 
 // Issue 13's band target on the unseen GPUs' GEMM kernels: the 10-90% band

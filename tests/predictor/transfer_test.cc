@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "predictor/distance.h"
 #include "predictor/distance_scale.h"
 #include "predictor/evaluate.h"
 #include "predictor/model.h"
@@ -673,6 +675,38 @@ TEST(Distance, SpreadsComeFromNodesAloneInTheirGroup) {
   EXPECT_FALSE(spread.contains("fp32/new-power-class"));
 }
 
+// A spec-sheet GPU of an architecture the fit learned took its efficiency
+// from a sibling: its spread is measured on the nodes that, left out, had
+// one (the pascal pair), not pooled over the nodes alone in their
+// architecture, whose misses are a new architecture's.
+TEST(Distance, SeenArchitectureSpreadComesFromNodesWithASibling) {
+  const std::vector<models::Node> nodes = {
+      RatedNode("p1", "pascal", 0.9, 250), RatedNode("p2", "pascal", 0.85, 250),
+      RatedNode("v", "volta", 1.0, 250), RatedNode("t", "turing", 0.5, 70),
+      RatedNode("a", "ampere", 0.8, 250)};
+  std::vector<const models::Node*> list;
+  for (const models::Node& node : nodes) list.push_back(&node);
+  const std::map<std::string, double> spread = LeaveOneOutRateSpread(list);
+  ASSERT_TRUE(spread.contains("fp32/seen-architecture"));
+  // Each pascal node priced by the other's efficiency: |log(0.9 / 0.85)|.
+  EXPECT_NEAR(spread.at("fp32/seen-architecture"), 1.4826 * std::log(0.9 / 0.85), 1e-12);
+  EXPECT_LT(spread.at("fp32/seen-architecture"), spread.at("fp32"));
+
+  PredictorModel model;
+  model.rate_spread = spread;
+  Distance seen;
+  seen.architecture_seen = Seen::kSeen;
+  seen.vendor_seen = Seen::kSeen;
+  seen.power_class_seen = Seen::kSeen;
+  EXPECT_EQ(DistanceSpread(model, false, seen), spread.at("fp32/seen-architecture"));
+  // A farther target never takes less than a seen one.
+  Distance far = seen;
+  far.architecture_seen = Seen::kNew;
+  EXPECT_EQ(DistanceSpread(model, false, far), spread.at("fp32/new-architecture"));
+  model.rate_spread.at("fp32/seen-architecture") = 1;
+  EXPECT_EQ(DistanceSpread(model, false, far), 1);
+}
+
 // One vendor and power class whose spec sheets promise far more (g2) or
 // less (g3) than the GPU runs: the architectures alone in training are far
 // from the global efficiency.
@@ -717,12 +751,21 @@ TEST(Distance, IntervalWidensWithDistanceAndSeenGpusAreUnchanged) {
   };
   auto width = [](const Prediction& p) { return std::log(p.hi_ms / p.lo_ms); };
 
-  // Seen: a training GPU, and a spec-sheet GPU of a seen architecture.
+  // Seen: a training GPU, and a spec-sheet GPU of a seen architecture,
+  // whose rate spread is the one measured on siblings (g1 and g4 taught
+  // each other's architecture when left out).
   models::Node sibling = data.nodes.at("t1");
   sibling.gpu.architecture = "a";
-  for (const models::Node& node : {data.nodes.at("g2"), sibling}) {
+  ASSERT_TRUE(model->rate_spread.contains("fp32/seen-architecture"));
+  PredictorModel blind_with_sibling_spreads = blind;
+  for (const char* key : {"fp32", "memory"}) {
+    blind_with_sibling_spreads.rate_spread[key] =
+        model->rate_spread.at(absl::StrCat(key, "/seen-architecture"));
+  }
+  for (const auto& [node, before_model] :
+       {std::pair{data.nodes.at("g2"), &blind}, std::pair{sibling, &blind_with_sibling_spreads}}) {
     const Prediction now = predict(*model, node, step);
-    const Prediction before = predict(blind, node, step);
+    const Prediction before = predict(*before_model, node, step);
     EXPECT_EQ(now.iteration_ms, before.iteration_ms) << node.name;
     EXPECT_EQ(now.lo_ms, before.lo_ms) << node.name;
     EXPECT_EQ(now.hi_ms, before.hi_ms) << node.name;
@@ -867,6 +910,26 @@ TEST(DistanceScale, EachLevelLearnsAndUsesItsOwnScale) {
   absl::StatusOr<Prediction> answer = PricingPlan(*model, target).Predict(whole);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_EQ(answer->distance.architecture_seen, Seen::kNew);
+}
+
+// Whole steps of one phase measured on one architecture only: no fold can
+// teach that phase's model how much of a rate error reaches a step, and it
+// takes what the other level-2 model learned instead of the whole spread.
+TEST(DistanceScale, AStepModelNoFoldCanTeachTakesTheLevelsScale) {
+  Data data = MisratedSpecSheets();
+  std::erase_if(data.profiles, [](const DescribedProfile& p) {
+    return p.profile.workload.kind == models::WorkloadKind::kModel &&
+           p.profile.workload.phase == models::Phase::kTrain && p.profile.node_name != "g1";
+  });
+  std::vector<DescribedProfile> train, test;
+  Split(data, train, test);
+  absl::StatusOr<PredictorModel> model = FitDescribed(train, data.nodes, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const FittedModel& inference = model->level2.at(models::Phase::kInference);
+  const FittedModel& step = model->level2.at(models::Phase::kTrain);
+  EXPECT_EQ(step.training_gpus, std::vector<std::string>{"g1"});
+  EXPECT_NE(inference.distance_scale, 1);
+  EXPECT_EQ(step.distance_scale, inference.distance_scale);
 }
 
 // With one architecture no fold can be left out: the spread stays as
