@@ -65,6 +65,7 @@ absl::StatusOr<PythonLoopTerms> PythonLoopTerms::FromJson(absl::string_view text
       {"score_us", &terms.score_us, 1e-3, 1e9},
       {"score_low", &terms.score_low, 1e-3, 1},
       {"score_high", &terms.score_high, 1, 1e3},
+      {"probe_state_factor", &terms.probe_state_factor, 0.5, 4},
       {"reference_us", &terms.reference_us, 1e-3, 1e6},
       {"reference_low", &terms.reference_low, 1e-3, 1},
       {"reference_high", &terms.reference_high, 1, 1e3},
@@ -93,10 +94,34 @@ absl::string_view HostCostSourceName(HostCostSource source) {
 
 PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms) {
   PythonHostCost cost;
-  const std::optional<double>& probed = node.measured.python_op_us;
-  if (probed.has_value() && std::isfinite(*probed) && *probed > 0) {
-    cost.per_op_us = cost.low_us = cost.high_us = *probed;
+  // A probe's reading in the loop's state; `low` and `high` the readings a
+  // fleet's band spans.
+  const auto in_loop_state = [&](double probed_us, double low, double high) {
+    cost.probed_us = probed_us;
+    cost.per_op_us = probed_us * terms.probe_state_factor;
+    cost.low_us = low * terms.probe_state_factor;
+    cost.high_us = high * terms.probe_state_factor;
     cost.source = HostCostSource::kProbe;
+  };
+  const std::optional<double>& probed = node.measured.python_op_us;
+  const bool has_probe = probed.has_value() && std::isfinite(*probed) && *probed > 0;
+  // The host's CPU score before its probe: one probe reading samples one of
+  // the two levels a host's cost per launch moves between, while the score
+  // tracks the level a loop pays (data/README.md, "two host levels").
+  const std::optional<double>& score = node.measured.cpu_single_thread_score;
+  if (score.has_value() && std::isfinite(*score) && *score > 0) {
+    cost.per_op_us = terms.score_us / *score;
+    cost.low_us = cost.per_op_us * terms.score_low;
+    cost.high_us = cost.per_op_us * terms.score_high;
+    cost.source = HostCostSource::kCpuScore;
+    if (has_probe) {
+      cost.probed_us = *probed;
+      cost.probed_on = node.name;
+    }
+    return cost;
+  }
+  if (has_probe) {
+    in_loop_state(*probed, *probed, *probed);
     cost.probed_on = node.name;
     return cost;
   }
@@ -107,19 +132,9 @@ PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms
   if (!fleet.empty()) {
     std::sort(fleet.begin(), fleet.end());
     const size_t n = fleet.size();
-    cost.per_op_us = n % 2 == 1 ? fleet[n / 2] : (fleet[n / 2 - 1] + fleet[n / 2]) / 2;
-    cost.low_us = fleet.front();
-    cost.high_us = fleet.back();
-    cost.source = HostCostSource::kProbe;
+    in_loop_state(n % 2 == 1 ? fleet[n / 2] : (fleet[n / 2 - 1] + fleet[n / 2]) / 2,
+                  fleet.front(), fleet.back());
     cost.probed_nodes = static_cast<int>(n);
-    return cost;
-  }
-  const std::optional<double>& score = node.measured.cpu_single_thread_score;
-  if (score.has_value() && std::isfinite(*score) && *score > 0) {
-    cost.per_op_us = terms.score_us / *score;
-    cost.low_us = cost.per_op_us * terms.score_low;
-    cost.high_us = cost.per_op_us * terms.score_high;
-    cost.source = HostCostSource::kCpuScore;
     return cost;
   }
   cost.per_op_us = terms.reference_us;
@@ -199,17 +214,32 @@ PythonLoopPart ApplyPythonLoop(const HostWork& work, models::Phase phase,
 
 std::string PythonLoopNote(const PythonHostCost& cost, absl::string_view node_name) {
   const std::string per_op = absl::StrFormat("%.1f us", cost.per_op_us);
+  // A probe read in a fresh process; the loop's own process pays more.
+  const std::string in_state =
+      cost.probed_us > 0 && std::abs(cost.per_op_us - cost.probed_us) > 1e-9
+          ? absl::StrFormat(" (it read %.1f us in a fresh process; a training loop's process "
+                            "pays more)",
+                            cost.probed_us)
+          : "";
   switch (cost.source) {
     case HostCostSource::kProbe:
       if (cost.probed_nodes > 0) {
         return absl::StrCat("loop python: the host work per operation (", per_op,
                             ") is the median of the agent's Python probes on ",
                             cost.probed_nodes, cost.probed_nodes == 1 ? " node" : " nodes",
-                            " of that GPU, the interval spanning them");
+                            " of that GPU, the interval spanning them", in_state);
       }
       return absl::StrCat("loop python: the host work per operation (", per_op,
-                          ") was measured by the agent's Python probe on ", cost.probed_on);
+                          ") was measured by the agent's Python probe on ", cost.probed_on,
+                          in_state);
     case HostCostSource::kCpuScore:
+      if (cost.probed_us > 0) {
+        return absl::StrFormat(
+            "loop python: the host work per operation (%s) is estimated from the host's CPU "
+            "score; the agent's Python probe on %s read %.1f us, one sample of a host cost that "
+            "moves between two levels, so the score sets it",
+            per_op, cost.probed_on, cost.probed_us);
+      }
       return absl::StrCat("loop python: the host work per operation (", per_op,
                           ") is estimated from the host's CPU score; no Python probe was "
                           "measured on ", node_name, ", so the interval is wider");

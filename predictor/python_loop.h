@@ -26,11 +26,13 @@
 // configurations (data/tools/fit_loop_terms.py; python_loop_terms.json is
 // compiled in) and validated leaving one model family out (data/README.md).
 //
-// The per-operation cost is the node's: measured by the agent's Python probe
-// on it (profiler/python_probe.h), else estimated from the host's measured
-// single-thread CPU score, else (a GPU known only from its spec sheet) a
-// reference host's; the estimates widen the interval and the answer says
-// which it used.
+// The per-operation cost is the node's: estimated from the host's measured
+// single-thread CPU score (the units the terms are fitted in), else the
+// agent's Python probe on it (profiler/python_probe.h) in a loop's state,
+// else (a GPU known only from its spec sheet) a reference host's; the
+// estimates widen the interval and the answer says which it used. The score
+// comes before the probe: one probe reading samples one of the two levels a
+// host's cost per launch moves between (data/README.md).
 //
 // Thread-safe: pure functions over plain values.
 #ifndef PERFCAST_PREDICTOR_PYTHON_LOOP_H_
@@ -83,6 +85,13 @@ struct PythonLoopTerms {
   double score_us = 0;
   double score_low = 1;
   double score_high = 1;
+  // What a loop's process pays per operation over what the agent's probe
+  // read on the same host (the terms are fitted in the loop's units: the
+  // plain loop's readings before each configuration, which one short
+  // reading in a fresh process undershoots): a probed cost is probe ×
+  // factor. The loop's held-out scatter, measured at costs estimated as
+  // loosely, carries its spread.
+  double probe_state_factor = 1;
   // A host known only as "a GPU server": its per-op cost and 10-90% spread.
   double reference_us = 0;
   double reference_low = 1;
@@ -108,18 +117,23 @@ struct PythonHostCost {
   double low_us = 0;
   double high_us = 0;
   HostCostSource source = HostCostSource::kReference;
-  std::string probed_on;  // kProbe: the node whose agent run measured it
+  // The node whose agent run measured a probe, and what it read (kProbe:
+  // per_op_us before the state factor; kCpuScore: the probe the score
+  // stood before; 0: none).
+  std::string probed_on;
+  double probed_us = 0;
   // kProbe for a catalog GPU: the registered nodes of that GPU model whose
   // probes it is the median of (0: one node's own probe).
   int probed_nodes = 0;
 };
 
-// `node`'s per-operation cost: its probe's (MeasuredRates::python_op_us, a
+// `node`'s per-operation cost: from its CPU score (score_us / score, the
+// score's band; a probe it also has is kept for the note); else its probe's
+// (MeasuredRates::python_op_us) in the loop's state (× probe_state_factor; a
 // band of that value alone: the loop's held-out scatter still widens the
 // answer); for a catalog GPU, the median of the probes stored for nodes of
 // that GPU model (MeasuredRates::python_op_us_of_gpu, the band spanning
-// them); else from its CPU score, else the reference host (see the file
-// comment).
+// them), likewise; else the reference host (see the file comment).
 PythonHostCost HostCostOf(const models::Node& node, const PythonLoopTerms& terms);
 
 // What the host dispatches in one step: the descriptor's counts.

@@ -21,6 +21,9 @@ Two stages.
            with G = perfcast's C++ prediction and the per-op cost estimated from the agent
            host's CPU score, as the server does for a node without a probe), and writes
            the terms for predictor/python_loop_terms.json.
+  probes:  one host's Python probes side by side: the agent's stored readings, the campaign's
+           fresh-process probe, the plain loop's readings before each configuration (their two
+           levels and the high one's share) and the rows' level over the agent's kept probe.
   loho:    leave one host out: for each per-op cost variant (the host's probe, one constant,
            the CPU score, a mixture), terms and band fitted on the other hosts' rows and
            the held-out host's rows predicted (MAPE, signed bias, coverage per host and
@@ -57,14 +60,23 @@ G, OP = "agent_ms", "plain_op_us"
 
 
 def agent_rows(paths):
-    """key -> (median_ms, node name) of the newest method; node name -> CPU score."""
-    steps, scores = {}, {}
+    """key -> (median_ms, node name) of the newest method; node name -> CPU score; node name ->
+    the Python probe the server keeps for it (its newest run's, as the store's import rules)."""
+    steps, scores, probes = {}, {}, {}
     for path in paths:
         if not path.endswith(".sqlite"):
             continue
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         for name, score in db.execute("select name, cpu_single_thread_score from nodes"):
             scores[name] = score
+        try:
+            for name, probe, newest in db.execute(
+                    "select n.name, n.python_op_us, max(p.measured_at_us) from nodes n "
+                    "join profiles p on p.node_id = n.id group by n.id"):
+                if probe and (name not in probes or newest > probes[name][1]):
+                    probes[name] = (probe, newest)
+        except sqlite3.OperationalError:  # a store from before the probe
+            pass
         for key, median, method, node in db.execute(
                 "select w.key, p.median_ms, p.method_version, n.name from profiles p "
                 "join workloads w on p.workload_id = w.id join nodes n on p.node_id = n.id"):
@@ -72,7 +84,8 @@ def agent_rows(paths):
             if best is None or method > best[2]:
                 steps[key] = (median, node, method)
         db.close()
-    return {k: (v[0], v[1]) for k, v in steps.items()}, scores
+    return ({k: (v[0], v[1]) for k, v in steps.items()}, scores,
+            {k: v[0] for k, v in probes.items()})
 
 
 def plain_costs(path):
@@ -89,7 +102,7 @@ def plain_costs(path):
 
 def collect(args):
     configs = vpl.load(args.campaign)
-    steps, scores = agent_rows(args.imports)
+    steps, scores, probes = agent_rows(args.imports)
     nodes = sorted({node for _, node in steps.values()})
     node = args.node or (nodes[0] if len(nodes) == 1 else None)
     if node is None:
@@ -113,6 +126,7 @@ def collect(args):
             "real": c["family"] in REAL, "measured_ms": c["measured_ms"], "noise": c["noise"],
             "plain_op_us": costs.get(c["key"]), "plain_host_score": args.plain_host_score,
             "agent_ms": agent[0] if agent else None, "agent_host_score": scores.get(node),
+            "agent_probe_us": probes.get(node),
             "cpp_ms": p["iteration_ms"], "cpp_lo_ms": p["iteration_ms_low"],
             "cpp_hi_ms": p["iteration_ms_high"],
             "launches": p.get("loop", {}).get("kernel_launches", 0),
@@ -303,7 +317,8 @@ def quantile(values, q):
 
 
 def cost_terms(rows):
-    """score_us, its spread, and the reference host's cost and spread, from the plain rows."""
+    """score_us, its spread, the probe's state (probe_state_terms), and the reference host's cost
+    and spread, from the plain rows."""
     with_score = [r for r in rows if r["plain_op_us"] and r["plain_host_score"]]
     products = [r["plain_op_us"] * r["plain_host_score"] for r in with_score]
     score_us = statistics.median(products)
@@ -321,9 +336,24 @@ def cost_terms(rows):
     within = [r["plain_op_us"] / statistics.median(per_campaign[r["campaign"]])
               for r in rows if r["plain_op_us"]]
     return {"score_us": score_us, "score_low": min(quantile(ratios, 0.1), 1.0),
-            "score_high": max(quantile(ratios, 0.9), 1.0), "reference_us": reference,
+            "score_high": max(quantile(ratios, 0.9), 1.0), **probe_state_terms(rows),
+            "reference_us": reference,
             "reference_low": min(quantile(within, 0.1), 1.0) / math.sqrt(host_spread),
             "reference_high": max(quantile(within, 0.9), 1.0) * math.sqrt(host_spread)}
+
+
+def probe_state_terms(rows):
+    """What a loop's process pays per operation over the agent's stored probe of the same host
+    (the probe reads a fresh process): on the hosts whose rows carry both, the median over
+    hosts of their rows' level (the median row reading) over the agent's probe; 1 where no host
+    has both."""
+    hosts = {}
+    for r in rows:
+        if r.get("agent_probe_us") and r["plain_op_us"]:
+            hosts.setdefault(host_of(r), []).append(r)
+    return {"probe_state_factor": statistics.median(
+        statistics.median(r["plain_op_us"] for r in rs) / rs[0]["agent_probe_us"]
+        for rs in hosts.values()) if hosts else 1.0}
 
 
 # The rows whose held-out errors measure the loop's scatter: those where the host adds at least
@@ -571,6 +601,71 @@ def loho(args):
             f.write("\n")
 
 
+def two_levels(values):
+    """The split of sorted `values` into a low and a high group with the least summed squared
+    deviation in log space: (low group, high group)."""
+    v = sorted(math.log(x) for x in values)
+    best = None
+    for i in range(1, len(v)):
+        lo, hi = v[:i], v[i:]
+        cost = sum((x - statistics.mean(lo)) ** 2 for x in lo) + \
+            sum((x - statistics.mean(hi)) ** 2 for x in hi)
+        if best is None or cost < best[0]:
+            best = (cost, i)
+    s = sorted(values)
+    return s[:best[1]], s[best[1]:]
+
+
+def probes(args):
+    """One host's Python probes: the agent's (each store's node reading, and the one the
+    server keeps), the campaign's fresh-process probe (its python_probe row), and the plain
+    loop's readings right before each configuration (median, its two levels and the high
+    level's share, and the rows' level: the median over configurations of their rounds' mean,
+    the unit the terms are fitted in), with the rows' level over the kept agent probe."""
+    readings, fresh, rounds = [], [], {}
+    with open(args.campaign) as f:
+        for line in f:
+            row = json.loads(line)
+            if row.get("kind") == "plain_loop" and row.get("dispatch_python_ops_per_s"):
+                readings.append(1e6 / row["dispatch_python_ops_per_s"])
+                if row["family"] not in REAL:
+                    rounds.setdefault((row["key"], row["phase"]), []).append(
+                        (readings[-1], row["step_ms"]))
+            elif row.get("kind") == "python_probe" and row.get("python_op_us"):
+                fresh.append(row["python_op_us"])
+    runs = []
+    for path in args.imports:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            runs += [(os.path.basename(path), us) for (us,) in
+                     db.execute("select python_op_us from nodes where python_op_us is not null")]
+        except sqlite3.OperationalError:  # a store from before the probe
+            pass
+        db.close()
+    kept = agent_rows(args.imports)[2]
+    kept = next(iter(kept.values()), None) if len(kept) == 1 else kept.get(args.node)
+    low, high = two_levels(readings)
+    level = statistics.median(plain_costs(args.campaign).values())
+    # A small configuration timed twice whose two readings fell in different levels: its step
+    # after the high reading over its step after the low one.
+    moved = {}
+    for (key, phase), timed in rounds.items():
+        if len(timed) == 2 and (timed[0][0] > low[-1]) != (timed[1][0] > low[-1]):
+            (_, step_low), (_, step_high) = sorted(timed)
+            moved.setdefault(phase, []).append(step_high / step_low)
+    print(f"{os.path.basename(args.campaign)}: agent probe "
+          + (", ".join(f"{name} {us:.2f}" for name, us in runs) or "none")
+          + (f" (kept {kept:.2f})" if kept else "")
+          + "; campaign's fresh probe " + (", ".join(f"{us:.2f}" for us in fresh) or "none")
+          + f"; before each configuration (n={len(readings)}) median "
+          f"{statistics.median(readings):.2f}, levels {statistics.median(low):.2f} / "
+          f"{statistics.median(high):.2f} (high share {len(high) / len(readings):.2f}); "
+          f"rows' level {level:.2f}" + (f", over the kept agent probe {level / kept:.2f}"
+                                         if kept else "")
+          + "".join(f"; small {phase} step after a high over after a low reading "
+                    f"{statistics.median(v):.2f} (n={len(v)})" for phase, v in sorted(moved.items())))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="stage", required=True)
@@ -598,6 +693,11 @@ def main():
     f.add_argument("--against-predictions", action="store_true",
                    help="fit on every row against perfcast's C++ prediction instead of the "
                         "agent's rows of the same configuration")
+    p = sub.add_parser("probes", help="one host's Python probes: the agent's, the campaign's "
+                       "fresh one, and the plain loop's before each configuration")
+    p.add_argument("campaign")
+    p.add_argument("--import", dest="imports", action="append", default=[])
+    p.add_argument("--node", help="the agent's node where the imports hold several")
     h = sub.add_parser("loho", help="leave one host out: the per-op cost's variants compared")
     h.add_argument("rows", nargs="+")
     h.add_argument("--variants", default=",".join(VARIANTS),
@@ -609,7 +709,7 @@ def main():
     h.add_argument("--count", choices=sorted(COUNTS), default="both",
                    help="what the host time counts: Python calls, kernel launches or both")
     args = ap.parse_args()
-    return {"collect": collect, "fit": fit, "loho": loho}[args.stage](args)
+    return {"collect": collect, "fit": fit, "loho": loho, "probes": probes}[args.stage](args)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,13 @@ model by its name (torchvision, image), else family and parameters; one
 iteration. GPipe rows are left out (perfcast prices 1F1B).
 --skip-model leaves a model's rows out (summary: give the same).
 
-probe: the campaign host's Python host cost per operation in microseconds,
-the median over its rows of the plain loop's dispatch probe
-(host_python_ops_per_s, the probe the agent runs: profiler/python_probe.py),
-what `perfcast nodes register --python-op-us` gives the node.
+probe: the campaign host's Python host cost per operation in microseconds as
+the agent's probe would store it: the median over its rows of the campaign's
+dispatch probe (host_python_ops_per_s, the probe the agent runs:
+profiler/python_probe.py, but read inside the campaign's loaded process) over
+predictor/python_loop_terms.json's probe_state_factor (what a loop's process
+pays over the agent's fresh one; the predictor multiplies it back), what
+`perfcast nodes register --python-op-us` gives the node.
 
 summary: per strategy and all, over the rows that ran: MAPE and signed bias
 ((predicted - measured) / measured, median and mean) of the step, the share
@@ -85,12 +88,25 @@ def batch(rows_path, out_path, node, skip):
                 "true" if r["activation_checkpointing"] else "false", "pytorch"])
 
 
-def probe(rows_path):
-    rates = [r["host_python_ops_per_s"] for r in rows_of(rows_path)
-             if r.get("host_python_ops_per_s")]
+TERMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "predictor",
+                     "python_loop_terms.json")
+
+
+def probe_us(rows, terms):
+    """The agent's probe's reading for a campaign's `rows` (see probe)."""
+    rates = [r["host_python_ops_per_s"] for r in rows if r.get("host_python_ops_per_s")]
     if not rates:
+        return None
+    return 1e6 / statistics.median(rates) / terms["probe_state_factor"]
+
+
+def probe(rows_path):
+    with open(TERMS) as f:
+        terms = json.load(f)
+    us = probe_us(rows_of(rows_path), terms)
+    if us is None:
         sys.exit("%s: no row carries the dispatch probe (host_python_ops_per_s)" % rows_path)
-    print("%.4g" % (1e6 / statistics.median(rates)))
+    print("%.4g" % us)
 
 
 def pct(x):

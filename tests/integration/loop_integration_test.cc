@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "db/sqlite_store.h"
@@ -22,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "models/profile.h"
 #include "nlohmann/json.hpp"
+#include "predictor/python_loop.h"
 #include "tests/db/test_util.h"
 #include "tests/integration/process_harness.h"
 
@@ -41,8 +43,11 @@ double Ms(const std::string& out) {
 // Writes an agent file at `path` holding the shipped node's hardware and
 // host and one of its runs under each name of `probes`, each with that
 // Python probe (us per operation), as agent runs that probed would.
+// `with_cpu_score` false: the copies lose the CPU score (a node known by
+// its probe alone).
 void WriteProbedCopies(const std::string& path,
-                       const std::vector<std::pair<std::string, double>>& probes) {
+                       const std::vector<std::pair<std::string, double>>& probes,
+                       bool with_cpu_score = true) {
   absl::StatusOr<std::unique_ptr<db::Store>> shipped =
       db::OpenStoreReadOnly(std::string(PERFCAST_DATA_DIR) + "/h200-m10-default.sqlite");
   ASSERT_TRUE(shipped.ok()) << shipped.status();
@@ -64,6 +69,7 @@ void WriteProbedCopies(const std::string& path,
     copy.id = 0;
     copy.name = name;
     copy.measured.python_op_us = us;
+    if (!with_cpu_score) copy.measured.cpu_single_thread_score.reset();
     copy.host.python_version = "3.12.3";
     ASSERT_TRUE((*agent)->RegisterNode(copy).ok());
   }
@@ -148,37 +154,6 @@ TEST_F(LoopIntegration, AnUnmeasuredHostIsAReferenceHostWithAWiderBand) {
   EXPECT_NE(python.out.find("reference host"), std::string::npos) << python.out;
 }
 
-// A probed run changes the answer's source: the shipped node's hardware and
-// host under another name, whose agent run also stored the Python probe, is
-// priced with what the probe measured; the shipped node, without one, with
-// its CPU score's estimate.
-TEST_F(LoopIntegration, AProbedRunPricesThePythonLoopWithItsProbe) {
-  const std::string probed_file = dir_->File("probed.sqlite");
-  WriteProbedCopies(probed_file, {{"h200-probed", 30}});
-  if (HasFatalFailure()) return;
-  CommandResult imported = server_->Cli({"import", probed_file});
-  ASSERT_EQ(imported.exit_code, 0) << imported.err;
-
-  CommandResult scored = server_->Cli(Lstm("--node", kNode, "python"));
-  ASSERT_EQ(scored.exit_code, 0) << scored.err;
-  EXPECT_NE(scored.out.find("us per operation estimated from the CPU score"), std::string::npos)
-      << scored.out;
-  CommandResult probed = server_->Cli(Lstm("--node", "h200-probed", "python"));
-  ASSERT_EQ(probed.exit_code, 0) << probed.err;
-  EXPECT_NE(probed.out.find("30.0 us per operation measured by the probe on h200-probed"),
-            std::string::npos)
-      << probed.out;
-  EXPECT_NE(probed.out.find("measured by the agent's Python probe on h200-probed"),
-            std::string::npos)
-      << probed.out;
-  // The probe's cost is above the estimate on this host-bound step.
-  EXPECT_GT(Ms(probed.out), Ms(scored.out)) << probed.out << scored.out;
-  // The C++ loop has no Python host work to price.
-  CommandResult cpp = server_->Cli(Lstm("--node", "h200-probed", "cpp"));
-  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
-  EXPECT_EQ(cpp.out.find("probe"), std::string::npos) << cpp.out;
-}
-
 // Issue 30 leftover: `--gpu NAME` (a catalog GPU, not a node) prices the
 // Python loop with the probes stored for the registered nodes of that GPU
 // model, their median with the band spanning them, once there are any.
@@ -197,8 +172,10 @@ TEST_F(LoopIntegration, ACatalogGpuPricesWithTheProbesOfItsNodes) {
 
   CommandResult after = server_->Cli(Lstm("--gpu", "H200-SXM-141GB", "python"));
   ASSERT_EQ(after.exit_code, 0) << after.err;
-  EXPECT_NE(after.out.find("30.0 us per operation from the probe (3 nodes of that GPU: the "
-                           "median, the band spanning them)"),
+  const double factor = predictor::FittedPythonLoopTerms().probe_state_factor;
+  EXPECT_NE(after.out.find(absl::StrFormat("%.1f us per operation from the probe (3 nodes of that "
+                                           "GPU: the median, the band spanning them)",
+                                           30 * factor)),
             std::string::npos)
       << after.out;
   EXPECT_NE(after.out.find("median of the agent's Python probes on 3 nodes of that GPU"),
@@ -213,11 +190,59 @@ TEST_F(LoopIntegration, ACatalogGpuPricesWithTheProbesOfItsNodes) {
   const nlohmann::json loop = nlohmann::json::parse(json.out)["loop"];
   EXPECT_EQ(loop.value("per_op_source", ""), "probe") << json.out;
   EXPECT_EQ(loop.value("per_op_nodes", 0), 3) << json.out;
-  EXPECT_DOUBLE_EQ(loop.value("per_op_us", 0.0), 30) << json.out;
+  EXPECT_NEAR(loop.value("per_op_us", 0.0), 30 * factor, 1e-9) << json.out;
   // Another GPU model's nodes do not count.
   CommandResult h100 = server_->Cli(Lstm("--gpu", "H100-SXM5-80GB", "python"));
   ASSERT_EQ(h100.exit_code, 0) << h100.err;
   EXPECT_NE(h100.out.find("of a reference host"), std::string::npos) << h100.out;
+}
+
+// A probed run: the shipped node's hardware and host under another name,
+// whose agent run also stored the Python probe, is priced from its CPU score
+// as the shipped node is (one probe reading samples one of two host levels),
+// its answer saying what the probe read; the same node known by its probe
+// alone is priced with the probe in a loop's state.
+TEST_F(LoopIntegration, AProbedRunPricesThePythonLoopWithItsProbe) {
+  const std::string probed_file = dir_->File("probed.sqlite");
+  WriteProbedCopies(probed_file, {{"h200-probed", 30}});
+  if (HasFatalFailure()) return;
+  const std::string only_file = dir_->File("probe-only.sqlite");
+  WriteProbedCopies(only_file, {{"h200-probe-only", 30}}, /*with_cpu_score=*/false);
+  if (HasFatalFailure()) return;
+  for (const std::string& file : {probed_file, only_file}) {
+    CommandResult imported = server_->Cli({"import", file});
+    ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  }
+
+  CommandResult scored = server_->Cli(Lstm("--node", kNode, "python"));
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NE(scored.out.find("us per operation estimated from the CPU score"), std::string::npos)
+      << scored.out;
+  CommandResult both = server_->Cli(Lstm("--node", "h200-probed", "python"));
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("us per operation estimated from the CPU score"), std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("the agent's Python probe on h200-probed read 30.0 us"),
+            std::string::npos)
+      << both.out;
+  CommandResult probed = server_->Cli(Lstm("--node", "h200-probe-only", "python"));
+  ASSERT_EQ(probed.exit_code, 0) << probed.err;
+  // The probe read a fresh process; the loop's process pays the state factor.
+  const double factor = predictor::FittedPythonLoopTerms().probe_state_factor;
+  EXPECT_NE(probed.out.find(absl::StrFormat("%.1f us per operation measured by the probe on "
+                                            "h200-probe-only",
+                                            30 * factor)),
+            std::string::npos)
+      << probed.out;
+  EXPECT_NE(probed.out.find("measured by the agent's Python probe on h200-probe-only"),
+            std::string::npos)
+      << probed.out;
+  // The probe's cost is above the estimate on this host-bound step.
+  EXPECT_GT(Ms(probed.out), Ms(scored.out)) << probed.out << scored.out;
+  // The C++ loop has no Python host work to price.
+  CommandResult cpp = server_->Cli(Lstm("--node", "h200-probe-only", "cpp"));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
+  EXPECT_EQ(cpp.out.find("probe"), std::string::npos) << cpp.out;
 }
 
 // Issue 30 leftover: an imported run says which loop measured it (`loop`,

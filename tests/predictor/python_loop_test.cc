@@ -1,6 +1,7 @@
 #include "predictor/python_loop.h"
 
 #include <cmath>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -172,7 +173,8 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
           "ops_per_call_train": 0.5, "ops_per_call_inference": 0.25,
           "tail": 0.2, "lead": 0.05, "log_error_p10": -0.3, "log_error_p90": 0.3,
           "log_error_share_power": 0.5,
-          "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "reference_us": 10,
+          "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "probe_state_factor": 1.2,
+          "reference_us": 10,
           "reference_low": 0.5, "reference_high": 2, "sync_drain_train": 0,
           "sync_drain_inference": 0.5, "slow_path_autocast_inference": 1.2,
           "slow_path_autocast_train": 1, "slow_path_train": 1.1,
@@ -196,6 +198,12 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
   refused = PythonLoopTerms::FromJson(bad);
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("heavy_dispatch_host_scale"), std::string::npos);
+  // A loop's process that paid less than the probe's fresh one is no state.
+  bad = good;
+  bad.replace(bad.find("\"probe_state_factor\": 1.2"), 25, "\"probe_state_factor\": 0.2");
+  refused = PythonLoopTerms::FromJson(bad);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("probe_state_factor"), std::string::npos);
   // The effects' terms are required like the others.
   bad = good;
   bad.replace(bad.find(", \"sync_drain_train\": 0"), 23, "");
@@ -218,14 +226,25 @@ TEST(HostCostOfTest, CpuScoreElseReference) {
   EXPECT_GT(unknown.high_us / unknown.low_us, from_score.high_us / from_score.low_us);
 }
 
-// A node whose agent ran the Python probe prices with what it measured, and
-// only the loop's own scatter widens its answer: narrower than the CPU
-// score's estimate of the same cost.
-TEST(HostCostOfTest, TheProbeBeforeTheCpuScore) {
+// One probe reading samples one of a host's two levels: a node with a CPU
+// score prices from it, and its answer says what the probe read; a node with
+// only a probe prices with it, and only the loop's own scatter widens its
+// answer: narrower than the CPU score's estimate of the same cost.
+TEST(HostCostOfTest, TheCpuScoreBeforeTheProbe) {
   models::Node node;
   node.name = "h200-a";
   node.measured.cpu_single_thread_score = 300;
   node.measured.python_op_us = 12;
+  const PythonHostCost both = HostCostOf(node, Terms());
+  EXPECT_EQ(both.source, HostCostSource::kCpuScore);
+  EXPECT_DOUBLE_EQ(both.per_op_us, 10);
+  EXPECT_DOUBLE_EQ(both.probed_us, 12);
+  const std::string note = PythonLoopNote(both, node.name);
+  EXPECT_NE(note.find("CPU score; the agent's Python probe on h200-a read 12.0 us"),
+            std::string::npos)
+      << note;
+
+  node.measured.cpu_single_thread_score.reset();
   const PythonHostCost probed = HostCostOf(node, Terms());
   EXPECT_EQ(probed.source, HostCostSource::kProbe);
   EXPECT_EQ(HostCostSourceName(probed.source), "probe");
@@ -239,6 +258,7 @@ TEST(HostCostOfTest, TheProbeBeforeTheCpuScore) {
   ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, HostCostOf(node, Terms()), Terms(),
                   ms, lo, hi);
   node.measured.python_op_us.reset();
+  node.measured.cpu_single_thread_score = 300;
   const PythonHostCost scored = HostCostOf(node, Terms());
   ASSERT_EQ(scored.source, HostCostSource::kCpuScore);
   ASSERT_DOUBLE_EQ(scored.per_op_us, 10);
@@ -247,6 +267,37 @@ TEST(HostCostOfTest, TheProbeBeforeTheCpuScore) {
                   scored_lo, scored_hi);
   EXPECT_DOUBLE_EQ(ms, scored_ms);
   EXPECT_LT(hi / lo, scored_hi / scored_lo);
+}
+
+// The probe reads a fresh process; the terms are in a loop's process's units:
+// a probed cost is the reading times the state factor, and the answer says
+// what the probe read.
+TEST(HostCostOfTest, AProbeIsPricedInTheLoopsState) {
+  PythonLoopTerms terms = Terms();
+  terms.probe_state_factor = 1.25;
+  models::Node node;
+  node.name = "h200-a";
+  node.measured.python_op_us = 8;
+  const PythonHostCost probed = HostCostOf(node, terms);
+  EXPECT_EQ(probed.source, HostCostSource::kProbe);
+  EXPECT_DOUBLE_EQ(probed.probed_us, 8);
+  EXPECT_DOUBLE_EQ(probed.per_op_us, 10);
+  EXPECT_DOUBLE_EQ(probed.low_us, 10);
+  EXPECT_DOUBLE_EQ(probed.high_us, 10);
+  const std::string note = PythonLoopNote(probed, node.name);
+  EXPECT_NE(note.find("(10.0 us)"), std::string::npos) << note;
+  EXPECT_NE(note.find("read 8.0 us in a fresh process"), std::string::npos) << note;
+  // At factor 1 the note stays as it was.
+  EXPECT_EQ(PythonLoopNote(HostCostOf(node, Terms()), node.name).find("fresh process"),
+            std::string::npos);
+
+  models::Node gpu;
+  gpu.measured.python_op_us_of_gpu = {9, 5, 7};
+  const PythonHostCost fleet = HostCostOf(gpu, terms);
+  EXPECT_DOUBLE_EQ(fleet.per_op_us, 7 * 1.25);
+  EXPECT_DOUBLE_EQ(fleet.low_us, 5 * 1.25);
+  EXPECT_DOUBLE_EQ(fleet.high_us, 9 * 1.25);
+  EXPECT_EQ(fleet.probed_nodes, 3);
 }
 
 // A catalog GPU prices with the probes stored for nodes of that GPU model:
