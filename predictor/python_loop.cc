@@ -60,8 +60,10 @@ absl::StatusOr<PythonLoopTerms> PythonLoopTerms::FromJson(absl::string_view text
       {"slow_path_autocast_train", &terms.slow_path_autocast_train, 1, 10},
       {"slow_path_train", &terms.slow_path_train, 1, 10},
       {"log_error_share_power", &terms.log_error_share_power, 0, 2},
-      {"log_error_p10", &terms.log_error_p10, -5, 0},
-      {"log_error_p90", &terms.log_error_p90, 0, 5},
+      {"log_error_p10_train", &terms.log_error_p10_train, -5, 0},
+      {"log_error_p90_train", &terms.log_error_p90_train, 0, 5},
+      {"log_error_p10_inference", &terms.log_error_p10_inference, -5, 0},
+      {"log_error_p90_inference", &terms.log_error_p90_inference, 0, 5},
       {"score_us", &terms.score_us, 1e-3, 1e9},
       {"score_low", &terms.score_low, 1e-3, 1},
       {"score_high", &terms.score_high, 1, 1e3},
@@ -193,19 +195,22 @@ PythonLoopPart ApplyPythonLoop(const HostWork& work, models::Phase phase,
   part.cpp_ms = ms;
   part.step = ComposePythonStep(ms, work, phase, effects, cost.per_op_us, terms);
   part.added_ms = part.step.step_ms - ms;
-  // The loop's own scatter (held out) bounds the band where the host adds to
-  // the step, around the step at each end of the cost's band (an unknown
-  // host's answer stays the wider); where the C++ band reaches further it
-  // stands.
+  // The loop's own scatter (held out, at costs estimated as this one is)
+  // bounds the band where the host adds to the step, around the step; where
+  // the C++ band composed at the cost's band's ends reaches further (an
+  // unknown host's cost) it stands.
   const double reach =
       std::pow(part.added_ms / part.step.step_ms, terms.log_error_share_power);
+  const bool train = phase == models::Phase::kTrain;
+  const double p10 = train ? terms.log_error_p10_train : terms.log_error_p10_inference;
+  const double p90 = train ? terms.log_error_p90_train : terms.log_error_p90_inference;
   const auto at = [&](double cpp_ms, double per_op_us) {
     return ComposePythonStep(cpp_ms, work, phase, effects, per_op_us, terms).step_ms;
   };
-  const double low = std::min(at(lo_ms, cost.low_us),
-                              at(ms, cost.low_us) * std::exp(reach * terms.log_error_p10));
-  const double high = std::max(at(hi_ms, cost.high_us),
-                               at(ms, cost.high_us) * std::exp(reach * terms.log_error_p90));
+  const double low =
+      std::min(at(lo_ms, cost.low_us), part.step.step_ms * std::exp(reach * p10));
+  const double high =
+      std::max(at(hi_ms, cost.high_us), part.step.step_ms * std::exp(reach * p90));
   ms = part.step.step_ms;
   lo_ms = std::min(low, ms);
   hi_ms = std::max(high, ms);

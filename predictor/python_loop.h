@@ -75,10 +75,13 @@ struct PythonLoopTerms {
   // host-bound rows, where share is the host's share of the step (the time
   // the Python loop adds over the step). Steps near the host/GPU boundary
   // scatter far more than the host's share alone says (the loop's own
-  // noise is largest there), hence a power below 1.
+  // noise is largest there), hence a power below 1. By phase: an
+  // inference forward's loop scatters more than a training step's.
   double log_error_share_power = 1;
-  double log_error_p10 = 0;
-  double log_error_p90 = 0;
+  double log_error_p10_train = 0;
+  double log_error_p90_train = 0;
+  double log_error_p10_inference = 0;
+  double log_error_p90_inference = 0;
   // Per-op cost × single-thread CPU score on the hosts where both were
   // measured (cost = score_us / score), and that estimate's 10-90% spread
   // as factors.
@@ -172,10 +175,10 @@ struct PythonLoopPart {
 // Composes a C++ answer of `ms` (band `lo_ms`..`hi_ms`) for a step
 // dispatching `work` in `phase` into the Python loop's, in place:
 // the step composed at the cost's centre, the band from the C++ band and
-// the cost's band composed, and at least the loop's held-out scatter at the
-// host's share around the step at each end of the cost's band (a step the
-// GPU binds keeps the C++ band; scatter and C++ band are not added: the
-// scatter was measured around answers that carry the C++ error already).
+// the cost's band composed, and at least the phase's held-out scatter at the
+// host's share around the step (a step the GPU binds keeps the C++ band;
+// scatter and the other bands are not added: the scatter was measured
+// around answers that carry the C++ error and an estimated cost's already).
 PythonLoopPart ApplyPythonLoop(const HostWork& work, models::Phase phase,
                                const models::ImplementationEffects& effects,
                                const PythonHostCost& cost, const PythonLoopTerms& terms, double& ms,

@@ -187,17 +187,16 @@ def compose(g, counts, phase, op_us, t, effects=(False, None, False)):
 
 def band(row, t, op_us, op_lo, op_hi):
     """The composed step and its 10-90% band, as ApplyPythonLoop computes them: the C++ band
-    and the cost's band composed, at least the loop's held-out scatter at the host's share
-    around the step at the cost's ends."""
+    and the cost's band composed, at least the phase's held-out scatter at the host's share
+    around the step."""
     fx = effects_of(row)
     step, _ = compose(row["cpp_ms"], work(row), row["phase"], op_us, t, fx)
     share = (step - row["cpp_ms"]) / step
     reach = share ** t["log_error_share_power"]
     at = lambda g, op: compose(g, work(row), row["phase"], op, t, fx)[0]  # noqa: E731
-    lo = min(at(row["cpp_lo_ms"], op_lo), at(row["cpp_ms"], op_lo) * math.exp(
-        reach * t["log_error_p10"]))
-    hi = max(at(row["cpp_hi_ms"], op_hi), at(row["cpp_ms"], op_hi) * math.exp(
-        reach * t["log_error_p90"]))
+    phase = row["phase"]
+    lo = min(at(row["cpp_lo_ms"], op_lo), step * math.exp(reach * t["log_error_p10_" + phase]))
+    hi = max(at(row["cpp_hi_ms"], op_hi), step * math.exp(reach * t["log_error_p90_" + phase]))
     return step, min(lo, step), max(hi, step), share
 
 
@@ -365,22 +364,26 @@ SHARE_POWERS = (0.25, 0.5, 0.75, 1.0)
 
 
 def errors_of(rows, t, power):
-    """Held-out log errors of host-bound rows over share^power, for the band."""
-    out = []
+    """Held-out log errors of host-bound rows over share^power, for the band, by phase."""
+    out = {"train": [], "inference": []}
     for r in rows:
         step, _ = compose(r["cpp_ms"], work(r), r["phase"], r["est_op_us"], t,
                           effects_of(r))
         share = (step - r["cpp_ms"]) / step
         if share > HOST_SHARE:
-            out.append(math.log(r["measured_ms"] / step) / share ** power)
+            out[r["phase"]].append(math.log(r["measured_ms"] / step) / share ** power)
     return out
 
 
 def scatter_terms(errs, power):
-    """The band's terms from held-out scaled errors: their 10th and 90th percentile."""
-    return {"log_error_share_power": power,
-            "log_error_p10": min(quantile(errs, 0.1), 0.0) if errs else 0.0,
-            "log_error_p90": max(quantile(errs, 0.9), 0.0) if errs else 0.0}
+    """The band's terms from held-out scaled errors by phase (errors_of): each phase's 10th
+    and 90th percentile (a training step's loop scatters less than an inference forward's)."""
+    out = {"log_error_share_power": power}
+    for phase in ("train", "inference"):
+        e = errs.get(phase, [])
+        out["log_error_p10_" + phase] = min(quantile(e, 0.1), 0.0) if e else 0.0
+        out["log_error_p90_" + phase] = max(quantile(e, 0.9), 0.0) if e else 0.0
+    return out
 
 
 def summarize(name, rows, key):
@@ -535,10 +538,11 @@ def fit_hosts(train, variant, probe):
         held += [(r, ti) for r in test]
     best = None
     for power in SHARE_POWERS:
-        errs = []
+        errs = {}
         for inner in sorted({host_of(r) for r, _ in held}):
             rows = [(r, ti) for r, ti in held if host_of(r) == inner]
-            errs += held_out_errors([r for r, _ in rows], rows[0][1], power)
+            for phase, e in held_out_errors([r for r, _ in rows], rows[0][1], power).items():
+                errs.setdefault(phase, []).extend(e)
         scatter = scatter_terms(errs, power)
         score = interval_score([(r, dict(ti, **scatter)) for r, ti in held])
         if best is None or score < best[0]:
@@ -572,8 +576,9 @@ def loho(args):
             train = [r for r in rows if host_of(r) != hold]
             test = [r for r in rows if host_of(r) == hold]
             t = fit_hosts(train, variant, probe)
-            print(f"{variant:9} {hold:10} band: share^{t['log_error_share_power']} x "
-                  f"({t['log_error_p10']:.3f}, {t['log_error_p90']:.3f})")
+            print(f"{variant:9} {hold:10} band: share^{t['log_error_share_power']} x train "
+                  f"({t['log_error_p10_train']:.3f}, {t['log_error_p90_train']:.3f}), inference "
+                  f"({t['log_error_p10_inference']:.3f}, {t['log_error_p90_inference']:.3f})")
             assign_costs(test, train, variant, probe)
             groups = {}
             for r in test:

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -16,8 +17,10 @@ PythonLoopTerms Terms() {
   t.tail = 0.2;
   t.lead = 0.05;
   t.log_error_share_power = 0.5;
-  t.log_error_p10 = -0.3;
-  t.log_error_p90 = 0.3;
+  t.log_error_p10_train = -0.3;
+  t.log_error_p90_train = 0.3;
+  t.log_error_p10_inference = -0.6;
+  t.log_error_p90_inference = 0.6;
   t.score_us = 3000;
   t.score_low = 0.8;
   t.score_high = 1.25;
@@ -159,8 +162,10 @@ TEST(PythonLoopTermsTest, ShippedTermsParse) {
   const PythonLoopTerms& t = FittedPythonLoopTerms();
   EXPECT_GT(t.ops_per_launch_train, 0);
   EXPECT_GT(t.score_us, 0);
-  EXPECT_LE(t.log_error_p10, 0);
-  EXPECT_GE(t.log_error_p90, 0);
+  EXPECT_LE(t.log_error_p10_train, 0);
+  EXPECT_GE(t.log_error_p90_train, 0);
+  EXPECT_LE(t.log_error_p10_inference, 0);
+  EXPECT_GE(t.log_error_p90_inference, 0);
   EXPECT_FALSE(t.source.empty());
 }
 
@@ -171,7 +176,9 @@ TEST(PythonLoopTermsTest, RefusesMissingAndOutOfRangeTerms) {
   const std::string good =
       R"({"ops_per_launch_train": 2, "ops_per_launch_inference": 1, "fixed_ms": 0.1,
           "ops_per_call_train": 0.5, "ops_per_call_inference": 0.25,
-          "tail": 0.2, "lead": 0.05, "log_error_p10": -0.3, "log_error_p90": 0.3,
+          "tail": 0.2, "lead": 0.05, "log_error_p10_train": -0.3,
+          "log_error_p90_train": 0.3, "log_error_p10_inference": -0.6,
+          "log_error_p90_inference": 0.6,
           "log_error_share_power": 0.5,
           "score_us": 3000, "score_low": 0.8, "score_high": 1.25, "probe_state_factor": 1.2,
           "reference_us": 10,
@@ -253,17 +260,22 @@ TEST(HostCostOfTest, TheCpuScoreBeforeTheProbe) {
   EXPECT_DOUBLE_EQ(probed.low_us, 12);
   EXPECT_DOUBLE_EQ(probed.high_us, 12);
 
+  // Where the loop's scatter is narrower than the cost's band, the cost's
+  // band sets the interval: the probe's is the narrower.
+  PythonLoopTerms narrow = Terms();
+  narrow.log_error_p10_train = -0.05;
+  narrow.log_error_p90_train = 0.05;
   node.measured.python_op_us = 10;
   double ms = 2, lo = 1.8, hi = 2.2;
-  ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, HostCostOf(node, Terms()), Terms(),
+  ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, HostCostOf(node, narrow), narrow,
                   ms, lo, hi);
   node.measured.python_op_us.reset();
   node.measured.cpu_single_thread_score = 300;
-  const PythonHostCost scored = HostCostOf(node, Terms());
+  const PythonHostCost scored = HostCostOf(node, narrow);
   ASSERT_EQ(scored.source, HostCostSource::kCpuScore);
   ASSERT_DOUBLE_EQ(scored.per_op_us, 10);
   double scored_ms = 2, scored_lo = 1.8, scored_hi = 2.2;
-  ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, scored, Terms(), scored_ms,
+  ApplyPythonLoop(Launches(1000), models::Phase::kTrain, kNone, scored, narrow, scored_ms,
                   scored_lo, scored_hi);
   EXPECT_DOUBLE_EQ(ms, scored_ms);
   EXPECT_LT(hi / lo, scored_hi / scored_lo);
@@ -346,13 +358,10 @@ TEST(ApplyPythonLoopTest, HostBoundAnswerTakesTheHostAndAWiderBand) {
   // The cost's band and the loop's scatter: wider than the C++ band's ±10%.
   EXPECT_GT(hi / lo, 2.2 / 1.8);
   // Below: the C++ band's low end composed at the cost's, or the loop's
-  // scatter at the host's share around the step at the cost's low end,
-  // whichever reaches further.
+  // scatter at the host's share around the step, whichever reaches further.
   const double share = part.added_ms / ms;
-  const double at_low_cost = 0.1 + 2 * 1000 * 8 / 1e3 + 0.2 * 2;
   EXPECT_NEAR(lo,
-              std::min(0.1 + 2 * 1000 * 8 / 1e3 + 0.2 * 1.8,
-                       at_low_cost * std::exp(-0.3 * std::sqrt(share))),
+              std::min(0.1 + 2 * 1000 * 8 / 1e3 + 0.2 * 1.8, ms * std::exp(-0.3 * std::sqrt(share))),
               1e-9);
 }
 
@@ -376,6 +385,27 @@ TEST(ApplyPythonLoopTest, TheLoopsScatterBoundsTheBandItDoesNotWidenIt) {
   EXPECT_NEAR(
       hi, ComposePythonStep(8, Launches(100), models::Phase::kTrain, kNone, 10, Terms()).step_ms,
       1e-9);
+}
+
+// Each phase's scatter: the same host share reaches twice as far in an
+// inference forward (the terms above) as in a training step.
+TEST(ApplyPythonLoopTest, EachPhaseTakesItsOwnScatter) {
+  const PythonHostCost cost{.per_op_us = 10, .low_us = 10, .high_us = 10,
+                            .source = HostCostSource::kProbe};
+  const auto band = [&](models::Phase phase, double launches) {
+    double ms = 2, lo = 1.96, hi = 2.04;
+    const PythonLoopPart part =
+        ApplyPythonLoop(Launches(launches), phase, kNone, cost, Terms(), ms, lo, hi);
+    const double reach = std::sqrt(part.added_ms / ms);
+    return std::make_pair(std::log(lo / ms) / reach, std::log(hi / ms) / reach);
+  };
+  // Train dispatches 2 ops per launch, inference 1: the same host work.
+  const auto [train_lo, train_hi] = band(models::Phase::kTrain, 100);
+  const auto [inference_lo, inference_hi] = band(models::Phase::kInference, 200);
+  EXPECT_NEAR(train_lo, -0.3, 1e-9);
+  EXPECT_NEAR(train_hi, 0.3, 1e-9);
+  EXPECT_NEAR(inference_lo, -0.6, 1e-9);
+  EXPECT_NEAR(inference_hi, 0.6, 1e-9);
 }
 
 TEST(PythonLoopNoteTest, SaysWhereTheCostCameFrom) {
