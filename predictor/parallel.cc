@@ -380,7 +380,8 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
       out.units *
           (term.host_ms_per_unit + CollectiveCallsPerUnit(layout) * term.host_ms_per_collective);
   const double bound = std::max(
-      (out.step_ms + slots * critical.tp_collectives * per_tp_collective) * (1 + term.gpu_scale),
+      (out.step_ms + slots * critical.tp_collectives * per_tp_collective) * (1 + term.gpu_scale) +
+          term.dp_comm_contention * out.dp_comm_ms,
       host);
   out.implementation_ms = bound - out.step_ms;
   out.step_ms = bound;

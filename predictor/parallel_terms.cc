@@ -117,6 +117,7 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     ASSIGN_OR_RETURN(Framework framework, ParseFramework(entry["framework"].get<std::string>()));
     ImplementationTerm term;
     absl::StatusOr<double> gpu = Term(entry, "gpu_scale");
+    absl::StatusOr<double> contention = Term(entry, "dp_comm_contention");
     absl::StatusOr<double> launch = Term(entry, "host_ms_per_launch");
     absl::StatusOr<double> unit = Term(entry, "host_ms_per_unit");
     absl::StatusOr<double> collective = Term(entry, "host_ms_per_collective");
@@ -132,7 +133,7 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
     absl::StatusOr<double> high = Term(entry, "memory_high_ratio");
     absl::StatusOr<double> rows = Term(entry, "rows");
     for (const auto* s :
-         {&gpu, &launch, &unit, &collective, &loop, &hook, &tp_collective, &tp_per_peer,
+         {&gpu, &contention, &launch, &unit, &collective, &loop, &hook, &tp_collective, &tp_per_peer,
           &micro_batch, &host_tp, &host_tp_per_peer, &interval, &low, &high, &rows}) {
       if (!s->ok()) return s->status();
     }
@@ -141,6 +142,7 @@ absl::StatusOr<ParallelTerms> ParallelTerms::FromJson(absl::string_view text) {
           "parallel terms: the memory band needs 0 < memory_low_ratio <= 1 <= memory_high_ratio");
     }
     term.gpu_scale = *gpu;
+    term.dp_comm_contention = *contention;
     term.host_ms_per_launch = *launch;
     term.host_ms_per_unit = *unit;
     term.host_ms_per_collective = *collective;

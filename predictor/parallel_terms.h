@@ -6,7 +6,8 @@
 // Per framework and strategy the step is composed from each GPU's operations,
 // each class's time multiplied by the term's class scale where the workload's
 // precision is one it was learned on, and then bounded:
-//   max((composed + tp_collectives × per_tp_collective) × (1 + gpu_scale),
+//   max((composed + tp_collectives × per_tp_collective) × (1 + gpu_scale)
+//           + dp_comm_contention × dp_comm,
 //       launches × per_launch + slots × host_ms_per_micro_batch
 //       + tp_collectives × per_host_tp_collective
 //       + units × host_ms_per_unit
@@ -40,7 +41,12 @@
 // per_host_tp_collective = host_ms_per_tp_collective +
 // host_ms_per_tp_collective_per_peer × (T − 1) for each of them (the call into
 // the collective library, and the ranks' dispatch meeting at each one: a
-// host-bound step waits for the slowest of its T ranks). So: the GPU's work slowed
+// host-bound step waits for the slowest of its T ranks); and dp_comm the
+// whole gradient all-reduce's time, hidden behind backward or not: its
+// kernels share the SMs and memory with the backward they overlap, which
+// slows by a share of the all-reduce's own time (a scale on the compute
+// alone would charge a model with few gradients per FLOP, a CNN, the
+// contention of one with many, a decoder). So: the GPU's work slowed
 // by the implementation (communication contending with compute, unfused
 // kernels, per-collective waits), or the host's dispatch when that is longer
 // (DDP's per-parameter hooks, DTensor's dispatch per operation, FSDP's
@@ -84,6 +90,9 @@ int CollectiveCallsPerUnit(const ParallelLayout& layout);
 
 struct ImplementationTerm {
   double gpu_scale = 0;
+  // Of the data-parallel gradient all-reduce's time, what its overlap adds
+  // to the GPU's step (above).
+  double dp_comm_contention = 0;
   double host_ms_per_launch = 0;
   double host_ms_per_unit = 0;
   double host_ms_per_collective = 0;
@@ -131,7 +140,7 @@ struct ImplementationTerm {
 
 class ParallelTerms {
  public:
-  // Parses {"terms": [{"framework", "strategy", "gpu_scale",
+  // Parses {"terms": [{"framework", "strategy", "gpu_scale", "dp_comm_contention",
   // "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
   // "host_loop_scale", "host_hook_scale",
   // "tp_collective_ms", "tp_collective_ms_per_peer", "host_ms_per_micro_batch",

@@ -18,13 +18,18 @@ weight). Per framework and strategy (tp, pp, fsdp,
 ddp: parallel_terms.h's ImplementationStrategy) the terms minimise the mean
 |log(predicted / measured)| of
 
-  max(composed * (1 + gpu_scale),
+  max(composed * (1 + gpu_scale) + dp_comm * dp_comm_contention,
       launches * (host_ms_per_launch
                   + loop_ms * (host_loop_scale * dispatch + host_hook_scale))
       + units * host_ms_per_unit
       + collectives * host_ms_per_collective)
 
-over a grid (no numpy needed); a strategy without rows gets no term. DDP keeps
+over a grid (no numpy needed), with dp_comm the answer's whole gradient
+all-reduce (dp_comm_ms); a strategy without rows gets no term. DDP's GPU term
+is a share of that all-reduce's time (its kernels overlap backward's on the
+same GPU), not a scale on the compute: the measured GPU-bound DDP steps exceed
+the composed ones by about the all-reduce's time, a decoder's by much and a
+CNN's, with few gradients per FLOP, by nothing. DDP keeps
 the single-GPU loop's own host (host_loop_scale 1: each replica runs the
 model's Python loop) and learns what its hooks add per launch in the loop's
 units (host_hook_scale): its host follows the node's speed, and only the
@@ -67,12 +72,13 @@ import statistics
 import sys
 
 GPU_SCALES = [i / 100 for i in range(0, 101, 2)]
+CONTENTION = [i / 20 for i in range(0, 41)]  # of the all-reduce's time
 PER_LAUNCH = [0.0] + [1e-4 * 1.35 ** i for i in range(0, 26)]
 PER_UNIT = [0.0] + [0.05 * 1.4 ** i for i in range(0, 18)]
 # Multiples of the Python loop's host per launch.
 HOOK_SCALES = [0.0] + [0.5 * 1.12 ** i for i in range(0, 40)]
-TERMS = ("gpu_scale", "host_ms_per_launch", "host_ms_per_unit", "host_ms_per_collective",
-         "host_loop_scale", "host_hook_scale")
+TERMS = ("gpu_scale", "dp_comm_contention", "host_ms_per_launch", "host_ms_per_unit",
+         "host_ms_per_collective", "host_loop_scale", "host_hook_scale")
 COVERAGE = 0.8  # a 10-90% band
 MIN_OWN_ROWS = 8  # below, a strategy's step band is the framework's
 MEMORY_LEVELS = [i / 100 for i in range(10, -1, -1)]  # narrowest band first
@@ -85,7 +91,8 @@ PRICED = os.path.join(os.path.dirname(__file__), "..", "..", "predictor", "paral
 # units (multiples of the plain loop's host per launch) and follow its speed.
 # Each strategy's grid per term; a term left out is 0.
 SHAPES = {
-    "ddp": {"gpu_scale": GPU_SCALES, "host_loop_scale": [1.0], "host_hook_scale": HOOK_SCALES},
+    "ddp": {"dp_comm_contention": CONTENTION, "host_loop_scale": [1.0],
+            "host_hook_scale": HOOK_SCALES},
     "fsdp": {"gpu_scale": GPU_SCALES, "host_ms_per_launch": PER_LAUNCH,
              "host_ms_per_collective": PER_UNIT},
     "tp": {"gpu_scale": GPU_SCALES, "host_hook_scale": HOOK_SCALES,
@@ -145,6 +152,7 @@ def points(rows_path, predictions_path):
             "measured": r["step_ms"], "composed": composed,
             "low": 1 - (1 - p["iteration_ms_low"] / p["iteration_ms"]) / scale,
             "high": 1 + (p["iteration_ms_high"] / p["iteration_ms"] - 1) / scale,
+            "dp_comm": par.get("dp_comm_ms", 0),
             "launches": par.get("launches", 0), "units": float(par.get("units", 0)),
             "loop_ms": par.get("python_ms_per_launch", 0),
             "dispatch": par.get("dispatch_scale", 1),
@@ -160,7 +168,8 @@ def predict(term, pt):
         term["host_loop_scale"] * pt["dispatch"] + term["host_hook_scale"])
     host = (pt["launches"] * per_launch + pt["units"] * term["host_ms_per_unit"] +
             pt["collectives"] * term["host_ms_per_collective"])
-    return max(pt["composed"] * (1 + term["gpu_scale"]), host)
+    return max(pt["composed"] * (1 + term["gpu_scale"]) +
+               pt["dp_comm"] * term["dp_comm_contention"], host)
 
 
 def fit(pts, shape):

@@ -3,7 +3,8 @@
 # (data/multi-gpu/h200x2-parallel.jsonl: single GPU, DDP, FSDP ZeRO-2/3,
 # activation checkpointing, DTensor TP, pipelining 1F1B; h200x2-m19-sizes.jsonl:
 # the same models at other sizes on another host; h200x2-m20-host.jsonl and
-# h200x2-m20-sizes.jsonl: DDP where the host binds, and the sizes, on a third),
+# h200x2-m20-sizes.jsonl: DDP where the host binds, and the sizes, on a third;
+# h200x2-m21-spread.jsonl: TP across sizes and DDP on more CNNs, on a fourth),
 # through the CLI.
 #
 #   data/tools/h200x2_parallel_protocol.sh [BUILD_DIR] [fit|holdout]
@@ -30,10 +31,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 MODE=${2:-}
-# The campaigns: the h200x2 plan's first host, the held-out sizes on m19, and
-# m20's host and sizes plans (one host).
+# The campaigns: the h200x2 plan's first host, the held-out sizes on m19,
+# m20's host and sizes plans (one host), and m21's spread plan.
 M20=data/multi-gpu/h200x2-m20-host.jsonl+data/multi-gpu/h200x2-m20-sizes.jsonl
-read -r -a CAMPAIGNS <<< "${PARALLEL_ROWS:-data/multi-gpu/h200x2-parallel.jsonl data/multi-gpu/h200x2-m19-sizes.jsonl $M20}"
+read -r -a CAMPAIGNS <<< "${PARALLEL_ROWS:-data/multi-gpu/h200x2-parallel.jsonl data/multi-gpu/h200x2-m19-sizes.jsonl $M20 data/multi-gpu/h200x2-m21-spread.jsonl}"
 OWN=(data/h200-m10-default.sqlite data/h200-m12-architectures.sqlite
      data/h200-m7-sizes.sqlite data/h200-m7-decoder-batches.sqlite
      data/h100-m10-default.sqlite data/h100-m10-architectures.sqlite)

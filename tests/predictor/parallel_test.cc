@@ -640,6 +640,56 @@ TEST(Parallel, HeavyDispatchWeighsTheLoopsShareOfTheHostOnly) {
   EXPECT_NEAR(heavy.step_ms / plain.step_ms, (1000 * scale + 3000) / (1000 + 3000), 1e-9);
 }
 
+// DDP's all-reduce overlaps backward on the same GPU: the compute slows by a
+// share of the all-reduce's own time, whatever the compute it hides behind.
+TEST(Parallel, DataParallelContentionIsAShareOfTheGradientAllReduce) {
+  absl::StatusOr<ParallelTerms> terms = ParallelTerms::FromJson(
+      R"({"terms": [{"framework": "pytorch", "strategy": "ddp", "dp_comm_contention": 0.5}]})");
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  EXPECT_EQ(terms->Find({.data = 2}).dp_comm_contention, 0.5);
+  ParallelOptions options;
+  options.terms = &*terms;
+  for (int64_t batch : {8, 32}) {
+    const ParallelPrediction composed = Parallel(Transformer(batch), {.data = 2});
+    const ParallelPrediction slowed =
+        Parallel(Transformer(batch), {.data = 2}, RooflineModel(), options);
+    ASSERT_GT(composed.dp_comm_ms, 0);
+    EXPECT_NEAR(slowed.implementation_ms, 0.5 * composed.dp_comm_ms, 1e-9 * slowed.step_ms)
+        << batch;
+    EXPECT_NEAR(slowed.step_ms, composed.step_ms + 0.5 * composed.dp_comm_ms,
+                1e-9 * slowed.step_ms)
+        << batch;
+    EXPECT_NEAR(BreakdownSum(slowed), slowed.step_ms, 1e-9 * slowed.step_ms);
+  }
+  EXPECT_EQ(ParallelTerms::FromJson(R"({"terms": [{"framework": "pytorch", "strategy": "ddp",
+                                                    "dp_comm_contention": -1}]})")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The shipped DDP term slows a GPU-bound step by its gradients' all-reduce,
+// not by a share of its compute: four times the batch on the same weights
+// adds the same time.
+TEST(Parallel, ShippedDataParallelSlowdownFollowsTheGradientsNotTheCompute) {
+  auto ddp = [](int64_t batch) {
+    models::Node node = H100Node(8);
+    node.measured.python_op_us = 0.01;  // a host that never binds
+    absl::StatusOr<ParallelPrediction> p =
+        PredictParallel(RooflineModel(), Transformer(batch), node, {.data = 2});
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.value_or(ParallelPrediction{});
+  };
+  const ParallelPrediction small = ddp(64), large = ddp(256);
+  ASSERT_GT(small.implementation_ms, 0);
+  EXPECT_GT(large.compute_ms, 3 * small.compute_ms);
+  EXPECT_NEAR(large.dp_comm_ms, small.dp_comm_ms, 1e-9 * small.dp_comm_ms);
+  EXPECT_NEAR(large.implementation_ms, small.implementation_ms, 1e-6 * small.implementation_ms);
+  EXPECT_NEAR(small.implementation_ms,
+              ParallelTerms::BuiltIn().Find({.data = 2}).dp_comm_contention * small.dp_comm_ms,
+              1e-6 * small.implementation_ms);
+}
+
 // The shipped DDP terms are in the node's Python units: a host-bound step
 // (a small batch the roofline prices at next to nothing) is faster on a node
 // that dispatches faster.
@@ -661,8 +711,9 @@ TEST(Parallel, ShippedTermsCoverPytorchsStrategies) {
         ParallelLayout{.tensor = 2}, ParallelLayout{.pipeline = 2, .micro_batches = 2}}) {
     const ImplementationTerm term = ParallelTerms::BuiltIn().Find(layout);
     EXPECT_GT(term.rows, 0) << DescribeLayout(layout);
-    EXPECT_GT(term.gpu_scale + term.host_ms_per_launch + term.host_ms_per_unit +
-                  term.host_ms_per_collective + term.host_loop_scale + term.host_hook_scale,
+    EXPECT_GT(term.gpu_scale + term.dp_comm_contention + term.host_ms_per_launch +
+                  term.host_ms_per_unit + term.host_ms_per_collective + term.host_loop_scale +
+                  term.host_hook_scale,
               0)
         << DescribeLayout(layout);
   }
