@@ -47,10 +47,15 @@ narrower than what a new model meets.
   of the scale that just reaches each measured step, per strategy where it
   has at least MIN_OWN_ROWS rows, else over all the framework's rows.
 - Memory per GPU's band (memory_low_ratio <= 1 <= memory_high_ratio, ratios
-  to the predicted peak): quantiles of measured / predicted over all the
-  framework's layouts at the levels (q, 1 - q), q the largest of
-  MEMORY_LEVELS whose band, learned on the other models' rows, holds at
-  least 80% of each left-out model's peaks.
+  to the predicted peak), per strategy: exp(-w) .. exp(w), w the percentile
+  of |log(measured / predicted)| over all the framework's layouts at the
+  lowest of MEMORY_LEVELS whose w, learned on the other models' rows, holds
+  at least 80% of the strategy's peaks of each left-out model. Per strategy,
+  because one band for the framework held 95% of DDP's peaks and 60% of
+  TP's; symmetric, because a model over-predicted where others are
+  under-predicted is as likely as the reverse: quantiles of the other
+  models' signed ratios could not reach a left-out model missed the other
+  way (the 1B decoder under TP and PP, where the rest were over).
 The answers' bands are taken back to the unscaled ones with the
 interval_scale of the predictor/parallel_terms.json they were priced with
 (PRICED), as their steps are taken back to the composed ones.
@@ -81,7 +86,7 @@ TERMS = ("gpu_scale", "dp_comm_contention", "host_ms_per_launch", "host_ms_per_u
          "host_ms_per_collective", "host_loop_scale", "host_hook_scale")
 COVERAGE = 0.8  # a 10-90% band
 MIN_OWN_ROWS = 8  # below, a strategy's step band is the framework's
-MEMORY_LEVELS = [i / 100 for i in range(10, -1, -1)]  # narrowest band first
+MEMORY_LEVELS = [i / 100 for i in range(50, 101)]  # narrowest band first
 PRICED = os.path.join(os.path.dirname(__file__), "..", "..", "predictor", "parallel_terms.json")
 # Which terms each strategy may use: the host-bound ones follow how each
 # implementation spends host time (DDP's hooks, FSDP's per-layer all-gather
@@ -197,24 +202,31 @@ def memory_ratio(pt):
     return pt["memory_measured"] / pt["memory_predicted"]
 
 
-def memory_band_at(pts, q):
-    ratios = [memory_ratio(p) for p in pts]
-    return min(1.0, percentile(ratios, q)), max(1.0, percentile(ratios, 1 - q))
+def memory_width_at(pts, level):
+    """The band's half-width in log: the percentile of |log(measured / predicted)|."""
+    return percentile([abs(math.log(memory_ratio(p))) for p in pts], level)
 
 
-def held_out_memory_coverage(pts, q):
+def held_out_memory_coverage(pts, name, level):
+    """Of strategy `name`'s peaks, the share inside the width learned without their model."""
     inside = []
-    for model in {p["model"] for p in pts}:
-        low, high = memory_band_at([p for p in pts if p["model"] != model], q)
-        inside += [low <= memory_ratio(p) <= high for p in pts if p["model"] == model]
-    return sum(inside) / len(inside)
+    for model in {p["model"] for p in pts if p["strategy"] == name}:
+        others = [p for p in pts if p["model"] != model]
+        if not others:
+            continue
+        width = memory_width_at(others, level)
+        inside += [abs(math.log(memory_ratio(p))) <= width
+                   for p in pts if p["model"] == model and p["strategy"] == name]
+    return sum(inside) / len(inside) if inside else 0.0
 
 
-def memory_band(pts):
-    """The framework's band over all its layouts, its levels set by leaving models out."""
-    q = next((q for q in MEMORY_LEVELS if held_out_memory_coverage(pts, q) >= COVERAGE), 0.0)
-    low, high = memory_band_at(pts, q)
-    return {"memory_low_ratio": low, "memory_high_ratio": high}
+def memory_band(pts, name):
+    """Strategy `name`'s band over all the framework's layouts `pts`, its level set by
+    leaving models out (the widest, every peak, where no level reaches the coverage)."""
+    level = next((q for q in MEMORY_LEVELS
+                  if held_out_memory_coverage(pts, name, q) >= COVERAGE), 1.0)
+    width = memory_width_at(pts, level)
+    return {"memory_low_ratio": math.exp(-width), "memory_high_ratio": math.exp(width)}
 
 
 def fit_terms(pts):
@@ -267,7 +279,7 @@ def fit_all(pts):
     for (framework, name), term in sorted(terms.items()):
         group = [p for p in pts if p["framework"] == framework and p["strategy"] == name]
         term = dict(term, interval_scale=scales[(framework, name)],
-                    **memory_band([p for p in pts if p["framework"] == framework]))
+                    **memory_band([p for p in pts if p["framework"] == framework], name))
         out.append(dict(framework=framework, strategy=name, rows=len(group),
                         **{k: float("%.6g" % v) for k, v in term.items()}))
     return out
