@@ -79,12 +79,13 @@ bool IsBackwardOperation(absl::string_view name) {
   return false;
 }
 
-bool TensorParallelSplits(absl::string_view name, bool has_lm_head) {
+bool TensorParallelSplits(absl::string_view name, bool has_lm_head, Framework framework) {
   if (OperationLayer(name).has_value()) {
     return (absl::StrContains(name, ".attn.") || absl::StrContains(name, ".ffn.") ||
             absl::StrContains(name, ".mlp.")) &&
            !absl::StrContains(name, ".residual");
   }
+  if (framework == Framework::kPytorch) return false;
   if (absl::StartsWith(name, "embed.tokens")) return true;
   return has_lm_head && (absl::StartsWith(name, "lm_head") || absl::StartsWith(name, "loss."));
 }

@@ -93,10 +93,12 @@ absl::Status ValidateNormalizedLayout(const models::WorkloadSpec& normalized,
 std::optional<int64_t> OperationLayer(absl::string_view name);
 // Whether the operation runs in backward (".dx", ".dw", ".bwd", ...).
 bool IsBackwardOperation(absl::string_view name);
-// Whether Megatron-style tensor parallelism splits it across the group: the
-// attention and MLP of every layer except their residual adds, and the token
-// embedding, LM head and loss by vocabulary.
-bool TensorParallelSplits(absl::string_view name, bool has_lm_head);
+// Whether `framework`'s tensor parallelism splits the operation across the
+// group: the attention and MLP of every layer except their residual adds;
+// Megatron (and DeepSpeed running Megatron's layers) also the token
+// embedding, LM head and loss by vocabulary, which PyTorch's DTensor plans
+// over the blocks leave whole on every GPU.
+bool TensorParallelSplits(absl::string_view name, bool has_lm_head, Framework framework);
 
 }  // namespace perfcast::predictor
 

@@ -47,7 +47,7 @@ Shares SharesOf(const models::WorkloadDescriptor& d, int tensor) {
     forward += bytes;
     const bool in_layer = OperationLayer(op.name).has_value();
     if (in_layer) layer += bytes;
-    if (tensor > 1 && TensorParallelSplits(op.name, has_lm_head)) {
+    if (tensor > 1 && TensorParallelSplits(op.name, has_lm_head, Framework::kMegatron)) {
       split += bytes;
       if (in_layer) layer_split += bytes;
     }

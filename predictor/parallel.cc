@@ -157,7 +157,7 @@ const ParallelPlan::Shard& ParallelPlan::ShardOf(MicroBatch& micro, int tensor,
         absl::StartsWith(op.name, "loss.cross_entropy")) {
       DescribeMegatronCrossEntropy(micro.spec.precision, op);
     }
-    if (tensor == 1 || !TensorParallelSplits(op.name, micro.has_lm_head)) continue;
+    if (tensor == 1 || !TensorParallelSplits(op.name, micro.has_lm_head, framework)) continue;
     op.flops /= tensor;
     op.bytes /= tensor;
     op.work_items = std::max(1.0, op.work_items / tensor);
@@ -301,8 +301,12 @@ absl::StatusOr<ParallelPrediction> ParallelPlan::Predict(const ParallelLayout& l
     for (Stage& stage : stages) {
       stage.tp_collectives = static_cast<double>(stage.layers) * per_layer;
     }
-    if (micro_spec.params.contains("vocab")) stages[0].tp_collectives += 1;
-    if (has_lm_head && training) stages[p - 1].tp_collectives += 1;
+    // A vocabulary-parallel embedding and head reduce across the group; a
+    // whole one on every GPU does not.
+    if (layout.framework != Framework::kPytorch) {
+      if (micro_spec.params.contains("vocab")) stages[0].tp_collectives += 1;
+      if (has_lm_head && training) stages[p - 1].tp_collectives += 1;
+    }
     for (Stage& stage : stages) stage.tp_ms = stage.tp_collectives * *one * 1e3;
   }
   if (p > 1) {
