@@ -79,12 +79,17 @@ class PlanTest(unittest.TestCase):
                 for r in parallel_loop.plan(name, 2)}
         rows = parallel_loop.plan("h200x2-host", 2)
         self.assertFalse(seen & {r["id"] for r in rows})
+        self.assert_pairs_each_ddp_row_with_its_singles(rows)
+
+    def assert_pairs_each_ddp_row_with_its_singles(self, rows):
+        """Each DDP row has its one-GPU steps at the per-GPU and the global batch."""
         singles = {(r["model"], r["global_batch"], r["seq_len"]) for r in rows
                    if r["strategy"] == "single"}
         for r in rows:
             if r["strategy"] == "ddp":
                 self.assertIn((r["model"], r["global_batch"] // 2, r["seq_len"]), singles)
                 self.assertIn((r["model"], r["global_batch"], r["seq_len"]), singles)
+        return singles
 
     def test_spread_plan_measures_only_new_configurations(self):
         def shape(r):
@@ -95,12 +100,8 @@ class PlanTest(unittest.TestCase):
         rows = parallel_loop.plan("h200x2-spread", 2)
         self.assertFalse(seen & {shape(r) for r in rows if r["strategy"] != "single"})
         self.assertGreaterEqual(sum(r["strategy"] == "tp" for r in rows), 12)
-        singles = {(r["model"], r["global_batch"], r["seq_len"]) for r in rows
-                   if r["strategy"] == "single"}
+        singles = self.assert_pairs_each_ddp_row_with_its_singles(rows)
         for r in rows:
-            if r["strategy"] == "ddp":
-                self.assertIn((r["model"], r["global_batch"] // 2, r["seq_len"]), singles)
-                self.assertIn((r["model"], r["global_batch"], r["seq_len"]), singles)
             if r["strategy"] == "tp" and r["model"] != "llama-8b":
                 self.assertIn((r["model"], r["global_batch"], r["seq_len"]), singles)
 
