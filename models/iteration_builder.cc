@@ -104,6 +104,12 @@ constexpr double kRmsNormForwardLaunches = 6;
 constexpr double kRmsNormForwardCalls = kRmsNormForwardLaunches;
 constexpr double kRmsNormBackwardLaunches = 10;
 
+// One Python call per forward op; backward's ops run from the autograd
+// engine, in C++.
+double DefaultPythonCalls(IterationBuilder::Stage stage) {
+  return stage == IterationBuilder::Stage::kForward ? 1 : 0;
+}
+
 }  // namespace
 
 double ElementBytes(Precision precision) {
@@ -183,7 +189,7 @@ void IterationBuilder::AddParameters(double count, int64_t tensors) {
 }
 
 void IterationBuilder::Gemm(const std::string& name, double m, double n, double k, double batch,
-                            Stage stage, double python_calls) {
+                            Stage stage) {
   Operation op;
   op.op_class = OpClass::kGemm;
   op.name = name;
@@ -195,13 +201,13 @@ void IterationBuilder::Gemm(const std::string& name, double m, double n, double 
   op.flops = 2 * m * n * k * batch;
   op.bytes = act_bytes() * (m * k + k * n + m * n) * batch;
   op.work_items = GemmTiles(m, n, batch);
-  op.python_calls = python_calls;
+  op.python_calls = DefaultPythonCalls(stage);
   Add(std::move(op), stage);
 }
 
 void IterationBuilder::ElementOp(const std::string& name, OpClass op_class, Precision precision,
                                  double numel, double bytes, double flops, double launches,
-                                 Stage stage, double python_calls) {
+                                 Stage stage, std::optional<double> python_calls) {
   Operation op;
   op.op_class = op_class;
   op.name = name;
@@ -211,7 +217,7 @@ void IterationBuilder::ElementOp(const std::string& name, OpClass op_class, Prec
   op.bytes = bytes;
   op.launches = launches;
   op.work_items = ElementBlocks(numel);
-  op.python_calls = python_calls;
+  op.python_calls = python_calls.value_or(DefaultPythonCalls(stage));
   Add(std::move(op), stage);
 }
 
@@ -220,12 +226,13 @@ void IterationBuilder::CastWeights(const std::string& name, double numel, int64_
       spec_.precision == Precision::kFp16Amp || spec_.precision == Precision::kBf16Amp;
   if (!amp || !autocast_casts_) return;
   // fp32 master weight read, 16-bit copy written; the gradient goes back the
-  // other way.
+  // other way. The casts run inside the layer's own call: no Python call of
+  // their own.
   ElementOp(name + ".cast.fwd", OpClass::kElementwise, spec_.precision, numel, 6 * numel, 0,
-            tensors, Stage::kForward, 0);
+            tensors, Stage::kForward, /*python_calls=*/0);
   if (training()) {
     ElementOp(name + ".cast.bwd", OpClass::kElementwise, spec_.precision, numel, 6 * numel, 0,
-              tensors, Stage::kBackward, 0);
+              tensors, Stage::kBackward);
   }
 }
 
@@ -235,15 +242,15 @@ void IterationBuilder::Linear(const std::string& name, double rows, int64_t in, 
   const int64_t tensors = bias ? 2 : 1;
   AddParameters(weights, tensors);
   CastWeights(name, weights, tensors);
-  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward, 1);
+  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, rows * out * act_bytes());
   if (!training()) return;
   activation_bytes_ += rows * in * act_bytes();
-  if (input_grad) Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward, 0);
-  Gemm(name + ".dw", out, in, rows, 1, Stage::kBackward, 0);
+  if (input_grad) Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward);
+  Gemm(name + ".dw", out, in, rows, 1, Stage::kBackward);
   if (bias) {
     ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), rows * out,
-              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward, 0);
+              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward);
   }
 }
 
@@ -252,29 +259,29 @@ void IterationBuilder::TiedLinear(const std::string& name, double rows, int64_t 
   const double weights = static_cast<double>(in) * out;
   if (bias) AddParameters(static_cast<double>(out), 1);
   CastWeights(name, weights + (bias ? out : 0), bias ? 2 : 1);
-  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward, 1);
+  Gemm(name + ".fwd", rows, out, in, 1, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, rows * out * act_bytes());
   if (!training()) return;
   activation_bytes_ += rows * in * act_bytes();
-  Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward, 0);
-  Gemm(name + ".dw_shared", out, in, rows, 1, Stage::kBackward, 0);
+  Gemm(name + ".dx", rows, in, out, 1, Stage::kBackward);
+  Gemm(name + ".dw_shared", out, in, rows, 1, Stage::kBackward);
   if (bias) {
     ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), rows * out,
-              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward, 0);
+              act_bytes() * rows * out + 4.0 * out, rows * out, 1, Stage::kBackward);
   }
   // The owner's gradient already holds its own part: read, add, write fp32.
   ElementOp(name + ".accumulate", OpClass::kElementwise, Precision::kFp32, weights, 12 * weights,
-            weights, 1, Stage::kBackward, 0);
+            weights, 1, Stage::kBackward);
 }
 
 void IterationBuilder::Matmul(const std::string& name, double m, double n, double k,
                               double batch, bool rhs_constant) {
-  Gemm(name + ".fwd", m, n, k, batch, Stage::kForward, 1);
+  Gemm(name + ".fwd", m, n, k, batch, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, m * n * batch * act_bytes());
   if (!training()) return;
   activation_bytes_ += (m * k + (rhs_constant ? 0 : k * n)) * batch * act_bytes();
-  Gemm(name + ".dlhs", m, k, n, batch, Stage::kBackward, 0);
-  if (!rhs_constant) Gemm(name + ".drhs", k, n, m, batch, Stage::kBackward, 0);
+  Gemm(name + ".dlhs", m, k, n, batch, Stage::kBackward);
+  if (!rhs_constant) Gemm(name + ".drhs", k, n, m, batch, Stage::kBackward);
 }
 
 void IterationBuilder::Conv(const std::string& name, const ConvShape& s, bool bias,
@@ -321,7 +328,7 @@ void IterationBuilder::Conv(const std::string& name, const ConvShape& s, bool bi
   Add(make(".dw", flops, s.channels_out, s.channels_in * kernel), Stage::kBackward);
   if (bias) {
     ElementOp(name + ".db", OpClass::kElementwise, matmul_precision(), out_elems,
-              act_bytes() * out_elems + 4.0 * s.channels_out, out_elems, 1, Stage::kBackward, 0);
+              act_bytes() * out_elems + 4.0 * s.channels_out, out_elems, 1, Stage::kBackward);
   }
 }
 
@@ -444,7 +451,7 @@ void IterationBuilder::RmsNorm(const std::string& name, double rows, int64_t col
   if (!training()) return;
   activation_bytes_ += 3 * numel * es;
   ElementOp(name + ".bwd", OpClass::kElementwise, norm_precision(), numel, 10 * numel * es,
-            kNormBackwardFlops * numel, kRmsNormBackwardLaunches, Stage::kBackward, 0);
+            kNormBackwardFlops * numel, kRmsNormBackwardLaunches, Stage::kBackward);
 }
 
 void IterationBuilder::LayerNorm(const std::string& name, double rows, int64_t cols) {
@@ -452,13 +459,13 @@ void IterationBuilder::LayerNorm(const std::string& name, double rows, int64_t c
   const double numel = rows * cols;
   const double es = norm_bytes();
   ElementOp(name + ".fwd", OpClass::kNorm, norm_precision(), numel, 2 * numel * es,
-            kNormFlops * numel, 1, Stage::kForward, 1);
+            kNormFlops * numel, 1, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
   // One kernel for dX, one for the dgamma/dbeta column reduction.
   ElementOp(name + ".bwd", OpClass::kNorm, norm_precision(), numel, 3 * numel * es,
-            kNormBackwardFlops * numel, 2, Stage::kBackward, 0);
+            kNormBackwardFlops * numel, 2, Stage::kBackward);
 }
 
 void IterationBuilder::BatchNorm(const std::string& name, int64_t batch_size, int64_t channels,
@@ -471,54 +478,54 @@ void IterationBuilder::BatchNorm(const std::string& name, int64_t batch_size, in
   // Training: a statistics pass and a normalise pass (reading the input twice).
   ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel,
             (training() ? 3 : 2) * numel * es, kNormFlops * numel, training() ? 2 : 1,
-            Stage::kForward, 1);
+            Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
   ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel, 4 * numel * es,
-            kNormBackwardFlops * numel, 2, Stage::kBackward, 0);
+            kNormBackwardFlops * numel, 2, Stage::kBackward);
 }
 
 void IterationBuilder::Elementwise(const std::string& name, double numel, int inputs,
                                    double flops_per_element, bool backward) {
   const double es = act_bytes();
   ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel,
-            (inputs + 1) * numel * es, flops_per_element * numel, 1, Stage::kForward, 1);
+            (inputs + 1) * numel * es, flops_per_element * numel, 1, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training() || !backward) return;
   activation_bytes_ += numel * es;
   ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel,
-            (1 + 2 * inputs) * numel * es, flops_per_element * numel, 1, Stage::kBackward, 0);
+            (1 + 2 * inputs) * numel * es, flops_per_element * numel, 1, Stage::kBackward);
 }
 
 void IterationBuilder::Softmax(const std::string& name, double rows, int64_t cols) {
   const double numel = rows * cols;
   const double es = norm_bytes();
   ElementOp(name + ".fwd", OpClass::kSoftmax, norm_precision(), numel, 2 * numel * es,
-            kSoftmaxFlops * numel, 1, Stage::kForward, 1);
+            kSoftmaxFlops * numel, 1, Stage::kForward);
   peak_output_bytes_ = std::max(peak_output_bytes_, numel * es);
   if (!training()) return;
   activation_bytes_ += numel * es;
   ElementOp(name + ".bwd", OpClass::kSoftmax, norm_precision(), numel, 3 * numel * es,
-            kSoftmaxBackwardFlops * numel, 1, Stage::kBackward, 0);
+            kSoftmaxBackwardFlops * numel, 1, Stage::kBackward);
 }
 
 void IterationBuilder::Copy(const std::string& name, double numel, double element_bytes,
                             bool backward) {
   ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel,
-            2 * numel * element_bytes, 0, 1, Stage::kForward, 1);
+            2 * numel * element_bytes, 0, 1, Stage::kForward);
   if (!training() || !backward) return;
   ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel,
-            2 * numel * element_bytes, 0, 1, Stage::kBackward, 0);
+            2 * numel * element_bytes, 0, 1, Stage::kBackward);
 }
 
 void IterationBuilder::Reduce(const std::string& name, double numel, double outputs) {
   const double es = act_bytes();
   ElementOp(name + ".fwd", OpClass::kElementwise, matmul_precision(), numel, (numel + outputs) * es,
-            numel, 1, Stage::kForward, 1);
+            numel, 1, Stage::kForward);
   if (!training()) return;
   ElementOp(name + ".bwd", OpClass::kElementwise, matmul_precision(), numel, (numel + outputs) * es,
-            numel, 1, Stage::kBackward, 0);
+            numel, 1, Stage::kBackward);
 }
 
 void IterationBuilder::Embedding(const std::string& name, int64_t rows, int64_t dim,
@@ -569,10 +576,10 @@ void IterationBuilder::Loss(const std::string& name, double numel, int64_t class
     bwd_launches = 3;
   }
   ElementOp(name + ".fwd", OpClass::kElementwise, norm_precision(), numel, 3 * numel * es,
-            fwd_flops * numel, fwd_launches, Stage::kForward, 1);
+            fwd_flops * numel, fwd_launches, Stage::kForward);
   if (!training()) return;
   ElementOp(name + ".bwd", OpClass::kElementwise, norm_precision(), numel, 3 * numel * es,
-            bwd_flops * numel, bwd_launches, Stage::kBackward, 0);
+            bwd_flops * numel, bwd_launches, Stage::kBackward);
 }
 
 WorkloadDescriptor IterationBuilder::Finish(double input_bytes, int64_t input_tensors,

@@ -26,6 +26,7 @@
 #define PERFCAST_MODELS_ITERATION_BUILDER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "models/descriptor.h"
@@ -141,12 +142,14 @@ class IterationBuilder {
   double parameters() const { return parameters_; }
 
  private:
-  // `python_calls`: Operation::python_calls of the one op added.
-  void Gemm(const std::string& name, double m, double n, double k, double batch, Stage stage,
-            double python_calls);
+  // Each adds one op whose Operation::python_calls is one in forward and
+  // none otherwise (the rule in the file comment), unless `python_calls`
+  // says otherwise.
+  void Gemm(const std::string& name, double m, double n, double k, double batch, Stage stage);
   void CastWeights(const std::string& name, double numel, int64_t tensors);
   void ElementOp(const std::string& name, OpClass op_class, Precision precision, double numel,
-                 double bytes, double flops, double launches, Stage stage, double python_calls);
+                 double bytes, double flops, double launches, Stage stage,
+                 std::optional<double> python_calls = std::nullopt);
 
   WorkloadSpec spec_;
   WorkloadDescriptor out_;
