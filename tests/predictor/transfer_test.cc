@@ -655,6 +655,13 @@ models::Node RatedNode(const std::string& name, const std::string& arch, double 
   return node;
 }
 
+// LeaveOneOutRateSpread over `nodes`.
+std::map<std::string, double> LeaveOneOutSpreadOf(const std::vector<models::Node>& nodes) {
+  std::vector<const models::Node*> list;
+  for (const models::Node& node : nodes) list.push_back(&node);
+  return LeaveOneOutRateSpread(list);
+}
+
 // The spread of a new architecture comes from the nodes that, left out, had
 // no sibling to teach their architecture; a kind with no such node (one
 // vendor; a power class alone only once) learns none.
@@ -663,9 +670,7 @@ TEST(Distance, SpreadsComeFromNodesAloneInTheirGroup) {
       RatedNode("p1", "pascal", 0.9, 250), RatedNode("p2", "pascal", 0.9, 250),
       RatedNode("v", "volta", 1.0, 250), RatedNode("t", "turing", 0.5, 70),
       RatedNode("a", "ampere", 0.8, 250)};
-  std::vector<const models::Node*> list;
-  for (const models::Node& node : nodes) list.push_back(&node);
-  const std::map<std::string, double> spread = LeaveOneOutRateSpread(list);
+  const std::map<std::string, double> spread = LeaveOneOutLeaveOneOutSpreadOf(nodes);
   ASSERT_TRUE(spread.contains("fp32"));
   ASSERT_TRUE(spread.contains("fp32/new-architecture"));
   // The pascal pair teach each other: their errors are 0 in the pooled
@@ -684,9 +689,7 @@ TEST(Distance, SeenArchitectureSpreadComesFromNodesWithASibling) {
       RatedNode("p1", "pascal", 0.9, 250), RatedNode("p2", "pascal", 0.85, 250),
       RatedNode("v", "volta", 1.0, 250), RatedNode("t", "turing", 0.5, 70),
       RatedNode("a", "ampere", 0.8, 250)};
-  std::vector<const models::Node*> list;
-  for (const models::Node& node : nodes) list.push_back(&node);
-  const std::map<std::string, double> spread = LeaveOneOutRateSpread(list);
+  const std::map<std::string, double> spread = LeaveOneOutLeaveOneOutSpreadOf(nodes);
   ASSERT_TRUE(spread.contains("fp32/seen-architecture"));
   // Each pascal node priced by the other's efficiency: |log(0.9 / 0.85)|.
   EXPECT_NEAR(spread.at("fp32/seen-architecture"), 1.4826 * std::log(0.9 / 0.85), 1e-12);
