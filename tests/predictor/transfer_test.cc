@@ -670,7 +670,7 @@ TEST(Distance, SpreadsComeFromNodesAloneInTheirGroup) {
       RatedNode("p1", "pascal", 0.9, 250), RatedNode("p2", "pascal", 0.9, 250),
       RatedNode("v", "volta", 1.0, 250), RatedNode("t", "turing", 0.5, 70),
       RatedNode("a", "ampere", 0.8, 250)};
-  const std::map<std::string, double> spread = LeaveOneOutLeaveOneOutSpreadOf(nodes);
+  const std::map<std::string, double> spread = LeaveOneOutSpreadOf(nodes);
   ASSERT_TRUE(spread.contains("fp32"));
   ASSERT_TRUE(spread.contains("fp32/new-architecture"));
   // The pascal pair teach each other: their errors are 0 in the pooled
@@ -689,7 +689,7 @@ TEST(Distance, SeenArchitectureSpreadComesFromNodesWithASibling) {
       RatedNode("p1", "pascal", 0.9, 250), RatedNode("p2", "pascal", 0.85, 250),
       RatedNode("v", "volta", 1.0, 250), RatedNode("t", "turing", 0.5, 70),
       RatedNode("a", "ampere", 0.8, 250)};
-  const std::map<std::string, double> spread = LeaveOneOutLeaveOneOutSpreadOf(nodes);
+  const std::map<std::string, double> spread = LeaveOneOutSpreadOf(nodes);
   ASSERT_TRUE(spread.contains("fp32/seen-architecture"));
   // Each pascal node priced by the other's efficiency: |log(0.9 / 0.85)|.
   EXPECT_NEAR(spread.at("fp32/seen-architecture"), 1.4826 * std::log(0.9 / 0.85), 1e-12);
